@@ -1,0 +1,105 @@
+"""The one exception tree of contextfs.
+
+Every failure a public call can raise is a :class:`ContextFSError`; messages end with
+the fix, because the reader is often an LLM that will retry with what it is told::
+
+    ContextFSError
+    ├── InvalidPathError (ValueError)   traversal, absolute, reserved, bad names, symlinks
+    ├── NotFoundError (LookupError)     a missing file or trash entry; carries ``.path``
+    ├── AlreadyExistsError              create without overwrite, restore onto a live file
+    ├── ConflictError                   stale ``expected_version``, edit that matches 0 or 2+ times
+    ├── FrontmatterError                bad YAML, non-mapping, alias bombs, too deep
+    ├── ContentError                    too large, binary, invalid encoding
+    ├── VersioningError                 git missing, repository state, lock timeout
+    ├── SearchIndexError                a bad query (the index itself heals silently)
+    ├── BudgetError                     a budget that cannot hold its pinned items
+    ├── ConfigError                     a malformed ``.contextfs/config.toml`` or option
+    ├── TopicError                      unknown topic, bad topic operation
+    ├── MemoryLimitError                a core memory block over its token limit
+    ├── PoisoningError                  instruction-like text refused by policy
+    └── EvolveError                     a failing or malformed model response
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AlreadyExistsError",
+    "BudgetError",
+    "ConfigError",
+    "ConflictError",
+    "ContentError",
+    "ContextFSError",
+    "EvolveError",
+    "FrontmatterError",
+    "InvalidPathError",
+    "MemoryLimitError",
+    "NotFoundError",
+    "PoisoningError",
+    "SearchIndexError",
+    "TopicError",
+    "VersioningError",
+]
+
+
+class ContextFSError(Exception):
+    """Base of every error contextfs raises on purpose."""
+
+
+class InvalidPathError(ContextFSError, ValueError):
+    """A path argument was refused by the path gate before any I/O happened."""
+
+
+class NotFoundError(ContextFSError, LookupError):
+    """A file, folder, revision or trash entry does not exist."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class AlreadyExistsError(ContextFSError):
+    """The target is occupied and the call promised not to overwrite it."""
+
+
+class ConflictError(ContextFSError):
+    """Someone else changed the file first, or an edit was ambiguous."""
+
+
+class FrontmatterError(ContextFSError):
+    """A document's YAML frontmatter cannot be read safely."""
+
+
+class ContentError(ContextFSError):
+    """The content itself is unacceptable: too large, binary, or not UTF-8."""
+
+
+class VersioningError(ContextFSError):
+    """git failed or the repository is in a state contextfs cannot work with."""
+
+
+class SearchIndexError(ContextFSError):
+    """A search query was malformed or too expensive."""
+
+
+class BudgetError(ContextFSError):
+    """A token budget cannot hold the items that must always be shown."""
+
+
+class ConfigError(ContextFSError, ValueError):
+    """Configuration (config.toml, constructor options) is invalid."""
+
+
+class TopicError(ContextFSError):
+    """A topic operation cannot be carried out."""
+
+
+class MemoryLimitError(ContextFSError):
+    """A core memory block would exceed its token limit."""
+
+
+class PoisoningError(ContextFSError):
+    """Text that reads as an instruction was refused by the poisoning policy."""
+
+
+class EvolveError(ContextFSError):
+    """The evolving agent could not complete a step; nothing was written."""

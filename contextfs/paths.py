@@ -1,0 +1,166 @@
+"""The path gate: every path from every caller passes :func:`check` before any I/O.
+
+Paths arrive from LLMs, so they are treated as hostile. The gate is purely lexical
+except for two filesystem checks it cannot avoid: symlinks on the way (contextfs never
+follows one) and case-only collisions with existing names (so a root stays cloneable
+on case-insensitive filesystems). Nothing is created here, not even parent folders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import unicodedata
+from pathlib import Path
+
+from .errors import InvalidPathError
+
+__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "is_internal"]
+
+#: Folders that belong to contextfs itself; reachable only through their own operations.
+INTERNAL_DIRS = frozenset({".trash", ".contextfs"})
+#: Files contextfs manages; they may be read but never written through a path argument.
+MANAGED_FILES = frozenset({".gitignore", ".gitattributes", ".gitmodules"})
+
+MAX_PATH_CHARS = 1024
+MAX_NAME_BYTES = 255
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(10)}
+_FORBIDDEN_CHARS = set('<>:"|?*\\')
+_DRIVE = re.compile(r"^[A-Za-z]:")
+_EXAMPLE = "use a relative POSIX path inside the context root, e.g. 'project/README.md'"
+
+
+def _refuse(raw: object, why: str) -> InvalidPathError:
+    shown = repr(raw) if len(repr(raw)) <= 120 else repr(raw)[:117] + "..."
+    return InvalidPathError(f"invalid path {shown}: {why}; {_EXAMPLE}")
+
+
+def _strip_ignorables(name: str) -> str:
+    """Drop characters filesystems (HFS+, NTFS) ignore, so '.g\u200cit' is seen as '.git'."""
+    return "".join(ch for ch in name if unicodedata.category(ch) != "Cf")
+
+
+def _looks_like_git(name: str) -> bool:
+    folded = _strip_ignorables(unicodedata.normalize("NFKC", name)).casefold().rstrip(". ")
+    folded = folded.split(":", 1)[0]  # NTFS alternate data streams: '.git::$INDEX_ALLOCATION'
+    return folded == ".git" or folded.startswith("git~") or folded == ".git~1"
+
+
+def _check_name(raw: str, name: str) -> None:
+    if not name:
+        raise _refuse(raw, "empty path component ('//' or a trailing '/')")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise _refuse(raw, "control characters are not allowed in names")
+    bad = _FORBIDDEN_CHARS.intersection(name)
+    if bad:
+        raise _refuse(raw, f"character {sorted(bad)[0]!r} is not allowed in names (not portable)")
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        raise _refuse(raw, f"a name is longer than {MAX_NAME_BYTES} bytes")
+    if name.endswith((".", " ")) and name not in (".", ".."):
+        raise _refuse(raw, "names may not end with a dot or a space (not portable)")
+    if _looks_like_git(name):
+        raise _refuse(raw, "'.git' is reserved for the repository")
+    if name.split(".", 1)[0].casefold().rstrip(" ") in _WINDOWS_DEVICES:
+        raise _refuse(raw, f"{name!r} is a reserved device name on Windows")
+
+
+def _normalise(raw: object) -> list[str]:
+    if not isinstance(raw, str):
+        raise _refuse(raw, f"expected a string, got {type(raw).__name__}")
+    if "\x00" in raw:
+        raise _refuse(raw, "NUL bytes are not allowed")
+    if len(raw) > MAX_PATH_CHARS:
+        raise _refuse(raw, f"longer than {MAX_PATH_CHARS} characters")
+    if "\\" in raw or _DRIVE.match(raw):
+        raise _refuse(raw, "backslashes and drive letters are not allowed")
+    text = unicodedata.normalize("NFC", raw)
+    if text.startswith("/") or text.startswith("~"):
+        raise _refuse(raw, "absolute paths are not allowed")
+    while text.startswith("./"):
+        text = text[2:]
+    if text.endswith("/"):
+        text = text[:-1]
+    if text in ("", "."):
+        return []
+    parts: list[str] = []
+    for name in text.split("/"):
+        _check_name(raw, name)
+        if name == ".":
+            continue
+        if name == "..":
+            if not parts:
+                raise _refuse(raw, "'..' leaves the context root")
+            parts.pop()
+            continue
+        parts.append(name)
+    return parts
+
+
+def is_internal(rel: str) -> bool:
+    """True for paths inside contextfs's own folders (trash, settings, index)."""
+    return rel.split("/", 1)[0] in INTERNAL_DIRS
+
+
+def check(
+    root: Path,
+    raw: object,
+    *,
+    write: bool = False,
+    allow_root: bool = False,
+    allow_internal: bool = False,
+) -> str:
+    """Return ``raw`` as a normalised relative POSIX path, or raise InvalidPathError.
+
+    ``write`` adds the checks that only matter when something will be created: managed
+    files are refused and a name that differs only in case from an existing one is too.
+    ``allow_root`` accepts the empty path (listing the whole tree).
+    """
+    parts = _normalise(raw)
+    if not parts:
+        if allow_root:
+            return ""
+        raise _refuse(raw, "the path is empty")
+    if parts[0].casefold().rstrip(". ") in INTERNAL_DIRS and not allow_internal:
+        raise _refuse(raw, f"{parts[0]!r} is internal to contextfs; use its own operations (trash, restore)")
+    if write and parts[-1].casefold() in MANAGED_FILES:
+        raise _refuse(raw, f"{parts[-1]!r} is managed by contextfs and cannot be written")
+    _check_filesystem(root, raw, parts, write=write)
+    return "/".join(parts)
+
+
+def _check_filesystem(root: Path, raw: object, parts: list[str], *, write: bool) -> None:
+    """Refuse symlinks anywhere on the path and case-only twins of existing names."""
+    current = root
+    for i, name in enumerate(parts):
+        candidate = current / name
+        try:
+            st = os.lstat(candidate)
+        except FileNotFoundError:
+            if write:
+                _check_case_twin(current, raw, name)
+            # Nothing below a missing entry can exist either.
+            return
+        except OSError as exc:
+            raise _refuse(raw, f"cannot inspect the path ({exc.strerror})") from None
+        if stat.S_ISLNK(st.st_mode):
+            raise _refuse(raw, "symlinks are never followed")
+        if i < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
+            raise _refuse(raw, f"{'/'.join(parts[: i + 1])!r} is a file, not a folder")
+        current = candidate
+
+
+def _check_case_twin(folder: Path, raw: object, name: str) -> None:
+    try:
+        siblings = os.listdir(folder)
+    except OSError:
+        return
+    folded = name.casefold()
+    for other in siblings:
+        if other != name and unicodedata.normalize("NFC", other).casefold() == folded:
+            raise _refuse(raw, f"it differs only in case from the existing {other!r}")
+
+
+def full_path(root: Path, rel: str) -> Path:
+    """Join a path that already passed :func:`check` onto the root."""
+    return root.joinpath(*rel.split("/")) if rel else root

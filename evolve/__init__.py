@@ -1,0 +1,1 @@
+"""How context improves itself after work: lessons, facts, summaries, compaction, cleanup."""

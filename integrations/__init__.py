@@ -1,0 +1,1 @@
+"""How agents and frameworks reach contextfs: LangChain tools and retriever."""
