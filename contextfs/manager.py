@@ -422,6 +422,15 @@ class ContextManager:
             raise ContentError(f"content for {rel} must be a string, not {type(body).__name__}; pass text")
         if "\x00" in body:
             raise ContentError(f"content for {rel} contains NUL bytes; contextfs stores text only")
+        if rel.endswith(".jsonl"):
+            # JSON Lines logs stay raw (no frontmatter): provenance lives in each line and in
+            # the commit trailers, and every line must stay parseable on its own.
+            raw = body.encode("utf-8")
+            if len(raw) > self.max_file_bytes:
+                raise ContentError(
+                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; start a new log file"
+                )
+            return raw
         base = dict(old.metadata) if old is not None else {}
         if user_meta is not None:
             if not isinstance(user_meta, Mapping):
