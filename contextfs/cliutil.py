@@ -23,8 +23,13 @@ __all__ = ["echo_data", "open_manager", "pass_manager", "to_jsonable"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def open_manager(click_ctx: click.Context, *, index: bool = True) -> ContextManager:
-    """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once."""
+def open_manager(click_ctx: click.Context, *, index: bool = False) -> ContextManager:
+    """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once.
+
+    The search index opens lazily on the first search: it notices commits made by
+    other processes (its stamp is the HEAD it reflects), so commands that only write
+    do not pay for reconciling it.
+    """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
     if manager is None:

@@ -1,0 +1,37 @@
+# The two commands a newcomer needs: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+DEVSTAMP := $(VENV)/.installed-dev
+DEMO_DIR ?= .demo/context
+
+.PHONY: demo test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(DEVSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(STAMP)
+
+demo: $(STAMP)
+	rm -rf $(DEMO_DIR)
+	$(BIN)/contextfs demo --dir $(DEMO_DIR)
+
+test: $(DEVSTAMP)
+	$(BIN)/python -m pytest -n 2 tests
+
+bench: $(DEVSTAMP)
+	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
+
+lint: $(DEVSTAMP)
+	$(BIN)/ruff check contextfs scopes evolve integrations tests
+
+clean:
+	rm -rf $(VENV) .demo build dist *.egg-info .pytest_cache .hypothesis

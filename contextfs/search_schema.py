@@ -1,0 +1,220 @@
+"""What the search index holds for one file, and the Whoosh schema that holds it.
+
+Files are the truth: the index keeps only what ranking and filtering need. The body is
+indexed but never stored (snippets are cut from the file at query time), which keeps the
+index small and means a stale index can never show text the file no longer has.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from whoosh.analysis import StemmingAnalyzer
+from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
+
+from . import paths, store
+from .document import blob_version
+from .errors import ContentError, FrontmatterError
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = [
+    "INDEXED_SUFFIXES",
+    "SCHEMA_FINGERPRINT",
+    "TRASH_FILES",
+    "extract",
+    "indexable",
+    "make_schema",
+    "parse_when",
+    "walk_indexable",
+]
+
+log = logging.getLogger(__name__)
+
+#: Text files that are notes; logs (.jsonl) and trash bookkeeping (entry.json) are not.
+INDEXED_SUFFIXES = (".md", ".markdown", ".txt")
+#: Soft-deleted files live below this prefix inside each trash entry.
+TRASH_FILES = re.compile(r"^\.trash/[^/]+/files/.+")
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
+_MAX_INDEXED_CHARS = 1 << 20
+
+
+def make_schema() -> Schema:
+    """The index layout. Change it and bump ``SCHEMA_FINGERPRINT``'s inputs: old indexes rebuild."""
+    # One analyzer object shared by the text fields, so its stem cache is shared too.
+    ana = StemmingAnalyzer(cachesize=200_000)
+    return Schema(
+        rel=ID(unique=True, stored=True),
+        # Every ancestor folder and the file itself: 'path:topics' matches whole components.
+        path=KEYWORD(commas=True),
+        title=TEXT(analyzer=ana, stored=True, field_boost=3.0),
+        abstract=TEXT(analyzer=ana, field_boost=2.0, phrase=False),
+        headings=TEXT(analyzer=ana, field_boost=1.5, phrase=False),
+        body=TEXT(analyzer=ana),
+        tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True, field_boost=2.0),
+        kind=ID(stored=True),
+        author=ID(stored=True),
+        trust=ID(stored=True),
+        trash=ID(),
+        updated=DATETIME(stored=True, sortable=True),
+        version=STORED(),
+        stat=STORED(),
+    )
+
+
+def _fingerprint() -> str:
+    schema = make_schema()
+    desc = ";".join(f"{name}:{type(schema[name]).__name__}:{getattr(schema[name], 'field_boost', 1)}"
+                    for name in schema.names())
+    return hashlib.sha1(f"v3|{desc}|{','.join(INDEXED_SUFFIXES)}".encode()).hexdigest()[:16]
+
+
+SCHEMA_FINGERPRINT = _fingerprint()
+
+
+def indexable(rel: str) -> bool:
+    """True for root-relative paths of files the index covers."""
+    if not rel.lower().endswith(INDEXED_SUFFIXES) or rel.endswith(store.TMP_SUFFIX):
+        return False
+    top = rel.split("/", 1)[0]
+    if top == ".trash":
+        return bool(TRASH_FILES.match(rel))
+    return not (top in paths.INTERNAL_DIRS or top == ".git" or rel in paths.MANAGED_FILES)
+
+
+def walk_indexable(root: Path) -> dict[str, tuple[int, int]]:
+    """Every indexable file under ``root`` with its (mtime_ns, size); symlinks are skipped."""
+    out: dict[str, tuple[int, int]] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        at_root = here == root
+        dirnames[:] = [d for d in dirnames if d != ".git" and not (at_root and d == ".contextfs")]
+        rel_dir = "" if at_root else here.relative_to(root).as_posix() + "/"
+        for name in filenames:
+            rel = rel_dir + name
+            if not indexable(rel):
+                continue
+            try:
+                st = os.lstat(here / name)
+            except OSError:
+                continue
+            if (st.st_mode & 0o170000) != 0o100000:  # regular files only, never a symlink
+                continue
+            out[rel] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def parse_when(value: Any) -> datetime | None:
+    """A frontmatter date (ISO string, date, datetime) as naive UTC, or None."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment
+
+
+def _ancestors(rel: str) -> list[str]:
+    parts = rel.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, tuple)):
+        return " ".join(_text(v) for v in value)
+    return "" if value is None else str(value)
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        items = re.split(r"[,\s]+", value)
+    elif isinstance(value, (list, tuple, set)):
+        items = [str(v) for v in value if isinstance(v, (str, int, float))]
+    else:
+        return []
+    return [t.strip().lower().replace(",", " ") for t in items if t and t.strip()]
+
+
+def extract(manager: ContextManager, rel: str) -> dict[str, Any] | None:
+    """The index fields for one file, or None when it does not exist (or is not text).
+
+    Reads through ``manager._load``; a file with broken frontmatter is still indexed by
+    its raw text so it stays findable, and nothing is ever written back.
+    """
+    full = paths.full_path(manager.root, rel)
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    if (st.st_mode & 0o170000) != 0o100000:
+        return None
+    meta: dict[str, Any] = {}
+    try:
+        doc = manager._load(rel)
+        if doc is None:
+            return None
+        meta, body, version, title = doc.metadata, doc.body, doc.version, doc.title
+    except FrontmatterError as exc:
+        data = store.read_bytes(full)
+        if data is None:
+            return None
+        log.warning("indexing %s by its raw text: %s", rel, exc)
+        body = data.decode("utf-8", errors="replace")
+        version, title = blob_version(data), rel.rsplit("/", 1)[-1]
+    except ContentError as exc:
+        log.warning("not indexing %s: %s", rel, exc)
+        return None
+    except OSError as exc:  # vanished or unreadable between stat and read
+        log.warning("not indexing %s: %s", rel, exc)
+        return None
+    body = body[:_MAX_INDEXED_CHARS]
+    top = rel.split("/", 1)[0]
+    in_trash = top == ".trash"
+    if in_trash:
+        original = rel.split("/", 3)[3]
+        kind = original.split("/", 1)[0] if "/" in original else ""
+        scopes = _ancestors(rel)
+    else:
+        kind = top if "/" in rel else ""
+        scopes = _ancestors(rel)
+    updated = parse_when(meta.get("updated")) or parse_when(meta.get("created"))
+    if updated is None:
+        updated = datetime.fromtimestamp(st.st_mtime, timezone.utc).replace(tzinfo=None)
+    trust = meta.get("trust")
+    abstract = " ".join(_text(meta.get(k)) for k in ("abstract", "description", "overview", "summary"))
+    return {
+        "rel": rel,
+        "path": ",".join(s.replace(",", " ") for s in scopes),
+        "title": title,
+        "abstract": abstract.strip(),
+        "headings": "\n".join(_HEADING.findall(body)),
+        "body": body,
+        "tags": ",".join(_tags(meta.get("tags"))),
+        "kind": kind,
+        "author": str(meta.get("author") or ""),
+        "trust": trust if isinstance(trust, str) and trust else "trusted",
+        "trash": "1" if in_trash else "0",
+        "updated": updated,
+        "version": version,
+        "stat": (st.st_mtime_ns, st.st_size),
+    }

@@ -1,0 +1,100 @@
+"""Shared fixtures: an isolated git identity for every test, a manager, a sample tree.
+
+CI machines have no global git identity and no config; the autouse fixture recreates
+that here so a test can never pass only because the developer's ``~/.gitconfig`` exists.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from contextfs import ContextManager
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "sample-context"
+
+_IDENTITY_VARS = (
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_AUTHOR_DATE",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+    "GIT_COMMITTER_DATE",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "EMAIL",
+)
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """No global/system git config and no identity in the environment, as on CI."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name in _IDENTITY_VARS:
+        monkeypatch.delenv(name, raising=False)
+    return home
+
+
+def search_available() -> bool:
+    return importlib.util.find_spec("contextfs.search") is not None
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ContextManager:
+    """A fresh manager on an empty root (with the search index once it exists)."""
+    root = tmp_path / "ctx"
+    if search_available():
+        manager = ContextManager(root)
+    else:
+        manager = ContextManager(root, index=False)
+    yield manager
+    manager.close()
+
+
+@pytest.fixture
+def sample_root(tmp_path: Path) -> Path:
+    """A private copy of sample-context/ (not yet a repository)."""
+    dest = tmp_path / "sample"
+    shutil.copytree(SAMPLE, dest)
+    return dest
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    """Run git in ``root`` the way a person would (hooks and all), return stdout."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def commit_count(root: Path) -> int:
+    out = git(root, "rev-list", "--count", "HEAD", check=False).strip()
+    return int(out) if out.isdigit() else 0
+
+
+def assert_clean(root: Path) -> None:
+    """What a person sees after a call returns: nothing staged, nothing modified, fsck clean."""
+    status = git(root, "status", "--porcelain", "--untracked-files=all")
+    assert status == "", f"git status is not clean:\n{status}"
+    diff = git(root, "diff", "HEAD", "--stat")
+    assert diff == "", diff
+    fsck = subprocess.run(
+        ["git", "-C", str(root), "fsck", "--strict", "--no-progress"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert "error" not in fsck.stderr.lower(), fsck.stderr
