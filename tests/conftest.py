@@ -53,10 +53,7 @@ def search_available() -> bool:
 def ctx(tmp_path: Path) -> ContextManager:
     """A fresh manager on an empty root (with the search index once it exists)."""
     root = tmp_path / "ctx"
-    if search_available():
-        manager = ContextManager(root)
-    else:
-        manager = ContextManager(root, index=False)
+    manager = ContextManager(root, index=search_available())
     yield manager
     manager.close()
 
