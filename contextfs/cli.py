@@ -63,7 +63,10 @@ def read(ctx, path: str, as_json: bool) -> None:
       contextfs read memory/facts.md
     """
     doc = ctx.get(path)
-    echo_data(doc, as_json, lambda d: d.body)
+    if as_json:
+        echo_data(doc, True)
+    else:
+        click.echo(doc.body, nl=not doc.body.endswith("\n"))
 
 
 @cli.command()
