@@ -1,0 +1,108 @@
+"""``contextfs watch``: commit edits people make in their editor, as they make them.
+
+The command opens the root *without* the automatic sync a ContextManager does on
+opening, then runs the first sync itself, so it can say what it committed. It opens
+no search index either: a long-running watcher should not hold one, and the index
+catches up with the commits by itself (derived state heals from the files).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .cliutil import translate_errors
+from .manager import ContextManager
+
+__all__ = ["demo", "watch_command"]
+
+
+def _open(click_ctx: click.Context) -> ContextManager:
+    """The root's manager, opened like ``cliutil.open_manager`` but with ``sync=False``."""
+    obj = click_ctx.ensure_object(dict)
+    manager = obj.get("manager")
+    if manager is None:
+        root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
+        manager = ContextManager(
+            root, actor=obj.get("actor") or "human", session=obj.get("session"), index=False, sync=False
+        )
+        obj["manager"] = manager
+        click_ctx.call_on_close(manager.close)
+    return manager
+
+
+def _report(paths: list[str]) -> None:
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    click.echo(f"committed {len(paths)} file(s) edited outside contextfs: {shown}")
+
+
+@click.command(
+    "watch",
+    epilog="""\b
+Examples:
+  contextfs watch                  # commit outside edits until Ctrl-C
+  contextfs watch --once           # commit what changed since the last run, then exit
+  contextfs --root ./context watch --debounce 2
+""",
+)
+@click.option("--once", is_flag=True, help="Run a single sync and exit instead of watching.")
+@click.option(
+    "--debounce",
+    type=click.FloatRange(min=0.0),
+    default=0.5,
+    show_default=True,
+    help="Seconds the files must be quiet before a commit.",
+)
+@click.pass_context
+@translate_errors
+def watch_command(click_ctx: click.Context, once: bool, debounce: float) -> None:
+    """Commit files edited outside contextfs (an editor, a script) as 'human'.
+
+    Without --once it keeps watching the context root and commits each burst of edits
+    once they settle; .git/, .contextfs/ and contextfs's own writes are ignored.
+    """
+    from .watcher import watch  # the one module that imports watchdog
+
+    ctx = _open(click_ctx)
+    synced = ctx.sync()
+    if synced:
+        _report(synced)
+    if once:
+        if not synced:
+            click.echo("nothing to commit: every file matches the last commit")
+        return
+    watcher = watch(ctx, debounce=debounce, on_sync=_report)
+    click.echo(f"watching {ctx.root} (debounce {debounce:g}s); press Ctrl-C to stop")
+    if threading.current_thread() is threading.main_thread():
+        # A service manager stops us with SIGTERM: treat it like Ctrl-C so pending edits are flushed.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        while watcher.running:
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        click.echo("stopping")
+    finally:
+        watcher.stop()
+
+
+def demo(ctx: ContextManager, say: Any) -> None:
+    """Show an edit made with a plain text editor being committed by ``sync()``."""
+    rel = "memory/preferences.md"
+    full = Path(ctx.root, *rel.split("/"))
+    say(f"A person opens {rel} in their editor and adds a line (no contextfs involved).")
+    before = full.read_text("utf-8") if full.is_file() else ""
+    full.parent.mkdir(parents=True, exist_ok=True)
+    full.write_text(before.rstrip("\n") + "\n- Keep commit messages in the imperative mood\n", "utf-8")
+    committed = ctx.sync()
+    say(f"ctx.sync() committed: {', '.join(committed) or 'nothing'}")
+    last = ctx.history(rel, limit=1)
+    if last:
+        say(f"git log {rel}: {last[0].commit[:10]} by {last[0].author}: {last[0].message}")
+    say(f"ctx.sync() again finds nothing new: {ctx.sync() or []}")
+    say("`contextfs watch` does the same automatically, a moment after each burst of edits settles.")
