@@ -55,8 +55,8 @@ def make_schema() -> Schema:
         # Every ancestor folder and the file itself: 'path:topics' matches whole components.
         path=KEYWORD(commas=True),
         title=TEXT(analyzer=ana, stored=True, field_boost=3.0),
-        abstract=TEXT(analyzer=ana, field_boost=2.0, phrase=False),
-        headings=TEXT(analyzer=ana, field_boost=1.5, phrase=False),
+        abstract=TEXT(analyzer=ana, field_boost=2.0),
+        headings=TEXT(analyzer=ana, field_boost=1.5),
         body=TEXT(analyzer=ana),
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True, field_boost=2.0),
         kind=ID(stored=True),

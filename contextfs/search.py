@@ -1,0 +1,550 @@
+"""The Whoosh search index: always right, self-healing, and off the write path.
+
+Files are the truth; ``.contextfs/index/`` is derived from them and may be thrown away
+at any time. Three rules keep it right:
+
+* **Writes only queue.** Every commit calls :meth:`SearchIndex.notify` with the changed
+  paths; that just records them. The queue is applied in one Whoosh commit (de-duplicated,
+  one document per path) when the next search needs it, so a stream of writes never pays
+  Whoosh's per-commit cost.
+* **The stamp names the git commit the index reflects.** ``stamp.json`` beside the segment
+  files records the HEAD the index was last brought up to. Before a search the current HEAD
+  is read (microseconds); if it moved, in this process or any other sharing the root, the
+  paths ``git diff-tree`` reports are re-read from disk and re-indexed. That is what makes a
+  search see every write that returned before it, across processes.
+* **Anything odd means rebuild.** A missing folder, a missing or foreign stamp (Whoosh
+  stores pickles, so a folder contextfs did not create is never opened), a format change,
+  or any exception from Whoosh triggers a rebuild from the files into a fresh folder that
+  is swapped in, with a log line and no exception. Files edited while no process ran are
+  found on open by comparing each file's (mtime, size) with what was indexed.
+
+Index writes across processes are serialised by ``.contextfs/index.lock``; Whoosh's own
+``LockError`` never escapes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import logging
+import os
+import secrets
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock, Timeout
+from whoosh import index as windex
+from whoosh import query as wq
+from whoosh.index import LockError
+from whoosh.query.qcore import QueryError
+from whoosh.scoring import BM25F
+
+from . import paths, store
+from .document import blob_version
+from .errors import ContextFSError, SearchIndexError, VersioningError
+from .search_query import (
+    build_filter,
+    check_expansion,
+    make_snippet,
+    parse_query,
+    strip_frontmatter,
+)
+from .search_schema import SCHEMA_FINGERPRINT, extract, indexable, make_schema, walk_indexable
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = ["INDEX_DIR", "SearchHit", "SearchIndex", "VerifyReport"]
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR = ".contextfs/index"
+STAMP_FILE = "stamp.json"
+STAMP_MAGIC = "contextfs-search-index"
+#: Bump when what is indexed changes in a way the schema fingerprint cannot see.
+INDEX_FORMAT = 1
+_LOCK_TIMEOUT = 60.0
+_BATCH = 2000  # documents per Whoosh writer during a rebuild
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result. Unpacks as ``(path, snippet)``, as the seed's results did."""
+
+    path: str
+    snippet: str
+    score: float = 0.0
+    title: str = ""
+    tags: tuple[str, ...] = ()
+    updated: str | None = None
+    version: str | None = None
+    author: str | None = None
+    trust: str | None = None
+    kind: str = ""
+
+    def __iter__(self) -> Iterator[str]:
+        yield self.path
+        yield self.snippet
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, item: int | slice) -> Any:
+        return (self.path, self.snippet)[item]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
+            "tags": list(self.tags), "updated": self.updated, "version": self.version,
+            "author": self.author, "trust": self.trust, "kind": self.kind,
+        }
+
+
+@dataclass
+class VerifyReport:
+    """What ``verify`` found: files the index lacked, had stale, or should not have had."""
+
+    checked: int = 0
+    missing: list[str] = field(default_factory=list)
+    stale: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+    rebuilt: bool = False
+    fixed: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.stale or self.extra or self.duplicates or self.rebuilt)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checked": self.checked, "missing": self.missing, "stale": self.stale, "extra": self.extra,
+            "duplicates": self.duplicates, "rebuilt": self.rebuilt, "fixed": self.fixed, "ok": self.ok,
+        }
+
+
+class _Broken(Exception):
+    """The index on disk cannot be used as it is; rebuild it."""
+
+
+class SearchIndex:
+    """The index of one context root; constructed by ``ContextManager``."""
+
+    def __init__(self, manager: ContextManager) -> None:
+        self.manager = manager
+        self.root: Path = manager.root
+        self.dir = self.root / INDEX_DIR
+        self.schema = make_schema()
+        self._file_lock = FileLock(str(self.root / ".contextfs" / "index.lock"), timeout=_LOCK_TIMEOUT)
+        self._mutex = threading.RLock()
+        self._pending: set[str] = set()
+        self._ix: Any = None
+        self._searcher: Any = None
+        self._build: str | None = None
+        self._head: str | None = None
+        self.rebuilds = 0
+
+    # ------------------------------------------------------------ lifecycle
+    def open(self) -> None:
+        """Open the index, rebuilding or reconciling it as needed; never raises for a bad index."""
+        with self._mutex, self._locked():
+            try:
+                stamp = self._open_existing()
+            except _Broken as why:
+                if self.dir.exists():
+                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                else:
+                    log.info("creating the search index at %s", self.dir)
+                self._rebuild_locked()
+                return
+            try:
+                self._reconcile_locked(stamp)
+            except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
+                log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
+                self._rebuild_locked()
+
+    def close(self) -> None:
+        with self._mutex:
+            self._drop()
+
+    def notify(self, paths_: list[str]) -> None:
+        """Record changed paths; applied (in one Whoosh commit) before the next search."""
+        with self._mutex:
+            self._pending.update(p for p in paths_ if indexable(p))
+
+    def rebuild(self) -> int:
+        """Throw the index away and build it again from the files; returns the document count."""
+        with self._mutex, self._locked():
+            return self._rebuild_locked()
+
+    # ------------------------------------------------------------ locking
+    def _locked(self) -> Any:
+        lock = self._file_lock
+
+        class _Ctx:
+            def __enter__(self_inner) -> None:
+                try:
+                    lock.acquire()
+                except Timeout:
+                    raise VersioningError(
+                        f"another process held {lock.lock_file} for over {_LOCK_TIMEOUT:.0f}s while indexing; "
+                        "wait for it, or delete the lock file if that process is gone"
+                    ) from None
+
+            def __exit__(self_inner, *exc: object) -> None:
+                lock.release()
+
+        return _Ctx()
+
+    # ------------------------------------------------------------ stamp
+    def _read_stamp(self, folder: Path | None = None) -> dict[str, Any] | None:
+        try:
+            data = json.loads((folder or self.dir).joinpath(STAMP_FILE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or data.get("magic") != STAMP_MAGIC:
+            return None
+        return data
+
+    def _write_stamp(self, folder: Path, build: str, head: str | None) -> None:
+        data = {
+            "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
+            "build": build, "head": head,
+        }
+        tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
+        tmp.write_text(json.dumps(data), "utf-8")
+        os.replace(tmp, folder / STAMP_FILE)
+
+    def _valid(self, stamp: dict[str, Any] | None) -> bool:
+        return bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
+
+    # ------------------------------------------------------------ open / build
+    def _drop(self) -> None:
+        if self._searcher is not None:
+            with contextlib.suppress(Exception):  # closing a broken searcher
+                self._searcher.close()
+        self._searcher = None
+        self._ix = None
+        self._build = None
+
+    def _open_existing(self) -> dict[str, Any]:
+        """Open the stamped index in ``self.dir`` or raise _Broken with the reason."""
+        self._drop()
+        if not self.dir.is_dir():
+            raise _Broken("is missing")
+        stamp = self._read_stamp()
+        if stamp is None:
+            raise _Broken("has no valid contextfs stamp (not created by contextfs, or damaged)")
+        if not self._valid(stamp):
+            raise _Broken(f"was built by another index format ({stamp.get('format')}/{stamp.get('schema')})")
+        try:
+            ix = windex.open_dir(str(self.dir), schema=self.schema)
+            searcher = ix.searcher(weighting=_weighting())
+            # Touch every segment: a truncated or scrambled file fails here, not mid-search.
+            searcher.doc_count_all()
+            for fieldname in ("rel", "body"):
+                list(itertools.islice(searcher.lexicon(fieldname), 3))
+            list(itertools.islice(searcher.all_stored_fields(), 3))
+        except Exception as exc:  # noqa: BLE001 - whoosh raises many types on damage
+            raise _Broken(f"cannot be read ({type(exc).__name__}: {exc})") from None
+        self._ix, self._searcher = ix, searcher
+        self._build = stamp.get("build")
+        self._head = stamp.get("head")
+        return stamp
+
+    def _rebuild_locked(self) -> int:
+        self._drop()
+        self.rebuilds += 1
+        started = time.perf_counter()
+        head = self.manager.git.head()
+        fresh = self.root / ".contextfs" / f"index.new-{secrets.token_hex(4)}"
+        fresh.mkdir(parents=True)
+        try:
+            ix = windex.create_in(str(fresh), self.schema)
+            files = sorted(walk_indexable(self.root))
+            count = 0
+            for start in range(0, len(files), _BATCH):
+                writer = ix.writer(limitmb=256)
+                try:
+                    for rel in files[start:start + _BATCH]:
+                        doc = extract(self.manager, rel)
+                        if doc is not None:
+                            writer.add_document(**doc)
+                            count += 1
+                except BaseException:
+                    writer.cancel()
+                    raise
+                writer.commit(merge=False)
+            if len(files) > _BATCH:
+                ix.optimize()
+            build = secrets.token_hex(8)
+            self._write_stamp(fresh, build, head)
+            ix.close()
+            old = None
+            if self.dir.exists() or self.dir.is_symlink():
+                old = self.root / ".contextfs" / f"index.old-{secrets.token_hex(4)}"
+                os.replace(self.dir, old)
+            os.replace(fresh, self.dir)
+        finally:
+            if fresh.exists():
+                shutil.rmtree(fresh, ignore_errors=True)
+        if old is not None:
+            if old.is_symlink():
+                old.unlink()
+            else:
+                shutil.rmtree(old, ignore_errors=True)
+        self._cleanup_leftovers()
+        with self._mutex:
+            self._pending.clear()
+        self._open_existing()
+        log.info("search index rebuilt: %d documents in %.2fs", count, time.perf_counter() - started)
+        return count
+
+    def _cleanup_leftovers(self) -> None:
+        """Remove half-built or swapped-out folders a crashed process left behind."""
+        base = self.root / ".contextfs"
+        for entry in base.glob("index.*-*"):
+            if entry.is_dir() and not entry.is_symlink() and (time.time() - entry.stat().st_mtime) > 3600:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # ------------------------------------------------------------ keeping current
+    def _indexed_stats(self) -> dict[str, list[Any]]:
+        """path -> [stat, version, docnum] for every document (a path listed twice is a duplicate)."""
+        out: dict[str, list[Any]] = {}
+        reader = self._searcher.reader()
+        for docnum, fields in reader.iter_docs():
+            rel = fields.get("rel")
+            if rel in out:
+                out[rel].append(docnum)
+            else:
+                out[rel] = [fields.get("stat"), fields.get("version"), docnum]
+        return out
+
+    def _reconcile_locked(self, stamp: dict[str, Any]) -> None:
+        """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
+        on_disk = walk_indexable(self.root)
+        indexed = self._indexed_stats()
+        changed = {rel for rel, st in on_disk.items() if rel not in indexed or _stat(indexed[rel][0]) != st}
+        changed |= {rel for rel in indexed if rel not in on_disk}
+        changed |= {rel for rel, info in indexed.items() if len(info) > 3}  # duplicates
+        head = self.manager.git.head()
+        if changed:
+            log.info("search index: %d file(s) changed since it was last updated; re-indexing them", len(changed))
+        self._apply(changed, head, force_commit=stamp.get("head") != head)
+
+    def _catch_up(self) -> None:
+        """Apply queued paths and whatever HEAD moved past since the stamp (any process)."""
+        head = self.manager.git.head()
+        stamp = self._read_stamp()
+        if (
+            self._ix is not None and stamp is not None and stamp.get("build") == self._build
+            and stamp.get("head") == head and not self._pending
+        ):
+            self._refresh()
+            return
+        with self._locked():
+            stamp = self._read_stamp()
+            if self._ix is None or stamp is None or stamp.get("build") != self._build:
+                try:
+                    stamp = self._open_existing()
+                except _Broken as why:
+                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                    self._rebuild_locked()
+                    return
+            head = self.manager.git.head()
+            todo = set(self._pending)
+            old = stamp.get("head")
+            if old != head and head is not None:
+                try:
+                    todo |= {p for p in self.manager.git.changed(old, head) if indexable(p)}
+                except (VersioningError, ContextFSError) as exc:
+                    log.info("search index: cannot diff %s..%s (%s); reconciling every file", old, head, exc)
+                    self._reconcile_locked(stamp)
+                    return
+            self._apply(todo, head, force_commit=old != head)
+
+    def _apply(self, todo: Iterable[str], head: str | None, *, force_commit: bool) -> None:
+        """Re-index ``todo`` (one document per path, or none if the file is gone) in one commit."""
+        todo = sorted(set(todo))
+        with self._mutex:
+            taken = set(self._pending)
+        if todo:
+            writer = self._writer()
+            try:
+                for rel in todo:
+                    writer.delete_by_term("rel", rel)
+                    doc = extract(self.manager, rel)
+                    if doc is not None:
+                        writer.add_document(**doc)
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
+        if todo or force_commit:
+            self._write_stamp(self.dir, self._build or secrets.token_hex(8), head)
+            self._head = head
+        with self._mutex:
+            self._pending -= taken
+        self._refresh()
+
+    def _writer(self) -> Any:
+        for attempt in range(40):
+            try:
+                return self._ix.writer()
+            except LockError:
+                # Our file lock is held, so a whoosh lock now is stale (a crashed process).
+                if attempt == 20:
+                    stale = self.dir / "WRITELOCK"
+                    log.warning("search index: removing a stale Whoosh lock %s", stale)
+                    stale.unlink(missing_ok=True)
+                time.sleep(0.05)
+        raise _Broken("stays locked by Whoosh")
+
+    def _refresh(self) -> None:
+        searcher = self._searcher
+        if searcher is None or searcher.up_to_date():
+            return
+        if searcher.doc_count_all() == 0:
+            # Whoosh cannot refresh a reader of an empty index (it has no segments to reuse).
+            searcher.close()
+            self._searcher = self._ix.searcher(weighting=_weighting())
+        else:
+            self._searcher = searcher.refresh()
+
+    # ------------------------------------------------------------ searching
+    def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
+        """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
+        parsed = parse_query(query, self.schema)
+        rel_path = paths.check(self.root, path, allow_root=True, allow_internal=bool(filters.get("include_trash")))
+        filt, include_trash = build_filter(rel_path, filters)
+        try:
+            limit = int(limit)
+        except (TypeError, ValueError):
+            raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
+        if limit <= 0:
+            return []
+        limit = min(limit, 1000)
+        with self._mutex:
+            for attempt in (1, 2):
+                try:
+                    self._catch_up()
+                    return self._run(parsed, filt, include_trash, limit)
+                except ContextFSError:
+                    raise
+                except QueryError as exc:  # the query, not the index, is at fault
+                    raise SearchIndexError(f"cannot run the query ({exc}); simplify it") from None
+                except Exception as exc:  # noqa: BLE001 - a whoosh failure: heal, then retry once
+                    if attempt == 2:
+                        raise SearchIndexError(
+                            f"the search index failed twice ({type(exc).__name__}); run 'contextfs reindex'"
+                        ) from None
+                    log.warning("search index failed (%s: %s); rebuilding it from the files", type(exc).__name__, exc)
+                    with self._locked():
+                        self._rebuild_locked()
+        return []  # pragma: no cover
+
+    def _run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
+        searcher = self._searcher
+        check_expansion(parsed.query, searcher.reader())
+        mask = None if include_trash else wq.Term("trash", "1")
+        hits: list[SearchHit] = []
+        want = limit
+        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
+        if parsed.most_recent:
+            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
+                                      sortedby="updated", reverse=True)
+        else:
+            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
+        for hit in results:
+            made = self._hit(hit.fields(), 0.0 if parsed.most_recent else hit.score, parsed.words)
+            if made is not None:
+                hits.append(made)
+                if len(hits) >= want:
+                    break
+        return hits
+
+    def _hit(self, fields: dict[str, Any], score: float, words: list[str]) -> SearchHit | None:
+        rel = fields["rel"]
+        data = store.read_bytes(paths.full_path(self.root, rel))
+        if data is None:
+            self.notify([rel])  # gone behind our back: drop it from the index next time
+            return None
+        text = data.decode("utf-8", errors="replace")
+        updated = fields.get("updated")
+        tags = tuple(t for t in (fields.get("tags") or "").split(",") if t)
+        return SearchHit(
+            path=rel,
+            snippet=make_snippet(strip_frontmatter(text), words),
+            score=float(score or 0.0),
+            title=fields.get("title") or rel.rsplit("/", 1)[-1],
+            tags=tags,
+            updated=updated.isoformat() + "Z" if isinstance(updated, datetime) else None,
+            version=blob_version(data),
+            author=fields.get("author") or None,
+            trust=fields.get("trust") or None,
+            kind=fields.get("kind") or "",
+        )
+
+    # ------------------------------------------------------------ verify
+    def verify(self, fix: bool = True) -> VerifyReport:
+        """Compare the index with every file (by content hash) and, with ``fix``, repair it."""
+        report = VerifyReport()
+        with self._mutex, self._locked():
+            try:
+                stamp = self._open_existing()
+            except _Broken as why:
+                log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                report.rebuilt = True
+                if fix:
+                    self._rebuild_locked()
+                    report.fixed = True
+                return report
+            on_disk = walk_indexable(self.root)
+            indexed = self._indexed_stats()
+            report.checked = len(on_disk)
+            for rel in sorted(on_disk):
+                info = indexed.get(rel)
+                if info is None:
+                    report.missing.append(rel)
+                    continue
+                data = store.read_bytes(paths.full_path(self.root, rel))
+                if data is not None and blob_version(data) != info[1]:
+                    report.stale.append(rel)
+            report.extra = sorted(rel for rel in indexed if rel not in on_disk)
+            report.duplicates = sorted(rel for rel, info in indexed.items() if len(info) > 3)
+            if fix and not report.ok:
+                todo = set(report.missing) | set(report.stale) | set(report.extra) | set(report.duplicates)
+                self._apply(todo, self.manager.git.head(), force_commit=True)
+                report.fixed = True
+            elif stamp.get("head") != self.manager.git.head() and fix:
+                self._apply(set(), self.manager.git.head(), force_commit=True)
+        return report
+
+    def doc_count(self) -> int:
+        with self._mutex:
+            self._catch_up()
+            return int(self._searcher.doc_count())
+
+    def optimize(self) -> None:
+        """Merge every segment into one (slow; ``reindex`` is usually the better fix)."""
+        with self._mutex, self._locked():
+            self._ix.optimize()
+            self._refresh()
+
+
+def _weighting() -> BM25F:
+    return BM25F(B=0.75, K1=1.2)
+
+
+def _stat(value: Any) -> tuple[int, int] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        return int(value[0]), int(value[1])
+    return None
+

@@ -1,0 +1,366 @@
+"""Turning a user's query and filters into a Whoosh query, and cutting snippets.
+
+Queries come from agents as often as from people, so the parser is forgiving where a
+question is natural language (plain words are OR-ed and ranked by how many match) and
+strict where a typo would silently change the meaning (unbalanced parentheses, unknown
+fields, wildcards that would expand to half the vocabulary): those raise
+``SearchIndexError`` with a hint instead of returning something surprising.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from typing import Any
+
+from whoosh import query as wq
+from whoosh.qparser import FieldAliasPlugin, MultifieldParser, OrGroup
+from whoosh.qparser.plugins import GtLtPlugin
+
+from .errors import SearchIndexError
+from .search_schema import parse_when
+
+__all__ = [
+    "MAX_EXPANSION",
+    "MAX_QUERY_CHARS",
+    "ParsedQuery",
+    "build_filter",
+    "check_expansion",
+    "make_snippet",
+    "parse_query",
+    "strip_frontmatter",
+]
+
+MAX_QUERY_CHARS = 2000
+MAX_CLAUSES = 64
+#: How many index terms one wildcard or prefix may expand to before the query is refused.
+MAX_EXPANSION = 512
+SEARCH_FIELDS = ["title", "abstract", "headings", "tags", "body"]
+FIELD_BOOSTS = {"title": 3.0, "abstract": 2.0, "headings": 1.5, "tags": 2.0, "body": 1.0}
+_TEXT_FIELDS = {"title", "abstract", "headings", "body"}
+_FIELD_ALIASES = {"tags": ["tag"], "kind": ["folder_kind"], "title": ["name"]}
+_KNOWN_FIELDS = set(SEARCH_FIELDS) | {"path", "kind", "author", "trust", "updated", "tag", "name"}
+_HINT = (
+    "use plain words, \"quoted phrases\", AND/OR/NOT, (groups), tag:x, path:folder, "
+    "updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
+)
+_FIELD_REF = re.compile(r"(?<![\w\"])([A-Za-z_][\w-]*):(?!//)(?=\S)")
+_DATE_CLAUSE = re.compile(
+    r"(?<!\S)updated:(?:\[\s*(?P<a>[^\]\s]*)\s+(?:to|TO)\s+(?P<b>[^\]\s]*)\s*\]|(?P<op>[<>]=?)?(?P<v>[^\s)]+))"
+)
+
+
+@dataclass
+class ParsedQuery:
+    """A parsed query plus what snippets and ranking need to know about it."""
+
+    query: wq.Query
+    most_recent: bool = False
+    words: list[str] = field(default_factory=list)
+
+
+def _parser(schema: Any) -> MultifieldParser:
+    parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=OrGroup.factory(0.9))
+    parser.add_plugin(FieldAliasPlugin(_FIELD_ALIASES))
+    parser.add_plugin(GtLtPlugin())
+    return parser
+
+
+def _date_bound(text: str, *, end: bool) -> datetime:
+    """'2026', '2026-09', '2026-09-14' or a full ISO time, as the start (or end) of that period."""
+    text = text.strip()
+    try:
+        if re.fullmatch(r"\d{4}", text):
+            start = datetime(int(text), 1, 1)
+            stop = datetime(int(text) + 1, 1, 1)
+        elif re.fullmatch(r"\d{4}-\d{1,2}", text):
+            y, m = (int(x) for x in text.split("-"))
+            start = datetime(y, m, 1)
+            stop = datetime(y + (m == 12), m % 12 + 1, 1)
+        elif re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
+            start = datetime.fromisoformat("-".join(f"{int(x):02d}" if i else x for i, x in enumerate(text.split("-"))))
+            stop = start + timedelta(days=1)
+        else:
+            moment = parse_when(text)
+            if moment is None:
+                raise ValueError(text)
+            return moment
+    except ValueError:
+        raise SearchIndexError(
+            f"cannot read the date {text!r} in the query; write dates as 2026, 2026-09 or 2026-09-14"
+        ) from None
+    return stop - timedelta(microseconds=1) if end else start
+
+
+def _date_query(match: re.Match[str]) -> wq.Query:
+    if match.group("a") is not None:
+        a, b = match.group("a"), match.group("b")
+        low = _date_bound(a, end=False) if a and a != "*" else None
+        high = _date_bound(b, end=True) if b and b != "*" else None
+        return wq.DateRange("updated", low, high)
+    op, value = match.group("op"), match.group("v")
+    if not op:
+        return wq.DateRange("updated", _date_bound(value, end=False), _date_bound(value, end=True))
+    if op == ">":
+        return wq.DateRange("updated", _date_bound(value, end=True), None, startexcl=True)
+    if op == ">=":
+        return wq.DateRange("updated", _date_bound(value, end=False), None)
+    if op == "<":
+        return wq.DateRange("updated", None, _date_bound(value, end=False), endexcl=True)
+    return wq.DateRange("updated", None, _date_bound(value, end=True))
+
+
+def _check_syntax(text: str) -> None:
+    depth = 0
+    in_quote = False
+    for ch in text:
+        if ch == '"':
+            in_quote = not in_quote
+        elif not in_quote and ch == "(":
+            depth += 1
+        elif not in_quote and ch == ")":
+            depth -= 1
+            if depth < 0:
+                break
+    if in_quote:
+        raise SearchIndexError(f"the query has an unclosed quote; close the phrase with \" or drop it; {_HINT}")
+    if depth != 0:
+        raise SearchIndexError(f"the query has unbalanced parentheses; close every ( with ); {_HINT}")
+    unquoted = re.sub(r'"[^"]*"', " ", text)
+    for match in _FIELD_REF.finditer(unquoted):
+        name = match.group(1)
+        if name not in _KNOWN_FIELDS:
+            raise SearchIndexError(
+                f"unknown field {name!r} in the query; known fields are "
+                f"{', '.join(sorted(_KNOWN_FIELDS - {'name'}))}; {_HINT}"
+            )
+
+
+def _split_not(q: wq.Query) -> wq.Query:
+    """Make 'a b NOT c' mean (a OR b) minus c; a bare NOT inside an OR would match everything."""
+    if isinstance(q, wq.Or):
+        kids = [_split_not(k) for k in q.subqueries]
+        negatives = [k.query for k in kids if isinstance(k, wq.Not)]
+        positives = [k for k in kids if not isinstance(k, wq.Not)]
+        if negatives:
+            base = q.__class__(positives, boost=q.boost, scale=getattr(q, "scale", None)) if positives else wq.Every()
+            if len(positives) == 1:
+                base = positives[0]
+            neg = negatives[0] if len(negatives) == 1 else wq.Or(negatives)
+            return wq.AndNot(base, neg)
+        return q.__class__(kids, boost=q.boost, scale=getattr(q, "scale", None))
+    if isinstance(q, wq.And):
+        kids = [_split_not(k) for k in q.subqueries]
+        if kids and all(isinstance(k, wq.Not) for k in kids):
+            return wq.AndNot(wq.Every(), wq.Or([k.query for k in kids]))
+        return wq.And(kids, boost=q.boost)
+    if isinstance(q, wq.Not):
+        return wq.AndNot(wq.Every(), _split_not(q.query))
+    if isinstance(q, wq.AndNot):
+        return wq.AndNot(_split_not(q.a), _split_not(q.b))
+    if isinstance(q, wq.AndMaybe):
+        return wq.AndMaybe(_split_not(q.a), _split_not(q.b))
+    return q
+
+
+def _leaves(q: wq.Query) -> Iterable[wq.Query]:
+    if q.is_leaf():
+        yield q
+        return
+    for child in q.children():
+        yield from _leaves(child)
+
+
+def parse_query(text: object, schema: Any) -> ParsedQuery:
+    """Parse ``text``; raise SearchIndexError (with a hint) when it is malformed or too big."""
+    if not isinstance(text, str):
+        raise SearchIndexError(f"a query must be a string, not {type(text).__name__}; {_HINT}")
+    if len(text) > MAX_QUERY_CHARS:
+        raise SearchIndexError(
+            f"the query is {len(text)} characters, over the {MAX_QUERY_CHARS}-character limit; "
+            "search for a few distinctive words instead"
+        )
+    if "\x00" in text:
+        raise SearchIndexError(f"the query contains NUL bytes; {_HINT}")
+    stripped = text.strip()
+    if not stripped:
+        raise SearchIndexError(f"the query is empty; {_HINT}")
+    if stripped == "*":
+        return ParsedQuery(wq.Every(), most_recent=True)
+    _check_syntax(stripped)
+    dates = [_date_query(m) for m in _DATE_CLAUSE.finditer(stripped)]
+    rest = _DATE_CLAUSE.sub(" ", stripped).strip()
+    if rest in ("", "*"):
+        base: wq.Query = wq.Every()
+        most_recent = True
+    else:
+        try:
+            base = _parser(schema).parse(rest)
+        except SearchIndexError:
+            raise
+        except Exception as exc:  # whoosh raises assorted errors on odd input
+            raise SearchIndexError(f"cannot parse the query ({exc}); {_HINT}") from None
+        if base is wq.NullQuery or isinstance(base, type(wq.NullQuery)):
+            raise SearchIndexError(f"the query has no searchable words (only stop words or symbols); {_HINT}")
+        most_recent = False
+        base = _split_not(base)
+    leaves = list(_leaves(base))
+    if len(leaves) > MAX_CLAUSES * len(SEARCH_FIELDS):
+        raise SearchIndexError(
+            f"the query has too many terms ({len(leaves) // len(SEARCH_FIELDS)}); keep it under {MAX_CLAUSES} words"
+        )
+    for leaf in leaves:
+        if isinstance(leaf, wq.Every) and leaf.fieldname:
+            raise SearchIndexError(f"a bare * inside a query matches everything; drop it or search for * alone; {_HINT}")
+        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
+            stem = re.split(r"[*?]", leaf.text, maxsplit=1)[0]
+            if len(stem) < 2:
+                raise SearchIndexError(
+                    f"the wildcard {leaf.text!r} is too broad; put at least two letters before * or ?"
+                )
+    words: list[str] = []
+    for leaf in leaves:
+        if leaf.field() in _TEXT_FIELDS:
+            if isinstance(leaf, wq.Phrase):
+                words.extend(leaf.words)
+            elif isinstance(leaf, (wq.Term, wq.Prefix, wq.Wildcard)):
+                words.append(re.split(r"[*?]", str(leaf.text), maxsplit=1)[0])
+    words = list(dict.fromkeys(w for w in words if w))
+    final = wq.And([base, *dates]) if dates else base
+    return ParsedQuery(final, most_recent=most_recent, words=words)
+
+
+def check_expansion(q: wq.Query, reader: Any) -> None:
+    """Refuse wildcards and prefixes that would expand to more than ``MAX_EXPANSION`` terms."""
+    for leaf in _leaves(q):
+        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
+            count = sum(1 for _ in itertools.islice(leaf._btexts(reader), MAX_EXPANSION + 1))
+            if count > MAX_EXPANSION:
+                raise SearchIndexError(
+                    f"{leaf.text!r} matches more than {MAX_EXPANSION} different words; "
+                    "make the wildcard more specific"
+                )
+
+
+def _as_list(value: Any, name: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise SearchIndexError(f"the {name} filter must be a string or a list of strings")
+
+
+def _moment(value: Any, name: str, *, end: bool) -> datetime:
+    if isinstance(value, datetime):
+        return parse_when(value) or value
+    if isinstance(value, date):
+        return _date_bound(value.isoformat(), end=end)
+    if isinstance(value, str):
+        return _date_bound(value, end=end)
+    raise SearchIndexError(f"the {name} filter must be a date, a datetime or an ISO string like 2026-09-14")
+
+
+FILTERS = ("author", "folder", "include_trash", "kind", "since", "tag", "tags", "trust", "until")
+
+
+def build_filter(path_rel: str, filters: dict[str, Any]) -> tuple[wq.Query | None, bool]:
+    """The filter query for ``path=`` and keyword filters, and whether trash is included."""
+    unknown = set(filters) - set(FILTERS)
+    if unknown:
+        raise SearchIndexError(
+            f"unknown search filter {sorted(unknown)[0]!r}; use one of {', '.join(FILTERS)}"
+        )
+    parts: list[wq.Query] = []
+    if path_rel:
+        parts.append(wq.Term("path", path_rel))
+    for name in ("tag", "tags"):
+        if filters.get(name) is not None:
+            for tag in _as_list(filters[name], name):
+                parts.append(wq.Term("tags", tag.strip().lower()))
+    if filters.get("kind") is not None:
+        parts.append(wq.Or([wq.Term("kind", k) for k in _as_list(filters["kind"], "kind")]))
+    if filters.get("folder") is not None:
+        folders = [f.strip("/") for f in _as_list(filters["folder"], "folder")]
+        parts.append(wq.Or([wq.Term("path", f) for f in folders if f]))
+    if filters.get("author") is not None:
+        options: list[wq.Query] = []
+        for who in _as_list(filters["author"], "author"):
+            options.append(wq.Term("author", who))
+            if who == "agent":  # 'agent' means any agent, named or not
+                options.append(wq.Prefix("author", "agent:"))
+        parts.append(wq.Or(options))
+    if filters.get("trust") is not None:
+        parts.append(wq.Or([wq.Term("trust", t) for t in _as_list(filters["trust"], "trust")]))
+    since, until = filters.get("since"), filters.get("until")
+    if since is not None or until is not None:
+        parts.append(wq.DateRange(
+            "updated",
+            _moment(since, "since", end=False) if since is not None else None,
+            _moment(until, "until", end=True) if until is not None else None,
+        ))
+    include_trash = bool(filters.get("include_trash", False))
+    if not parts:
+        return None, include_trash
+    return (parts[0] if len(parts) == 1 else wq.And(parts)), include_trash
+
+
+# ------------------------------------------------------------------ snippets
+_SPACE = re.compile(r"\s+")
+
+
+def strip_frontmatter(text: str) -> str:
+    """The body of a markdown file, found without parsing YAML (snippets only need text)."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if not text.startswith("---"):
+        return text
+    first_nl = text.find("\n")
+    if first_nl < 0 or text[:first_nl].rstrip() != "---":
+        return text
+    match = re.search(r"^(?:---|\.\.\.)[ \t]*\r?$", text[first_nl + 1:], re.MULTILINE)
+    if match is None:
+        return text
+    return text[first_nl + 1 + match.end():].lstrip("\r\n")
+
+
+def _word_pattern(words: list[str]) -> re.Pattern[str] | None:
+    stems = []
+    for word in words:
+        word = word.lower()
+        # Index terms are stems ('polici'); cut one letter so 'policy' and 'policies' both match.
+        stems.append(re.escape(word[:-1] if len(word) > 4 else word))
+    if not stems:
+        return None
+    return re.compile(r"\b(" + "|".join(sorted(set(stems), key=len, reverse=True)) + ")", re.IGNORECASE)
+
+
+def make_snippet(body: str, words: list[str], width: int = 200) -> str:
+    """About ``width`` characters of ``body`` around the densest cluster of query words."""
+    pattern = _word_pattern(words)
+    start = 0
+    if pattern is not None:
+        matches = [(m.start(), m.group(1).lower()) for m in itertools.islice(pattern.finditer(body), 400)]
+        if matches:
+            best, best_score = matches[0][0], 0
+            for i, (pos, _) in enumerate(matches):
+                distinct = {w for p, w in matches[i:i + 12] if p < pos + width}
+                if len(distinct) > best_score:
+                    best, best_score = pos, len(distinct)
+            start = max(0, best - width // 4)
+            while start > 0 and not body[start - 1].isspace() and best - start < width // 2:
+                start -= 1
+    else:
+        # No words to show (a '*' or filter-only query): skip a leading heading line.
+        lines = body.lstrip().splitlines()
+        while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+            lines.pop(0)
+        body = "\n".join(lines)
+    chunk = body[start:start + width + 40]
+    text = _SPACE.sub(" ", chunk).strip()
+    if len(text) > width:
+        cut = text.rfind(" ", 0, width)
+        text = text[: cut if cut > width // 2 else width]
+    return text
