@@ -195,7 +195,9 @@ def serialize(metadata: Mapping[str, Any], body: str) -> str:
         if not isinstance(key, str) or not key:
             raise FrontmatterError(f"metadata key {key!r} is not a non-empty string; use string keys")
         _check_value(key, value)
-    if not metadata and not _FENCE.match(body.partition("\n")[0]):
+    # A body that starts like frontmatter (or with a BOM, which decode() drops) is
+    # fenced off by an empty block so that parsing gives it back byte-for-byte.
+    if not metadata and not _FENCE.match(body.partition("\n")[0]) and not body.startswith("\ufeff"):
         return body
     if not metadata:
         return "---\n---\n" + body
