@@ -1,0 +1,109 @@
+"""The one seam between the evolve layer and a language model.
+
+Any langchain-core chat model or Runnable works: ``ainvoke`` is used when present,
+``invoke`` (in a worker thread) otherwise. Every failure a provider can throw —
+network, auth, rate limit, a model that returns nothing — becomes :class:`EvolveError`
+*before* anything is written, which is what lets callers promise "no half-written
+lesson".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine, Sequence
+from typing import Any, TypeVar
+
+from contextfs.errors import EvolveError
+
+from .parsing import message_text
+
+__all__ = ["NO_MODEL_HINT", "ask", "require_model", "resolve_llm", "run_sync"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+NO_MODEL_HINT = (
+    "pass a LangChain chat model (EvolvingAgent(ctx, llm=...)) or use --llm provider:model, "
+    "e.g. --llm anthropic:claude-sonnet-4-5 after pip install 'contextfs-git[llm]' langchain-anthropic"
+)
+
+
+def require_model(llm: Any, step: str) -> None:
+    """Refuse a step that needs judgment when no model is configured (never pretend)."""
+    if llm is None:
+        raise EvolveError(f"{step} needs a language model and none is configured; nothing was written; {NO_MODEL_HINT}")
+
+
+def resolve_llm(spec: str | None) -> Any:
+    """A chat model for ``provider:model`` via LangChain's ``init_chat_model``.
+
+    >>> resolve_llm(None) is None
+    True
+    """
+    if not spec:
+        return None
+    provider, sep, model = spec.partition(":")
+    if not sep or not provider.strip() or not model.strip():
+        raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
+    try:
+        from langchain.chat_models import init_chat_model
+    except ImportError:
+        raise EvolveError(
+            "--llm needs the 'langchain' package for init_chat_model; "
+            f"pip install 'contextfs-git[llm]' langchain-{provider.strip().lower()}"
+        ) from None
+    try:
+        return init_chat_model(model.strip(), model_provider=provider.strip())
+    except ImportError as exc:
+        raise EvolveError(
+            f"the {provider} provider package is missing ({exc}); pip install langchain-{provider.strip().lower()}"
+        ) from None
+    except Exception as exc:  # unknown provider, missing API key, bad model name
+        raise EvolveError(f"cannot start model {spec!r}: {exc}; check the provider name, model and API key") from None
+
+
+async def ask(llm: Any, messages: Sequence[Any] | str, *, step: str) -> str:
+    """Send ``messages`` to ``llm`` and return its text; any failure is EvolveError."""
+    require_model(llm, step)
+    try:
+        if hasattr(llm, "ainvoke"):
+            result = await llm.ainvoke(messages)
+        elif hasattr(llm, "invoke"):
+            result = await asyncio.to_thread(llm.invoke, messages)
+        elif callable(llm):
+            result = await asyncio.to_thread(llm, messages)
+        else:
+            raise TypeError(f"{type(llm).__name__} has neither ainvoke nor invoke")
+    except EvolveError:
+        raise
+    except Exception as exc:
+        log.warning("model call for %s failed: %s", step, exc)
+        raise EvolveError(f"the model failed during {step} ({type(exc).__name__}: {exc}); nothing was written; retry") from None
+    text = message_text(result)
+    if not text.strip():
+        raise EvolveError(f"the model returned an empty answer during {step}; nothing was written; retry")
+    return text
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine from sync code, also when an event loop is already running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def worker() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=worker, name="contextfs-evolve-sync")
+    thread.start()
+    thread.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
