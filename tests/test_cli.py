@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from contextfs import cli as cli_module
 from contextfs.cli import cli
 
-from .conftest import assert_clean, git
+from conftest import assert_clean, git
 
 
 @pytest.fixture
