@@ -25,6 +25,7 @@ Index writes across processes are serialised by ``.contextfs/index.lock``; Whoos
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 import json
 import logging
@@ -44,7 +45,9 @@ from whoosh import index as windex
 from whoosh import query as wq
 from whoosh.index import LockError
 from whoosh.query.qcore import QueryError
+from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.scoring import BM25F
+from whoosh.searching import Searcher
 
 from . import paths, store
 from .document import blob_version
@@ -70,6 +73,7 @@ STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
 INDEX_FORMAT = 1
+_UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 _LOCK_TIMEOUT = 60.0
 _BATCH = 2000  # documents per Whoosh writer during a rebuild
 
@@ -213,10 +217,10 @@ class SearchIndex:
             return None
         return data
 
-    def _write_stamp(self, folder: Path, build: str, head: str | None) -> None:
+    def _write_stamp(self, folder: Path, build: str, head: str | None, previous: dict[str, Any] | None = None) -> None:
         data = {
             "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-            "build": build, "head": head,
+            "build": build, "head": head, "files": _file_sums(folder, (previous or {}).get("files") or {}),
         }
         tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
         tmp.write_text(json.dumps(data), "utf-8")
@@ -244,6 +248,9 @@ class SearchIndex:
             raise _Broken("has no valid contextfs stamp (not created by contextfs, or damaged)")
         if not self._valid(stamp):
             raise _Broken(f"was built by another index format ({stamp.get('format')}/{stamp.get('schema')})")
+        damaged = _check_sums(self.dir, stamp.get("files"))
+        if damaged:
+            raise _Broken(f"has damaged or unexpected files ({damaged})")
         try:
             ix = windex.open_dir(str(self.dir), schema=self.schema)
             searcher = ix.searcher(weighting=_weighting())
@@ -388,7 +395,7 @@ class SearchIndex:
                 raise
             writer.commit()
         if todo or force_commit:
-            self._write_stamp(self.dir, self._build or secrets.token_hex(8), head)
+            self._write_stamp(self.dir, self._build or secrets.token_hex(8), head, self._read_stamp())
             self._head = head
         with self._mutex:
             self._pending -= taken
@@ -408,15 +415,36 @@ class SearchIndex:
         raise _Broken("stays locked by Whoosh")
 
     def _refresh(self) -> None:
+        """Point the searcher at the latest commit, reopening only segments that changed.
+
+        Whoosh-Reloaded's ``Searcher.refresh()`` keeps readers of segments a merge removed
+        (so a merged index returns each note twice); this does the reuse by hand instead.
+        """
         searcher = self._searcher
         if searcher is None or searcher.up_to_date():
             return
-        if searcher.doc_count_all() == 0:
-            # Whoosh cannot refresh a reader of an empty index (it has no segments to reuse).
-            searcher.close()
-            self._searcher = self._ix.searcher(weighting=_weighting())
+        toc = self._ix._read_toc()
+        reusable: dict[tuple[str, int], Any] = {}
+        for reader, _ in searcher.ixreader.leaf_readers():
+            seg = reader.segment()
+            if seg is not None:
+                reusable[(seg.segment_id(), seg.deleted_count())] = reader
+        readers = []
+        for seg in toc.segments:
+            reader = reusable.pop((seg.segment_id(), seg.deleted_count()), None)
+            if reader is None:
+                reader = SegmentReader(self._ix.storage, self.schema, seg, generation=toc.generation)
+            readers.append(reader)
+        for leftover in reusable.values():
+            with contextlib.suppress(Exception):
+                leftover.close()
+        if not readers:
+            reader = EmptyReader(self.schema)
+        elif len(readers) == 1:
+            reader = readers[0]
         else:
-            self._searcher = searcher.refresh()
+            reader = MultiReader(readers, generation=toc.generation)
+        self._searcher = Searcher(reader, weighting=_weighting(), fromindex=self._ix)
 
     # ------------------------------------------------------------ searching
     def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
@@ -537,6 +565,51 @@ class SearchIndex:
         with self._mutex, self._locked():
             self._ix.optimize()
             self._refresh()
+
+
+def _index_files(folder: Path) -> list[os.DirEntry[str]]:
+    return [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False) and e.name not in _UNSUMMED
+            and not e.name.endswith(".tmp")]
+
+
+def _sha1(path: str) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _file_sums(folder: Path, known: dict[str, Any]) -> dict[str, list[Any]]:
+    """Size and SHA-1 of every index file. Whoosh never rewrites a file, so only new ones are hashed."""
+    out: dict[str, list[Any]] = {}
+    for entry in _index_files(folder):
+        size = entry.stat(follow_symlinks=False).st_size
+        old = known.get(entry.name)
+        if isinstance(old, list) and len(old) == 2 and old[0] == size:
+            out[entry.name] = old
+        else:
+            out[entry.name] = [size, _sha1(entry.path)]
+    return out
+
+
+def _check_sums(folder: Path, sums: Any) -> str:
+    """'' when every index file matches the stamp; else what differs (truncation, garbage, strays)."""
+    if not isinstance(sums, dict) or not sums:
+        return "the stamp lists no files"
+    present = {e.name: e for e in _index_files(folder)}
+    for name in present:
+        if name not in sums:
+            return f"{name} is not in the stamp"
+    for name, info in sums.items():
+        entry = present.get(name)
+        if entry is None:
+            return f"{name} is missing"
+        if not isinstance(info, list) or len(info) != 2:
+            return "the stamp is malformed"
+        if entry.stat(follow_symlinks=False).st_size != info[0] or _sha1(entry.path) != info[1]:
+            return f"{name} does not match its checksum"
+    return ""
 
 
 def _weighting() -> BM25F:
