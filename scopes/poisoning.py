@@ -178,8 +178,9 @@ def apply_policy(verdict: Verdict, policy: str, *, what: str = "text") -> str:
             f"{what} reads as an instruction to the agent ({reasons}) and the poisoning policy is 'refuse'; "
             "store it as a quoted fact (e.g. 'the user said: ...') or use policy 'tag'"
         )
-    log.warning("storing %s as %s: it reads as an instruction (%s)", what, policy, reasons)
-    return "quarantined" if policy == "quarantine" else "untrusted"
+    trust = "quarantined" if policy == "quarantine" else "untrusted"
+    log.warning("storing %s as %s: it reads as an instruction (%s)", what, trust, reasons)
+    return trust
 
 
 def trust_of(metadata: Mapping[str, Any]) -> str:
