@@ -152,7 +152,8 @@ def compaction_messages(
             "words. What belongs to a topic goes in that topic rather than the general summary. "
             "Preserve key facts, decisions and context needed to continue.\n\n"
             f"{rule}\n\n"
-            f"The summaries of topics you leave open must fit in {max_open_tokens} tokens in total.\n"
+            f"The summaries of topics you leave open must fit in {max_open_tokens} tokens in total; "
+            "list topics most relevant first.\n"
             'Answer with JSON only: {"summary": "...", "topics": [{"name": "<existing name>", '
             '"open": true|false, "summary": "<rewritten summary, or null to keep it>"}], '
             '"new_topics": [{"name": "<slug>", "description": "<cue>", "summary": "...", "open": true}]}'
