@@ -35,9 +35,9 @@ __all__ = [
 ]
 
 #: Minimum BM25 score for the best topic; calibrated on the sample tree (see tests).
-DEFAULT_THRESHOLD = 3.0
+DEFAULT_THRESHOLD = 2.0
 #: The best BM25 score must be at least this many times the runner-up's.
-DEFAULT_MARGIN = 1.3
+DEFAULT_MARGIN = 1.5
 #: difflib ratio for a window of the message to count as naming a topic.
 DEFAULT_FUZZY_RATIO = 0.85
 
