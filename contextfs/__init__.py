@@ -29,6 +29,18 @@ from .trash import TrashEntry
 
 __version__ = "0.1.0"
 
+_LAZY = {"ScopedContext": "contextfs.scopes.scoped", "ContextView": "contextfs.scopes.scoped"}
+
+
+def __getattr__(name: str) -> object:
+    """Re-export the scoped-context entry points lazily (the core never imports scopes)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'contextfs' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 __all__ = [
     "AlreadyExistsError",
     "BudgetError",
@@ -37,6 +49,7 @@ __all__ = [
     "ContentError",
     "ContextFSError",
     "ContextManager",
+    "ContextView",
     "Document",
     "EvolveError",
     "FrontmatterError",
@@ -47,6 +60,7 @@ __all__ = [
     "PoisoningError",
     "Provenance",
     "RevertReport",
+    "ScopedContext",
     "SearchIndexError",
     "TopicError",
     "TrashEntry",
