@@ -1,0 +1,77 @@
+"""``contextfs context``: print the view an agent gets for a scope, with its token accounting."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from contextfs.cliutil import echo_data, pass_manager, translate_errors
+
+from .rules import SCOPES
+from .scoped import ScopedContext
+
+__all__ = ["context", "demo"]
+
+
+def _summary(view: Any) -> str:
+    lines = [view.text, "", f"<!-- {view.tokens} tokens"
+             + (f" of {view.budget}" if view.budget is not None else "") + " -->"]
+    return "\n".join(lines)
+
+
+@click.command("context")
+@click.option("--scope", type=click.Choice(list(SCOPES)), default="task", show_default=True, help="Scope level.")
+@click.option("--subtask", "subtask", default=None, help="Subtask id (task/subtasks/<id>.md) for --scope subtask.")
+@click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
+@click.option("--query", default=None, help="Page in the best matches for this query; excerpts follow it.")
+@click.option("--topic", default=None, help="Add a topic's where-are-we, topic and decisions files.")
+@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this commit (HEAD~N or an id).")
+@click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
+@click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
+@translate_errors
+@pass_manager
+def context(
+    ctx: Any, scope: str, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
+    as_of: str | None, encoding: str | None, as_json: bool,
+) -> None:
+    """Print the context for a scope, within a token budget.
+
+    Items that do not fit step down tiers (full, excerpt, overview, abstract, cue)
+    before anything is dropped; pinned core memory is always shown in full.
+
+    \b
+    Example:
+      contextfs context --scope task --budget 2000 --query "webhook retry schedule"
+      contextfs context --scope subtask --subtask retry-policy --budget 800 --json
+      contextfs context --scope task --budget 2000 --as-of HEAD~3
+    """
+    scoped = ScopedContext(ctx, encoding=encoding)
+    if budget is None and query is None and as_of is None and topic is None and not as_json:
+        click.echo(scoped.get_context(scope, subtask))
+        return
+    view = scoped.assemble(scope, subtask, budget=budget, query=query, topic=topic, as_of=as_of)
+    if as_json:
+        data = view.to_dict()
+        echo_data(data, True)
+    else:
+        click.echo(_summary(view))
+
+
+def demo(ctx: Any, say: Callable[[str], None]) -> None:
+    """The same task scope at 8000, 2000 and 500 tokens, and what changed tier."""
+    scoped = ScopedContext(ctx)
+    query = "webhook retry backoff dead-letter queue"
+    previous: dict[str, str] = {}
+    for budget in (8000, 2000, 500):
+        view = scoped.assemble("task", budget=budget, query=query)
+        say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items, {len(view.dropped)} dropped")
+        for item in view.items:
+            before = previous.get(item.path)
+            change = f" (was {before})" if before and before != item.tier else ""
+            say(f"  {item.tier:<8} {item.tokens:>5}  {item.path}{change}")
+        for d in view.dropped:
+            say(f"  dropped         {d.path} ({d.reason})")
+        previous = {i.path: i.tier for i in view.items}
+    say("Every view is reproducible: assemble(..., as_of=<commit>) returns the same bytes later.")

@@ -1,0 +1,199 @@
+"""``ScopedContext``: the context an agent sees for a project, task or subtask scope.
+
+The seed's ``get_context()`` concatenated whole files; it is kept, with its exact output
+format, for callers that set no budget. :meth:`ScopedContext.assemble` is the budgeted
+form: it turns the scope rules into ranked candidates, optionally pages in the best
+matches for a query from the rest of the tree, and hands everything to the packer, which
+guarantees ``view.tokens <= budget`` and explains every choice in ``view.items`` and
+``view.dropped``. With ``as_of=REV`` every byte is read from that commit, so an auditor
+gets exactly the view the agent got when REV was the head.
+
+>>> scoped = ScopedContext(ctx, budget=2000)                      # doctest: +SKIP
+>>> view = scoped.assemble("task", query="webhook retry schedule")  # doctest: +SKIP
+>>> view.tokens <= 2000                                            # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from contextfs.errors import ConfigError, ContextFSError, TopicError
+
+from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_source, pack, resolve_rev
+from .pagein import PAGERS, rank
+from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
+from .tiers import render, seed_section
+
+__all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
+
+log = logging.getLogger(__name__)
+
+#: How many ranked files page-in considers (it stops earlier when its share is spent).
+PAGE_IN_LIMIT = 8
+_TOPIC_FILES = (("where-are-we.md", 8), ("topic.md", 12), ("decisions.md", 15))
+
+
+class ScopedContext:
+    """Delivers the context for a scope, within a token budget when one is set."""
+
+    def __init__(
+        self,
+        ctx: Any,
+        budget: int | None = None,
+        rules: ScopeRules | Mapping[str, Any] | None = None,
+        encoding: str | None = None,
+        *,
+        page_share: float | None = None,
+        pager: str = "exact",
+    ) -> None:
+        self.ctx = ctx
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
+            raise ConfigError(f"budget must be a positive number of tokens, got {budget!r}; pass e.g. budget=2000")
+        self.budget = budget
+        if rules is None:
+            rules = rules_from_config(ctx.config)
+        elif isinstance(rules, Mapping):
+            rules = rules_from_config(rules if "scopes" in rules else {"scopes": rules})
+        elif not isinstance(rules, ScopeRules):
+            raise ConfigError("rules must be a ScopeRules or a mapping like the [scopes] table of config.toml")
+        self.rules = rules
+        self.encoding = encoding or rules.encoding
+        share = rules.page_share if page_share is None else page_share
+        if not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
+            raise ConfigError(f"page_share must be from 0 to 0.9, got {share!r}; the default is {rules.page_share}")
+        self.page_share = float(share)
+        if pager not in PAGERS:
+            raise ConfigError(f"pager must be one of {', '.join(PAGERS)}, got {pager!r}")
+        self.pager = pager
+
+    @property
+    def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - the seed's attribute name
+        """The rule paths per level, in the seed's shape (for code written against the seed)."""
+        return {level: [r.path for r in rules] for level, rules in self.rules.levels.items()}
+
+    # ------------------------------------------------------------ candidates
+    def _listing(self, folder: str, rev: str | None, cache: dict[str, list[str]]) -> list[str]:
+        if folder not in cache:
+            if rev is None:
+                try:
+                    cache[folder] = self.ctx.list(folder)
+                except ContextFSError as exc:
+                    raise ConfigError(f"scope rule folder {folder!r} is not usable ({exc}); fix .contextfs/config.toml") from None
+            else:
+                cache[folder] = sorted(self.ctx.git.files_at(rev, folder))
+        return cache[folder]
+
+    def _expand(self, rule: Rule, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]) -> list[str]:
+        pattern = rule.expand(subtask_id)
+        if pattern is None:
+            return []
+        if rule.is_glob:
+            return [p for p in match(pattern, self._listing(glob_base(pattern), rev, cache)) if p.endswith(".md")]
+        folder = pattern.rsplit("/", 1)[0] if "/" in pattern else ""
+        return [pattern] if pattern in self._listing(folder, rev, cache) else []
+
+    def candidates(
+        self, scope: str = "task", subtask_id: str | None = None, *, topic: str | None = None, as_of: str | None = None
+    ) -> list[Candidate]:
+        """The scope's items as packer candidates, most important first."""
+        subtask_id = check_subtask_id(subtask_id)
+        rev = resolve_rev(self.ctx, as_of)
+        cache: dict[str, list[str]] = {}
+        out: list[Candidate] = []
+        seen: set[str] = set()
+        rules = self.rules.rules_for(scope)
+        for rule in sorted(rules, key=lambda r: (not r.pinned, r.priority)):
+            for path in self._expand(rule, subtask_id, rev, cache):
+                if path in seen:
+                    continue
+                seen.add(path)
+                reason = rule.reason.replace("{subtask}", subtask_id or "") or f"{scope} scope"
+                out.append(Candidate(path, reason, rule.priority, pinned=rule.pinned, min_tier=rule.min_tier))
+        if topic is not None:
+            out.extend(self._topic_candidates(topic, rev, cache, seen))
+        return out
+
+    def _topic_candidates(self, topic: str, rev: str | None, cache: dict[str, list[str]], seen: set[str]) -> list[Candidate]:
+        slug = check_subtask_id(topic)
+        folder = f"topics/{slug}"
+        present = set(self._listing(folder, rev, cache))
+        found = [
+            Candidate(f"{folder}/{name}", f"topic {slug}: {name}", priority)
+            for name, priority in _TOPIC_FILES
+            if f"{folder}/{name}" in present and f"{folder}/{name}" not in seen
+        ]
+        if not any(f"{folder}/{name}" in present for name, _ in _TOPIC_FILES):
+            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topics list`")
+        return found
+
+    # ------------------------------------------------------------ views
+    def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
+        """The scope's context as text: the seed's format without a budget, a packed view with one."""
+        budget = self.budget or self.rules.budgets.get(scope)
+        if budget is not None:
+            return self.assemble(scope, subtask_id, budget=budget).text
+        return self._seed_format(scope, subtask_id)
+
+    def _seed_format(self, scope: str, subtask_id: str | None) -> str:
+        """``## <path>\n<body>`` sections joined by ``---``, in the seed's order and labels."""
+        subtask_id = check_subtask_id(subtask_id)
+        levels = SCOPES[scope]
+        order = {"pinned": 0, "project": 1, "task": 2, "subtask": 3, "lessons": 4}
+        keyed: list[tuple[int, int, int, str, str]] = []
+        seen: set[str] = set()
+        for level in levels:
+            for i, rule in enumerate(self.rules.levels.get(level, ())):
+                group = "pinned" if rule.pinned else ("lessons" if level == "always" else level)
+                for path in self._expand(rule, subtask_id, None, {}):
+                    if path not in seen:
+                        seen.add(path)
+                        keyed.append((order[group], rule.priority if group == "pinned" else i, len(keyed), path, level))
+        parts: list[str] = []
+        for _, _, _, path, level in sorted(keyed):
+            src = load_source(self.ctx, Candidate(path, "", 0), None)
+            if src is None or not src.body or src.trust == "quarantined":
+                continue
+            body = src.body if src.trust == "trusted" else render(src, "full").partition("\n")[2]
+            if level == "subtask" and subtask_id:
+                label = f"Subtask: {subtask_id}"
+            elif path == "memory/lessons.md":
+                label = "Lessons Learned"
+            else:
+                label = path
+            parts.append(seed_section(label, body))
+        return "\n\n---\n\n".join(parts)
+
+    def assemble(
+        self,
+        scope: str = "task",
+        subtask_id: str | None = None,
+        *,
+        budget: int | None = None,
+        query: str | None = None,
+        topic: str | None = None,
+        as_of: str | None = None,
+    ) -> ContextView:
+        """A :class:`ContextView` of the scope, within ``budget`` (or the configured one)."""
+        if scope not in SCOPES:
+            raise ConfigError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
+        budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
+        rev = resolve_rev(self.ctx, as_of)
+        cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)
+        paged: list[Candidate] = []
+        if query and budget is not None and self.page_share > 0:
+            exclude = {c.path for c in cands}
+            hits = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT, pager=self.pager if rev is None else "exact")
+            paged = [
+                Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
+                for k, (path, score) in enumerate(hits, start=1)
+            ]
+        view = pack(
+            self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev,
+            paged=paged, page_share=self.page_share,
+        )
+        view.meta.update({"scope": scope, "subtask": subtask_id, "topic": topic})
+        return view
+
