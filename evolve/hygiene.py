@@ -94,6 +94,8 @@ def _tidy(text: str) -> str:
 
 
 def _clean_sentence(sentence: str, dropped: list[str]) -> str:
+    if not is_emotional(sentence):
+        return sentence.strip()
     s = _EMOJI.sub("", sentence)
     s = _EMOTICON.sub("", s)
     s = re.sub(r"!+", ".", s)
@@ -147,8 +149,12 @@ def clean(text: str) -> CleanResult:
     result = re.sub(r"\n{3,}", "\n\n", result)
     if result and not re.search(r"\w", result):
         result = ""
-    original = text.strip()
-    return CleanResult(text=result or None, changed=result != original, dropped=tuple(dropped))
+    changed = _words(result) != _words(text)
+    return CleanResult(text=result or None, changed=changed, dropped=tuple(dropped))
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 async def rewrite_with_model(llm: Any, items: Sequence[str]) -> list[str | None]:
