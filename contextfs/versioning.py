@@ -229,6 +229,11 @@ class GitStore:
         check_rev(rev)
         try:
             obj = self.repo.rev_parse(rev)
+            # A full 40-hex id is taken on trust by rev_parse and only looked up when an
+            # attribute is read (raising a bare ValueError later); check it exists now.
+            obj.type  # noqa: B018
+            if isinstance(obj, git.Commit):
+                obj.tree  # noqa: B018
         except (git.BadName, ValueError, IndexError, git.BadObject):
             raise NotFoundError(f"revision {rev!r} does not exist; pick one from history()") from None
         if not isinstance(obj, git.Commit):
