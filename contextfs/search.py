@@ -449,9 +449,9 @@ class SearchIndex:
     # ------------------------------------------------------------ searching
     def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
         """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
-        parsed = parse_query(query, self.schema)
-        rel_path = paths.check(self.root, path, allow_root=True, allow_internal=bool(filters.get("include_trash")))
+        rel_path = paths.check(self.root, path, allow_root=True)
         filt, include_trash = build_filter(rel_path, filters)
+        parsed = parse_query(query, self.schema)
         try:
             limit = int(limit)
         except (TypeError, ValueError):

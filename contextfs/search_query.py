@@ -38,11 +38,11 @@ MAX_QUERY_CHARS = 2000
 MAX_CLAUSES = 64
 #: How many index terms one wildcard or prefix may expand to before the query is refused.
 MAX_EXPANSION = 512
-SEARCH_FIELDS = ["title", "abstract", "headings", "tags", "body"]
-FIELD_BOOSTS = {"title": 3.0, "abstract": 2.0, "headings": 1.5, "tags": 2.0, "body": 1.0}
+SEARCH_FIELDS = ["title", "abstract", "headings", "tagwords", "body"]
+FIELD_BOOSTS = {"title": 3.0, "abstract": 2.0, "headings": 1.5, "tagwords": 2.0, "body": 1.0}
 _TEXT_FIELDS = {"title", "abstract", "headings", "body"}
 _FIELD_ALIASES = {"tags": ["tag"], "kind": ["folder_kind"], "title": ["name"]}
-_KNOWN_FIELDS = set(SEARCH_FIELDS) | {"path", "kind", "author", "trust", "updated", "tag", "name"}
+_KNOWN_FIELDS = (set(SEARCH_FIELDS) - {"tagwords"}) | {"tags", "path", "kind", "author", "trust", "updated", "tag", "name"}
 _HINT = (
     "use plain words, \"quoted phrases\", AND/OR/NOT, (groups), tag:x, path:folder, "
     "updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
@@ -142,9 +142,9 @@ def _check_syntax(text: str) -> None:
 def _split_not(q: wq.Query) -> wq.Query:
     """Make 'a b NOT c' mean (a OR b) minus c; a bare NOT inside an OR would match everything."""
     if isinstance(q, wq.Or):
-        kids = [_split_not(k) for k in q.subqueries]
-        negatives = [k.query for k in kids if isinstance(k, wq.Not)]
-        positives = [k for k in kids if not isinstance(k, wq.Not)]
+        negatives = [_split_not(k.query) for k in q.subqueries if isinstance(k, wq.Not)]
+        positives = [_split_not(k) for k in q.subqueries if not isinstance(k, wq.Not)]
+        kids = positives
         if negatives:
             base = q.__class__(positives, boost=q.boost, scale=getattr(q, "scale", None)) if positives else wq.Every()
             if len(positives) == 1:
@@ -153,10 +153,12 @@ def _split_not(q: wq.Query) -> wq.Query:
             return wq.AndNot(base, neg)
         return q.__class__(kids, boost=q.boost, scale=getattr(q, "scale", None))
     if isinstance(q, wq.And):
-        kids = [_split_not(k) for k in q.subqueries]
-        if kids and all(isinstance(k, wq.Not) for k in kids):
-            return wq.AndNot(wq.Every(), wq.Or([k.query for k in kids]))
-        return wq.And(kids, boost=q.boost)
+        negatives = [_split_not(k.query) for k in q.subqueries if isinstance(k, wq.Not)]
+        positives = [_split_not(k) for k in q.subqueries if not isinstance(k, wq.Not)]
+        base = wq.And(positives, boost=q.boost) if len(positives) > 1 else (positives[0] if positives else wq.Every())
+        if negatives:
+            return wq.AndNot(base, negatives[0] if len(negatives) == 1 else wq.Or(negatives))
+        return base
     if isinstance(q, wq.Not):
         return wq.AndNot(wq.Every(), _split_not(q.query))
     if isinstance(q, wq.AndNot):
@@ -164,6 +166,31 @@ def _split_not(q: wq.Query) -> wq.Query:
     if isinstance(q, wq.AndMaybe):
         return wq.AndMaybe(_split_not(q.a), _split_not(q.b))
     return q
+
+
+_QUALIFIERS = {"path", "tags", "kind", "author", "trust"}
+
+
+def _is_qualifier(q: wq.Query) -> bool:
+    leaves = list(_leaves(q))
+    return bool(leaves) and all(leaf.field() in _QUALIFIERS for leaf in leaves)
+
+
+def _narrow(q: wq.Query) -> wq.Query:
+    """'postgres tag:adr path:project' means postgres *within* that tag and folder.
+
+    Plain words are OR-ed, but a field clause written next to them is a qualifier, so it
+    is required rather than just one more way to match. Qualifiers alone (tag:a OR tag:b)
+    keep their own operators.
+    """
+    if not isinstance(q, wq.Or):
+        return q
+    quals = [k for k in q.subqueries if _is_qualifier(k)]
+    rest = [k for k in q.subqueries if not _is_qualifier(k)]
+    if not quals or not rest:
+        return q
+    words = rest[0] if len(rest) == 1 else q.__class__(rest, boost=q.boost, scale=getattr(q, "scale", None))
+    return wq.And([words, *quals])
 
 
 def _leaves(q: wq.Query) -> Iterable[wq.Query]:
@@ -198,7 +225,7 @@ def parse_query(text: object, schema: Any) -> ParsedQuery:
         most_recent = True
     else:
         try:
-            base = _parser(schema).parse(rest)
+            base = _parser(schema).parse(rest, normalize=False)
         except SearchIndexError:
             raise
         except Exception as exc:  # whoosh raises assorted errors on odd input
@@ -206,7 +233,7 @@ def parse_query(text: object, schema: Any) -> ParsedQuery:
         if base is wq.NullQuery or isinstance(base, type(wq.NullQuery)):
             raise SearchIndexError(f"the query has no searchable words (only stop words or symbols); {_HINT}")
         most_recent = False
-        base = _split_not(base)
+        base = _narrow(_split_not(base)).normalize()
     leaves = list(_leaves(base))
     if len(leaves) > MAX_CLAUSES * len(SEARCH_FIELDS):
         raise SearchIndexError(

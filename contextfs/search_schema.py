@@ -58,7 +58,9 @@ def make_schema() -> Schema:
         abstract=TEXT(analyzer=ana, field_boost=2.0),
         headings=TEXT(analyzer=ana, field_boost=1.5),
         body=TEXT(analyzer=ana),
-        tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True, field_boost=2.0),
+        # Exact tags for tag: clauses and filters; their words again for plain-word queries.
+        tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
+        tagwords=TEXT(analyzer=ana, field_boost=2.0),
         kind=ID(stored=True),
         author=ID(stored=True),
         trust=ID(stored=True),
@@ -201,6 +203,7 @@ def extract(manager: ContextManager, rel: str) -> dict[str, Any] | None:
     if updated is None:
         updated = datetime.fromtimestamp(st.st_mtime, timezone.utc).replace(tzinfo=None)
     trust = meta.get("trust")
+    tags = _tags(meta.get("tags"))
     abstract = " ".join(_text(meta.get(k)) for k in ("abstract", "description", "overview", "summary"))
     return {
         "rel": rel,
@@ -209,7 +212,8 @@ def extract(manager: ContextManager, rel: str) -> dict[str, Any] | None:
         "abstract": abstract.strip(),
         "headings": "\n".join(_HEADING.findall(body)),
         "body": body,
-        "tags": ",".join(_tags(meta.get("tags"))),
+        "tags": ",".join(tags),
+        "tagwords": " ".join(tags),
         "kind": kind,
         "author": str(meta.get("author") or ""),
         "trust": trust if isinstance(trust, str) and trust else "trusted",
