@@ -78,9 +78,10 @@ class AccessLog:
     def __init__(self, root: Path) -> None:
         self.path = root / ACCESS_FILE
         self._lock = threading.Lock()
+        self._corrupt = False
         self.started, self.files = self._load()
-        if not self.path.exists():
-            self.flush()
+        if self._corrupt or not self.path.exists():
+            self.flush()  # heal: a missing or unreadable cache is rewritten at once
 
     def _load(self) -> tuple[datetime, dict[str, str]]:
         data = store.read_bytes(self.path)
@@ -94,6 +95,7 @@ class AccessLog:
             except (ValueError, AttributeError):
                 pass
             log.warning("access log %s is unreadable; starting a fresh one", self.path)
+            self._corrupt = True
         return clock.now(), {}
 
     def touch(self, rel: str) -> None:
