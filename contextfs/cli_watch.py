@@ -20,7 +20,7 @@ import click
 from .cliutil import translate_errors
 from .manager import ContextManager
 
-__all__ = ["demo", "watch_command"]
+__all__ = ["demo", "watch"]
 
 
 def _open(click_ctx: click.Context) -> ContextManager:
@@ -61,13 +61,13 @@ Examples:
 )
 @click.pass_context
 @translate_errors
-def watch_command(click_ctx: click.Context, once: bool, debounce: float) -> None:
+def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     """Commit files edited outside contextfs (an editor, a script) as 'human'.
 
     Without --once it keeps watching the context root and commits each burst of edits
     once they settle; .git/, .contextfs/ and contextfs's own writes are ignored.
     """
-    from .watcher import watch  # the one module that imports watchdog
+    from . import watcher as watching  # the one module that imports watchdog
 
     ctx = _open(click_ctx)
     synced = ctx.sync()
@@ -77,7 +77,7 @@ def watch_command(click_ctx: click.Context, once: bool, debounce: float) -> None
         if not synced:
             click.echo("nothing to commit: every file matches the last commit")
         return
-    watcher = watch(ctx, debounce=debounce, on_sync=_report)
+    watcher = watching.watch(ctx, debounce=debounce, on_sync=_report)
     click.echo(f"watching {ctx.root} (debounce {debounce:g}s); press Ctrl-C to stop")
     if threading.current_thread() is threading.main_thread():
         # A service manager stops us with SIGTERM: treat it like Ctrl-C so pending edits are flushed.

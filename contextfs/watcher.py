@@ -146,6 +146,12 @@ class Watcher:
     def running(self) -> bool:
         return self._observer is not None
 
+    @property
+    def pending(self) -> list[str]:
+        """Paths seen changing that are waiting for the quiet period (sorted)."""
+        with self._cond:
+            return sorted(self._pending)
+
     def __enter__(self) -> Watcher:
         return self.start()
 

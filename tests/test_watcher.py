@@ -1,0 +1,237 @@
+"""The watcher on a real root: plain ``open().write()`` edits become commits by ``human``.
+
+Waiting is always a bounded poll (up to ~10 s) for something observable (a commit in
+``git log``, a path in ``Watcher.pending``); nothing asserts how fast it happened.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import commit_count, git
+
+from contextfs import ConfigError, ContextManager
+from contextfs.cli_watch import demo
+from contextfs.cli_watch import watch as watch_cmd
+from contextfs.watcher import Watcher, is_ignored, watch
+
+WAIT = 10.0
+
+
+def wait_for(check: Callable[[], object], what: str, timeout: float = WAIT) -> object:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"gave up after {timeout:.0f}s waiting for {what}")
+
+
+def human_commits(root: Path) -> list[str]:
+    return [line for line in git(root, "log", "--format=%an|%s").splitlines() if line.startswith("human|")]
+
+
+@pytest.fixture
+def mgr(tmp_path: Path) -> ContextManager:
+    manager = ContextManager(tmp_path / "ctx", index=False)
+    yield manager
+    manager.close()
+
+
+class SyncSpy:
+    """Counts real ``ctx.sync()`` calls (the call still happens)."""
+
+    def __init__(self, ctx: ContextManager) -> None:
+        self.calls = 0
+        real = ctx.sync
+
+        def counted() -> list[str]:
+            self.calls += 1
+            return real()
+
+        ctx.sync = counted  # type: ignore[method-assign]
+
+
+def test_is_ignored() -> None:
+    for rel in (".git/index", ".git", ".contextfs/index/MAIN.toc", ".contextfs/lock",
+                "memory/.facts.md.1a2b3c4d.cfs-tmp", "", ".", "..", "../elsewhere.md"):
+        assert is_ignored(rel), rel
+    for rel in ("memory/facts.md", ".trash/x/meta.json", "notes.md", "git/notes.md", "a.contextfs/b.md"):
+        assert not is_ignored(rel), rel
+
+
+def test_plain_write_while_watching_is_committed_as_human(mgr: ContextManager) -> None:
+    root = mgr.root
+    mgr.write("memory/facts.md", "- Database: PostgreSQL 16\n")
+    with watch(mgr, debounce=0.2) as w:
+        assert w.running
+        with open(root / "memory" / "facts.md", "a", encoding="utf-8") as fh:
+            fh.write("- Cache: Redis 7\n")
+        with open(root / "memory" / "new-note.md", "w", encoding="utf-8") as fh:
+            fh.write("written in an editor\n")
+        # Poll with read-only git commands: 'git status' may take the index lock the watcher needs.
+        wait_for(lambda: git(root, "log", "-1", "--format=%an", "--", "memory/facts.md").strip() == "human"
+                 and git(root, "log", "-1", "--format=%an", "--", "memory/new-note.md").strip() == "human",
+                 "the edits to be committed")
+    assert not w.running
+    assert git(root, "status", "--porcelain") == ""
+    log = human_commits(root)
+    assert log and all("sync:" in line for line in log)
+    assert git(root, "log", "-1", "--format=%an", "--", "memory/facts.md").strip() == "human"
+    assert git(root, "show", "HEAD:memory/facts.md").endswith("- Cache: Redis 7\n")
+    assert git(root, "show", "HEAD:memory/new-note.md") == "written in an editor\n"
+    trailers = git(root, "log", "-1", "--format=%B", "--", "memory/new-note.md")
+    assert "Contextfs-Op: sync" in trailers
+    assert w.commits >= 1 and w.last_synced
+
+
+def test_deleting_a_file_by_hand_is_committed(mgr: ContextManager) -> None:
+    root = mgr.root
+    mgr.write("task/current.md", "Ship webhooks v2")
+    with watch(mgr, debounce=0.2):
+        os.remove(root / "task" / "current.md")
+        wait_for(lambda: git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", "task/") == "",
+                 "the deletion to be committed")
+    assert git(root, "log", "-1", "--format=%an|%s").startswith("human|sync:")
+    assert git(root, "status", "--porcelain") == ""
+
+
+def test_contextfs_own_writes_do_not_trigger_a_sync(mgr: ContextManager) -> None:
+    root = mgr.root
+    spy = SyncSpy(mgr)
+    # A debounce longer than the test: nothing happens unless flush() is called.
+    w = watch(mgr, debounce=60, max_delay=600)
+    try:
+        before = commit_count(root)
+        mgr.write("memory/facts.md", "- Queue: arq\n")
+        mgr.append("memory/facts.md", "- Cache: Redis 7")
+        mgr.delete("memory/facts.md")
+        mgr.write("project/README.md", "# Tidewater")
+        wait_for(lambda: "project/README.md" in w.pending, "the watcher to see contextfs's write")
+        assert w.flush() == []
+        assert spy.calls == 0
+        assert commit_count(root) == before + 4
+
+        # An outside edit among them is still committed, in one sync.
+        mgr.write("memory/lessons.md", "- Pin arq")
+        (root / "notes.md").write_text("hand-written\n", "utf-8")
+        wait_for(lambda: {"memory/lessons.md", "notes.md"} <= set(w.pending), "both changes to be seen")
+        assert w.flush() == ["notes.md"]
+        assert spy.calls == 1
+        assert commit_count(root) == before + 6
+        assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+    finally:
+        w.stop()
+    assert spy.calls == 1  # stop() had nothing left to sync
+
+
+def test_a_burst_of_edits_becomes_one_commit(mgr: ContextManager) -> None:
+    root = mgr.root
+    before = commit_count(root)
+    w = watch(mgr, debounce=60, max_delay=600)
+    try:
+        names = [f"notes/n{i}.md" for i in range(5)]
+        (root / "notes").mkdir()
+        for name in names:
+            (root / name).write_text(f"{name}\n", "utf-8")
+        (root / "notes" / "n0.md").write_text("changed again\n", "utf-8")
+        wait_for(lambda: set(names) <= set(w.pending), "all five files to be seen")
+    finally:
+        w.stop()  # flushes the pending burst
+    assert commit_count(root) == before + 1
+    committed = git(root, "show", "--name-only", "--format=", "HEAD").split()
+    assert committed == sorted(names)
+    assert git(root, "show", "HEAD:notes/n0.md") == "changed again\n"
+    assert git(root, "log", "-1", "--format=%an").strip() == "human"
+
+
+def test_ignored_paths_never_trigger_a_sync(mgr: ContextManager) -> None:
+    root = mgr.root
+    spy = SyncSpy(mgr)
+    w = watch(mgr, debounce=60, max_delay=600)
+    try:
+        (root / ".contextfs" / "cache").mkdir(parents=True, exist_ok=True)
+        (root / ".contextfs" / "cache" / "blob.json").write_text("{}", "utf-8")
+        (root / "memory").mkdir()
+        (root / "memory" / ".facts.md.0badc0de.cfs-tmp").write_text("half", "utf-8")
+        (root / "memory" / ".facts.md.0badc0de.cfs-tmp").unlink()
+        (root / "sentinel.md").write_text("done\n", "utf-8")  # seen after the others (inotify keeps order)
+        wait_for(lambda: "sentinel.md" in w.pending, "the sentinel file to be seen")
+        assert w.pending == ["sentinel.md"]
+    finally:
+        w.stop()
+    assert spy.calls == 1
+    assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+
+
+def test_watcher_rejects_bad_timing(mgr: ContextManager) -> None:
+    with pytest.raises(ConfigError, match="debounce"):
+        Watcher(mgr, debounce=-1)
+    with pytest.raises(ConfigError, match="max_delay"):
+        Watcher(mgr, debounce=0.5, max_delay=0)
+
+
+# ------------------------------------------------------------------ CLI and demo
+def test_watch_once_commits_outside_edits(tmp_path: Path) -> None:
+    root = tmp_path / "ctx"
+    ContextManager(root, index=False).close()
+    (root / "memory").mkdir()
+    (root / "memory" / "facts.md").write_text("- edited in vim\n", "utf-8")
+    runner = CliRunner()
+    result = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
+    assert result.exit_code == 0, result.output
+    assert result.output == "committed 1 file(s) edited outside contextfs: memory/facts.md\n"
+    assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+    again = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
+    assert again.exit_code == 0 and again.output.startswith("nothing to commit")
+    assert "Example" in runner.invoke(watch_cmd, ["--help"]).output
+
+
+def test_watch_once_reports_errors_in_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(tmp_path / "r"), "actor": "root!"})
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and result.output.startswith("error: actor 'root!' is not accepted")
+
+
+def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
+    root = tmp_path / "ctx"
+    ContextManager(root, index=False).close()
+    code = (
+        "import sys; from contextfs.cli_watch import watch; "
+        "watch.main(['--debounce', '0.2'], obj={'root': sys.argv[1]}, standalone_mode=True)"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        assert "watching" in proc.stdout.readline()
+        (root / "task").mkdir()
+        (root / "task" / "current.md").write_text("typed by a person\n", "utf-8")
+        wait_for(lambda: human_commits(root), "the watch command to commit the edit")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    assert proc.returncode == 0, err
+    assert "committed 1 file(s) edited outside contextfs: task/current.md" in out
+    assert "stopping" in out
+    assert git(root, "show", "HEAD:task/current.md") == "typed by a person\n"
+
+
+def test_demo_shows_an_editor_edit_being_committed(sample_root: Path) -> None:
+    ctx = ContextManager(sample_root, actor="agent:demo", index=False)
+    lines: list[str] = []
+    demo(ctx, lines.append)
+    ctx.close()
+    assert any(line == "ctx.sync() committed: memory/preferences.md" for line in lines), lines
+    assert any("by human: sync:" in line for line in lines), lines
+    assert git(sample_root, "log", "-1", "--format=%an").strip() == "human"
+    assert (sample_root / "memory" / "preferences.md").read_text("utf-8").endswith("imperative mood\n")
+    assert git(sample_root, "status", "--porcelain") == ""
