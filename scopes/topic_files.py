@@ -160,8 +160,7 @@ class WhereAreWe:
                 item.append(line)
         flush()
         preamble = "\n".join(preamble_lines)
-        if sections:
-            preamble = preamble.rstrip("\n") + "\n\n" if preamble.strip() else ""
+        preamble = preamble.rstrip("\n") + "\n\n" if preamble.strip() else ""
         for name in SECTIONS:
             sections.setdefault(name, [])
         # Blank lines inside a bullet's continuation are kept; trailing ones are not.
@@ -187,6 +186,8 @@ class WhereAreWe:
         lines = [ln.rstrip() for ln in str(text).strip().split("\n")]
         if not lines or not lines[0]:
             raise TopicError("the item text is empty; pass the text to add")
+        if lines[0].startswith("- "):
+            lines[0] = lines[0][2:].lstrip()  # the caller wrote the bullet already
         raw = "- " + lines[0] + "".join("\n  " + ln.strip() if ln.strip() else "\n" for ln in lines[1:])
         self.section(section).append(raw)
         return raw
