@@ -181,14 +181,14 @@ class _Packer:
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
-    def section(self, slot: _Slot, level: int, allowance: int | None = None) -> tuple[str | None, int]:
+    def section(self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False) -> tuple[str | None, int]:
         if level >= _DROPPED:
             return None, 0
         tier = TIERS[level]
         if tier == "excerpt":
             if allowance is None or allowance < MIN_EXCERPT_TOKENS:
                 return None, 0
-            text = render(slot.src, tier, terms=self.terms, allowance=allowance, count=self.count)
+            text = render(slot.src, tier, terms=self.terms, allowance=allowance, count=self.count, only_matches=only_matches)
         else:
             text = render(slot.src, tier)
         if text is None:
@@ -419,11 +419,13 @@ def _page_in(
         text, cost = packer.section(slot, 0)
         slot.full_cost = cost
         # A whole file only when it leaves room for the next hits; else the passages that match.
-        if text is not None and cost <= left and (cost <= share // 2 or not out and cost <= left):
+        if text is not None and cost <= left and cost <= share // 3:
             slot.level, slot.text, slot.cost = 0, text, cost
         else:
-            allowance = left if not out else min(left, max(share // 2, MIN_EXCERPT_TOKENS))
-            text, cost = packer.section(slot, TIERS.index("excerpt"), allowance)
+            allowance = min(left, max(share // 2, MIN_EXCERPT_TOKENS))
+            # Paged excerpts carry only the passages that match; the rest of the share
+            # goes to the next hit.
+            text, cost = packer.section(slot, TIERS.index("excerpt"), allowance, only_matches=True)
             if text is None or cost > left:
                 continue
             slot.level, slot.text, slot.cost = TIERS.index("excerpt"), text, cost

@@ -34,7 +34,11 @@ log = logging.getLogger(__name__)
 
 PAGERS = ("exact", "search")
 _K1 = 1.2
-_B = 0.75
+# Weak length normalisation: a long file costs little here (page-in shows only its
+# matching passages), so it should not lose to a short file that merely mentions a term.
+_B = 0.3
+#: Path and title words are counted this many times (a cheap BM25F): names identify files.
+_NAME_WEIGHT = 3
 _BLOB_CACHE: OrderedDict[str, tuple[Counter[str], int, bool]] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
@@ -51,8 +55,9 @@ def _doc_stats(rel: str, data: bytes) -> tuple[Counter[str], int, bool]:
         return Counter(), 0, False
     meta = doc.metadata
     quarantined = meta.get("trust") == "quarantined"
-    extra = " ".join(str(meta.get(k, "")) for k in ("title", "abstract", "tags") if meta.get(k))
-    terms = terms_of(rel.replace("/", " ").replace("-", " ") + " " + extra + " " + doc.body)
+    names = " ".join([rel.rsplit(".", 1)[0].replace("/", " ").replace("-", " "), str(meta.get("title") or doc.title)])
+    extra = " ".join(str(meta.get(k, "")) for k in ("abstract", "tags") if meta.get(k))
+    terms = terms_of(names) * _NAME_WEIGHT + terms_of(extra + " " + doc.body)
     return Counter(terms), len(terms), quarantined
 
 

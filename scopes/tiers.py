@@ -281,6 +281,7 @@ def _select(
     terms: tuple[str, ...],
     allowance: int,
     count: Callable[[str], int],
+    only_matches: bool = False,
 ) -> list[Chunk]:
     """The chunks to show within ``allowance`` tokens: best matches first, then the lead."""
     # A heading alone says little, and every chunk's label already names its section.
@@ -305,7 +306,7 @@ def _select(
         scored.sort()
         matched = [idx for _, idx in scored]
         seen = set(matched)
-        order = matched + [i for i in usable if i not in seen]
+        order = matched if only_matches else matched + [i for i in usable if i not in seen]
     picked: list[int] = []
     used = 0
     for idx in order:
@@ -341,6 +342,7 @@ def render(
     allowance: int | None = None,
     count: Callable[[str], int] | None = None,
     reason: str | None = None,
+    only_matches: bool = False,
 ) -> str | None:
     """The markdown section for ``src`` at ``tier``, or None when that tier has nothing to show.
 
@@ -369,7 +371,7 @@ def render(
         chunks = chunks_of(src.body, src.line_offset)
         heading = f"## {src.path} [excerpt]"
         overhead = count(heading) + 2 + (60 if untrusted else 0)
-        picked = _select(chunks, terms, allowance - overhead, count)
+        picked = _select(chunks, terms, allowance - overhead, count, only_matches)
         if not picked or len(picked) == sum(1 for c in chunks if not _HEADING.match(c.text.strip())):
             return None
         parts: list[str] = []
