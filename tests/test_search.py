@@ -308,7 +308,7 @@ def test_writes_only_queue_and_one_commit_applies_them(ctx: ContextManager) -> N
 
 
 def test_no_duplicates_after_many_batches(ctx: ContextManager) -> None:
-    for round_ in range(15):
+    for round_ in range(8):
         for i in range(3):
             ctx.write(f"d/n{i}.md", f"round {round_} ibex")
         hits = ctx.search("ibex", limit=50)
