@@ -73,7 +73,7 @@ def test_compact_reads_a_session_log_and_refuses_without_model(root: Path) -> No
 
 
 def test_every_command_help_has_an_example() -> None:
-    for name, command in evolve.commands.items():
+    for name in evolve.commands:
         text = CliRunner().invoke(evolve, [name, "--help"]).output
         assert "Example:" in text and f"contextfs evolve {name}" in text, name
 
