@@ -224,7 +224,7 @@ class EvolvingAgent:
             title_verdict = assess(cand.title or "")
             if verdict.suspicious or title_verdict.suspicious:
                 reasons = ", ".join(verdict.reasons + title_verdict.reasons)
-                log.warning("not promoting instruction-like %s: %r (%s)", cand.kind, text, reasons)
+                log.info("not promoting instruction-like %s: %r (%s)", cand.kind, text, reasons)
                 rejected.append(Rejected(cand.kind, cand.text, f"instruction-like ({reasons})"))
                 continue
             title = clean(cand.title).text if cand.title else None

@@ -149,12 +149,16 @@ class ConversationBuffer:
         *,
         session: str | None = None,
         summary_share: float = 0.25,
+        headroom: float = 0.3,
         resume: bool = True,
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < MIN_TOKENS:
             raise BudgetError(f"max_tokens must be an integer of at least {MIN_TOKENS}, got {max_tokens!r}; give the window more room")
         if not 0 < summary_share < 1:
             raise BudgetError(f"summary_share must be between 0 and 1, got {summary_share!r}; use e.g. 0.25")
+        if not 0 <= headroom < 1:
+            raise BudgetError(f"headroom must be in [0, 1), got {headroom!r}; use e.g. 0.3")
+        self.headroom = headroom
         self.memory = memory
         self.ctx = memory.ctx
         self.counter = memory.counter
@@ -246,10 +250,12 @@ class ConversationBuffer:
         """Evict oldest messages until the window fits; fold them into the summary."""
         evicted: list[Message] = []
         reserve = self.summary_tokens + 24  # the summary and its header line
-        # A cheap estimate first (per-message counts), evicting down to leave room for the
-        # summary, so eviction happens in chunks rather than on every turn.
+        # A cheap estimate first (per-message counts). On overflow, evict down to a low-water
+        # mark below the room left by the summary, so eviction (and rewriting the summary)
+        # happens in chunks every few turns rather than on every turn.
         if sum(self._tokens) + len(self._tokens) + (reserve if self.summary else 0) > self.max_tokens:
-            while self._messages and sum(self._tokens) + len(self._tokens) + reserve > self.max_tokens:
+            low_water = (self.max_tokens - reserve) * (1 - self.headroom)
+            while self._messages and sum(self._tokens) + len(self._tokens) > low_water:
                 evicted.append(self._pop())
         if evicted:
             self._fold(evicted)
