@@ -20,6 +20,8 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
 from __future__ import annotations
 
 import logging
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -135,7 +137,28 @@ def resolve_rev(ctx: Any, rev: str | None) -> str | None:
     return ctx.git.resolve(rev).hexsha
 
 
+_SOURCES: OrderedDict[tuple[str, str, str | None], Source] = OrderedDict()
+_SOURCES_SIZE = 4096
+_SOURCES_LOCK = threading.Lock()
+
+
 def _from_bytes(rel: str, data: bytes, title: str | None) -> Source:
+    """Parse once per (path, blob): YAML frontmatter costs milliseconds a file, hashing microseconds."""
+    key = (rel, blob_version(data), title)
+    with _SOURCES_LOCK:
+        hit = _SOURCES.get(key)
+        if hit is not None:
+            _SOURCES.move_to_end(key)
+            return hit
+    src = _parse_source(rel, data, title)
+    with _SOURCES_LOCK:
+        _SOURCES[key] = src
+        if len(_SOURCES) > _SOURCES_SIZE:
+            _SOURCES.popitem(last=False)
+    return src
+
+
+def _parse_source(rel: str, data: bytes, title: str | None) -> Source:
     text = decode(data, rel)
     doc = parse(text, rel, version=blob_version(data))
     offset = text[: len(text) - len(doc.body)].count("\n") if doc.body and text.endswith(doc.body) else 0

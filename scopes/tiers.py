@@ -276,6 +276,11 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
     return tuple(out)
 
 
+@lru_cache(maxsize=65536)
+def _chunk_terms(text: str, heading: str) -> tuple[str, ...]:
+    return tuple(terms_of(text + " " + heading))
+
+
 def _select(
     chunks: Sequence[Chunk],
     terms: tuple[str, ...],
@@ -289,7 +294,7 @@ def _select(
     order = usable
     if terms:
         wanted = set(terms)
-        found = {idx: [t for t in terms_of(chunks[idx].text + " " + chunks[idx].heading) if t in wanted] for idx in usable}
+        found = {idx: [t for t in _chunk_terms(chunks[idx].text, chunks[idx].heading) if t in wanted] for idx in usable}
         df: dict[str, int] = {}
         for hits in found.values():
             for t in set(hits):
