@@ -106,6 +106,10 @@ def fuzzy_match(message: str, phrase: str, ratio: float = DEFAULT_FUZZY_RATIO) -
     if len(target) == 1 and len(joined) < 5:
         return 1.0 if joined in _words(message) else 0.0
     words = _words(message)
+    # Cheap gate before difflib: a typo rarely changes a word's first three letters.
+    prefixes = {w[:3] for w in words}
+    if not any(w[:3] in prefixes for w in target if len(w) >= 3):
+        return 0.0
     best = 0.0
     size = len(target)
     for width in {max(1, size - 1), size, size + 1}:

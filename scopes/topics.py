@@ -357,6 +357,8 @@ class Topics:
         self.encoding = encoding
         self.counter = get_counter(encoding)
         self.config = config if config is not None else load_topics_config(ctx.config, encoding)
+        self._cache: dict[str, tuple[tuple[int, int, int], Topic]] = {}
+        self._size_cache: dict[str, Any] | None = None
 
     # -------------------------------------------------------------- reading topics
     def _topic_from(self, name: str, meta: Mapping[str, Any], body: str, version: str | None) -> Topic:
@@ -380,16 +382,34 @@ class Topics:
         )
 
     def _read(self, name: str) -> Topic | None:
+        """One topic, parsed at most once per version of its ``topic.md``.
+
+        YAML parsing dominates a switch otherwise (the index and detection read every
+        topic), so parsed topics are kept per (inode, size, mtime): an atomic write or an
+        editor's save changes at least one of them.
+        """
+        rel = topic_path(name)
         try:
-            doc = self.ctx.get(topic_path(name))
+            st = (self.ctx.root / rel).stat()
+        except OSError:
+            self._cache.pop(name, None)
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        try:
+            doc = self.ctx.get(rel)
         except NotFoundError:
             return None
-        return self._topic_from(name, doc.metadata, doc.body, doc.version)
+        topic = self._topic_from(name, doc.metadata, doc.body, doc.version)
+        self._cache[name] = (key, topic)
+        return topic
 
     def names(self) -> list[str]:
         """Every topic's name (folders under ``topics/`` that hold a ``topic.md``), sorted."""
         out = []
-        for rel in self.ctx.list(TOPICS_DIR):
+        for rel in self._fast_names():
             parts = rel.split("/")
             if len(parts) == 3 and parts[2] == TOPIC_FILE:
                 try:
@@ -397,6 +417,18 @@ class Topics:
                 except TopicError:
                     log.warning("ignoring topic folder %r: not a valid topic name", parts[1])
         return sorted(out)
+
+    def _fast_names(self) -> list[str]:
+        """``topics/<x>/topic.md`` for each folder, without walking every file (exchanges can be big)."""
+        base = self.ctx.root / TOPICS_DIR
+        if not base.is_dir() or base.is_symlink():
+            return []
+        out = []
+        for child in base.iterdir():
+            if child.is_dir() and not child.is_symlink() and (child / TOPIC_FILE).is_file() \
+                    and not (child / TOPIC_FILE).is_symlink():
+                out.append(f"{TOPICS_DIR}/{child.name}/{TOPIC_FILE}")
+        return out
 
     def list(self, *, include_archived: bool = True) -> list[Topic]:
         """All topics, most recently active first."""
@@ -687,50 +719,62 @@ class Topics:
         return out
 
     # -------------------------------------------------------------- index
-    def _file_tokens(self, rels: Sequence[str]) -> int:
-        """Token size of files, cached in a derived (git-ignored) file by size and mtime."""
+    def _sizes(self, names: Sequence[str]) -> dict[str, int]:
+        """Token size of each topic's files, cached in memory and in a derived, git-ignored
+        file by (size, mtime), so the index costs a few stats once the counts are known."""
         cache_path = self.ctx.root / _SIZE_CACHE
-        try:
-            cache = json.loads(cache_path.read_text("utf-8"))
-            if not isinstance(cache, dict):
-                cache = {}
-        except (OSError, ValueError):
-            cache = {}
-        total, dirty = 0, False
-        for rel in rels:
-            full = self.ctx.root / rel
+        if self._size_cache is None:
             try:
-                st = full.stat()
+                loaded = json.loads(cache_path.read_text("utf-8"))
+                self._size_cache = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self._size_cache = {}
+        cache = self._size_cache
+        out: dict[str, int] = {}
+        dirty = False
+        for name in names:
+            folder = self.ctx.root / TOPICS_DIR / name
+            total = 0
+            try:
+                children = sorted(folder.iterdir())
             except OSError:
-                continue
-            key = [st.st_size, st.st_mtime_ns]
-            hit = cache.get(rel)
-            if isinstance(hit, list) and len(hit) == 3 and hit[:2] == key:
-                total += int(hit[2])
-                continue
-            data = self.ctx.read_raw(rel) or b""
-            n = self.counter.count(data.decode("utf-8", "replace"))
-            cache[rel] = [*key, n]
-            total += n
-            dirty = True
+                children = []
+            for full in children:
+                if not full.is_file() or full.is_symlink() or full.name.endswith(store.TMP_SUFFIX):
+                    continue
+                rel = f"{TOPICS_DIR}/{name}/{full.name}"
+                st = full.stat()
+                key = [st.st_size, st.st_mtime_ns]
+                hit = cache.get(rel)
+                if isinstance(hit, list) and len(hit) == 3 and hit[:2] == key:
+                    total += int(hit[2])
+                    continue
+                data = self.ctx.read_raw(rel) or b""
+                n = self.counter.count(data.decode("utf-8", "replace"))
+                cache[rel] = [*key, n]
+                total += n
+                dirty = True
+            out[name] = total
         if dirty:
             try:
                 store.atomic_write(cache_path, json.dumps(cache, separators=(",", ":")).encode())
             except ContextFSError:
                 log.debug("could not write the topic size cache", exc_info=True)
-        return total
+        return out
 
     def size(self, name: str) -> int:
         """Tokens in all of a topic's files."""
         slug = self.get(name).name
-        return self._file_tokens([p for p in self.ctx.list(f"{TOPICS_DIR}/{slug}")])
+        return self._sizes([slug])[slug]
 
     def index(self) -> list[IndexEntry]:
         """The awareness layer: every topic's id, title, status, last_active, one-line summary, size."""
+        topics = self.list()
+        sizes = self._sizes([t.name for t in topics])
         return [
             IndexEntry(name=t.name, title=t.title, status=t.status, open=t.open, last_active=t.last_active,
-                       summary=t.summary or _one_line(t.body or t.description, 160), tokens=self.size(t.name))
-            for t in self.list()
+                       summary=t.summary or _one_line(t.body or t.description, 160), tokens=sizes[t.name])
+            for t in topics
         ]
 
     def render_index(self, *, current: str | None = None) -> str:
@@ -1019,7 +1063,8 @@ class Topics:
         active = self.active()
         text = ", ".join(self.vocabulary(active.name)) + "\n" if active else ""
         target = self.ctx.root / VOCABULARY_FILE
-        store.atomic_write(target, text.encode("utf-8"))
+        if store.read_bytes(target) != text.encode("utf-8"):
+            store.atomic_write(target, text.encode("utf-8"))
         return target
 
     # -------------------------------------------------------------- routing
