@@ -29,15 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from contextfs import ContextManager
 from contextfs.scopes.topics import Topics
+
+from contextfs import ContextManager
 from contextfs.tokens import get_counter
 
 TSVC_MEDIAN_S = 31.0
 SIZES_KB = [10, 17, 23, 30, 37, 43, 50, 57, 64, 71, 78, 85]
-WORDS = ("invoice proration tenant webhook retry backoff cluster node spot image build deploy rollout canary "
-         "schedule holiday school rota router mesh firmware budget forecast contract renewal migration "
-         "schema index latency queue worker partition replica snapshot audit review decision owner").split()
+WORDS = ["invoice", "proration", "tenant", "webhook", "retry", "backoff", "cluster", "node", "spot", "image", "build", "deploy", "rollout", "canary", "schedule", "holiday", "school", "rota", "router", "mesh", "firmware", "budget", "forecast", "contract", "renewal", "migration", "schema", "index", "latency", "queue", "worker", "partition", "replica", "snapshot", "audit", "review", "decision", "owner"]
 
 
 def _sentence(rng: random.Random, n: int = 14) -> str:
