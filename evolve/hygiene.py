@@ -86,7 +86,7 @@ def _clause_keeps(clause: str) -> bool:
 
 def _tidy(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip(" ,;:—–-")
-    text = re.sub(r"\s+([,.;:])", r"\1", text)
+    text = re.sub(r"(?<!\d)\s+([,.;:])", r"\1", text)  # "8000 ." must not become a list item
     text = re.sub(r"[.]{2,}$", ".", text)
     if text and text[0].islower() and not text.startswith(("`", "e.g", "i.e")):
         text = text[0].upper() + text[1:]
@@ -98,7 +98,8 @@ def _clean_sentence(sentence: str, dropped: list[str]) -> str:
         return sentence.strip()
     s = _EMOJI.sub("", sentence)
     s = _EMOTICON.sub("", s)
-    s = re.sub(r"!+", ".", s)
+    s = re.sub(r"\s*!+\s*$", ".", s)  # a final "!" ends the sentence plainly
+    s = re.sub(r"\s*!+", "", s)  # one inside it is just emphasis
     s = re.sub(r"\?\.", "?", s)
 
     def paren(m: re.Match[str]) -> str:
@@ -136,6 +137,21 @@ def clean(text: str) -> CleanResult:
     if not text or not text.strip():
         return CleanResult(text=None, changed=bool(text), dropped=())
     dropped: list[str] = []
+    result = text.strip()
+    # Removing a word can expose a new shape (a leading "3." reads as a list item), so
+    # run to a fixpoint; each pass only removes, so this ends within a few passes.
+    for _ in range(8):
+        again = _one_pass(result, dropped)
+        if again == result:
+            break
+        result = again
+    if result and not re.search(r"\w", result):
+        result = ""
+    changed = _words(result) != _words(text)
+    return CleanResult(text=result or None, changed=changed, dropped=tuple(dropped))
+
+
+def _one_pass(text: str, dropped: list[str]) -> str:
     out_lines = []
     for line in text.strip().splitlines():
         bullet = re.match(r"^(\s*(?:[-*+]|\d+[.)])\s+)", line)
@@ -146,11 +162,7 @@ def clean(text: str) -> CleanResult:
         if joined or not body.strip():
             out_lines.append(prefix + joined if joined else "")
     result = "\n".join(out_lines).strip()
-    result = re.sub(r"\n{3,}", "\n\n", result)
-    if result and not re.search(r"\w", result):
-        result = ""
-    changed = _words(result) != _words(text)
-    return CleanResult(text=result or None, changed=changed, dropped=tuple(dropped))
+    return re.sub(r"\n{3,}", "\n\n", result)
 
 
 def _words(text: str) -> list[str]:
