@@ -1018,12 +1018,14 @@ class Topics:
         limit = self.config.boot_exchanges if limit is None else limit
         if limit <= 0:
             return ""
-        lines = self._exchange_lines(name)
-        if not lines:
+        data = self.ctx.read_raw(topic_path(name, EXCHANGES_FILE))
+        if not data:
             return ""
-        start = max(0, len(lines) - limit)
+        raw_lines = [ln for ln in data.decode("utf-8", "replace").split("\n") if ln.strip()]
+        start = max(0, len(raw_lines) - limit)
+        lines = parse_exchanges("\n".join(raw_lines[start:]))  # parse only the tail shown
         out = []
-        for number, (raw, ex) in enumerate(lines[start:], start + 1):
+        for number, (raw, ex) in enumerate(lines, start + 1):
             if ex is None:
                 out.append(f"{number}. (unreadable line) {compress(raw, 200)}")
             else:
