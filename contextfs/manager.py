@@ -106,6 +106,14 @@ class _Changes:
         self.ops: list[str] = []
         self.depth = 0
 
+    def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
+        """Add a nested call's trailers; several values for one key are all kept."""
+        for key, value in (extra or {}).items():
+            have = [v.strip() for v in self.trailers.get(key, "").split(",") if v.strip()]
+            if value and value not in have:
+                have.append(value)
+            self.trailers[key] = ", ".join(have)
+
     def touch(self, rel: str) -> None:
         if rel not in self.before:
             self.before[rel] = store.read_bytes(paths.full_path(self.root, rel))
@@ -311,7 +319,7 @@ class ContextManager:
             txn: _Changes | None = getattr(self._local, "txn", None)
             if txn is not None:
                 txn.ops.append(f"{op}: {subject_path}")
-                txn.trailers.update(trailers or {})
+                txn.merge_trailers(trailers)
                 yield txn
                 return
             changes = _Changes(self.root, f"{op}: {subject_path}", op, trailers or {})
@@ -335,7 +343,7 @@ class ContextManager:
         with self._lock.held():
             outer: _Changes | None = getattr(self._local, "txn", None)
             if outer is not None:
-                outer.trailers.update(trailers or {})
+                outer.merge_trailers(trailers)
                 yield self
                 return
             txn = _Changes(self.root, _clean_line(message) or "transaction", op, trailers or {})
