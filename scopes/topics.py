@@ -660,11 +660,10 @@ class Topics:
         from .packing import Candidate, pack
 
         topic = self.get(name)
-        # The packer shows pinned items first, then the rest by priority (lower = more
-        # important, and the last to step down a tier). Core memory is the pinned "kernel";
-        # the topic's own state comes right after it; the index may shrink last of all
-        # only in the sense that it never changes tier (min_tier="full") — at a tiny
-        # budget it is the first thing dropped, before any of the topic's own state.
+        # The packer shows pinned items first (core memory, the "kernel"), then the rest by
+        # priority, lower = more important and the last to step down a tier. The index
+        # never changes tier (min_tier="full"): at a tiny budget it is dropped whole, before
+        # any of the topic's own state.
         order = ["where", "decisions", "exchanges", "topic", "facts", "index"]
         prio = {key: i for i, key in enumerate(order)}
         candidates: list[Candidate] = []
