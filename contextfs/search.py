@@ -75,7 +75,6 @@ STAMP_MAGIC = "contextfs-search-index"
 INDEX_FORMAT = 1
 _UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 _LOCK_TIMEOUT = 60.0
-_BATCH = 2000  # documents per Whoosh writer during a rebuild
 
 
 @dataclass(frozen=True)
@@ -277,20 +276,19 @@ class SearchIndex:
             ix = windex.create_in(str(fresh), self.schema)
             files = sorted(walk_indexable(self.root))
             count = 0
-            for start in range(0, len(files), _BATCH):
-                writer = ix.writer(limitmb=256)
-                try:
-                    for rel in files[start:start + _BATCH]:
-                        doc = extract(self.manager, rel)
-                        if doc is not None:
-                            writer.add_document(**doc)
-                            count += 1
-                except BaseException:
-                    writer.cancel()
-                    raise
-                writer.commit(merge=False)
-            if len(files) > _BATCH:
-                ix.optimize()
+            # One writer for the whole build: Whoosh sorts postings in memory runs and
+            # writes a single segment at commit, so queries start on a compact index.
+            writer = ix.writer(limitmb=256)
+            try:
+                for rel in files:
+                    doc = extract(self.manager, rel)
+                    if doc is not None:
+                        writer.add_document(**doc)
+                        count += 1
+            except BaseException:
+                writer.cancel()
+                raise
+            writer.commit()
             build = secrets.token_hex(8)
             self._write_stamp(fresh, build, head)
             ix.close()
@@ -481,7 +479,7 @@ class SearchIndex:
     def _run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
         searcher = self._searcher
         check_expansion(parsed.query, searcher.reader())
-        mask = None if include_trash else wq.Term("trash", "1")
+        mask = None if include_trash else self._trash_docs(searcher)
         hits: list[SearchHit] = []
         want = limit
         # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
@@ -497,6 +495,15 @@ class SearchIndex:
                 if len(hits) >= want:
                     break
         return hits
+
+    def _trash_docs(self, searcher: Any) -> set[int]:
+        """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""
+        cached = getattr(self, "_trash_cache", None)
+        if cached is not None and cached[0] is searcher:
+            return cached[1]
+        docs = set(searcher.docs_for_query(wq.Term("trash", "1")))
+        self._trash_cache = (searcher, docs)
+        return docs
 
     def _hit(self, fields: dict[str, Any], score: float, words: list[str]) -> SearchHit | None:
         rel = fields["rel"]

@@ -38,11 +38,11 @@ MAX_QUERY_CHARS = 2000
 MAX_CLAUSES = 64
 #: How many index terms one wildcard or prefix may expand to before the query is refused.
 MAX_EXPANSION = 512
-SEARCH_FIELDS = ["title", "abstract", "headings", "tagwords", "body"]
-FIELD_BOOSTS = {"title": 3.0, "abstract": 2.0, "headings": 1.5, "tagwords": 2.0, "body": 1.0}
-_TEXT_FIELDS = {"title", "abstract", "headings", "body"}
+SEARCH_FIELDS = ["title", "meta", "body"]
+FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0}
+_TEXT_FIELDS = {"title", "meta", "body"}
 _FIELD_ALIASES = {"tags": ["tag"], "kind": ["folder_kind"], "title": ["name"]}
-_KNOWN_FIELDS = (set(SEARCH_FIELDS) - {"tagwords"}) | {"tags", "path", "kind", "author", "trust", "updated", "tag", "name"}
+_KNOWN_FIELDS = set(SEARCH_FIELDS) | {"tags", "path", "kind", "author", "trust", "updated", "tag", "name"}
 _HINT = (
     "use plain words, \"quoted phrases\", AND/OR/NOT, (groups), tag:x, path:folder, "
     "updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
@@ -62,10 +62,20 @@ class ParsedQuery:
     words: list[str] = field(default_factory=list)
 
 
+_PARSERS: dict[int, MultifieldParser] = {}
+
+
 def _parser(schema: Any) -> MultifieldParser:
-    parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=OrGroup.factory(0.9))
+    """One parser per schema object: building one costs more than parsing a query."""
+    cached = _PARSERS.get(id(schema))
+    if cached is not None and cached.schema is schema:
+        return cached
+    # A plain OR (no coordination factor): BM25 already sums per-word scores, so notes
+    # matching more words rank higher, and Whoosh can skip low-scoring blocks.
+    parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=OrGroup)
     parser.add_plugin(FieldAliasPlugin(_FIELD_ALIASES))
     parser.add_plugin(GtLtPlugin())
+    _PARSERS[id(schema)] = parser
     return parser
 
 

@@ -55,12 +55,12 @@ def make_schema() -> Schema:
         # Every ancestor folder and the file itself: 'path:topics' matches whole components.
         path=KEYWORD(commas=True),
         title=TEXT(analyzer=ana, stored=True, field_boost=3.0),
-        abstract=TEXT(analyzer=ana, field_boost=2.0),
-        headings=TEXT(analyzer=ana, field_boost=1.5),
+        # Abstract, headings and tag words share one field: every searched field multiplies
+        # the matchers a query needs, and Whoosh's cost grows with them.
+        meta=TEXT(analyzer=ana, field_boost=2.0),
         body=TEXT(analyzer=ana),
         # Exact tags for tag: clauses and filters; their words again for plain-word queries.
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
-        tagwords=TEXT(analyzer=ana, field_boost=2.0),
         kind=ID(stored=True),
         author=ID(stored=True),
         trust=ID(stored=True),
@@ -209,11 +209,9 @@ def extract(manager: ContextManager, rel: str) -> dict[str, Any] | None:
         "rel": rel,
         "path": ",".join(s.replace(",", " ") for s in scopes),
         "title": title,
-        "abstract": abstract.strip(),
-        "headings": "\n".join(_HEADING.findall(body)),
+        "meta": "\n".join((abstract.strip(), "\n".join(_HEADING.findall(body)), " ".join(tags))),
         "body": body,
         "tags": ",".join(tags),
-        "tagwords": " ".join(tags),
         "kind": kind,
         "author": str(meta.get("author") or ""),
         "trust": trust if isinstance(trust, str) and trust else "trusted",
