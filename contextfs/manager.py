@@ -607,7 +607,7 @@ class ContextManager:
                 raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
             prov = self.current_provenance
             entry = trash.TrashEntry(
-                id=trash.new_entry_id(),
+                id=trash.new_entry_id(self.root),
                 original_path=rel,
                 deleted_at=clock.iso(),
                 actor=prov.actor,
@@ -633,7 +633,7 @@ class ContextManager:
         matches = [e for e in trash.list_entries(self.root) if e.original_path == rel]
         if not matches:
             raise NotFoundError(f"nothing deleted from {rel} is in the trash; list entries with trash()", path=rel)
-        return max(matches, key=lambda e: (e.deleted_at, e.id))
+        return max(matches, key=lambda e: e.id)  # ids are monotonic per root
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
         """Bring a deleted file back (the latest deletion of a path, or a given entry)."""

@@ -12,7 +12,7 @@ import os
 import re
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from . import clock
@@ -66,9 +66,26 @@ def is_entry_id(text: str) -> bool:
     return bool(_ID.match(text))
 
 
-def new_entry_id() -> str:
-    """Sortable by time, unique even for two deletions within one second."""
-    return clock.now().strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
+def new_entry_id(root: Path | None = None) -> str:
+    """Sortable by time, unique even for two deletions within one second.
+
+    Given the root, the id is also later than every existing entry's, so "the most
+    recent deletion" is the largest id even when the clock is coarse, frozen (tests) or
+    stepped back; the caller holds the root lock, so two deletions cannot race here.
+    """
+    moment = clock.now().astimezone(timezone.utc)
+    if root is not None:
+        try:
+            names = [n for n in os.listdir(root / TRASH_DIR) if is_entry_id(n)]
+        except OSError:
+            names = []
+        if names:
+            stamp = max(names).split("Z-", 1)[0]
+            fmt = "%Y%m%dT%H%M%S%f" if len(stamp) > 15 else "%Y%m%dT%H%M%S"
+            latest = datetime.strptime(stamp, fmt).replace(tzinfo=timezone.utc)
+            if moment <= latest:
+                moment = latest + timedelta(microseconds=1)
+    return moment.strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
 
 
 def load_entry(root: Path, entry_id: str) -> TrashEntry:
