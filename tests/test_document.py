@@ -35,7 +35,7 @@ _bodies = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(metadata=_metadata, body=_bodies)
 def test_round_trip_keeps_body_and_metadata(metadata: dict, body: str) -> None:
     text = serialize(metadata, body)
@@ -45,7 +45,7 @@ def test_round_trip_keeps_body_and_metadata(metadata: dict, body: str) -> None:
     assert list(doc.metadata) == list(metadata)  # key order kept
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(metadata=_metadata, body=_bodies)
 def test_round_trip_through_bytes(metadata: dict, body: str) -> None:
     body = body.replace("\x00", "")  # NUL marks a binary file; refused by design (below)

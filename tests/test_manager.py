@@ -447,3 +447,23 @@ def test_disk_failure_is_typed_and_leaves_no_trace(ctx: ContextManager) -> None:
     assert not ctx.exists("b.md")
     assert git(ctx.root, "rev-parse", "HEAD") == head
     assert git(ctx.root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_restore_latest_even_with_a_frozen_clock(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch) -> None:
+    """'Most recent' must not depend on the clock moving between two deletions."""
+    frozen = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    monkeypatch.setattr(contextfs.clock, "now", lambda: frozen)
+    for _ in range(4):
+        ctx.write("a.md", "older")
+        ctx.delete("a.md")
+        ctx.write("a.md", "newer")
+        ctx.delete("a.md")
+        ctx.restore("a.md")
+        assert ctx.read("a.md") == "newer"
+        ctx.delete("a.md")
+        ctx.purge_trash()
+    ids = []
+    for i in range(3):
+        ctx.write("b.md", str(i))
+        ids.append(ctx.delete("b.md").id)
+    assert ids == sorted(ids) and len(set(ids)) == 3

@@ -38,7 +38,7 @@ _alphabet = st.sampled_from(
 _hostile = st.lists(_alphabet, max_size=12).map("".join)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(raw=st.one_of(_hostile, st.text(max_size=40)))
 def test_any_string_is_refused_or_confined(root: Path, raw: str) -> None:
     before = snapshot(root)
