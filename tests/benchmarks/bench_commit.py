@@ -1,0 +1,149 @@
+"""Benchmark: what a commit per change costs, against git's own CLI in the same run.
+
+    python tests/benchmarks/bench_commit.py [--quick]
+
+1. A single ``ContextManager.write`` (atomic write + commit) at 1,000 and 10,000 files,
+   against ``git add <path> && git commit`` on an identical repository. Goal: at 10,000
+   files at most 0.25x the CLI, and the 10,000-file figure at most 1.5x the 1,000-file one.
+2. 1,000 writes in one ``transaction`` against 1,000 bare atomic writes. Goal: at most 3x.
+
+Prints a markdown table (median per operation) with the machine it ran on. The search
+index is off (``index=False``) so the figures are the store's and git's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from contextfs import ContextManager, store
+
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def populate(root: Path, n: int) -> list[str]:
+    """``n`` small markdown files, 50 to a folder, two levels deep (like a real tree)."""
+    rels = []
+    for i in range(n):
+        rel = f"area{i // 1000:02d}/topic{(i // 50) % 20:02d}/note{i:05d}.md"
+        full = root / rel
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(f"---\ntitle: Note {i}\n---\n# Note {i}\n\nSome remembered fact number {i}.\n")
+        rels.append(rel)
+    return rels
+
+
+def run_git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], env=ENV, check=True, capture_output=True)
+
+
+def median_ms(fn: Callable[[int], None], repeat: int, warmup: int = 2) -> float:
+    for i in range(warmup):
+        fn(-1 - i)
+    times = []
+    for i in range(repeat):
+        start = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def bench_single(base: Path, n: int, repeat: int) -> tuple[float, float]:
+    ours = base / f"ctx{n}"
+    theirs = base / f"git{n}"
+    ours.mkdir()
+    rels = populate(ours, n)
+    shutil.copytree(ours, theirs)
+    ctx = ContextManager(ours, index=False)  # adopts the files as the first commit
+    run_git(theirs, "init", "-q", "-b", "main")
+    run_git(theirs, "add", "-A")
+    run_git(theirs, "commit", "-q", "-m", "initial")
+    step = max(1, n // (repeat + 5))
+
+    def contextfs_write(i: int) -> None:
+        ctx.write(rels[(i * step) % n], f"# Changed {i}\n\nA new fact {i}.\n")
+
+    def git_cli(i: int) -> None:
+        rel = rels[(i * step) % n]
+        (theirs / rel).write_text(f"# Changed {i}\n\nA new fact {i}.\n")
+        run_git(theirs, "add", "--", rel)
+        run_git(theirs, "commit", "-q", "-m", f"write: {rel}")
+
+    ours_ms = median_ms(contextfs_write, repeat)
+    theirs_ms = median_ms(git_cli, repeat)
+    status = subprocess.run(["git", "-C", str(ours), "status", "--porcelain"], env=ENV,
+                            capture_output=True, text=True, check=True).stdout
+    if status:
+        raise SystemExit(f"benchmark root is not clean after writes:\n{status}")
+    return ours_ms, theirs_ms
+
+
+def bench_transaction(base: Path, count: int) -> tuple[float, float]:
+    bare = base / "bare"
+    bare.mkdir()
+    start = time.perf_counter()
+    for i in range(count):
+        store.atomic_write(bare / f"d{i // 100:02d}" / f"n{i:05d}.md", f"# Note {i}\n".encode())
+    bare_s = time.perf_counter() - start
+
+    ctx = ContextManager(base / "txn", index=False)
+    start = time.perf_counter()
+    with ctx.transaction(f"{count} writes"):
+        for i in range(count):
+            ctx.write(f"d{i // 100:02d}/n{i:05d}.md", f"# Note {i}\n")
+    txn_s = time.perf_counter() - start
+    return txn_s * 1000, bare_s * 1000
+
+
+def git_version() -> str:
+    out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout
+    return out.strip().removeprefix("git version ")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (a smoke run)")
+    args = parser.parse_args()
+    repeat = 7 if args.quick else 25
+    sizes = (1_000, 10_000)
+    with tempfile.TemporaryDirectory(prefix="cfs-bench-") as tmp:
+        base = Path(tmp)
+        single = {n: bench_single(base, n, repeat) for n in sizes}
+        txn_ms, bare_ms = bench_transaction(base, 1_000)
+
+    print(f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, git {git_version()}, "
+          f"{platform.system()} {platform.machine()}; median of {repeat} runs; search index off.\n")
+    print("| benchmark | contextfs | baseline | ratio | goal |")
+    print("|---|---:|---:|---:|---|")
+    for n in sizes:
+        ours, theirs = single[n]
+        goal = "<= 0.25x" if n == 10_000 else ""
+        print(f"| single write + commit, {n:,} files (vs `git add && git commit`) "
+              f"| {ours:.2f} ms | {theirs:.2f} ms | {ours / theirs:.2f}x | {goal} |")
+    flat = single[10_000][0] / single[1_000][0]
+    print(f"| 10,000-file write vs 1,000-file write | {single[10_000][0]:.2f} ms | "
+          f"{single[1_000][0]:.2f} ms | {flat:.2f}x | <= 1.5x |")
+    print(f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes) | {txn_ms:.0f} ms | "
+          f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
