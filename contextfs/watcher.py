@@ -166,7 +166,13 @@ class Watcher:
 
     # ------------------------------------------------------------ events
     def _remember(self, changed: list[str]) -> None:
-        """Manager listener: the blobs contextfs just committed, to recognise its own events."""
+        """Manager listener: the blobs contextfs just committed, to recognise its own events.
+
+        The manager has no way to remove a listener, so a stopped watcher just stops
+        recording (a restarted one may then pay for one sync that finds nothing).
+        """
+        if self._observer is None:
+            return
         for rel in changed:
             data = store.read_bytes(paths.full_path(self.root, rel)) if not is_ignored(rel) else None
             self._committed[rel] = blob_version(data) if data is not None else None
