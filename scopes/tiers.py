@@ -30,7 +30,9 @@ __all__ = [
     "extract_abstract",
     "extract_overview",
     "query_terms",
+    "join_sections",
     "render",
+    "seed_section",
     "terms_of",
 ]
 
