@@ -28,7 +28,7 @@ import secrets
 import subprocess
 import time
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,7 +129,13 @@ class GitStore:
             raise VersioningError(f"git init failed in {root}: {exc.stderr.strip()}; check the folder") from None
 
     def _ensure_split_index(self) -> None:
-        """Turn on split index so that recording one path does not rewrite every entry."""
+        """Turn on split index so that recording one path does not rewrite every entry.
+
+        Only in a repository that is the context root itself: when the root is a
+        sub-folder of someone's application repository, their config is theirs.
+        """
+        if self.prefix:
+            return
         reader = self.repo.config_reader("repository")
         if reader.get_value("core", "splitIndex", default=False) in (True, "true"):
             return
