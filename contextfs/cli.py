@@ -7,6 +7,7 @@ exits 1. This is the only module that composes every layer.
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -22,9 +23,10 @@ __all__ = ["cli", "main"]
 @click.option("--actor", default="human", show_default=True,
               help="Who is writing: human, agent, agent:<name> or remote.")
 @click.option("--session", default=None, help="Session id recorded in commit trailers.")
+@click.option("-v", "--verbose", is_flag=True, help="Show what the library logs (index rebuilds, topic switches).")
 @click.version_option(package_name="contextfs-git")
 @click.pass_context
-def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | None) -> None:
+def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | None, verbose: bool) -> None:
     """contextfs: an agent's context as plain markdown files, versioned by git.
 
     \b
@@ -33,6 +35,8 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
       echo "- Database: PostgreSQL 16" | contextfs write memory/facts.md
       contextfs log
     """
+    # The library logs without handlers; the CLI is the edge that decides how they look.
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s")
     click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session)
 
 

@@ -51,6 +51,36 @@ def _say(text: str) -> None:
     click.echo(textwrap.indent(str(text), "  "))
 
 
+def _collapsed(entries: list) -> list[str]:
+    """One line per commit, with runs like 'chat turn 2' ... 'chat turn 61' folded into one."""
+    lines: list[str] = []
+    run: list = []
+
+    def stem(message: str) -> str:
+        return message.rstrip("0123456789").rstrip()
+
+    def flush() -> None:
+        if not run:
+            return
+        first, last = run[0], run[-1]
+        if len(run) < 3:
+            lines.extend(f"{h.commit[:10]}  {h.author:<16} {h.message}" for h in run)
+        else:
+            lines.append(
+                f"{first.commit[:10]}..{last.commit[:10]}  {first.author:<16} "
+                f"{first.message} ... {last.message} ({len(run)} commits)"
+            )
+        run.clear()
+
+    for h in entries:
+        if run and (stem(h.message) != stem(run[-1].message) or stem(h.message) == h.message
+                    or h.author != run[-1].author):
+            flush()
+        run.append(h)
+    flush()
+    return lines
+
+
 def run_demo(target: str | None = None, source: str | None = None) -> Path:
     src = Path(source) if source else find_sample_context()
     dest = Path(target) if target else Path(tempfile.mkdtemp(prefix="contextfs-demo-")) / "context"
@@ -99,7 +129,7 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     _heading("What happened")
     _say(f"the context root is {ctx.root}")
     _say("browse it in any editor; audit it with: git -C " + str(ctx.root) + " log --stat")
-    for h in reversed(ctx.history(limit=200)):
-        _say(f"{h.commit[:10]}  {h.author:<16} {h.message}")
+    for line in _collapsed(list(reversed(ctx.history(limit=500)))):
+        _say(line)
     ctx.close()
     return ctx.root
