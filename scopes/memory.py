@@ -608,11 +608,17 @@ class Memory:
         tag_list = _tags(tags)
         if tag_list:
             filters["tags"] = list(tag_list)
-        limit = top_k * 3 + 10
+        limit = top_k + 5
         while True:
             raw = self.ctx.search(words, path=ARCHIVE_DIR, limit=limit, **filters)
             hits: list[MemoryHit] = []
             for hit in raw:
+                # Reading frontmatter is the costly part: stop once top_k are kept and the
+                # next score is lower (equal scores are still read, for the recency tie-break).
+                if len(hits) >= top_k and round(float(hit.score), 6) < round(hits[top_k - 1].score, 6):
+                    break
+                if hit.trust == "quarantined" and not include_quarantined:
+                    continue  # the index knows trust; no need to open the file
                 try:
                     doc = self.ctx.get(hit.path)
                 except NotFoundError:
@@ -625,7 +631,7 @@ class Memory:
                 if trust == "quarantined" and not include_quarantined:
                     continue
                 hits.append(self._hit(hit.path, doc.body, float(hit.score), meta))
-            if len(hits) >= top_k or len(raw) < limit or limit >= 10_000:
+            if len(hits) >= top_k or len(raw) < limit or limit >= 1000:
                 break
             limit *= 4
         hits.sort(key=lambda h: (-round(h.score, 6), _neg_time(h.updated), h.path))
