@@ -88,7 +88,7 @@ def write(ctx, path: str, source, meta: tuple[str, ...], expected_version: str |
     Example:
       echo "# Title" | contextfs write project/README.md --meta title="Overview"
     """
-    content = (source or click.get_text_stream("stdin")).read()
+    content = (source or sys.stdin).read()
     metadata = None
     if meta:
         metadata = {}

@@ -3,14 +3,15 @@
 :class:`EvolvingAgent` records lessons and facts after each task (one commit, hygiene
 and the poisoning guard applied first), ``summarize``/``summarize_all`` write better
 abstracts and overviews, ``compact`` turns a long span into topic updates, and
-``cleanup`` archives what nobody has read in a while. Any LangChain chat model works;
+``EvolvingAgent.cleanup`` (or ``contextfs.evolve.cleanup.cleanup``) archives what
+nobody has read in a while. Any LangChain chat model works;
 steps that need one say so instead of pretending.
 """
 
 from __future__ import annotations
 
 from .agent import EvolvingAgent, Outcome
-from .cleanup import CleanupReport, cleanup, track_access
+from .cleanup import CleanupReport, track_access
 from .compaction import CompactionResult, compact
 from .llm import resolve_llm
 from .summaries import Summary, summarize, summarize_all
@@ -21,7 +22,6 @@ __all__ = [
     "EvolvingAgent",
     "Outcome",
     "Summary",
-    "cleanup",
     "compact",
     "resolve_llm",
     "summarize",
