@@ -22,11 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfs.scopes.poisoning import assess
-
 from contextfs import clock
 from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
+from contextfs.scopes.poisoning import assess
 
 from . import prompts
 from .entries import Change, EntryFile

@@ -24,10 +24,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfs.errors import ContextFSError, EvolveError
 from contextfs.scopes.poisoning import assess
 from contextfs.scopes.topic_files import slugify
-
-from contextfs.errors import ContextFSError, EvolveError
 
 from . import prompts
 from .llm import ask, require_model, run_sync

@@ -191,4 +191,4 @@ class ContextStore(BaseStore):
         if len(path) > len(ns):
             return False
         part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path):]
-        return all(p == "*" or p == n for p, n in zip(path, part))
+        return all(p == "*" or p == n for p, n in zip(path, part, strict=True))

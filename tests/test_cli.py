@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import assert_clean, git
 from contextfs import cli as cli_module
 from contextfs.cli import cli
-
-from conftest import assert_clean, git
 
 
 @pytest.fixture

@@ -7,14 +7,14 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import assert_clean, commit_count, git
-from contextfs.evolve.agent import EvolvingAgent
-from contextfs.evolve.entries import MARKER
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
+from conftest import assert_clean, commit_count, git
 from contextfs import ContextManager
 from contextfs.errors import EvolveError
+from contextfs.evolve.agent import EvolvingAgent
+from contextfs.evolve.entries import MARKER
 
 
 def _snapshot(root: Path) -> dict[str, bytes]:

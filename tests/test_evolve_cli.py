@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import SAMPLE, assert_clean
-from contextfs.evolve.cli import compact_cmd, demo, evolve
 
+from conftest import SAMPLE, assert_clean
 from contextfs import ContextManager
+from contextfs.evolve.cli import compact_cmd, demo, evolve
 
 
 @pytest.fixture

@@ -7,17 +7,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
 from conftest import assert_clean, commit_count, git
+from contextfs import ContextManager
+from contextfs.errors import EvolveError
 from contextfs.evolve import cleanup as cleanup_mod
 from contextfs.evolve.cleanup import ACCESS_FILE, cleanup, track_access
 from contextfs.evolve.compaction import compact
 from contextfs.evolve.entries import EntryFile
 from contextfs.evolve.summaries import body_hash, is_stale, summarize, summarize_all
 from contextfs.scopes.topics import Topics
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-from contextfs import ContextManager
-from contextfs.errors import EvolveError
 
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 import pytest
-from contextfs.evolve.entries import MARKER, EntryFile, parse_entries
-from contextfs.evolve.hygiene import clean
-from contextfs.evolve.parsing import extract_items, find_json, message_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 
 from contextfs.errors import EvolveError
+from contextfs.evolve.entries import MARKER, EntryFile, parse_entries
+from contextfs.evolve.hygiene import clean
+from contextfs.evolve.parsing import extract_items, find_json, message_text
 
 
 # ------------------------------------------------------------------ parsing

@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import commit_count, git, search_available
-from contextfs.integrations.langchain_tools import DEFAULT_ACTOR, make_tools
 from langchain_core.documents import Document
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 
+from conftest import commit_count, git, search_available
 from contextfs import ConfigError, ContextManager
+from contextfs.integrations.langchain_tools import DEFAULT_ACTOR, make_tools
 
 needs_search = pytest.mark.skipif(not search_available(), reason="contextfs.search has not landed yet")
 

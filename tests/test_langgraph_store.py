@@ -9,7 +9,6 @@ import pytest
 pytest.importorskip("langgraph", reason="the langgraph extra is part of the dev install")
 
 from conftest import assert_clean, commit_count, git  # noqa: E402
-
 from contextfs import InvalidPathError  # noqa: E402
 from contextfs.integrations.langgraph_store import ContextStore  # noqa: E402
 

@@ -9,7 +9,6 @@ import pytest
 pytest.importorskip("mcp", reason="the mcp extra is part of the dev install")
 
 from conftest import assert_clean, git  # noqa: E402
-
 from contextfs.integrations.mcp_server import build_server  # noqa: E402
 
 

@@ -7,9 +7,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLE, assert_clean, commit_count, git
-from contextfs.scopes.memory import Memory, fingerprint, word_set
 
+from conftest import SAMPLE, assert_clean, commit_count, git
 from contextfs import ContextManager, clock
 from contextfs.errors import (
     ConfigError,
@@ -20,6 +19,7 @@ from contextfs.errors import (
     NotFoundError,
     PoisoningError,
 )
+from contextfs.scopes.memory import Memory, fingerprint, word_set
 from contextfs.tokens import get_counter
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 from click.testing import CliRunner
-from conftest import SAMPLE, assert_clean
-from contextfs.scopes.cli_memory import demo, memory
 
+from conftest import SAMPLE, assert_clean
 from contextfs import ContextManager
+from contextfs.scopes.cli_memory import demo, memory
 
 
 def _run(root: Path, *args: str, ok: bool = True) -> click.testing.Result:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 
-from contextfs.integrations.memory_tool import MEMORY_TOOL_SPEC, MemoryToolAdapter
-
 from conftest import assert_clean, git
+from contextfs.integrations.memory_tool import MEMORY_TOOL_SPEC, MemoryToolAdapter
 
 
 def test_full_command_cycle(ctx) -> None:

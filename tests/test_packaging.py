@@ -10,6 +10,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 LAYERS = {"scopes": 1, "evolve": 2, "integrations": 3}

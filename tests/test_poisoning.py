@@ -6,6 +6,10 @@ import doctest
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contextfs.errors import ConfigError, PoisoningError
 from contextfs.scopes import poisoning
 from contextfs.scopes.poisoning import (
     Verdict,
@@ -16,10 +20,6 @@ from contextfs.scopes.poisoning import (
     render_untrusted,
     trust_of,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from contextfs.errors import ConfigError, PoisoningError
 
 SAMPLE = Path(__file__).resolve().parents[1] / "sample-context"
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from contextfs.scopes.cli_context import context, demo
-from contextfs.scopes.rules import default_rules, match, rules_from_config
-from contextfs.scopes.scoped import ScopedContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ConfigError, ContextManager, TopicError
+from contextfs.scopes.cli_context import context, demo
+from contextfs.scopes.rules import default_rules, match, rules_from_config
+from contextfs.scopes.scoped import ScopedContext
 from contextfs.tokens import count_tokens
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from contextfs.scopes.packing import Candidate, ContextView, pack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import BudgetError, ContextManager
+from contextfs.scopes.packing import Candidate, ContextView, pack
 from contextfs.tokens import count_tokens
 
 LONG = "\n\n".join(

@@ -7,11 +7,11 @@ import logging
 from pathlib import Path
 
 import pytest
+
 from conftest import assert_clean, commit_count, git
+from contextfs import ContextManager, TopicError
 from contextfs.scopes.topic_files import WhereAreWe, parse_decisions
 from contextfs.scopes.topics import Topics
-
-from contextfs import ContextManager, TopicError
 
 DISTINCT = {
     "billing-migration": "INV-2026-008841",

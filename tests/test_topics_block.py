@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import commit_count, git
-from contextfs.scopes.cli_topics import topic
-from contextfs.scopes.topic_files import WhereAreWe, item_text
-from contextfs.scopes.topics import ALREADY_VISIBLE, DOES_NOT_EXIST, Topics, load_topics_config
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
+from contextfs.scopes.cli_topics import topic
+from contextfs.scopes.topic_files import WhereAreWe, item_text
+from contextfs.scopes.topics import ALREADY_VISIBLE, DOES_NOT_EXIST, Topics, load_topics_config
 from contextfs.tokens import get_counter
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import commit_count, git
 
+from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
 from contextfs.cli_watch import demo
 from contextfs.cli_watch import watch as watch_cmd

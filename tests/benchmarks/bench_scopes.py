@@ -23,10 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from contextfs import ContextManager
 from contextfs.scopes import pagein
 from contextfs.scopes.scoped import ScopedContext
-
-from contextfs import ContextManager
 from contextfs.tokens import get_counter
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-context"

@@ -29,9 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from contextfs.scopes.topics import Topics
-
 from contextfs import ContextManager
+from contextfs.scopes.topics import Topics
 from contextfs.tokens import get_counter
 
 TSVC_MEDIAN_S = 31.0
