@@ -185,10 +185,15 @@ class ScopedContext:
         paged: list[Candidate] = []
         if query and budget is not None and self.page_share > 0:
             exclude = {c.path for c in cands}
-            hits = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT, pager=self.pager if rev is None else "exact")
+            hits = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT * 3,
+                        pager=self.pager if rev is None else "exact")
+            # Topics are isolated contexts: page-in never mixes another topic's files into
+            # a view; only the topic the view was asked for (topic=...) may contribute.
+            own = f"topics/{check_subtask_id(topic)}/" if topic is not None else None
+            hits = [(p, s) for p, s in hits if not p.startswith("topics/") or (own and p.startswith(own))]
             paged = [
                 Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
-                for k, (path, score) in enumerate(hits, start=1)
+                for k, (path, score) in enumerate(hits[:PAGE_IN_LIMIT], start=1)
             ]
         view = pack(
             self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev,

@@ -217,3 +217,25 @@ def test_scope_budget_is_never_exceeded(sample: ContextManager, budget: int, sco
         sample.write(f"{folder}/gen-{i}.md", body)
     view = ScopedContext(sample, page_share=share).assemble(scope, "retry-policy", budget=budget, query=query)
     assert view.tokens == count_tokens(view.text) <= budget
+
+
+def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
+    """A query that matches a topic's files pages nothing in from topics/ unless asked."""
+    import shutil
+
+    from conftest import SAMPLE
+
+    from contextfs import ContextManager
+    from contextfs.scopes.scoped import ScopedContext
+
+    root = tmp_path / "iso"
+    shutil.copytree(SAMPLE, root)
+    ctx = ContextManager(root, index=False)
+    scoped = ScopedContext(ctx)
+    query = "Marisol Quintero-Hale acme onboarding go-live"
+    view = scoped.assemble("task", budget=4000, query=query)
+    assert not [i.path for i in view.items if i.path.startswith("topics/")]
+    assert "Marisol Quintero-Hale" not in view.text
+    with_topic = scoped.assemble("task", budget=4000, query=query, topic="customer-acme-onboarding")
+    assert any(i.path.startswith("topics/customer-acme-onboarding/") for i in with_topic.items)
+    assert not [i.path for i in with_topic.items if i.path.startswith("topics/") and "acme" not in i.path]
