@@ -475,6 +475,8 @@ class ContextManager:
     def _put(self, changes: _Changes, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None) -> Document:
         data = self._render(rel, body, meta, old)
         changes.write(rel, data)
+        if rel.endswith(".jsonl"):
+            return Document(path=rel, metadata={}, body=body, version=blob_version(data))
         return parse(data.decode("utf-8"), rel, version=blob_version(data))
 
     def write(

@@ -73,6 +73,9 @@ def bench_single(base: Path, n: int, repeat: int) -> tuple[float, float]:
     shutil.copytree(ours, theirs)
     ctx = ContextManager(ours, index=False)  # adopts the files as the first commit
     run_git(theirs, "init", "-q", "-b", "main")
+    # Both repositories start with every object loose; without this the baseline's first
+    # commit starts a background 'gc --auto' that competes with whatever runs next.
+    run_git(theirs, "config", "gc.auto", "0")
     run_git(theirs, "add", "-A")
     run_git(theirs, "commit", "-q", "-m", "initial")
     step = max(1, n // (repeat + 5))
