@@ -388,6 +388,13 @@ class ContextManager:
         """The file's bytes as stored (frontmatter included), or None."""
         return store.read_bytes(self._full(self._gate(path)))
 
+    def free_path(self, stem: str, suffix: str = ".md") -> str:
+        """``stem + suffix``, or ``stem-2 + suffix``, ``-3``... whichever does not exist yet."""
+        path, n = f"{stem}{suffix}", 2
+        while self.exists(path):
+            path, n = f"{stem}-{n}{suffix}", n + 1
+        return path
+
     def exists(self, path: str) -> bool:
         rel = self._gate(path)
         return self._full(rel).is_file()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .errors import InvalidPathError
 
-__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "is_internal"]
+__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "is_internal", "slugify"]
 
 #: Folders that belong to contextfs itself; reachable only through their own operations.
 INTERNAL_DIRS = frozenset({".trash", ".contextfs"})
@@ -164,3 +164,23 @@ def _check_case_twin(folder: Path, raw: object, name: str) -> None:
 def full_path(root: Path, rel: str) -> Path:
     """Join a path that already passed :func:`check` onto the root."""
     return root.joinpath(*rel.split("/")) if rel else root
+
+
+def slugify(text: str, *, max_len: int = 48, words: int | None = None, default: str = "") -> str:
+    """A file-name-safe slug: lowercase ASCII words joined by '-', cut on a word boundary.
+
+    Every layer that names files after text (topics, archived tasks, archival notes)
+    uses this one function, so names look alike and always pass :func:`check`.
+    """
+    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
+    parts = [w for w in re.split(r"[^a-z0-9]+", ascii_text.lower()) if w]
+    if words is not None:
+        parts = parts[:words]
+    slug = "-".join(parts)
+    if len(slug) > max_len:
+        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
+    slug = slug.strip("-") or default
+    if slug in _WINDOWS_DEVICES:  # 'con', 'aux', 'com1'... are not valid file names on Windows
+        slug = f"{slug}-{default or 'item'}"
+    return slug
+

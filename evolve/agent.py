@@ -25,6 +25,7 @@ from typing import Any
 from contextfs import clock
 from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
+from contextfs.paths import slugify
 from contextfs.scopes.poisoning import assess
 
 from . import prompts
@@ -74,11 +75,6 @@ class _Candidate:
     title: str | None = None
     same_as: str | None = None
     supersedes: str | None = None
-
-
-def _slug(text: str, limit: int = 40) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return slug[:limit].rstrip("-") or "task"
 
 
 def _title_of(text: str, words: int = 8) -> str:
@@ -232,11 +228,7 @@ class EvolvingAgent:
 
     def _archive_path(self, task: str) -> str:
         stamp = clock.now().strftime("%Y%m%d-%H%M")
-        base = f"{HISTORY}/{stamp}-{_slug(task)}"
-        path, n = f"{base}.md", 2
-        while self.ctx.exists(path):
-            path, n = f"{base}-{n}.md", n + 1
-        return path
+        return self.ctx.free_path(f"{HISTORY}/{stamp}-{slugify(task, max_len=40, default='task')}")
 
     def _archive(self, task: str, result: str, success: bool) -> str | None:
         if not self.ctx.exists(CURRENT):

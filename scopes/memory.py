@@ -44,6 +44,7 @@ from contextfs.errors import (
     NotFoundError,
 )
 from contextfs.manager import ContextManager
+from contextfs.paths import slugify
 from contextfs.tokens import get_counter
 
 from .poisoning import (
@@ -213,12 +214,6 @@ def _hash_order(word: str) -> bytes:
 def _source(session: str | None, turn: object) -> str:
     out = f"session:{session or 'unknown'}"
     return out + (f" turn:{turn}" if turn not in (None, "") else "")
-
-
-def _slug(text: str, words: int = 6) -> str:
-    parts = [w for w in _WORD.findall(_norm(text)) if w.isascii()][:words]
-    slug = "-".join(parts)[:48].strip("-")
-    return slug or "note"
 
 
 def _tags(tags: Iterable[str] | None) -> tuple[str, ...]:
@@ -525,11 +520,8 @@ class Memory:
 
     def _new_note_path(self, text: str, fp: str) -> str:
         day = clock.now().strftime("%Y-%m-%d")
-        base = f"{ARCHIVE_DIR}/{day}-{_slug(text)}-{fp[:6]}"
-        rel, n = f"{base}.md", 2
-        while self.ctx.exists(rel):
-            rel, n = f"{base}-{n}.md", n + 1
-        return rel
+        slug = slugify(text, words=6, default="note")
+        return self.ctx.free_path(f"{ARCHIVE_DIR}/{day}-{slug}-{fp[:6]}")
 
     def archival_memory_insert(self, text: str, tags: Sequence[str] | None = None, *,
                                extra: Mapping[str, Any] | None = None, replacing: str | None = None) -> ArchivalNote:

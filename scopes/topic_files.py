@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfs import paths
+
 from ..errors import TopicError
 
 __all__ = [
@@ -65,13 +67,7 @@ _FIELD = re.compile(r"^-[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]?(.*)$")
 
 def slugify(text: str) -> str:
     """A topic name from a title: lowercase ASCII words joined by '-' (at most 48 chars)."""
-    import unicodedata
-
-    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
-    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
-    if len(slug) > 48:
-        slug = slug[:48].rsplit("-", 1)[0] or slug[:48]
-    return slug.strip("-")
+    return paths.slugify(text, max_len=48)
 
 
 def check_slug(name: str) -> str:

@@ -285,3 +285,23 @@ def test_hostile_list_raises_but_missing_folder_is_empty(ctx: ContextManager) ->
     with pytest.raises(InvalidPathError):
         ctx.list(".git")
     assert ctx.list("no/such/folder") == []
+
+
+def test_slugify_makes_names_the_gate_accepts(tmp_path) -> None:
+    from contextfs.paths import check, slugify
+
+    assert slugify("Billing migration: Chargebee → Stripe!") == "billing-migration-chargebee-stripe"
+    assert slugify("Ünïcödé words here", words=2) == "unicode-words"
+    assert slugify("!!!", default="note") == "note"
+    long = slugify("word " * 40, max_len=20)
+    assert len(long) <= 20 and not long.endswith("-")
+    for text in ("CON", "a/../b", ".git", "  spaced  out  "):
+        slug = slugify(text, default="x")
+        assert check(tmp_path, slug, write=True) == slug
+
+
+def test_free_path_counts_up(ctx) -> None:
+    assert ctx.free_path("notes/a") == "notes/a.md"
+    ctx.write("notes/a.md", "one")
+    ctx.write("notes/a-2.md", "two")
+    assert ctx.free_path("notes/a") == "notes/a-3.md"
