@@ -59,6 +59,7 @@ from .search_query import (
     parse_query,
     strip_frontmatter,
 )
+from .search_rank import fast_terms, top_docs
 from .search_schema import SCHEMA_FINGERPRINT, extract, indexable, make_schema, walk_indexable
 
 if TYPE_CHECKING:
@@ -482,6 +483,26 @@ class SearchIndex:
         mask = None if include_trash else self._trash_docs(searcher)
         hits: list[SearchHit] = []
         want = limit
+        terms = None if parsed.most_recent else fast_terms(parsed.query)
+        if terms is not None:
+            # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
+            cache = self._searcher_cache(searcher)
+            allow = None
+            if filt is not None:
+                key = ("filter", repr(filt))
+                allow = cache.get(key)
+                if allow is None:
+                    allow = cache[key] = frozenset(searcher.docs_for_query(filt))
+            weighting = _weighting()
+            ranked = top_docs(searcher, terms, want + 5, B=weighting.B, K1=weighting.K1,
+                              allow=allow, deny=mask, cache=cache)
+            for score, docnum in ranked:
+                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
+                if made is not None:
+                    hits.append(made)
+                    if len(hits) >= want:
+                        break
+            return hits
         # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         if parsed.most_recent:
             results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
@@ -495,6 +516,15 @@ class SearchIndex:
                 if len(hits) >= want:
                     break
         return hits
+
+    def _searcher_cache(self, searcher: Any) -> dict[Any, Any]:
+        """Scratch space valid for one searcher (its segments never change underneath it)."""
+        cached = getattr(self, "_rank_cache", None)
+        if cached is not None and cached[0] is searcher:
+            return cached[1]
+        fresh: dict[Any, Any] = {}
+        self._rank_cache = (searcher, fresh)
+        return fresh
 
     def _trash_docs(self, searcher: Any) -> set[int]:
         """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""
