@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import heapq
 import logging
+from itertools import accumulate, repeat
 from typing import Any
 
 from whoosh import query as wq
@@ -77,9 +78,15 @@ def _blocks(matcher: Any) -> Any:
     """(ids, weights) per postings block; falls back to one posting at a time."""
     if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block") and hasattr(matcher, "_atend"):
         while matcher.is_active():
-            matcher._read_ids()
-            matcher._read_weights()
-            yield matcher._ids, matcher._weights
+            if matcher._data is None:
+                matcher._read_data()
+            ids = matcher._data[0]
+            if not matcher._byteids:
+                ids = accumulate(ids)  # Whoosh's delta_decode, in C
+            weights = matcher._data[1]
+            if weights is None or isinstance(weights, float):
+                weights = repeat(1.0 if weights is None else weights)
+            yield ids, weights
             matcher._next_block()
         return
     ids, weights = [], []
