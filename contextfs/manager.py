@@ -271,7 +271,9 @@ class ContextManager:
                 adopted = [p for p in self._git.dirty() if not p.endswith(store.TMP_SUFFIX)]
                 for rel in adopted:
                     changes.before.setdefault(rel, None)
-                subject = f"init: adopt {len(adopted)} file(s)"
+                own = [p for p in adopted if p not in wanted]
+                if own:
+                    subject = f"init: adopt {len(own)} file(s)"
             if changes.before:
                 self._commit(changes, subject, force=True)
 
