@@ -53,8 +53,10 @@ from . import paths, store
 from .document import blob_version
 from .errors import ContextFSError, SearchIndexError, VersioningError
 from .search_query import (
+    PhraseCheck,
     build_filter,
     check_expansion,
+    loosen_phrases,
     make_snippet,
     parse_query,
     strip_frontmatter,
@@ -73,7 +75,7 @@ INDEX_DIR = ".contextfs/index"
 STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: body indexed without positions
 _UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 _LOCK_TIMEOUT = 60.0
 
@@ -503,6 +505,9 @@ class SearchIndex:
                     if len(hits) >= want:
                         break
             return hits
+        loose = None if parsed.most_recent else loosen_phrases(parsed.query)
+        if loose is not None:
+            return self._run_phrases(searcher, parsed, loose, filt, mask, want)
         # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         if parsed.most_recent:
             results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
@@ -516,6 +521,28 @@ class SearchIndex:
                 if len(hits) >= want:
                     break
         return hits
+
+    def _run_phrases(self, searcher: Any, parsed: Any, loose: wq.Query, filt: wq.Query | None,
+                     mask: set[int] | None, want: int) -> list[SearchHit]:
+        """Body phrases: Whoosh finds notes holding every word, the file text decides the phrase."""
+        check = PhraseCheck(parsed.query, loose, searcher, self.schema["body"].analyzer)
+        hits: list[SearchHit] = []
+        seen: set[int] = set()
+        fetch = want + 5
+        while True:
+            results = searcher.search(loose, limit=fetch, filter=filt, mask=mask)
+            for hit in results:
+                if hit.docnum in seen:
+                    continue
+                seen.add(hit.docnum)
+                made = self._hit(hit.fields(), hit.score, parsed.words, check=check, docnum=hit.docnum)
+                if made is not None:
+                    hits.append(made)
+                    if len(hits) >= want:
+                        return hits
+            if results.scored_length() < fetch:
+                return hits
+            fetch *= 4
 
     def _searcher_cache(self, searcher: Any) -> dict[Any, Any]:
         """Scratch space valid for one searcher (its segments never change underneath it)."""
@@ -535,18 +562,22 @@ class SearchIndex:
         self._trash_cache = (searcher, docs)
         return docs
 
-    def _hit(self, fields: dict[str, Any], score: float, words: list[str]) -> SearchHit | None:
+    def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
+             check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
         rel = fields["rel"]
         data = store.read_bytes(paths.full_path(self.root, rel))
         if data is None:
             self.notify([rel])  # gone behind our back: drop it from the index next time
             return None
         text = data.decode("utf-8", errors="replace")
+        body = strip_frontmatter(text)
+        if check is not None and not check.holds(docnum, body):
+            return None
         updated = fields.get("updated")
         tags = tuple(t for t in (fields.get("tags") or "").split(",") if t)
         return SearchHit(
             path=rel,
-            snippet=make_snippet(strip_frontmatter(text), words),
+            snippet=make_snippet(body, words),
             score=float(score or 0.0),
             title=fields.get("title") or rel.rsplit("/", 1)[-1],
             tags=tags,

@@ -121,7 +121,9 @@ def make_schema() -> Schema:
         # Abstract, headings and tag words share one field: every searched field multiplies
         # the matchers a query needs, and Whoosh's cost grows with them.
         meta=TEXT(analyzer=ana, field_boost=2.0),
-        body=TEXT(analyzer=ana),
+        # No positions for the body: reading them was half of a query's time. Quoted phrases
+        # in the body are checked against the file text instead (search_query.PhraseCheck).
+        body=TEXT(analyzer=ana, phrase=False),
         # Exact tags for tag: clauses and filters; their words again for plain-word queries.
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
         kind=ID(stored=True),

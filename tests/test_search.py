@@ -109,6 +109,23 @@ def test_phrase_and_boolean_operators(ctx: ContextManager) -> None:
     assert paths_of(ctx.search("(plant OR redis) AND queue")) == ["three.md"]
 
 
+def test_phrase_needs_adjacent_words(ctx: ContextManager) -> None:
+    """The body has no positions in the index: phrases are checked against the file text."""
+    ctx.write("adjacent.md", "Failed deliveries go to the dead letters queue.")
+    ctx.write("apart.md", "The letter was dead on arrival, a dead end for every letter.")
+    ctx.write("reversed.md", "A letter, dead.")
+    ctx.write("titled.md", "nothing here", {"title": "Dead letter handling"})
+    assert set(paths_of(ctx.search('"dead letter"'))) == {"adjacent.md", "titled.md"}
+    assert paths_of(ctx.search('body:"dead letter"')) == ["adjacent.md"]
+    assert paths_of(ctx.search('"dead letter" AND queue')) == ["adjacent.md"]
+    assert set(paths_of(ctx.search('letter NOT "dead letter"'))) == {"apart.md", "reversed.md"}
+    assert set(paths_of(ctx.search('"dead letter" OR arrival'))) == {"adjacent.md", "titled.md", "apart.md"}
+    assert paths_of(ctx.search('"letter dead"')) == ["reversed.md"]
+    # The file is the truth: an edit made behind the store's back is seen by the phrase check.
+    (ctx.root / "adjacent.md").write_text("Failed deliveries: dead and then a letter.\n", "utf-8")
+    assert "adjacent.md" not in paths_of(ctx.search('"dead letter"'))
+
+
 def test_tag_and_path_fields(ctx: ContextManager) -> None:
     ctx.write("topics/a/x.md", "shared word", {"tags": ["Billing", "ops"]})
     ctx.write("topics-old/y.md", "shared word", {"tags": ["ops"]})
