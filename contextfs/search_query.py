@@ -21,7 +21,7 @@ from whoosh.qparser import FieldAliasPlugin, MultifieldParser, OrGroup
 from whoosh.qparser.plugins import GtLtPlugin
 
 from .errors import SearchIndexError
-from .search_schema import parse_when
+from .search_schema import WORD, parse_when
 
 __all__ = [
     "MAX_EXPANSION",
@@ -312,8 +312,9 @@ def _loosen(q: wq.Query) -> wq.Query:
 def _body_tokens(analyzer: Any, body: str) -> dict[str, list[int]]:
     """stem -> positions in ``body``, numbered as the index numbers them (stop words skipped)."""
     out: dict[str, list[int]] = {}
-    for token in analyzer(body, positions=True):
-        out.setdefault(token.text, []).append(token.pos)
+    stems = analyzer.stems(body) if hasattr(analyzer, "stems") else [t.text for t in analyzer(body)]
+    for pos, stem in enumerate(stems):
+        out.setdefault(stem, []).append(pos)
     return out
 
 
@@ -322,8 +323,51 @@ def _phrase_in(tokens: dict[str, list[int]], words: list[str], slop: int) -> boo
     for word in words[1:]:
         if not current:
             return False
-        current = {p for p in tokens.get(word, ()) if any(0 < p - q <= slop for q in current)}
+        if slop == 1:
+            current = {p for p in tokens.get(word, ()) if p - 1 in current}
+        else:
+            current = {p for p in tokens.get(word, ()) if any(0 < p - q <= slop for q in current)}
     return bool(current)
+
+
+def _starts_word(text: str, i: int) -> bool:
+    """True when a word of the analyzer's tokenizer starts at ``text[i]``."""
+    if i == 0:
+        return True
+    before = text[i - 1]
+    if before.isalnum() or before == "_":
+        return False
+    return not (before == "." and i >= 2 and (text[i - 2].isalnum() or text[i - 2] == "_"))
+
+
+def _phrase_at_anchors(analyzer: Any, body: str, words: list[str]) -> bool:
+    """Adjacent-phrase check that stems only the words right after each candidate start.
+
+    Porter stemming only rewrites the end of a word (at most the last three letters of
+    the stem differ from the word), so every word whose stem is ``words[0]`` starts with
+    that stem minus three letters; each such place is checked by stemming forward.
+    """
+    low = body.lower()
+    first = words[0]
+    prefix = first[: max(1, len(first) - 3)]
+    n = len(words)
+    i = low.find(prefix)
+    while i >= 0:
+        if _starts_word(low, i):
+            got = 0
+            for match in WORD.finditer(low, i):
+                stem = analyzer.stem_of(match.group())
+                if stem is None:
+                    if got == 0:
+                        break  # the anchor itself is a stop word
+                    continue
+                if stem != words[got]:
+                    break
+                got += 1
+                if got == n:
+                    return True
+        i = low.find(prefix, i + 1)
+    return False
 
 
 class PhraseCheck:
@@ -353,6 +397,8 @@ class PhraseCheck:
         def ev(q: wq.Query) -> bool:
             nonlocal tokens
             if _body_phrase(q):
+                if q.words and max(1, int(q.slop)) == 1 and hasattr(self.analyzer, "stem_of"):
+                    return _phrase_at_anchors(self.analyzer, body, q.words)
                 if tokens is None:
                     tokens = _body_tokens(self.analyzer, body)
                 return bool(q.words) and _phrase_in(tokens, q.words, max(1, int(q.slop)))

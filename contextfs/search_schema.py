@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEXED_SUFFIXES",
     "FusedStemmingAnalyzer",
+    "WORD",
     "SCHEMA_FINGERPRINT",
     "TRASH_FILES",
     "extract",
@@ -48,7 +49,8 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _MAX_INDEXED_CHARS = 1 << 20
 
 
-_WORD = re.compile(r"\w+(?:\.?\w+)*", re.UNICODE)
+#: How the analyzer splits text into words (before lower-casing, stop words and stemming).
+WORD = _WORD = re.compile(r"\w+(?:\.?\w+)*", re.UNICODE)
 
 
 class FusedStemmingAnalyzer(Analyzer):
@@ -76,6 +78,29 @@ class FusedStemmingAnalyzer(Analyzer):
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self.minsize, self.maxsize))
+
+    def stem_of(self, word: str) -> str | None:
+        """The term for one lower-case word, or None when the index drops it (stop word, size)."""
+        if len(word) < self.minsize or len(word) > self.maxsize or word in STOP_WORDS:
+            return None
+        text = self._stems.get(word)
+        if text is None:
+            text = self._stems[word] = porter_stem(word)
+        return text
+
+    def stems(self, value: str) -> list[str]:
+        """The terms of ``value`` in order; a term's index is its position in the index."""
+        stems = self._stems
+        lo, hi = self.minsize, self.maxsize
+        out = []
+        for word in _WORD.findall(value.lower()):
+            if len(word) < lo or len(word) > hi or word in STOP_WORDS:
+                continue
+            text = stems.get(word)
+            if text is None:
+                text = stems[word] = porter_stem(word)
+            out.append(text)
+        return out
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
                  removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
