@@ -286,3 +286,28 @@ def test_write_in_another_process_is_seen_by_the_next_search(tmp_path: Path) -> 
         subprocess.run([sys.executable, "-c", code, str(root)], check=True, timeout=60)
         assert [h.path for h in ctx.search("ospreys")] == ["memory/birds.md"]
         assert ctx.search("kafka") == []
+
+
+def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large rebuilds use Whoosh's worker processes; the result must equal a one-writer build."""
+    import multiprocessing
+
+    from contextfs import search
+
+    root = make_root(tmp_path)
+    with ContextManager(root) as ctx:
+        for i in range(30):
+            ctx.write(f"bulk/n{i:02d}.md", f"Bulk note {i} about shard rebalancing number{i}.")
+        single = {q: [h.path for h in ctx.search(q, limit=50)] for q in ("shard", "kafka", "number7", '"shard rebalancing"')}
+        monkeypatch.setattr(search, "_PARALLEL_MIN_FILES", 1)
+        assert ctx.index.rebuild() == len(NOTES) + 30
+        assert multiprocessing.active_children() == []
+        assert ctx.index.doc_count() == len(NOTES) + 30
+        for q, expected in single.items():
+            assert [h.path for h in ctx.search(q, limit=50)] == expected
+        assert ctx.index.verify(fix=False).ok
+    # The rebuilt index is stamped and reopens without another rebuild.
+    with ContextManager(root) as again:
+        assert again.index.rebuilds == 0
+        assert again.search("number7")[0].path == "bulk/n07.md"
