@@ -224,7 +224,6 @@ def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
     import shutil
 
     from conftest import SAMPLE
-
     from contextfs import ContextManager
     from contextfs.scopes.scoped import ScopedContext
 
