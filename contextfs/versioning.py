@@ -265,9 +265,12 @@ class GitStore:
         # place) without its per-call mkstemp/makedirs, which dominated commit time.
         tmp = f"{final}.{os.getpid()}.{secrets.token_hex(3)}.tmp"
         try:
-            with open(tmp, "xb") as fh:
-                fh.write(zlib.compress(raw, 1))
-            os.chmod(tmp, 0o444)
+            # Created read-only, as git does, without a separate chmod call.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            try:
+                os.write(fd, zlib.compress(raw, 1))
+            finally:
+                os.close(fd)
             os.replace(tmp, final)
         except OSError as exc:
             with contextlib.suppress(OSError):
