@@ -90,7 +90,9 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     shutil.copytree(src, dest, dirs_exist_ok=True)
 
     _heading("Open a root")
-    ctx = ContextManager(dest, actor="agent:demo")
+    # Its own repository, even when --dir is inside a checkout (make demo uses .demo/ in
+    # the source tree): the demo's commits must never land in the enclosing history.
+    ctx = ContextManager(dest, actor="agent:demo", own_repository=True)
     files = ctx.list()
     _say(f"copied {src} -> {ctx.root}")
     _say(f"{len(files)} markdown files adopted as the first commit ({ctx.git.head()[:12]})")

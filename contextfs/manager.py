@@ -174,6 +174,7 @@ class ContextManager:
         session: str | None = None,
         index: bool = True,
         sync: bool = True,
+        own_repository: bool = False,
         max_file_bytes: int = store.MAX_FILE_BYTES,
     ) -> None:
         raw_root = Path(root)
@@ -189,7 +190,7 @@ class ContextManager:
         self._base = Provenance(actor=actor, session=_check_token("session", session), turn=None)
         self._local = threading.local()
         self.max_file_bytes = max_file_bytes
-        self._git = GitStore(self.root)
+        self._git = GitStore(self.root, own_repository=own_repository)
         self._lock = store.RootLock(self.root / ".contextfs" / "lock")
         self._index: SearchIndex | None = None
         self._index_enabled = index

@@ -100,8 +100,12 @@ def _sort_key(entry: tuple[bytes, int, str]) -> bytes:
 class GitStore:
     """A repository seen from a context root (which may be a sub-folder of it)."""
 
-    def __init__(self, root: Path, *, branch: str = "main") -> None:
+    def __init__(self, root: Path, *, branch: str = "main", own_repository: bool = False) -> None:
         self.root = root
+        if own_repository and not (root / ".git").exists():
+            # A repository of its own even inside another one (a demo, a nested store):
+            # otherwise the enclosing repository is adopted and its history gets our commits.
+            self._init(root, branch)
         try:
             self.repo = git.Repo(root, search_parent_directories=True)
         except git.InvalidGitRepositoryError:

@@ -311,3 +311,39 @@ def test_temp_files_are_never_committed(ctx: ContextManager) -> None:
     ctx.sync()
     assert not [f for f in git(ctx.root, "ls-files").split() if f.endswith(".cfs-tmp")]
     os.unlink(ctx.root / ".x.md.deadbeef.cfs-tmp")
+
+
+def test_own_repository_inside_another_keeps_the_outer_history(tmp_path) -> None:
+    """A store made with own_repository=True never commits into the enclosing repository."""
+    outer = tmp_path / "app"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    (outer / "app.py").write_text("print('hi')\n")
+    git(outer, "add", "app.py")
+    git(outer, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "app")
+    before = git(outer, "rev-parse", "HEAD")
+    ctx = ContextManager(outer / "ctx", own_repository=True, index=False)
+    ctx.write("memory/facts.md", "- nested")
+    assert git(outer, "rev-parse", "HEAD") == before
+    assert (outer / "ctx" / ".git").is_dir()
+    assert git(outer / "ctx", "log", "--format=%s", "-1").strip() == "write: memory/facts.md"
+    assert_clean(outer / "ctx")
+
+
+def test_demo_inside_a_checkout_does_not_touch_its_history(tmp_path) -> None:
+    """make demo writes into .demo/ of the source checkout; the checkout's log stays as it was."""
+    from contextfs.demo import run_demo
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    git(checkout, "init", "-q", "-b", "main")
+    (checkout / ".gitignore").write_text(".demo/\n")
+    git(checkout, "add", ".gitignore")
+    git(checkout, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
+    before = git(checkout, "rev-parse", "HEAD")
+    root = run_demo(str(checkout / ".demo" / "context"))
+    assert git(checkout, "rev-parse", "HEAD") == before
+    assert git(checkout, "status", "--porcelain") == ""
+    log = git(root, "log", "--format=%an %s")
+    assert "human sync: 1 file(s) edited outside contextfs" in log  # the editor edit was seen
+    assert_clean(root)
