@@ -4,9 +4,11 @@ Why this exists: Whoosh scores an OR query one posting at a time through a tree 
 matcher objects (several Python calls per posting per field). An agent's question is
 mostly common words, each in half the notes, so at 10,000 notes one query touches ~17,000
 postings and Whoosh needs ~80 ms. This module reads the same postings a block at a time
-and sums the same BM25F contributions in flat loops (dense per-segment score arrays), which
-is several times faster and ranks identically: same idf, same average and per-document
-field lengths, same query boosts, ties broken by document number as Whoosh does.
+into numpy arrays (kept per segment and term, process-wide and bounded: segments never
+change) and sums the same BM25F contributions with array arithmetic into dense
+per-segment score arrays. The arithmetic is the same per posting, in the same order
+(``c * w / (w + norm)``, added term by term), so scores are bit-identical to Whoosh's, and
+ties are broken by document number as Whoosh does.
 
 Only queries that are a term or an OR of terms on ``title``/``meta``/``body`` take this
 path; everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh.
@@ -14,18 +16,62 @@ path; everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through 
 
 from __future__ import annotations
 
-import heapq
 import logging
-from itertools import accumulate, repeat
+import threading
+from collections import OrderedDict
 from typing import Any
 
+import numpy as np
 from whoosh import query as wq
 
-__all__ = ["RANKED_FIELDS", "fast_terms", "top_docs"]
+__all__ = ["SEGMENT_CACHE_BYTES", "RANKED_FIELDS", "fast_terms", "top_docs"]
 
 log = logging.getLogger(__name__)
 
 RANKED_FIELDS = frozenset({"title", "meta", "body"})
+
+# Decoded postings and field lengths are kept per segment (segments never change; deleted
+# documents are applied separately), so they outlive a searcher: after a write only the new
+# segment's terms are decoded again. The bound is in bytes (a posting costs 12: an int32 id
+# and a float64 weight); ~32 MB holds a few hundred common terms at 10,000 notes.
+SEGMENT_CACHE_BYTES = 32_000_000
+
+
+class _SegmentCache:
+    """A byte-bounded, least-recently-used map from (segment, what) to numpy arrays."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.size = 0
+        self.items: OrderedDict[Any, tuple[np.ndarray, ...]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: Any) -> tuple[np.ndarray, ...] | None:
+        with self.lock:
+            got = self.items.get(key)
+            if got is not None:
+                self.items.move_to_end(key)
+            return got
+
+    def put(self, key: Any, value: tuple[np.ndarray, ...]) -> None:
+        nbytes = sum(arr.nbytes for arr in value)
+        with self.lock:
+            old = self.items.pop(key, None)
+            if old is not None:
+                self.size -= sum(arr.nbytes for arr in old)
+            self.items[key] = value
+            self.size += nbytes
+            while self.size > self.limit and len(self.items) > 1:
+                _, dropped = self.items.popitem(last=False)
+                self.size -= sum(arr.nbytes for arr in dropped)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+            self.size = 0
+
+
+_SEGMENTS = _SegmentCache(SEGMENT_CACHE_BYTES)
 
 
 def fast_terms(q: wq.Query) -> list[tuple[str, str, float]] | None:
@@ -48,53 +94,126 @@ def fast_terms(q: wq.Query) -> list[tuple[str, str, float]] | None:
     return out or None
 
 
-class _SegmentLengths:
-    """Per-document field lengths of one (immutable) segment reader, read once."""
+def _segment_key(reader: Any) -> Any:
+    """A key naming the segment behind ``reader`` for good, or None for unknown readers."""
+    segment = getattr(reader, "segment", None)
+    if segment is None:
+        return None
+    seg = segment()
+    storage = getattr(reader, "_storage", None)
+    return (getattr(storage, "folder", None), seg.indexname, seg.segment_id())
 
-    __slots__ = ("lengths",)
 
-    def __init__(self) -> None:
-        self.lengths: dict[str, list[int]] = {}
-
-    def get(self, reader: Any, fieldname: str) -> list[int]:
-        got = self.lengths.get(fieldname)
+def _cached(reader: Any, what: tuple[Any, ...], cache: dict[Any, Any], make: Any,
+            *args: Any) -> tuple[np.ndarray, ...]:
+    """``make(*args)`` once per segment (process-wide) or, for unnamed readers, per searcher."""
+    seg = _segment_key(reader)
+    if seg is None:
+        key = (id(reader), *what)
+        got = cache.get(key)
         if got is None:
-            dfl = reader.doc_field_length
-            # Whoosh returns None for an empty field (no posting can then point at it).
-            got = [dfl(d, fieldname, 1) or 0 for d in range(reader.doc_count_all())]
-            self.lengths[fieldname] = got
+            got = cache[key] = make(*args)
         return got
+    key = (seg, *what)
+    got = _SEGMENTS.get(key)
+    if got is None:
+        got = make(*args)
+        _SEGMENTS.put(key, got)
+    return got
 
 
-def _segment_lengths(reader: Any) -> _SegmentLengths:
-    cached = getattr(reader, "_contextfs_lengths", None)
-    if cached is None:
-        cached = _SegmentLengths()
-        reader._contextfs_lengths = cached
-    return cached
+def _field_lengths(reader: Any, fieldname: str) -> tuple[np.ndarray]:
+    dfl = reader.doc_field_length
+    ndocs = reader.doc_count_all()
+    # Whoosh returns None for an empty field (no posting can then point at it).
+    return (np.fromiter((dfl(d, fieldname, 1) or 0 for d in range(ndocs)), dtype=np.float64, count=ndocs),)
 
 
-def _blocks(matcher: Any) -> Any:
-    """(ids, weights) per postings block; falls back to one posting at a time."""
-    if hasattr(matcher, "_read_ids") and hasattr(matcher, "_next_block") and hasattr(matcher, "_atend"):
+def _segment_norms(reader: Any, searcher: Any, fieldname: str, *, B: float, K1: float,
+                   cache: dict[Any, Any]) -> np.ndarray:
+    """BM25F length normalisation ``K1 * (1 - B + B * fl / avgfl)`` per document of a segment.
+
+    Written as ``a + b * fl`` exactly as the scalar version was, so every float matches.
+    ``avgfl`` depends on the whole searcher, so the norms live in the searcher's cache.
+    """
+    key = (id(reader), fieldname)
+    norms = cache.get(key)
+    if norms is None:
+        avgfl = searcher.avg_field_length(fieldname) or 1
+        a, b = K1 * (1.0 - B), K1 * B / avgfl
+        (lengths,) = _cached(reader, ("lengths", fieldname), cache, _field_lengths, reader, fieldname)
+        norms = cache[key] = a + b * lengths
+    return norms
+
+
+def _read_postings(reader: Any, fieldname: str, btext: bytes, field: Any) -> tuple[np.ndarray, np.ndarray]:
+    """All (ids, weights) of one term in one segment, read a block at a time, converted once."""
+    raw_terms = getattr(reader, "_terms", None)
+    matcher = raw_terms.matcher(fieldname, btext, field.format) if raw_terms is not None \
+        else reader.postings(fieldname, btext)
+    ids: list[int] = []
+    weights: list[float] = []
+    if hasattr(matcher, "_read_data") and hasattr(matcher, "_next_block") and hasattr(matcher, "_byteids"):
+        lengths: list[int] = []
         while matcher.is_active():
             if matcher._data is None:
                 matcher._read_data()
-            ids = matcher._data[0]
-            if not matcher._byteids:
-                ids = accumulate(ids)  # Whoosh's delta_decode, in C
-            weights = matcher._data[1]
-            if weights is None or isinstance(weights, float):
-                weights = repeat(1.0 if weights is None else weights)
-            yield ids, weights
+            block_ids, block_weights = matcher._data[0], matcher._data[1]
+            ids.extend(block_ids)
+            lengths.append(len(block_ids))
+            if block_weights is None or isinstance(block_weights, float):
+                weights.extend([1.0 if block_weights is None else block_weights] * len(block_ids))
+            else:
+                weights.extend(block_weights)
             matcher._next_block()
-        return
-    ids, weights = [], []
-    while matcher.is_active():
-        ids.append(matcher.id())
-        weights.append(matcher.weight())
-        matcher.next()
-    yield ids, weights
+        out = np.array(ids, dtype=np.int64)
+        if not matcher._byteids and len(out):
+            # Whoosh's delta_decode restarts in every block: a running sum, less the sum
+            # reached at the end of the previous block.
+            out = np.cumsum(out)
+            if len(lengths) > 1:
+                ends = np.cumsum(lengths)
+                offsets = np.concatenate(([0], out[ends[:-1] - 1]))
+                out -= np.repeat(offsets, lengths)
+    else:
+        while matcher.is_active():
+            ids.append(matcher.id())
+            weights.append(matcher.weight())
+            matcher.next()
+        out = np.array(ids, dtype=np.int64)
+    return out.astype(np.int32), np.array(weights, dtype=np.float64)
+
+
+def _local_mask(docs: set[int] | frozenset[int], base: int, ndocs: int, reader: Any, tag: str,
+                cache: dict[Any, Any]) -> np.ndarray:
+    """Boolean array over a segment's documents: True where ``base + d`` is in ``docs``.
+
+    Cached by the identity of ``docs`` (the callers keep these sets per searcher); the set
+    itself is kept in the entry so its id cannot be reused while the entry lives.
+    """
+    key = (tag, id(reader))
+    got = cache.get(key)
+    if got is not None and got[0] is docs:
+        return got[1]
+    mask = np.zeros(ndocs, dtype=bool)
+    local = np.fromiter(docs, dtype=np.int64, count=len(docs)) - base
+    mask[local[(local >= 0) & (local < ndocs)]] = True
+    cache[key] = (docs, mask)
+    return mask
+
+
+def _best(acc: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Local docnums and scores of the ``k`` best kept documents, ties to the lower docnum."""
+    idx = np.flatnonzero(keep)
+    scores = acc[idx]
+    if len(idx) > k:
+        cut = len(idx) - k
+        threshold = np.partition(scores, cut)[cut]  # the k-th largest score
+        above = scores > threshold
+        tied = np.flatnonzero(scores == threshold)[: k - int(above.sum())]  # lowest docnums first
+        chosen = np.concatenate([np.flatnonzero(above), tied])
+        idx, scores = idx[chosen], scores[chosen]
+    return idx, scores
 
 
 def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: float, K1: float,
@@ -103,7 +222,8 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
     """The ``k`` best ``(score, docnum)`` for the OR of ``terms``, best first.
 
     ``allow``: only these global docnums (a filter); ``deny``: never these (a mask).
-    ``cache`` belongs to the searcher: per-field length normalisation lists live there.
+    ``cache`` belongs to the searcher: length normalisation arrays and filter masks live
+    there; decoded postings and field lengths are cached per segment (``_SEGMENTS``).
     """
     schema = searcher.schema
     ranked: list[tuple[float, int]] = []
@@ -111,10 +231,8 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
         ndocs = reader.doc_count_all()
         if not ndocs:
             continue
-        acc = [0.0] * ndocs
+        acc = np.zeros(ndocs, dtype=np.float64)
         touched = False
-        seglens = _segment_lengths(reader)
-        raw_terms = reader._terms if hasattr(reader, "_terms") else None
         for fieldname, text, boost in terms:
             field = schema[fieldname]
             btext = field.to_bytes(text)
@@ -122,45 +240,25 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
                 continue
             idf = searcher.idf(fieldname, btext)
             c = boost * idf * (K1 + 1.0)
-            key = (id(reader), fieldname)
-            norms = cache.get(key)
-            if norms is None:
-                avgfl = searcher.avg_field_length(fieldname) or 1
-                a, b = K1 * (1.0 - B), K1 * B / avgfl
-                norms = cache[key] = [a + b * fl for fl in seglens.get(reader, fieldname)]
-            if raw_terms is not None:
-                matcher = raw_terms.matcher(fieldname, btext, field.format)
-            else:
-                matcher = reader.postings(fieldname, btext)
-            for ids, weights in _blocks(matcher):
-                for d, w in zip(ids, weights):  # noqa: B905 - equal lengths by construction
-                    acc[d] += c * w / (w + norms[d])
+            norms = _segment_norms(reader, searcher, fieldname, B=B, K1=K1, cache=cache)
+            ids, weights = _cached(reader, ("postings", fieldname, btext), cache,
+                                   _read_postings, reader, fieldname, btext, field)
+            # Each id occurs once per term, so fancy-index += adds exactly one contribution;
+            # the arithmetic is the scalar version's, ``c * w / (w + norm)``, per posting.
+            acc[ids] += c * weights / (weights + norms[ids])
             touched = True
         if not touched:
             continue
-        deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
-        if allow is not None and len(allow) < ndocs // 2:
-            candidates: Any = [g - base for g in allow if base <= g < base + ndocs]
-        else:
-            candidates = range(ndocs)
-        want = k if (allow is None and not deny and not deleted) else k * 4 + 20
-        while True:
-            best = heapq.nlargest(want, candidates, key=acc.__getitem__)
-            found = []
-            for d in best:
-                score = acc[d]
-                if score <= 0.0:
-                    break
-                g = d + base
-                if d in deleted or (allow is not None and g not in allow) or (deny and g in deny):
-                    continue
-                found.append((score, g))
-                if len(found) >= k:
-                    break
-            # Too many of the best were filtered out: look further down (rare).
-            if len(found) >= k or len(best) < want or acc[best[-1]] <= 0.0:
-                break
-            want *= 4
-        ranked.extend(found)
+        keep = acc > 0.0
+        if reader.has_deletions():
+            deleted = reader.deleted_docs_set
+            if deleted:
+                keep[np.fromiter(deleted, dtype=np.int64, count=len(deleted))] = False
+        if allow is not None:
+            keep &= _local_mask(allow, base, ndocs, reader, "allow", cache)
+        if deny:
+            keep &= ~_local_mask(deny, base, ndocs, reader, "deny", cache)
+        idx, scores = _best(acc, keep, k)
+        ranked.extend(zip(scores.tolist(), (idx + base).tolist()))  # noqa: B905 - equal lengths
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return ranked[:k]

@@ -66,3 +66,60 @@ def test_other_query_shapes_use_whoosh(tmp_path: Path) -> None:
             assert fast_terms(parse_query(query, schema).query) is None, query
     finally:
         ctx.close()
+
+
+def test_postings_decode_across_blocks_and_segment_cache(tmp_path: Path) -> None:
+    """Terms spanning many 128-posting blocks decode to Whoosh's own ids and weights."""
+    from whoosh import index as windex
+    from whoosh.fields import ID, TEXT, Schema
+
+    from contextfs import search_rank
+
+    schema = Schema(path=ID(stored=True), body=TEXT)
+    ix = windex.create_in(str(tmp_path), schema)
+    writer = ix.writer()
+    for i in range(700):  # "common" in every third note (several blocks), "every" in all
+        writer.add_document(path=f"n{i}", body="every " + ("common " * (1 + i % 4) if i % 3 == 0 else "rare"))
+    writer.commit()
+    with ix.searcher() as searcher:
+        (reader, _base), = searcher.reader().leaf_readers()
+        for word in ("common", "every"):
+            btext = schema["body"].to_bytes(word)
+            ids, weights = search_rank._read_postings(reader, "body", btext, schema["body"])
+            m = reader.postings("body", btext)
+            want_ids, want_weights = [], []
+            while m.is_active():
+                want_ids.append(m.id())
+                want_weights.append(m.weight())
+                m.next()
+            assert len(want_ids) > 128  # more than one block
+            assert ids.tolist() == want_ids and weights.tolist() == want_weights
+        # The process-wide cache is keyed by segment and bounded in bytes.
+        cache = search_rank._SegmentCache(limit=10_000)
+        first = search_rank._read_postings(reader, "body", schema["body"].to_bytes("every"), schema["body"])
+        cache.put(("seg", "a"), first)
+        cache.put(("seg", "b"), first)
+        assert cache.get(("seg", "a")) is None and cache.get(("seg", "b")) is first  # oldest evicted
+        assert cache.size == sum(arr.nbytes for arr in first) <= 10_000
+
+
+def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a write the old segments' postings are reused and ranking still equals Whoosh's."""
+    from contextfs import search_rank
+
+    root = tmp_path / "ctx"
+    shutil.copytree(SAMPLE, root)
+    ctx = ContextManager(root, actor="agent")
+    try:
+        search_rank._SEGMENTS.clear()
+        ctx.search("webhook retries backoff")
+        cached = set(search_rank._SEGMENTS.items)
+        assert any(key[1] == "postings" for key in cached)
+        ctx.write("topics/retries.md", "# Retries\n\nWebhook retries use exponential backoff.\n")
+        fast, slow = _both(ctx, monkeypatch, "webhook retries backoff")
+        assert fast == slow and "topics/retries.md" in [p for p, _ in fast]
+        assert cached <= set(search_rank._SEGMENTS.items)  # old segments' entries were kept
+        live = {search_rank._segment_key(r) for r, _ in ctx.index._searcher.reader().leaf_readers()}
+        assert len(live) > 1 and any(key[0] in live for key in cached)  # ... and are still in use
+    finally:
+        ctx.close()
