@@ -313,15 +313,20 @@ def test_temp_files_are_never_committed(ctx: ContextManager) -> None:
     os.unlink(ctx.root / ".x.md.deadbeef.cfs-tmp")
 
 
+def _repo_with_one_commit(folder: Path, name: str, text: str) -> str:
+    """A person's repository with one committed file; returns its HEAD."""
+    folder.mkdir()
+    git(folder, "init", "-q", "-b", "main")
+    (folder / name).write_text(text)
+    git(folder, "add", name)
+    git(folder, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
+    return git(folder, "rev-parse", "HEAD")
+
+
 def test_own_repository_inside_another_keeps_the_outer_history(tmp_path) -> None:
     """A store made with own_repository=True never commits into the enclosing repository."""
     outer = tmp_path / "app"
-    outer.mkdir()
-    git(outer, "init", "-q", "-b", "main")
-    (outer / "app.py").write_text("print('hi')\n")
-    git(outer, "add", "app.py")
-    git(outer, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "app")
-    before = git(outer, "rev-parse", "HEAD")
+    before = _repo_with_one_commit(outer, "app.py", "print('hi')\n")
     ctx = ContextManager(outer / "ctx", own_repository=True, index=False)
     ctx.write("memory/facts.md", "- nested")
     assert git(outer, "rev-parse", "HEAD") == before
@@ -335,12 +340,7 @@ def test_demo_inside_a_checkout_does_not_touch_its_history(tmp_path) -> None:
     from contextfs.demo import run_demo
 
     checkout = tmp_path / "checkout"
-    checkout.mkdir()
-    git(checkout, "init", "-q", "-b", "main")
-    (checkout / ".gitignore").write_text(".demo/\n")
-    git(checkout, "add", ".gitignore")
-    git(checkout, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
-    before = git(checkout, "rev-parse", "HEAD")
+    before = _repo_with_one_commit(checkout, ".gitignore", ".demo/\n")
     root = run_demo(str(checkout / ".demo" / "context"))
     assert git(checkout, "rev-parse", "HEAD") == before
     assert git(checkout, "status", "--porcelain") == ""
