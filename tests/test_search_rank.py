@@ -123,3 +123,31 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
         assert len(live) > 1 and any(key[0] in live for key in cached)  # ... and are still in use
     finally:
         ctx.close()
+
+
+def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
+    """The column fast path gives exactly what doc_field_length gives, for every field."""
+    import shutil
+
+    from conftest import SAMPLE
+    from contextfs import ContextManager
+    from contextfs.search_rank import _raw_lengths
+
+    root = tmp_path / "lengths"
+    shutil.copytree(SAMPLE, root)
+    ctx = ContextManager(root)
+    ctx.write("notes/extra.md", "# Extra\n\nwebhook retries " * 30)
+    ctx.search("webhook")  # applies the queued write: a second segment
+    searcher = ctx.index._searcher
+    checked = 0
+    for reader, _offset in searcher.leafreaders:
+        n = reader.doc_count_all()
+        for field in ("title", "abstract", "body", "headings", "tags"):
+            fast = _raw_lengths(reader, field, n)
+            if fast is None:
+                continue
+            slow = [reader.doc_field_length(d, field, 1) or 0 for d in range(n)]
+            assert fast.tolist() == [float(x) for x in slow]
+            checked += 1
+    assert checked >= 2
+    ctx.close()
