@@ -52,6 +52,7 @@ from whoosh.searching import Searcher
 from . import paths, store
 from .document import blob_version
 from .errors import ContextFSError, SearchIndexError, VersioningError
+from .search_codec import CODEC_ID, PackedCodec
 from .search_query import (
     PhraseCheck,
     build_filter,
@@ -75,7 +76,7 @@ INDEX_DIR = ".contextfs/index"
 STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
-INDEX_FORMAT = 2  # 2: body indexed without positions
+INDEX_FORMAT = 3  # 2: body indexed without positions; 3: packed postings blocks
 _UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 _LOCK_TIMEOUT = 60.0
 #: Rebuilds of at least this many files use worker processes (forking costs ~0.1 s).
@@ -225,14 +226,15 @@ class SearchIndex:
     def _write_stamp(self, folder: Path, build: str, head: str | None, previous: dict[str, Any] | None = None) -> None:
         data = {
             "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-            "build": build, "head": head, "files": _file_sums(folder, (previous or {}).get("files") or {}),
+            "codec": CODEC_ID, "build": build, "head": head, "files": _file_sums(folder, (previous or {}).get("files") or {}),
         }
         tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
         tmp.write_text(json.dumps(data), "utf-8")
         os.replace(tmp, folder / STAMP_FILE)
 
     def _valid(self, stamp: dict[str, Any] | None) -> bool:
-        return bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
+        return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
+                and stamp.get("codec") == CODEC_ID)
 
     # ------------------------------------------------------------ open / build
     def _drop(self) -> None:
@@ -252,7 +254,8 @@ class SearchIndex:
         if stamp is None:
             raise _Broken("has no valid contextfs stamp (not created by contextfs, or damaged)")
         if not self._valid(stamp):
-            raise _Broken(f"was built by another index format ({stamp.get('format')}/{stamp.get('schema')})")
+            raise _Broken(f"was built by another index format "
+                          f"({stamp.get('format')}/{stamp.get('schema')}/{stamp.get('codec')})")
         damaged = _check_sums(self.dir, stamp.get("files"))
         if damaged:
             raise _Broken(f"has damaged or unexpected files ({damaged})")
@@ -317,7 +320,7 @@ class SearchIndex:
         procs = min(_PARALLEL_PROCS, os.cpu_count() or 1)
         if procs > 1 and len(files) >= _PARALLEL_MIN_FILES:
             try:
-                count = self._write_all(ix.writer(procs=procs, multisegment=True, limitmb=128), files)
+                count = self._write_all(ix.writer(procs=procs, multisegment=True, limitmb=128, codec=PackedCodec()), files)
                 with ix.searcher() as check:
                     if check.doc_count_all() == count:
                         return count
@@ -329,7 +332,7 @@ class SearchIndex:
                 os.unlink(entry.path)
             ix = windex.create_in(folder, self.schema)
         # One writer: Whoosh sorts postings in memory runs and writes one compact segment.
-        return self._write_all(ix.writer(limitmb=256), files)
+        return self._write_all(ix.writer(limitmb=256, codec=PackedCodec()), files)
 
     def _write_all(self, writer: Any, files: list[str]) -> int:
         count = 0
@@ -422,8 +425,8 @@ class SearchIndex:
         if todo:
             writer = self._writer()
             try:
+                _delete_paths(writer, todo, self._open_segment_readers())
                 for rel in todo:
-                    writer.delete_by_term("rel", rel)
                     doc = extract(self.manager, rel)
                     if doc is not None:
                         writer.add_document(**doc)
@@ -438,10 +441,20 @@ class SearchIndex:
             self._pending -= taken
         self._refresh()
 
+    def _open_segment_readers(self) -> dict[str, Any]:
+        """The searcher's open per-segment readers, by segment id."""
+        out: dict[str, Any] = {}
+        if self._searcher is not None:
+            for reader, _ in self._searcher.ixreader.leaf_readers():
+                segment = reader.segment()
+                if segment is not None:
+                    out[segment.segment_id()] = reader
+        return out
+
     def _writer(self) -> Any:
         for attempt in range(40):
             try:
-                return self._ix.writer()
+                return self._ix.writer(codec=PackedCodec())
             except LockError:
                 # Our file lock is held, so a whoosh lock now is stale (a crashed process).
                 if attempt == 20:
@@ -667,8 +680,34 @@ class SearchIndex:
     def optimize(self) -> None:
         """Merge every segment into one (slow; ``reindex`` is usually the better fix)."""
         with self._mutex, self._locked():
-            self._ix.optimize()
+            self._ix.optimize(codec=PackedCodec())
             self._refresh()
+
+
+def _delete_paths(writer: Any, rels: list[str], open_readers: dict[str, Any]) -> None:
+    """Mark every document of ``rels`` deleted in ``writer``'s segments.
+
+    Whoosh's ``delete_by_term`` runs a query and opens a reader over every segment per
+    call. Here each path is a hash probe in each segment's term table, through the readers
+    the searcher already has open (``open_readers``, by segment id); only segments it does
+    not know yet are opened. A document found twice is simply deleted twice (harmless).
+    """
+    base = 0
+    opened = []
+    try:
+        for segment in writer.segments:
+            leaf = open_readers.get(segment.segment_id())
+            if leaf is None:
+                leaf = SegmentReader(writer.storage, writer.schema, segment, generation=writer.generation)
+                opened.append(leaf)
+            for rel in rels:
+                if ("rel", rel) in leaf:
+                    for docnum in leaf.postings("rel", rel).all_ids():
+                        writer.delete_document(base + docnum)
+            base += segment.doc_count_all()
+    finally:
+        for leaf in opened:
+            leaf.close()
 
 
 def _index_files(folder: Path) -> list[os.DirEntry[str]]:

@@ -25,6 +25,8 @@ import numpy as np
 from whoosh import query as wq
 from whoosh.util.numeric import byte_to_length
 
+from .search_codec import block_arrays
+
 __all__ = ["SEGMENT_CACHE_BYTES", "RANKED_FIELDS", "fast_terms", "top_docs"]
 
 log = logging.getLogger(__name__)
@@ -176,11 +178,44 @@ def _segment_norms(reader: Any, searcher: Any, fieldname: str, *, B: float, K1: 
     return norms
 
 
+# numpy's one-letter codes name the same native C types as the array module's.
+_DTYPES = {code: np.dtype(code) for code in "HId"}
+
+
+def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:
+    """A term's postings from packed blocks (search_codec), viewed as arrays; None if not packed.
+
+    Each block's bytes are viewed in place with ``np.frombuffer`` and concatenated once, so
+    no Python number is created per posting.
+    """
+    if block_arrays(matcher) is None:
+        return None
+    id_parts: list[np.ndarray] = []
+    weight_parts: list[np.ndarray] = []
+    while matcher.is_active():
+        block = block_arrays(matcher)
+        if block is None:  # a block in another layout: cannot happen within one segment
+            return None
+        (id_code, id_bytes), weights, count = block
+        id_parts.append(np.frombuffer(id_bytes, dtype=_DTYPES[id_code]))
+        if weights is None or isinstance(weights, float):
+            weight_parts.append(np.full(count, 1.0 if weights is None else weights, dtype=np.float64))
+        else:
+            weight_parts.append(np.frombuffer(weights[1], dtype=_DTYPES[weights[0]]))
+        matcher._next_block()
+    ids = np.concatenate(id_parts).astype(np.int32) if id_parts else np.zeros(0, np.int32)
+    weights_out = np.concatenate(weight_parts).astype(np.float64) if weight_parts else np.zeros(0)
+    return ids, weights_out
+
+
 def _read_postings(reader: Any, fieldname: str, btext: bytes, field: Any) -> tuple[np.ndarray, np.ndarray]:
     """All (ids, weights) of one term in one segment, read a block at a time, converted once."""
     raw_terms = getattr(reader, "_terms", None)
     matcher = raw_terms.matcher(fieldname, btext, field.format) if raw_terms is not None \
         else reader.postings(fieldname, btext)
+    packed = _read_packed(matcher)
+    if packed is not None:
+        return packed
     ids: list[int] = []
     weights: list[float] = []
     if hasattr(matcher, "_read_data") and hasattr(matcher, "_next_block") and hasattr(matcher, "_byteids"):

@@ -126,6 +126,14 @@ def test_forged_or_outdated_stamp_means_rebuild(tmp_path: Path, caplog: pytest.L
     with ContextManager(root) as ctx:
         assert rebuilt(caplog)
         assert_answers(ctx)
+    # An index written with another postings layout (or array item sizes) is never misread.
+    stamp = json.loads(stamp_path.read_text())
+    stamp["codec"] = "packed0/128/big/H2I4"
+    stamp_path.write_text(json.dumps(stamp))
+    caplog.clear()
+    with ContextManager(root) as ctx:
+        assert rebuilt(caplog)
+        assert_answers(ctx)
     stamp_path.write_text("not json at all")
     caplog.clear()
     with ContextManager(root) as ctx:
