@@ -48,6 +48,7 @@ from whoosh.query.qcore import QueryError
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
+from whoosh.writing import MERGE_SMALL
 
 from . import paths, store
 from .document import blob_version
@@ -82,6 +83,9 @@ _LOCK_TIMEOUT = 60.0
 #: Rebuilds of at least this many files use worker processes (forking costs ~0.1 s).
 _PARALLEL_MIN_FILES = 1000
 _PARALLEL_PROCS = 2
+#: Segments below this many documents are merged once there are this many of them.
+_SMALL_SEGMENT_DOCS = 1000
+_MAX_SMALL_SEGMENTS = 4
 
 
 @dataclass(frozen=True)
@@ -433,7 +437,7 @@ class SearchIndex:
             except BaseException:
                 writer.cancel()
                 raise
-            writer.commit()
+            writer.commit(mergetype=_merge_policy)
         if todo or force_commit:
             self._write_stamp(self.dir, self._build or secrets.token_hex(8), head, self._read_stamp())
             self._head = head
@@ -682,6 +686,27 @@ class SearchIndex:
         with self._mutex, self._locked():
             self._ix.optimize(codec=PackedCodec())
             self._refresh()
+
+
+def _merge_policy(writer: Any, segments: list[Any]) -> list[Any]:
+    """Fold small segments into the one being written once there are several of them.
+
+    Every flush adds a segment, and a query pays a little per segment and term; Whoosh's
+    own policy lets a dozen 100-note segments pile up before it merges. Here, as soon as
+    ``_MAX_SMALL_SEGMENTS`` segments under ``_SMALL_SEGMENT_DOCS`` documents exist, they are
+    merged into the new segment (a few hundred notes: tens of milliseconds, once per several
+    flushes); larger segments are left to Whoosh's policy.
+    """
+    small = [seg for seg in segments if seg.doc_count_all() < _SMALL_SEGMENT_DOCS]
+    if len(small) < _MAX_SMALL_SEGMENTS:
+        return MERGE_SMALL(writer, segments)
+    for seg in small:
+        reader = SegmentReader(writer.storage, writer.schema, seg)
+        try:
+            writer.add_reader(reader)
+        finally:
+            reader.close()
+    return [seg for seg in segments if seg.doc_count_all() >= _SMALL_SEGMENT_DOCS]
 
 
 def _delete_paths(writer: Any, rels: list[str], open_readers: dict[str, Any]) -> None:

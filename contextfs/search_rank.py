@@ -210,6 +210,8 @@ def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:
 
 def _read_postings(reader: Any, fieldname: str, btext: bytes, field: Any) -> tuple[np.ndarray, np.ndarray]:
     """All (ids, weights) of one term in one segment, read a block at a time, converted once."""
+    if (fieldname, btext) not in reader:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
     raw_terms = getattr(reader, "_terms", None)
     matcher = raw_terms.matcher(fieldname, btext, field.format) if raw_terms is not None \
         else reader.postings(fieldname, btext)
@@ -301,13 +303,15 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
         for fieldname, text, boost in terms:
             field = schema[fieldname]
             btext = field.to_bytes(text)
-            if (fieldname, btext) not in reader:
+            # Cached per segment, absent terms too (as empty arrays): a warm query then makes
+            # no term-table lookups at all.
+            ids, weights = _cached(reader, ("postings", fieldname, btext), cache,
+                                   _read_postings, reader, fieldname, btext, field)
+            if not len(ids):
                 continue
             idf = searcher.idf(fieldname, btext)
             c = boost * idf * (K1 + 1.0)
             norms = _segment_norms(reader, searcher, fieldname, B=B, K1=K1, cache=cache)
-            ids, weights = _cached(reader, ("postings", fieldname, btext), cache,
-                                   _read_postings, reader, fieldname, btext, field)
             # Each id occurs once per term, so fancy-index += adds exactly one contribution;
             # the arithmetic is the scalar version's, ``c * w / (w + norm)``, per posting.
             acc[ids] += c * weights / (weights + norms[ids])

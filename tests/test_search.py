@@ -333,6 +333,24 @@ def test_no_duplicates_after_many_batches(ctx: ContextManager) -> None:
     assert ctx.index.verify(fix=False).duplicates == []
 
 
+def test_small_segments_are_merged_as_flushes_add_them(ctx: ContextManager) -> None:
+    """Every flush writes a segment; small ones are folded together so queries stay cheap.
+
+    Whoosh's own policy would keep all ten 60-note segments here (it waits for about a dozen).
+    """
+    counts = []
+    for round_ in range(10):
+        with ctx.transaction(f"batch {round_}"):
+            for i in range(60):
+                ctx.write(f"flush/r{round_}/n{i}.md", f"note {i} of batch {round_} about the okapi")
+        if round_ == 6:  # an edit deletes a document from an older segment
+            ctx.edit("flush/r0/n0.md", "about the okapi", "about the okapi again")
+        assert len(ctx.search("okapi", limit=1000)) == 60 * (round_ + 1)
+        counts.append(len(ctx.index._searcher.reader().leaf_readers()))
+    assert max(counts) <= 4, counts  # search._MAX_SMALL_SEGMENTS
+    assert ctx.index.verify(fix=False).ok
+
+
 def test_broken_frontmatter_is_indexed_by_raw_text(ctx: ContextManager) -> None:
     ctx.write("good.md", "fine")
     bad = ctx.root / "bad.md"
