@@ -179,7 +179,7 @@ def _segment_norms(reader: Any, searcher: Any, fieldname: str, *, B: float, K1: 
 
 
 # numpy's one-letter codes name the same native C types as the array module's.
-_DTYPES = {code: np.dtype(code) for code in "HId"}
+_DTYPES = {code: np.dtype(code) for code in "HIfd"}
 
 
 def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:

@@ -136,3 +136,22 @@ def test_ranker_views_packed_blocks_as_arrays(pair: tuple[Any, Any]) -> None:
                     want_weights.append(m.weight())
                     m.next()
                 assert ids.tolist() == want_ids and weights.tolist() == want_weights
+
+
+def test_every_block_layout_is_exercised(pair: tuple[Any, Any]) -> None:
+    """The tests above cover uint16 ids and both packed weight layouts (uint16 and float32)."""
+    _, packed = pair
+    id_codes, weight_codes = set(), set()
+    with packed.searcher() as searcher:
+        for reader, _ in searcher.reader().leaf_readers():
+            for fieldname in ("body", "freq", "boosted"):
+                fmt = packed.schema[fieldname].format
+                for btext in reader.lexicon(fieldname):
+                    m = reader._terms.matcher(fieldname, btext, fmt)
+                    while isinstance(m, PackedLeafMatcher) and m.is_active():
+                        (id_code, _), weights, _ = block_arrays(m)
+                        id_codes.add(id_code)
+                        weight_codes.add(weights[0] if isinstance(weights, tuple) else type(weights).__name__)
+                        m._next_block()
+    assert id_codes == {"H"}
+    assert {"H", "f"} <= weight_codes
