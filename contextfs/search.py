@@ -48,7 +48,6 @@ from whoosh.query.qcore import QueryError
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
-from whoosh.writing import MERGE_SMALL
 
 from . import paths, store
 from .document import blob_version
@@ -87,9 +86,8 @@ _PARALLEL_PROCS = 2
 #: is merged back one posting at a time in Python: at 10,000 notes with 128 MB per worker
 #: the rebuild took 34 s, with 512 MB 18 s (each worker peaked at about 400 MB).
 _POOL_MB = 512
-#: Segments below this many documents are merged once there are this many of them.
-_SMALL_SEGMENT_DOCS = 1000
-_MAX_SMALL_SEGMENTS = 4
+#: Segments of one size class (see ``_tier``) are merged once there are this many.
+_SEGMENTS_PER_TIER = 4
 
 
 @dataclass(frozen=True)
@@ -692,25 +690,32 @@ class SearchIndex:
             self._refresh()
 
 
-def _merge_policy(writer: Any, segments: list[Any]) -> list[Any]:
-    """Fold small segments into the one being written once there are several of them.
+def _tier(doc_count: int) -> int:
+    """Size class of a segment: 1-3 documents, 4-15, 16-63, ... (powers of four)."""
+    return max(doc_count, 1).bit_length() - 1 >> 1
 
-    Every flush adds a segment, and a query pays a little per segment and term; Whoosh's
-    own policy lets a dozen 100-note segments pile up before it merges. Here, as soon as
-    ``_MAX_SMALL_SEGMENTS`` segments under ``_SMALL_SEGMENT_DOCS`` documents exist, they are
-    merged into the new segment (a few hundred notes: tens of milliseconds, once per several
-    flushes); larger segments are left to Whoosh's policy.
+
+def _merge_policy(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge segments of similar size once a size class holds several (a tiered policy).
+
+    Every flush adds a segment and a query pays a little per segment and term. Whoosh's own
+    policy lets about a dozen 100-note segments pile up before it merges. Here, as soon as
+    ``_SEGMENTS_PER_TIER`` segments share a size class (powers of four), they are merged into
+    the segment being written, so the count stays logarithmic in the index size and each
+    note is rewritten a few times over its life, not on every flush.
     """
-    small = [seg for seg in segments if seg.doc_count_all() < _SMALL_SEGMENT_DOCS]
-    if len(small) < _MAX_SMALL_SEGMENTS:
-        return MERGE_SMALL(writer, segments)
-    for seg in small:
+    tiers: dict[int, list[Any]] = {}
+    for seg in segments:
+        tiers.setdefault(_tier(seg.doc_count_all()), []).append(seg)
+    merging = [seg for group in tiers.values() if len(group) >= _SEGMENTS_PER_TIER for seg in group]
+    for seg in merging:
         reader = SegmentReader(writer.storage, writer.schema, seg)
         try:
             writer.add_reader(reader)
         finally:
             reader.close()
-    return [seg for seg in segments if seg.doc_count_all() >= _SMALL_SEGMENT_DOCS]
+    merged = {id(seg) for seg in merging}
+    return [seg for seg in segments if id(seg) not in merged]
 
 
 def _delete_paths(writer: Any, rels: list[str], open_readers: dict[str, Any]) -> None:

@@ -11,7 +11,9 @@ Measured:
   ``snippet()`` vs a default Whoosh index with its highlighter;
 * full rebuild time and index size: contextfs ``rebuild()`` vs a default Whoosh build
   (stored body, one writer) vs FTS5;
-* write-path cost: 100 writes followed by one search, with the index on vs off.
+* write-path cost: 100 writes followed by one search, with the index on vs off;
+* quoted two-word phrases (vs FTS5 phrase queries), and the plain-word queries again after
+  the 600 writes of the write-path runs (more segments; then repeated, words already decoded).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from whoosh.fields import ID, KEYWORD, TEXT, Schema
 from whoosh.highlight import ContextFragmenter
 from whoosh.qparser import MultifieldParser, OrGroup
 
-from contextfs import ContextManager
+from contextfs import ContextManager, search_rank
 from contextfs.search_query import strip_frontmatter
 
 _COMMON = ["the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "they", "you", "were", "her", "she", "there", "been", "one", "all", "we", "their", "has", "would", "when", "if", "so", "no", "what", "up", "out", "who", "them", "some", "could", "more", "into", "its", "than", "then", "only", "other", "new", "also", "these", "two", "may", "first", "any", "like", "our", "over", "such", "very", "through", "most", "after"]
@@ -86,6 +88,19 @@ def make_queries(rng: random.Random, count: int) -> list[str]:
     return [" ".join(rng.sample(_TECH, rng.choice((2, 3)))) for _ in range(count)]
 
 
+def make_phrases(rng: random.Random, notes: dict[str, str], count: int) -> list[str]:
+    """Quoted two-word phrases taken from the notes' bodies (words of 4+ letters, no stop words)."""
+    bodies = [strip_frontmatter(text) for text in notes.values()]
+    out: list[str] = []
+    while len(out) < count:
+        words = rng.choice(bodies).split()
+        i = rng.randrange(len(words) - 1)
+        a, b = words[i].strip(".,"), words[i + 1].strip(".,")
+        if len(a) >= 4 and len(b) >= 4 and a.isalpha() and b.isalpha() and a not in _COMMON and b not in _COMMON:
+            out.append(f'"{a} {b}"')
+    return out
+
+
 # ------------------------------------------------------------------ baselines
 def seed_scan(root: Path, query: str) -> list[tuple[str, str]]:
     """The seed's ContextManager.search: read every file, case-insensitive substring, 100-char snippet."""
@@ -115,7 +130,7 @@ def fts_build(notes: dict[str, str], db: Path) -> sqlite3.Connection:
 
 
 def fts_query(conn: sqlite3.Connection, query: str) -> list[tuple[str, str]]:
-    match = " OR ".join(query.split())
+    match = query if query.startswith('"') else " OR ".join(query.split())
     return conn.execute(
         "SELECT path, snippet(notes, 2, '', '', '...', 24) FROM notes WHERE notes MATCH ? "
         "ORDER BY bm25(notes, 0, 3.0, 1.0) LIMIT 10", (match,)).fetchall()
@@ -216,6 +231,11 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     rows.append(f"| {n:,} | index size on disk (MB) | {folder_size(index.dir) / 1e6:.1f} | "
                 f"default Whoosh {folder_size(default_dir) / 1e6:.1f}; FTS5 "
                 f"{(work / f'fts{n}.db').stat().st_size / 1e6:.1f} | {folder_size(index.dir) / folder_size(default_dir):.2f}x |")
+    phrases = make_phrases(random.Random(7), notes, max(10, len(queries) // 2))
+    ours_ph = latency(lambda q: ctx.search(q, limit=10), phrases)
+    fts_ph = latency(lambda q: fts_query(conn, q), phrases)
+    rows.append(f"| {n:,} | quoted two-word phrase p50 / p95 (ms) | {ours_ph[0]:.1f} / {ours_ph[1]:.1f} | "
+                f"FTS5 {fts_ph[0]:.2f} / {fts_ph[1]:.2f} | {ours_ph[0] / fts_ph[0]:.1f}x FTS5's time |")
     searcher.close()
     conn.close()
     ctx.close()
@@ -228,6 +248,19 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     off_ms, on_ms = statistics.median(off), statistics.median(on)
     rows.append(f"| {n:,} | 100 writes + 1 search (ms) | {on_ms:.0f} (index on) | {off_ms:.0f} (index off) | "
                 f"indexing adds {100 * (on_ms - off_ms) / off_ms:+.0f}% |")
+
+    # Queries again after those 600 writes (new segments, merged by the index's policy), in a
+    # fresh process state: the same words, but every segment's postings are read anew.
+    ctx = ContextManager(root, sync=False)
+    ctx.search("warmup")
+    segments = len(ctx.index._searcher.reader().leaf_readers())
+    search_rank._SEGMENTS.clear()
+    after = latency(lambda q: ctx.search(q, limit=10), queries)
+    again = latency(lambda q: ctx.search(q, limit=10), queries)
+    ctx.close()
+    rows.append(f"| {n:,} | query p50 / p95 after the 600 writes, {segments} segments (ms) | "
+                f"{after[0]:.1f} / {after[1]:.1f} | same queries repeated: {again[0]:.1f} / {again[1]:.1f} | "
+                f"{after[0] / ours[0]:.1f}x the first measurement |")
 
 
 def main() -> None:
