@@ -40,7 +40,7 @@ from whoosh.codec.whoosh3 import (
 )
 from whoosh.util.numeric import byte_to_length
 
-__all__ = ["CODEC_ID", "PackedCodec", "block_arrays"]
+__all__ = ["CODEC_ID", "PackedCodec", "block_arrays", "length_bytes"]
 
 #: Postings per block. Whoosh uses 128; with packed arrays the per-block overhead (a
 #: header pickle and a seek) dominates, and Whoosh's block skipping gains little here.
@@ -171,6 +171,28 @@ class PackedLeafMatcher(W3LeafMatcher):
         super()._read_values()
 
 
+#: Whoosh's document length for each stored byte (0 means "no length": None, as Whoosh says).
+_LENGTH_OF_BYTE = [None] + [byte_to_length(b) for b in range(1, 256)]
+
+
+def length_bytes(perdoc: Any, fieldname: str, ndocs: int) -> bytes | None:
+    """A segment's whole one-byte-per-document length column for ``fieldname``, or None.
+
+    Whoosh decodes one document per call (a seek and a read); the column is a plain byte
+    array, so reading it at once gives the same values. Anything unexpected in Whoosh's
+    private column layout returns None, and callers use Whoosh's per-document path.
+    """
+    try:
+        column = perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
+        if (column is None or column._fixedlen != 1 or column._typecode != "B"
+                or column._reverse or column._count != ndocs):
+            return None
+        raw = column._dbfile.get(column._basepos, ndocs)
+    except Exception:  # private Whoosh internals: fall back rather than guess
+        return None
+    return bytes(raw) if len(raw) == ndocs else None
+
+
 class _PerDocReader(W3PerDocReader):
     """Whoosh's per-document reader, remembering which length columns are absent.
 
@@ -205,10 +227,12 @@ class _PerDocReader(W3PerDocReader):
         return table[docnum]
 
     def _length_table(self, fieldname: str) -> Any:
-        reader = self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-        if reader is None:
+        if self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN) is None:
             return False
-        return [byte_to_length(b) if b else None for b in (reader[d] for d in range(self._doccount))]
+        raw = length_bytes(self, fieldname, self._doccount)
+        if raw is None:
+            return False
+        return [_LENGTH_OF_BYTE[b] for b in raw]
 
 
 class PackedCodec(W3Codec):
