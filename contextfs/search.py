@@ -516,7 +516,7 @@ class SearchIndex:
             return []
         limit = min(limit, 1000)
         with self._mutex:
-            for attempt in (1, 2):
+            for attempt in (1, 2, 3):
                 try:
                     self._catch_up()
                     return self._run(parsed, filt, include_trash, limit)
@@ -524,15 +524,35 @@ class SearchIndex:
                     raise
                 except QueryError as exc:  # the query, not the index, is at fault
                     raise SearchIndexError(f"cannot run the query ({exc}); simplify it") from None
-                except Exception as exc:  # noqa: BLE001 - a whoosh failure: heal, then retry once
-                    if attempt == 2:
+                except Exception as exc:  # noqa: BLE001 - a whoosh failure: heal, then retry
+                    if attempt == 3:
                         raise SearchIndexError(
-                            f"the search index failed twice ({type(exc).__name__}); run 'contextfs reindex'"
+                            f"the search index failed after a rebuild ({type(exc).__name__}); "
+                            "run 'contextfs reindex'"
                         ) from None
-                    log.warning("search index failed (%s: %s); rebuilding it from the files", type(exc).__name__, exc)
-                    with self._locked():
-                        self._rebuild_locked()
+                    self._heal(exc, rebuild=attempt == 2)
         return []  # pragma: no cover
+
+    def _heal(self, exc: Exception, *, rebuild: bool) -> None:
+        """After a failed search: reopen the index (checked against its stamp), or rebuild it.
+
+        Another process may have merged segments (deleting their files) between this
+        process reading the table of contents and opening the segments; that is not
+        damage, and reopening under the lock sees the new segments. Real damage fails the
+        stamp's checksums on reopen, and a failure after a clean reopen means rebuild.
+        """
+        name = type(exc).__name__
+        with self._locked():
+            if not rebuild:
+                try:
+                    self._open_existing()
+                    log.info("search index changed while it was read (%s: %s); reopened it", name, exc)
+                    return
+                except _Broken as why:
+                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+            else:
+                log.warning("search index failed again (%s: %s); rebuilding it from the files", name, exc)
+            self._rebuild_locked()
 
     def _run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
         searcher = self._searcher
