@@ -119,26 +119,24 @@ def test_foreign_index_without_stamp_is_never_opened(tmp_path: Path, caplog: pyt
 def test_forged_or_outdated_stamp_means_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     root = make_root(tmp_path)
     stamp_path = index_dir(root) / STAMP_FILE
-    stamp = json.loads(stamp_path.read_text())
-    stamp["format"] = 0
-    stamp_path.write_text(json.dumps(stamp))
+
+    def edit(key: str, value: object) -> None:
+        stamp = json.loads(stamp_path.read_text())
+        stamp[key] = value
+        stamp_path.write_text(json.dumps(stamp))
+
     caplog.set_level(logging.INFO, logger="contextfs")
-    with ContextManager(root) as ctx:
-        assert rebuilt(caplog)
-        assert_answers(ctx)
-    # An index written with another postings layout (or array item sizes) is never misread.
-    stamp = json.loads(stamp_path.read_text())
-    stamp["codec"] = "packed0/128/big/H2I4"
-    stamp_path.write_text(json.dumps(stamp))
-    caplog.clear()
-    with ContextManager(root) as ctx:
-        assert rebuilt(caplog)
-        assert_answers(ctx)
-    stamp_path.write_text("not json at all")
-    caplog.clear()
-    with ContextManager(root) as ctx:
-        assert rebuilt(caplog)
-        assert_answers(ctx)
+    for tamper in (
+        lambda: edit("format", 0),
+        # Another postings layout (or array item sizes, byte order) is never misread.
+        lambda: edit("codec", "packed0/128/big/H2I4"),
+        lambda: stamp_path.write_text("not json at all"),
+    ):
+        tamper()
+        caplog.clear()
+        with ContextManager(root) as ctx:
+            assert rebuilt(caplog)
+            assert_answers(ctx)
 
 
 def test_stray_file_in_index_folder_means_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
