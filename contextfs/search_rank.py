@@ -173,13 +173,11 @@ def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:
     Each block's bytes are viewed in place with ``np.frombuffer`` and concatenated once, so
     no Python number is created per posting.
     """
-    if block_arrays(matcher) is None:
-        return None
     id_parts: list[np.ndarray] = []
     weight_parts: list[np.ndarray] = []
     while matcher.is_active():
         block = block_arrays(matcher)
-        if block is None:  # a block in another layout: cannot happen within one segment
+        if block is None:  # not a packed segment (a segment is written by one codec)
             return None
         (id_code, id_bytes), weights, count = block
         id_parts.append(np.frombuffer(id_bytes, dtype=_DTYPES[id_code]))

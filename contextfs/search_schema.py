@@ -113,16 +113,11 @@ class FusedStemmingAnalyzer(Analyzer):
         Words are counted first (in C, by ``Counter``) and stemmed once per distinct word,
         so the Python loop runs over the vocabulary of a note, not over every word in it.
         """
-        stems = self._stems
-        lo, hi = self.minsize, self.maxsize
         out: dict[str, int] = {}
         for word, n in Counter(_WORD.findall(value.lower())).items():
-            if len(word) < lo or len(word) > hi or word in STOP_WORDS:
-                continue
-            text = stems.get(word)
-            if text is None:
-                text = stems[word] = porter_stem(word)
-            out[text] = out.get(text, 0) + n
+            text = self.stem_of(word)
+            if text is not None:
+                out[text] = out.get(text, 0) + n
         return out
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
