@@ -85,6 +85,11 @@ def _pack_weights(weights: Any) -> Any:
     return "d", array("d", weights).tobytes()
 
 
+def _packed(value: Any) -> bool:
+    """True for a ``(typecode, bytes)`` pair, as this codec writes ids and weights."""
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], bytes)
+
+
 def _unpack(code: str, raw: bytes) -> array:
     out = array(code)
     out.frombytes(raw)
@@ -140,7 +145,7 @@ class PackedLeafMatcher(W3LeafMatcher):
         if self._data is None:
             self._read_data()
         ids = self._data[0]
-        if self._byteids or not isinstance(ids, tuple) or len(ids) != 2 or not isinstance(ids[1], bytes):
+        if self._byteids or not _packed(ids):
             super()._read_ids()
             return
         self._ids = _unpack(*ids)
@@ -149,7 +154,7 @@ class PackedLeafMatcher(W3LeafMatcher):
         if self._data is None:
             self._read_data()
         weights = self._data[1]
-        if isinstance(weights, tuple) and len(weights) == 2 and isinstance(weights[1], bytes):
+        if _packed(weights):
             packed = _unpack(*weights)
             self._weights = packed if packed.typecode in "fd" else array("f", packed)
             return
@@ -266,6 +271,6 @@ def block_arrays(matcher: Any) -> tuple[Any, Any, int] | None:
     if matcher._data is None:
         matcher._read_data()
     ids, weights = matcher._data[0], matcher._data[1]
-    if not (isinstance(ids, tuple) and len(ids) == 2 and isinstance(ids[1], bytes)):
+    if not _packed(ids):
         return None
     return ids, weights, matcher._blocklength
