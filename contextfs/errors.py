@@ -5,6 +5,7 @@ the fix, because the reader is often an LLM that will retry with what it is told
 
     ContextFSError
     ├── InvalidPathError (ValueError)   traversal, absolute, reserved, bad names, symlinks
+    ├── InvalidArgumentError (ValueError) an argument of the wrong type or out of range
     ├── NotFoundError (LookupError)     a missing file or trash entry; carries ``.path``
     ├── AlreadyExistsError              create without overwrite, restore onto a live file
     ├── ConflictError                   stale ``expected_version``, edit that matches 0 or 2+ times
@@ -31,6 +32,7 @@ __all__ = [
     "ContextFSError",
     "EvolveError",
     "FrontmatterError",
+    "InvalidArgumentError",
     "InvalidPathError",
     "MemoryLimitError",
     "NotFoundError",
@@ -47,6 +49,10 @@ class ContextFSError(Exception):
 
 class InvalidPathError(ContextFSError, ValueError):
     """A path argument was refused by the path gate before any I/O happened."""
+
+
+class InvalidArgumentError(ContextFSError, ValueError):
+    """An argument other than a path was refused: wrong type, out of range, unknown name."""
 
 
 class NotFoundError(ContextFSError, LookupError):
