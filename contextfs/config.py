@@ -7,10 +7,10 @@ their own part and raise ConfigError with the key that is wrong.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from .errors import ConfigError, ContextFSError, InvalidPathError
+from .files import RootFiles
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,15 +22,27 @@ __all__ = ["CONFIG_PATH", "load_config"]
 CONFIG_PATH = ".contextfs/config.toml"
 
 
-def load_config(root: Path) -> dict[str, Any]:
-    """The parsed config file, or {} when the root has none."""
-    path = root / CONFIG_PATH
+def load_config(files: RootFiles) -> dict[str, Any]:
+    """The parsed config file, or {} when the root has none.
+
+    Read through the confined file layer: a ``.contextfs`` folder or config file that is
+    a symlink (it can arrive in a clone) is refused, never followed.
+    """
     try:
-        text = path.read_text("utf-8")
-    except FileNotFoundError:
+        data = files.read(CONFIG_PATH)
+    except InvalidPathError:
+        raise ConfigError(f"{CONFIG_PATH} is (or lies under) a symlink, and contextfs never follows links; "
+                          "replace it with a real file") from None
+    except ContextFSError as exc:
+        raise ConfigError(f"{CONFIG_PATH}: cannot read it ({exc})") from None
+    if data is None:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{CONFIG_PATH}: cannot read it ({exc}); make it a UTF-8 text file") from None
+    if len(data) > 1024 * 1024:
+        raise ConfigError(f"{CONFIG_PATH} is larger than 1 MB; keep settings short")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{CONFIG_PATH}: it is not UTF-8 text; re-save it as UTF-8") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

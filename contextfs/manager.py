@@ -1,56 +1,70 @@
 """The ``ContextManager`` façade: CRUD, trash, history and transactions on one root.
 
-Every mutating call follows the same cycle under the root lock: gate the paths,
-snapshot what will be touched, write atomically, commit exactly those paths, then
-tell the search index. Inside ``transaction()`` the commit is deferred to the end of
-the outermost block, and an exception restores every snapshot instead.
+Every mutating call follows the same cycle under the root's write lock: gate the paths,
+finish or undo whatever a killed process left (:func:`contextfs.transaction.recover`),
+snapshot what will be touched, write through the confined file layer, commit exactly
+those paths, then tell the search index and other listeners. Inside ``transaction()``
+the commit is deferred to the end of the outermost block, and an exception undoes every
+file instead. Reads take no lock: files are replaced atomically, so a reader sees one
+whole version and never waits for a writer.
+
+The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
+:mod:`~contextfs.transaction` (snapshots, journal, commit, recovery),
+:mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
+revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import logging
 import os
-import re
 import secrets
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, paths, store, trash
+from . import clock, history, paths, trash
 from .config import load_config
 from .document import LIBRARY_KEYS, Document, blob_version, decode, parse, serialize
 from .errors import (
     AlreadyExistsError,
     ConflictError,
     ContentError,
-    ContextFSError,
+    InvalidArgumentError,
     InvalidPathError,
     NotFoundError,
+    VersioningError,
 )
-from .versioning import Author, GitStore
+from .files import TMP_SUFFIX, RootFiles
+from .history import HistoryEntry, RevertReport
+from .journal import Journal
+from .provenance import Provenance, check_actor, check_token, email_of
+from .state import StateDir, find_repository
+from .sync import SyncReport, log_report, scan_outside_edits
+from .transaction import Change, Header, recover
+from .trash import TrashEntry
+from .versioning import GitStore
 
 if TYPE_CHECKING:
     from .search import SearchHit, SearchIndex
 
-__all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport"]
+__all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
 log = logging.getLogger(__name__)
 
-_ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)$")
-_TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
-_GITIGNORE = """# managed by contextfs: derived state, never committed
+MAX_FILE_BYTES = 4 * 1024 * 1024
+_GITIGNORE = """# managed by contextfs: temporary files, never committed
+*.cfs-tmp
+# derived state kept here by earlier versions (it now lives under .git/contextfs/)
 .contextfs/index/
 .contextfs/cache/
 .contextfs/logs/
 .contextfs/lock
 .contextfs/*.lock
 .contextfs/active-vocabulary.txt
-*.cfs-tmp
 """
 _GITATTRIBUTES = """# managed by contextfs
 # Store bytes exactly as written so blob ids match what contextfs hashes.
@@ -58,89 +72,7 @@ _GITATTRIBUTES = """# managed by contextfs
 # Append-only logs merge by keeping both sides' lines.
 *.jsonl merge=union
 """
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """Who is writing: set by the library and by ``provenance()``, never by content."""
-
-    actor: str = "agent"
-    session: str | None = None
-    turn: str | None = None
-
-
-@dataclass(frozen=True)
-class HistoryEntry:
-    """One commit that touched the root (or one path)."""
-
-    commit: str
-    author: str
-    date: str
-    op: str
-    message: str
-    path: str | None
-    session: str | None = None
-    turn: str | None = None
-    trailers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class RevertReport:
-    """What ``revert_session`` undid, and what it left alone because others changed it."""
-
-    session: str
-    reverted: list[str]
-    commits: list[str]
-    conflicts: list[str]
-
-
-class _Changes:
-    """The paths one commit (or one transaction) touched, with their bytes before."""
-
-    def __init__(self, root: Path, message: str, op: str, trailers: Mapping[str, str]) -> None:
-        self.root = root
-        self.message = message
-        self.op = op
-        self.trailers = dict(trailers)
-        self.before: dict[str, bytes | None] = {}
-        self.ops: list[str] = []
-        self.depth = 0
-
-    def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
-        """Add a nested call's trailers; several values for one key are all kept."""
-        for key, value in (extra or {}).items():
-            have = [v.strip() for v in self.trailers.get(key, "").split(",") if v.strip()]
-            if value and value not in have:
-                have.append(value)
-            self.trailers[key] = ", ".join(have)
-
-    def touch(self, rel: str) -> None:
-        if rel not in self.before:
-            self.before[rel] = store.read_bytes(paths.full_path(self.root, rel))
-
-    def write(self, rel: str, data: bytes) -> None:
-        self.touch(rel)
-        store.atomic_write(paths.full_path(self.root, rel), data)
-
-    def remove(self, rel: str) -> None:
-        self.touch(rel)
-        store.remove_file(paths.full_path(self.root, rel), self.root)
-
-    def after(self) -> dict[str, bytes | None]:
-        return {rel: store.read_bytes(paths.full_path(self.root, rel)) for rel in self.before}
-
-    def restore(self) -> None:
-        """Put every touched path back the way it was; used when a block fails."""
-        for rel, data in self.before.items():
-            full = paths.full_path(self.root, rel)
-            try:
-                if data is None:
-                    if full.exists():
-                        store.remove_file(full, self.root)
-                else:
-                    store.atomic_write(full, data, max_bytes=1 << 62)
-            except ContextFSError:
-                log.exception("could not restore %s after a failed transaction", rel)
+_MANAGED = {".gitignore": _GITIGNORE, ".gitattributes": _GITATTRIBUTES}
 
 
 def _clean_line(text: str, limit: int = 200) -> str:
@@ -148,14 +80,19 @@ def _clean_line(text: str, limit: int = 200) -> str:
     return line[:limit]
 
 
-def _check_token(name: str, value: object) -> str | None:
-    if value is None:
-        return None
-    value = str(value)
-    if not _TOKEN.match(value):
-        raise InvalidPathError(
-            f"{name} {value!r} is not accepted; use 1-128 letters, digits and . _ : @ -"
-        )
+def _check_text(rel: str, value: object, what: str = "content") -> str:
+    """The write gate's checks on text itself: a string, storable as UTF-8, no NULs."""
+    if not isinstance(value, str):
+        raise ContentError(f"{what} for {rel} must be a string, not {type(value).__name__}; pass text")
+    if "\x00" in value:
+        raise ContentError(f"{what} for {rel} contains NUL bytes; contextfs stores text only")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ContentError(
+            f"{what} for {rel} contains a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
+            "which is not valid text; remove it or encode the data"
+        ) from None
     return value
 
 
@@ -164,6 +101,10 @@ class ContextManager:
 
     >>> ctx = ContextManager("./context")            # doctest: +SKIP
     >>> ctx.write("memory/facts.md", "- Database: PostgreSQL 16")  # doctest: +SKIP
+
+    ``read_only=True`` opens an existing root without ever creating, syncing or
+    committing anything and without taking the write lock (what the CLI's reading
+    commands use); writes then raise VersioningError.
     """
 
     def __init__(
@@ -175,29 +116,54 @@ class ContextManager:
         index: bool = True,
         sync: bool = True,
         own_repository: bool = False,
-        max_file_bytes: int = store.MAX_FILE_BYTES,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        read_only: bool = False,
+        durable: bool = True,
     ) -> None:
-        raw_root = Path(root)
-        try:
-            raw_root.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
-        self.root = raw_root.resolve()
-        if not _ACTOR.match(actor):
-            raise InvalidPathError(f"actor {actor!r} is not accepted; use 'agent', 'agent:<name>', 'human' or 'remote'")
+        check_actor(actor)
         if session is None:
             session = f"s-{clock.now().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
-        self._base = Provenance(actor=actor, session=_check_token("session", session), turn=None)
+        if not isinstance(max_file_bytes, int) or isinstance(max_file_bytes, bool) or max_file_bytes < 1:
+            raise InvalidArgumentError(f"max_file_bytes must be a positive whole number, not {max_file_bytes!r}")
+        self._base = Provenance(actor=actor, session=check_token("session", session), turn=None)
         self._local = threading.local()
         self.max_file_bytes = max_file_bytes
-        self._git = GitStore(self.root, own_repository=own_repository)
-        self._lock = store.RootLock(self.root / ".contextfs" / "lock")
+        self.read_only = read_only
+        self.durable = durable
+        raw_root = Path(root)
+        if read_only:
+            if not raw_root.is_dir():
+                raise NotFoundError(f"there is no context root at {raw_root}; create one with `contextfs init`",
+                                    path=str(raw_root))
+            self.root = raw_root.resolve()
+            found = find_repository(self.root)
+            if found is None:
+                raise NotFoundError(f"{self.root} is not inside a git repository; create a root there with "
+                                    "`contextfs init`", path=str(self.root))
+            workdir, git_dir = found
+            rel = self.root.relative_to(workdir.resolve()).as_posix()
+            prefix = "" if rel == "." else rel + "/"
+            self._git: GitStore | None = None
+        else:
+            try:
+                raw_root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
+            self.root = raw_root.resolve()
+            self._git = GitStore(self.root, own_repository=own_repository, durable=durable)
+            git_dir, prefix = self._git.git_dir, self._git.prefix
+        self.files = RootFiles(self.root)
+        self.state = StateDir(git_dir, prefix)
+        self._journal: Journal | None = None
+        self._lock = None if read_only else self.state.lock("lock")
         self._index: SearchIndex | None = None
-        self._index_enabled = index
         self._listeners: list[Callable[[list[str]], None]] = []
-        self._ensure_managed_files()
-        if sync:
-            self.sync()
+        self._read_listeners: list[Callable[[str], None]] = []
+        self.last_sync = SyncReport()
+        if not read_only:
+            self._ensure_managed_files()
+            if sync:
+                self.sync()
         if index:
             self._open_index()
 
@@ -205,12 +171,20 @@ class ContextManager:
     @property
     def git(self) -> GitStore:
         """The repository gate (for layers above the core, not for LLM input)."""
+        if self._git is None:
+            self._git = GitStore(self.root, create=False, durable=self.durable)
         return self._git
+
+    @property
+    def journal(self) -> Journal:
+        if self._journal is None:
+            self._journal = Journal(self.state.file("journal"), durable=self.durable)
+        return self._journal
 
     @property
     def config(self) -> dict[str, Any]:
         """The parsed ``.contextfs/config.toml`` ({} when absent)."""
-        return load_config(self.root)
+        return load_config(self.files)
 
     @property
     def current_provenance(self) -> Provenance:
@@ -227,12 +201,12 @@ class ContextManager:
     ) -> Iterator[Provenance]:
         """Change who is writing for the duration of a block (nests)."""
         cur = self.current_provenance
-        if actor is not None and not _ACTOR.match(actor):
-            raise InvalidPathError(f"actor {actor!r} is not accepted; use 'agent', 'agent:<name>', 'human' or 'remote'")
+        if actor is not None:
+            check_actor(actor)
         new = Provenance(
             actor=actor or cur.actor,
-            session=_check_token("session", session) if session is not None else cur.session,
-            turn=_check_token("turn", turn) if turn is not None else cur.turn,
+            session=check_token("session", session) if session is not None else cur.session,
+            turn=check_token("turn", turn) if turn is not None else cur.turn,
         )
         stack = getattr(self._local, "prov", None)
         if stack is None:
@@ -247,64 +221,83 @@ class ContextManager:
         """Call ``callback(paths)`` after every commit (used by caches above the core)."""
         self._listeners.append(callback)
 
-    def _author(self) -> Author:
-        actor = self.current_provenance.actor
-        email = re.sub(r"[^A-Za-z0-9_.-]", "-", actor) + "@contextfs.invalid"
-        return Author(actor, email)
+    def add_read_listener(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(path)`` whenever a file is read through ``read``/``get``."""
+        self._read_listeners.append(callback)
 
-    def _full(self, rel: str) -> Path:
-        return paths.full_path(self.root, rel)
+    def gate(self, raw: object, *, write: bool = False) -> str:
+        """The path gate every call uses: ``raw`` as a root-relative path, or InvalidPathError.
 
-    def _gate(self, raw: object, *, write: bool = False) -> str:
-        return paths.check(self.root, raw, write=write)
+        Hostile input (traversal, absolute paths, ``.git``, symlinks, reserved names) is
+        refused before any I/O; an existing file's on-disk spelling is returned.
+        """
+        rel = paths.check(self.root, raw, write=write)
+        return self.files.disk_rel(rel)
+
+
+    def _header(self, op: str, subject: str) -> Header:
+        prov = self.current_provenance
+        return Header(op=op, subject=_clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
+                      session=prov.session, turn=prov.turn)
+
+    def _writable(self) -> None:
+        if self.read_only:
+            raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The write lock, with anything a killed writer left finished or undone first."""
+        self._writable()
+        assert self._lock is not None
+        with self._lock.held():
+            if getattr(self._local, "txn", None) is None:
+                recover(self.files, self.git, self.journal)
+            yield
 
     def _ensure_managed_files(self) -> None:
-        wanted = {".gitignore": _GITIGNORE, ".gitattributes": _GITATTRIBUTES}
-        with self._lock.held():
-            changes = _Changes(self.root, "init", "init", {})
-            for name, text in wanted.items():
+        with self._locked():
+            self.git.ensure_split_index()
+            with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
+                self.files.mkdir(".contextfs")  # where committed settings go (config.toml)
+            change = Change(self.files, self.git, self.journal, self._header("init", "init"))
+            for name, text in _MANAGED.items():
                 data = text.encode()
-                if store.read_bytes(self._full(name)) != data:
-                    changes.write(name, data)
+                if self.files.read(name) != data:
+                    change.write(name, data)
             subject = "init: contextfs root"
-            if self._git.head() is None:
-                # Adopting a folder: everything already in it becomes the first commit.
-                adopted = [p for p in self._git.dirty() if not p.endswith(store.TMP_SUFFIX)]
-                for rel in adopted:
-                    changes.before.setdefault(rel, None)
-                own = [p for p in adopted if p not in wanted]
+            if self.git.head() is None:
+                # Adopting a folder: what is already in it becomes the first commit.
+                edits, report = scan_outside_edits(self.files, self.git)
+                log_report(report)
+                own = [rel for rel in edits if rel not in _MANAGED]
+                for rel, data in edits.items():
+                    if rel not in _MANAGED:
+                        change.adopt(rel, data, executable=self._executable(rel))
                 if own:
                     subject = f"init: adopt {len(own)} file(s)"
-            if changes.before:
-                self._commit(changes, subject, force=True)
+            self._commit(change, subject)
+
+    def _executable(self, rel: str) -> bool:
+        st = self.files.lstat(rel)
+        return bool(st is not None and st.st_mode & 0o100)
 
     # ------------------------------------------------------------ commits
-    def _commit(self, changes: _Changes, subject: str, *, force: bool = False) -> str | None:
-        after = changes.after()
-        changed = {rel: data for rel, data in after.items() if data != changes.before.get(rel) or force}
-        if not changed and not force:
-            return None
-        if not changed:
-            changed = after
+    def _commit(self, change: Change, subject: str) -> str | None:
         prov = self.current_provenance
-        body = "\n".join(f"- {op}" for op in changes.ops[:50])
-        trailers = {"Contextfs-Op": changes.op}
+        body = "\n".join(f"- {op}" for op in change.ops[:50])
+        trailers = {"Contextfs-Op": change.header.op}
         if prov.session:
             trailers["Contextfs-Session"] = prov.session
         if prov.turn:
             trailers["Contextfs-Turn"] = prov.turn
-        for key, value in changes.trailers.items():
+        for key, value in change.trailers.items():
             if value:
                 trailers[key] = _clean_line(value, 120)
         message = _clean_line(subject) + "\n\n"
         if body:
             message += body + "\n\n"
         message += "".join(f"{k}: {v}\n" for k, v in trailers.items())
-        if not changed:
-            return None
-        sha = self._git.commit(changed, message, self._author(), when=clock.now().timestamp())
-        self._notify(sorted(changed))
-        return sha
+        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
 
     def _notify(self, changed: list[str]) -> None:
         if self._index is not None:
@@ -316,72 +309,84 @@ class ContextManager:
                 log.exception("a change listener failed")
 
     @contextlib.contextmanager
-    def _change(self, op: str, subject_path: str, *, trailers: Mapping[str, str] | None = None) -> Iterator[_Changes]:
-        """One mutating call: joins the open transaction or makes its own commit."""
-        with self._lock.held():
-            txn: _Changes | None = getattr(self._local, "txn", None)
+    def change(self, op: str, subject_path: str, *, trailers: Mapping[str, str] | None = None) -> Iterator[Change]:
+        """One mutating step for layers above the core: joins the open transaction or commits.
+
+        The yielded :class:`~contextfs.transaction.Change` writes, removes and renames
+        gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
+        is made (none when nothing changed).
+        """
+        with self._locked():
+            txn: Change | None = getattr(self._local, "txn", None)
             if txn is not None:
                 txn.ops.append(f"{op}: {subject_path}")
                 txn.merge_trailers(trailers)
                 yield txn
                 return
-            changes = _Changes(self.root, f"{op}: {subject_path}", op, trailers or {})
-            changes.ops.append(f"{op}: {subject_path}")
+            self.git.check_writable()
+            change = Change(self.files, self.git, self.journal, self._header(op, f"{op}: {subject_path}"), trailers)
+            change.ops.append(f"{op}: {subject_path}")
             try:
-                yield changes
+                yield change
             except BaseException:
-                changes.restore()
+                change.rollback()
                 raise
-            try:
-                self._commit(changes, changes.message)
-            except BaseException:
-                changes.restore()
-                raise
+            self._commit(change, f"{op}: {subject_path}")
 
     @contextlib.contextmanager
     def transaction(
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
-        """Group many calls into one commit; on an exception restore and commit nothing."""
-        with self._lock.held():
-            outer: _Changes | None = getattr(self._local, "txn", None)
+        """Group many calls into one commit; on an exception undo them and commit nothing."""
+        with self._locked():
+            outer: Change | None = getattr(self._local, "txn", None)
             if outer is not None:
                 outer.merge_trailers(trailers)
                 yield self
                 return
-            txn = _Changes(self.root, _clean_line(message) or "transaction", op, trailers or {})
+            self.git.check_writable()
+            subject = _clean_line(message) or "transaction"
+            txn = Change(self.files, self.git, self.journal, self._header(op, subject), trailers)
             self._local.txn = txn
             try:
                 yield self
             except BaseException:
                 self._local.txn = None
-                txn.restore()
+                txn.rollback()
                 raise
             self._local.txn = None
-            try:
-                self._commit(txn, txn.message)
-            except BaseException:
-                txn.restore()
-                raise
+            self._commit(txn, subject)
 
     # ------------------------------------------------------------ reading
-    def _load(self, rel: str) -> Document | None:
-        data = store.read_bytes(self._full(rel))
+    def load(self, rel: str) -> Document | None:
+        """The document at an already-gated relative path, or None when no file is there."""
+        data = self.files.read(rel)
         if data is None:
             return None
+        if rel.endswith(".jsonl"):
+            return Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
         return parse(decode(data, rel), rel, version=blob_version(data))
+
+    def _touched(self, rel: str) -> None:
+        legacy = getattr(self, "_access_hook", None)
+        callbacks = [*self._read_listeners, legacy] if legacy is not None else self._read_listeners
+        for callback in callbacks:
+            try:
+                callback(rel)
+            except Exception:  # access tracking must never break a read
+                log.debug("a read listener failed for %s", rel, exc_info=True)
 
     def read(self, path: str) -> str | None:
         """The body of a file (frontmatter removed), or None when it does not exist."""
-        rel = self._gate(path)
-        doc = self._load(rel)
+        rel = self.gate(path)
+        doc = self.load(rel)
         self._touched(rel)
         return None if doc is None else doc.body
 
     def get(self, path: str) -> Document:
         """The whole document: path, metadata, body and version (its git blob id)."""
-        rel = self._gate(path)
-        doc = self._load(rel)
+        rel = self.gate(path)
+        doc = self.load(rel)
         if doc is None:
             raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
         self._touched(rel)
@@ -389,57 +394,39 @@ class ContextManager:
 
     def read_raw(self, path: str) -> bytes | None:
         """The file's bytes as stored (frontmatter included), or None."""
-        return store.read_bytes(self._full(self._gate(path)))
+        return self.files.read(self.gate(path))
 
     def free_path(self, stem: str, suffix: str = ".md") -> str:
         """``stem + suffix``, or ``stem-2 + suffix``, ``-3``... whichever does not exist yet."""
         path, n = f"{stem}{suffix}", 2
-        while self.exists(path):
+        while self.files.kind(self.gate(path)) is not None:
             path, n = f"{stem}-{n}{suffix}", n + 1
         return path
 
     def exists(self, path: str) -> bool:
-        rel = self._gate(path)
-        return self._full(rel).is_file()
+        return self.files.kind(self.gate(path)) == "file"
+
+    def is_folder(self, path: str) -> bool:
+        """True when ``path`` is an existing folder (the root itself included)."""
+        rel = paths.check(self.root, path, allow_root=True)
+        return not rel or self.files.kind(self.files.disk_rel(rel)) == "dir"
 
     def list(self, path: str = "") -> list[str]:
         """Relative paths of the files under ``path``, sorted; [] for a missing folder."""
         rel = paths.check(self.root, path, allow_root=True)
-        base = self._full(rel)
-        if not base.is_dir() or base.is_symlink():
+        if rel and self.files.kind(rel) != "dir":
             return []
-        out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            here = Path(dirpath)
-            at_root = here == self.root
-            dirnames[:] = [
-                d for d in dirnames
-                if not (here / d).is_symlink() and d != ".git" and not (at_root and d in paths.INTERNAL_DIRS)
-            ]
-            for name in filenames:
-                if name.endswith(store.TMP_SUFFIX) or name in paths.MANAGED_FILES:
-                    continue
-                full = here / name
-                if full.is_symlink():
-                    continue
-                out.append(full.relative_to(self.root).as_posix())
+        out = []
+        for st in self.files.walk(self.files.disk_rel(rel), skip_top=paths.INTERNAL_DIRS):
+            name = st.rel.rsplit("/", 1)[-1]
+            if name.endswith(TMP_SUFFIX) or (name in paths.MANAGED_FILES and "/" not in st.rel):
+                continue
+            out.append(st.rel)
         return sorted(out)
-
-    def _touched(self, rel: str) -> None:
-        """Hook for access tracking (cleanup); replaced by the layer that needs it."""
-        hook = getattr(self, "_access_hook", None)
-        if hook is not None:
-            try:
-                hook(rel)
-            except Exception:
-                log.debug("access hook failed for %s", rel, exc_info=True)
 
     # ------------------------------------------------------------ writing
     def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None) -> bytes:
-        if not isinstance(body, str):
-            raise ContentError(f"content for {rel} must be a string, not {type(body).__name__}; pass text")
-        if "\x00" in body:
-            raise ContentError(f"content for {rel} contains NUL bytes; contextfs stores text only")
+        _check_text(rel, body)
         if rel.endswith(".jsonl"):
             # JSON Lines logs stay raw (no frontmatter): provenance lives in each line and in
             # the commit trailers, and every line must stay parseable on its own.
@@ -456,6 +443,11 @@ class ContextManager:
             kept = {k: v for k, v in base.items() if k in LIBRARY_KEYS}
             base = {k: v for k, v in user_meta.items() if k not in LIBRARY_KEYS}
             base.update(kept)
+        for key, value in base.items():
+            if isinstance(key, str):
+                _check_text(rel, key, "a metadata key")
+            if isinstance(value, str):
+                _check_text(rel, value, f"metadata {key!r}")
         prov = self.current_provenance
         now = clock.iso()
         base.setdefault("created", now)
@@ -479,15 +471,25 @@ class ContextManager:
         current = old.version if old is not None else None
         if current != expected:
             raise ConflictError(
-                f"{rel} changed since version {expected[:12]} (now {str(current)[:12]}); read it again and retry"
+                f"{rel} changed since version {str(expected)[:12]} (now {str(current)[:12]}); read it again and retry"
             )
 
-    def _put(self, changes: _Changes, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None) -> Document:
+    def _put(self, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None) -> Document:
+        if old is not None and body == old.body and (
+            meta is None or {k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
+            == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
+        ):
+            _check_text(rel, body)
+            return old  # nothing changes: no write, no commit
         data = self._render(rel, body, meta, old)
-        changes.write(rel, data)
+        change.write(rel, data, max_bytes=self.max_file_bytes)
         if rel.endswith(".jsonl"):
             return Document(path=rel, metadata={}, body=body, version=blob_version(data))
         return parse(data.decode("utf-8"), rel, version=blob_version(data))
+
+    def _refuse_folder(self, rel: str) -> None:
+        if self.files.kind(rel) == "dir":
+            raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
 
     def write(
         self,
@@ -499,39 +501,43 @@ class ContextManager:
         trailers: Mapping[str, str] | None = None,
     ) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
-        rel = self._gate(path, write=True)
-        with self._change("write", rel, trailers=trailers) as changes:
-            old = self._load(rel)
+        rel = self.gate(path, write=True)
+        with self.change("write", rel, trailers=trailers) as change:
+            self._refuse_folder(rel)
+            old = self.load(rel)
             self._check_version(rel, old, expected_version)
-            return self._put(changes, rel, content, metadata, old)
+            return self._put(change, rel, content, metadata, old)
 
     def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
         """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
-        rel = self._gate(path, write=True)
-        with self._change("create", rel) as changes:
-            if self._full(rel).exists():
+        rel = self.gate(path, write=True)
+        with self.change("create", rel) as change:
+            if self.files.kind(rel) is not None:
                 raise AlreadyExistsError(f"{rel} already exists; use write() to replace it or pick another name")
-            return self._put(changes, rel, content, metadata, None)
+            return self._put(change, rel, content, metadata, None)
 
     def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
         """Add text at the end of a file's body (creating the file when missing)."""
-        rel = self._gate(path, write=True)
-        if not isinstance(text, str):
-            raise ContentError(f"text for {rel} must be a string; pass text")
-        with self._change("append", rel, trailers=trailers) as changes:
-            old = self._load(rel)
+        rel = self.gate(path, write=True)
+        _check_text(rel, text, "text")
+        with self.change("append", rel, trailers=trailers) as change:
+            self._refuse_folder(rel)
+            old = self.load(rel)
             body = old.body if old is not None else ""
+            if not text and old is not None:
+                return old
             if body and not body.endswith("\n"):
                 body += "\n"
-            return self._put(changes, rel, body + text, None, old)
+            return self._put(change, rel, body + text, None, old)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
-        rel = self._gate(path, write=True)
+        rel = self.gate(path, write=True)
         if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
             raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
-        with self._change("edit", rel) as changes:
-            old = self._load(rel)
+        _check_text(rel, new_text, "the new text")
+        with self.change("edit", rel) as change:
+            old = self.load(rel)
             if old is None:
                 raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
             self._check_version(rel, old, expected_version)
@@ -539,15 +545,15 @@ class ContextManager:
             if count != 1:
                 how = "does not occur" if count == 0 else f"occurs {count} times"
                 raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
-            return self._put(changes, rel, old.body.replace(old_text, new_text, 1), None, old)
+            return self._put(change, rel, old.body.replace(old_text, new_text, 1), None, old)
 
     def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
-        rel = self._gate(path, write=True)
+        rel = self.gate(path, write=True)
         if not isinstance(changes_, Mapping):
             raise ContentError("metadata changes must be a mapping; pass a dict")
-        with self._change("meta", rel) as changes:
-            old = self._load(rel)
+        with self.change("meta", rel) as change:
+            old = self.load(rel)
             if old is None:
                 raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
             self._check_version(rel, old, expected_version)
@@ -559,257 +565,126 @@ class ContextManager:
                     meta.pop(key, None)
                 else:
                     meta[key] = value
-            return self._put(changes, rel, old.body, meta, old)
+            return self._put(change, rel, old.body, meta, old)
 
-    def _files_under(self, rel: str) -> list[str]:
-        full = self._full(rel)
-        if full.is_file():
+    def files_under(self, rel: str) -> list[str]:
+        """Every file at or under an already-gated path (links never followed)."""
+        kind = self.files.kind(rel)
+        if kind == "file":
             return [rel]
-        out = []
-        for dirpath, dirnames, filenames in os.walk(full):
-            dirnames[:] = [d for d in dirnames if not (Path(dirpath) / d).is_symlink()]
-            for name in filenames:
-                out.append((Path(dirpath) / name).relative_to(self.root).as_posix())
-        return sorted(out)
+        if kind != "dir":
+            return []
+        return sorted(st.rel for st in self.files.walk(rel))
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
-        rel_src = self._gate(src, write=True)
+        rel_src = self.gate(src, write=True)
         case_only = isinstance(dst, str) and rel_src.casefold() == paths.check(self.root, dst).casefold()
-        rel_dst = paths.check(self.root, dst, write=not case_only)
+        rel_dst = self.gate(dst, write=not case_only)
         if rel_dst.split("/")[-1].casefold() in paths.MANAGED_FILES:
             raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
         if rel_src == rel_dst:
             return rel_dst
-        with self._change("move", f"{rel_src} -> {rel_dst}") as changes:
-            if not self._full(rel_src).exists():
+        with self.change("move", f"{rel_src} -> {rel_dst}") as change:
+            if self.files.kind(rel_src) not in ("file", "dir"):
                 raise NotFoundError(f"{rel_src} does not exist; list files with list()", path=rel_src)
-            if self._full(rel_dst).exists() and not case_only:
+            if self.files.kind(rel_dst) is not None and not case_only:
                 raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
             if rel_dst.startswith(rel_src + "/"):
                 raise InvalidPathError(f"cannot move {rel_src!r} into itself; pick a destination outside it")
-            moved = self._files_under(rel_src)
-            for rel in moved:
-                changes.touch(rel)
-                changes.touch(rel_dst + rel[len(rel_src):])
+            moved = self.files_under(rel_src)
             if case_only:
-                tmp = self._full(rel_src).with_name(f".{secrets.token_hex(4)}{store.TMP_SUFFIX}")
-                store.rename(self._full(rel_src), tmp)
-                store.rename(tmp, self._full(rel_dst))
+                tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
+                change.rename(rel_src, tmp, moved)
+                change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
             else:
-                store.rename(self._full(rel_src), self._full(rel_dst))
-            self._prune(self._full(rel_src).parent)
+                change.rename(rel_src, rel_dst, moved)
         return rel_dst
 
-    def _prune(self, folder: Path) -> None:
-        while folder != self.root and folder.is_relative_to(self.root):
-            try:
-                folder.rmdir()
-            except OSError:
-                return
-            folder = folder.parent
-
     # ------------------------------------------------------------ trash
-    def delete(self, path: str) -> trash.TrashEntry:
+    def delete(self, path: str) -> TrashEntry:
         """Move a file or folder to ``.trash/``; never a hard delete."""
-        rel = self._gate(path, write=True)
-        with self._change("delete", rel) as changes:
-            full = self._full(rel)
-            if not full.exists():
-                raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
-            prov = self.current_provenance
-            entry = trash.TrashEntry(
-                id=trash.new_entry_id(self.root),
-                original_path=rel,
-                deleted_at=clock.iso(),
-                actor=prov.actor,
-                session=prov.session,
-                is_dir=full.is_dir(),
-            )
-            for moved in self._files_under(rel):
-                changes.touch(moved)
-                changes.touch(f"{trash.TRASH_DIR}/{entry.id}/files/{moved}")
-            store.rename(full, self._full(entry.stored_path))
-            self._prune(full.parent)
-            changes.write(entry.meta_path, entry.to_json())
-            return entry
+        rel = self.gate(path, write=True)
+        with self.change("delete", rel) as change:
+            return trash.delete(change, rel, self.current_provenance)
 
-    def trash(self) -> list[trash.TrashEntry]:
+    def trash(self) -> list[TrashEntry]:
         """Soft-deleted entries, oldest first."""
-        return trash.list_entries(self.root)
-
-    def _find_entry(self, key: str) -> trash.TrashEntry:
-        if isinstance(key, str) and trash.is_entry_id(key):
-            return trash.load_entry(self.root, key)
-        rel = self._gate(key)
-        matches = [e for e in trash.list_entries(self.root) if e.original_path == rel]
-        if not matches:
-            raise NotFoundError(f"nothing deleted from {rel} is in the trash; list entries with trash()", path=rel)
-        return max(matches, key=lambda e: e.id)  # ids are monotonic per root
+        return trash.list_entries(self.files)
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
         """Bring a deleted file back (the latest deletion of a path, or a given entry)."""
-        entry = self._find_entry(path_or_entry_id)
-        rel = self._gate(to if to is not None else entry.original_path, write=True)
-        with self._change("restore", rel) as changes:
-            if self._full(rel).exists():
-                raise AlreadyExistsError(f"{rel} exists; restore to another path with to=... or move it away first")
-            stored = self._full(entry.stored_path)
-            if not stored.exists():
-                raise NotFoundError(f"trash entry {entry.id} has no files; it may have been purged", path=entry.id)
-            for moved in trash.entry_files(self.root, entry):
-                changes.touch(moved)
-            for moved in self._files_under(entry.stored_path):
-                changes.touch(rel + moved[len(entry.stored_path):])
-            store.rename(stored, self._full(rel))
-            store.remove_file(self._full(entry.folder), self.root)
+        entry = trash.find(self.files, path_or_entry_id, self.gate)
+        rel = self.gate(to if to is not None else entry.original_path, write=True)
+        with self.change("restore", rel) as change:
+            trash.restore(change, entry, rel)
         return rel
 
     def purge_trash(self, older_than: timedelta | float | None = None) -> int:
         """Remove trash entries for good (git history still has them); returns how many."""
-        if isinstance(older_than, (int, float)):
-            older_than = timedelta(days=older_than)
-        entries = [
-            e for e in trash.list_entries(self.root)
-            if older_than is None or trash.age_of(e) >= older_than.total_seconds()
-        ]
-        if not entries:
+        chosen = trash.purgeable(self.files, older_than)
+        if not chosen:
             return 0
-        with self._change("purge", f"{len(entries)} trash entries") as changes:
-            for entry in entries:
-                for rel in trash.entry_files(self.root, entry):
-                    changes.touch(rel)
-                store.remove_file(self._full(entry.folder), self.root)
-        return len(entries)
+        with self.change("purge", f"{len(chosen)} trash entries") as change:
+            trash.purge(change, chosen)
+        return len(chosen)
 
     # ------------------------------------------------------------ history
     def history(self, path: str | None = None, limit: int = 50) -> list[HistoryEntry]:
-        """Commits that touched the root or one path, newest first."""
-        rel = self._gate(path) if path else None
-        return [self._entry(c) for c in self._git.log(rel, limit=max(0, int(limit)))]
-
-    @staticmethod
-    def _entry(c: Any) -> HistoryEntry:
-        op, _, target = c.subject.partition(": ")
-        return HistoryEntry(
-            commit=c.commit,
-            author=c.author,
-            date=c.date,
-            op=c.trailers.get("Contextfs-Op", op),
-            message=c.subject,
-            path=target or None,
-            session=c.trailers.get("Contextfs-Session"),
-            turn=c.trailers.get("Contextfs-Turn"),
-            trailers=dict(c.trailers),
-        )
+        """Commits that touched the root or one path, newest first (following renames)."""
+        return history.history(self, path, limit)
 
     def read_at(self, path: str, rev: str) -> str | None:
         """The body of ``path`` as it was at ``rev`` (None if it did not exist then)."""
-        rel = self._gate(path)
-        data = self._git.blob_at(rel, rev)
-        if data is None:
-            return None
-        return parse(decode(data, rel), rel, version=blob_version(data)).body
+        return history.read_at(self, path, rev)
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
-        rel = self._gate(path)
-        data = self._git.blob_at(rel, rev)
-        return None if data is None else decode(data, rel)
+        return history.show_at(self, path, rev)
 
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of the whole file between two revisions (or ``rev_a`` and now)."""
-        rel = self._gate(path)
-        a = self._git.blob_at(rel, rev_a)
-        b = self._git.blob_at(rel, rev_b) if rev_b is not None else store.read_bytes(self._full(rel))
-        text_a = decode(a, rel) if a is not None else ""
-        text_b = decode(b, rel) if b is not None else ""
-        return "".join(
-            difflib.unified_diff(
-                text_a.splitlines(keepends=True),
-                text_b.splitlines(keepends=True),
-                fromfile=f"a/{rel}@{rev_a}",
-                tofile=f"b/{rel}@{rev_b or 'working'}",
-            )
-        )
+        return history.diff(self, path, rev_a, rev_b)
 
     def revert(self, path: str, rev: str) -> Document | None:
         """Make a file what it was at ``rev`` (content and metadata), as a new commit."""
-        rel = self._gate(path, write=True)
-        data = self._git.blob_at(rel, rev)
-        if data is None:
-            if self._full(rel).exists():
-                self.delete(rel)
-            return None
-        with self._change("revert", rel, trailers={"Contextfs-Reverts": self._git.resolve(rev).hexsha}) as changes:
-            changes.write(rel, data)
-        return self._load(rel)
+        return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
         """Undo everything one session wrote, newest first, one new commit per commit undone.
 
         A path someone changed after the session is left alone and reported as a conflict.
         """
-        sid = _check_token("session", session_id)
-        commits = self._git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
-        reverted: list[str] = []
-        made: list[str] = []
-        conflicts: list[str] = []
-        for c in commits:
-            if c.trailers.get("Contextfs-Op") in ("revert-session", "init"):
-                continue
-            parent = self._git.parent_of(c.commit)
-            undone = []
-            with self.transaction(f"revert-session: {sid} {c.commit[:12]}", op="revert-session",
-                                  trailers={"Contextfs-Reverts": c.commit}) as _:
-                txn: _Changes = self._local.txn
-                for rel in self._git.commit_paths(c.commit):
-                    if rel.split("/")[-1] in paths.MANAGED_FILES:
-                        continue
-                    after = self._git.blob_at(rel, c.commit)
-                    before = self._git.blob_at(rel, parent) if parent else None
-                    if store.read_bytes(self._full(rel)) != after:
-                        conflicts.append(f"{rel} (changed after {c.commit[:12]})")
-                        continue
-                    if before is None:
-                        txn.remove(rel)
-                    else:
-                        txn.write(rel, before)
-                    undone.append(rel)
-            if undone:
-                reverted.append(c.commit)
-                head = self._git.head()
-                if head:
-                    made.append(head)
-        return RevertReport(session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts)))
+        return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
     def sync(self) -> list[str]:
-        """Commit edits made behind the store's back (an editor, a script) as ``human``."""
-        with self._lock.held():
-            dirty = []
-            for rel in self._git.dirty():
-                if rel.endswith(store.TMP_SUFFIX) or rel == ".contextfs/lock":
-                    continue
-                full = self._full(rel)
-                if full.is_symlink():
-                    log.warning("not committing %s: symlinks are never followed", rel)
-                    continue
-                dirty.append(rel)
-            if not dirty:
+        """Commit edits made behind the store's back (an editor, a script) as ``human``.
+
+        Returns the committed paths; what was held back and why is in ``last_sync``.
+        """
+        with self._locked():
+            changes, report = scan_outside_edits(self.files, self.git)
+            log_report(report)
+            self.last_sync = report
+            if not changes:
                 return []
             with self.provenance(actor="human"):
-                changes = _Changes(self.root, "sync", "sync", {})
-                for rel in dirty:
-                    changes.before[rel] = None  # force inclusion: compare against HEAD, not disk
-                changes.ops.extend(f"sync: {rel}" for rel in dirty[:50])
-                self._commit(changes, f"sync: {len(dirty)} file(s) edited outside contextfs", force=True)
-            log.info("committed %d file(s) edited outside contextfs", len(dirty))
-            return dirty
+                change = Change(self.files, self.git, self.journal,
+                                self._header("sync", f"sync: {len(changes)} file(s) edited outside contextfs"))
+                for rel, data in changes.items():
+                    change.adopt(rel, data, executable=data is not None and self._executable(rel))
+                change.ops.extend(f"sync: {rel}" for rel in list(changes)[:50])
+                sha = self._commit(change, f"sync: {len(changes)} file(s) edited outside contextfs")
+            if sha is None:
+                return []
+            report.committed = sorted(changes)
+            log.info("committed %d file(s) edited outside contextfs", len(changes))
+            return sorted(changes)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:
-        from .search import SearchIndex
+        from .search import SearchIndex  # Whoosh costs ~0.1 s to import; only searches need it
 
         self._index = SearchIndex(self)
         self._index.open()
@@ -823,7 +698,7 @@ class ContextManager:
         return self._index
 
     def search(self, query: str, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
-        """Ranked search; ``for path, snippet in ctx.search(q)`` works as in the seed."""
+        """Ranked search; ``for path, snippet in ctx.search(q)`` unpacks each hit."""
         return self.index.search(query, path=path, limit=limit, **filters)
 
     def close(self) -> None:
@@ -838,3 +713,4 @@ class ContextManager:
 
     def __repr__(self) -> str:
         return f"ContextManager({str(self.root)!r}, actor={self.current_provenance.actor!r})"
+

@@ -52,6 +52,11 @@ def _check_name(raw: str, name: str) -> None:
         raise _refuse(raw, "empty path component ('//' or a trailing '/')")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         raise _refuse(raw, "control characters are not allowed in names")
+    # Lone surrogates cannot be stored as UTF-8; bidi overrides and zero-width characters
+    # make a name look like another one.
+    odd = next((ch for ch in name if unicodedata.category(ch) in ("Cs", "Cf", "Co", "Cn")), None)
+    if odd is not None:
+        raise _refuse(raw, f"invisible or unassigned character U+{ord(odd):04X} is not allowed in names")
     bad = _FORBIDDEN_CHARS.intersection(name)
     if bad:
         raise _refuse(raw, f"character {sorted(bad)[0]!r} is not allowed in names (not portable)")
@@ -68,6 +73,8 @@ def _check_name(raw: str, name: str) -> None:
 def _normalise(raw: object) -> list[str]:
     if not isinstance(raw, str):
         raise _refuse(raw, f"expected a string, got {type(raw).__name__}")
+    if any("\ud800" <= ch <= "\udfff" for ch in raw):
+        raise _refuse(raw, "it contains a lone surrogate character, which is not valid text")
     if "\x00" in raw:
         raise _refuse(raw, "NUL bytes are not allowed")
     if len(raw) > MAX_PATH_CHARS:
@@ -157,7 +164,8 @@ def _check_case_twin(folder: Path, raw: object, name: str) -> None:
         return
     folded = name.casefold()
     for other in siblings:
-        if other != name and unicodedata.normalize("NFC", other).casefold() == folded:
+        composed = unicodedata.normalize("NFC", other)
+        if other != name and composed != name and composed.casefold() == folded:
             raise _refuse(raw, f"it differs only in case from the existing {other!r}")
 
 

@@ -1,7 +1,8 @@
 """The Whoosh search index: always right, self-healing, and off the write path.
 
-Files are the truth; ``.contextfs/index/`` is derived from them and may be thrown away
-at any time. Three rules keep it right:
+Files are the truth; the index is derived from them, lives in the root's state folder
+under ``.git/`` (see :mod:`contextfs.state`; git never transfers it) and may be thrown
+away at any time. Three rules keep it right:
 
 * **Writes only queue.** Every commit calls :meth:`SearchIndex.notify` with the changed
   paths; that just records them. The queue is applied in one Whoosh commit (de-duplicated,
@@ -13,13 +14,15 @@ at any time. Three rules keep it right:
   paths ``git diff-tree`` reports are re-read from disk and re-indexed. That is what makes a
   search see every write that returned before it, across processes.
 * **Anything odd means rebuild.** A missing folder, a missing or foreign stamp (Whoosh
-  stores pickles, so a folder contextfs did not create is never opened), a format change,
+  stores pickles, so a folder whose stamp this user's machine key did not sign is never
+  opened: the stamp's HMAC covers the checksum of every index file), a format change
+  (index format, schema, codec or Whoosh version),
   or any exception from Whoosh triggers a rebuild from the files into a fresh folder that
   is swapped in, with a log line and no exception. Files edited while no process ran are
   found on open by comparing each file's (mtime, size) with what was indexed.
 
-Index writes across processes are serialised by ``.contextfs/index.lock``; Whoosh's own
-``LockError`` never escapes.
+Index writes across processes are serialised by a lock file in the state folder;
+Whoosh's own ``LockError`` never escapes.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+import whoosh
 from filelock import FileLock, Timeout
 from whoosh import index as windex
 from whoosh import query as wq
@@ -49,7 +53,7 @@ from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 
-from . import paths, store
+from . import paths
 from .document import blob_version
 from .errors import ContextFSError, SearchIndexError, VersioningError
 from .search_codec import CODEC_ID, PackedCodec
@@ -66,13 +70,17 @@ from .search_rank import fast_terms, top_docs
 from .search_schema import SCHEMA_FINGERPRINT, extract, indexable, make_schema, walk_indexable
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
+    from .files import RootFiles
+    from .state import StateDir
+    from .versioning import GitStore
 
-__all__ = ["INDEX_DIR", "SearchHit", "SearchIndex", "VerifyReport"]
+__all__ = ["INDEX_DIR", "IndexSource", "SearchHit", "SearchIndex", "VerifyReport"]
 
 log = logging.getLogger(__name__)
 
-INDEX_DIR = ".contextfs/index"
+#: The index's folder inside the root's state folder.
+INDEX_DIR = "index"
+WHOOSH_VERSION = whoosh.versionstring()
 STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
@@ -150,15 +158,28 @@ class _Broken(Exception):
     """The index on disk cannot be used as it is; rebuild it."""
 
 
+class IndexSource(Protocol):
+    """What the index needs of a root (``ContextManager`` provides it)."""
+
+    root: Path
+    files: RootFiles
+    state: StateDir
+
+    @property
+    def git(self) -> GitStore: ...
+
+
 class SearchIndex:
     """The index of one context root; constructed by ``ContextManager``."""
 
-    def __init__(self, manager: ContextManager) -> None:
+    def __init__(self, manager: IndexSource) -> None:
         self.manager = manager
         self.root: Path = manager.root
-        self.dir = self.root / INDEX_DIR
+        self.files = manager.files
+        self.state = manager.state
+        self.dir = self.state.file(INDEX_DIR)
         self.schema = make_schema()
-        self._file_lock = FileLock(str(self.root / ".contextfs" / "index.lock"), timeout=_LOCK_TIMEOUT)
+        self._file_lock = FileLock(str(self.state.file("index.lock")), timeout=_LOCK_TIMEOUT)
         self._mutex = threading.RLock()
         self._pending: set[str] = set()
         self._ix: Any = None
@@ -221,26 +242,32 @@ class SearchIndex:
 
     # ------------------------------------------------------------ stamp
     def _read_stamp(self, folder: Path | None = None) -> dict[str, Any] | None:
+        """The stamp, if this machine wrote it (its HMAC checks out); else None."""
         try:
             data = json.loads((folder or self.dir).joinpath(STAMP_FILE).read_text("utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or data.get("magic") != STAMP_MAGIC:
             return None
+        mac = data.pop("mac", None)
+        if not self.state.verify(_canonical(data), mac):
+            return None
         return data
 
     def _write_stamp(self, folder: Path, build: str, head: str | None, previous: dict[str, Any] | None = None) -> None:
         data = {
             "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-            "codec": CODEC_ID, "build": build, "head": head, "files": _file_sums(folder, (previous or {}).get("files") or {}),
+            "codec": CODEC_ID, "whoosh": WHOOSH_VERSION, "build": build, "head": head,
+            "files": _file_sums(folder, (previous or {}).get("files") or {}),
         }
+        data["mac"] = self.state.sign(_canonical(data))
         tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
         tmp.write_text(json.dumps(data), "utf-8")
         os.replace(tmp, folder / STAMP_FILE)
 
     def _valid(self, stamp: dict[str, Any] | None) -> bool:
         return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
-                and stamp.get("codec") == CODEC_ID)
+                and stamp.get("codec") == CODEC_ID and stamp.get("whoosh") == WHOOSH_VERSION)
 
     # ------------------------------------------------------------ open / build
     def _drop(self) -> None:
@@ -285,18 +312,18 @@ class SearchIndex:
         self.rebuilds += 1
         started = time.perf_counter()
         head = self.manager.git.head()
-        fresh = self.root / ".contextfs" / f"index.new-{secrets.token_hex(4)}"
+        fresh = self.state.file(f"index.new-{secrets.token_hex(4)}")
         fresh.mkdir(parents=True)
         try:
             ix = windex.create_in(str(fresh), self.schema)
-            files = sorted(walk_indexable(self.root))
+            files = sorted(walk_indexable(self.files))
             count = self._fill(ix, files)
             build = secrets.token_hex(8)
             self._write_stamp(fresh, build, head)
             ix.close()
             old = None
             if self.dir.exists() or self.dir.is_symlink():
-                old = self.root / ".contextfs" / f"index.old-{secrets.token_hex(4)}"
+                old = self.state.file(f"index.old-{secrets.token_hex(4)}")
                 os.replace(self.dir, old)
             os.replace(fresh, self.dir)
         finally:
@@ -344,7 +371,7 @@ class SearchIndex:
         count = 0
         try:
             for rel in files:
-                doc = extract(self.manager, rel)
+                doc = extract(self.files, rel)
                 if doc is not None:
                     writer.add_document(**doc)
                     count += 1
@@ -361,10 +388,12 @@ class SearchIndex:
         return count
 
     def _cleanup_leftovers(self) -> None:
-        """Remove half-built or swapped-out folders a crashed process left behind."""
-        base = self.root / ".contextfs"
-        for entry in base.glob("index.*-*"):
-            if entry.is_dir() and not entry.is_symlink() and (time.time() - entry.stat().st_mtime) > 3600:
+        """Remove half-built or swapped-out folders a killed process left behind.
+
+        Called with the index lock held, so no other process is building one right now.
+        """
+        for entry in self.state.path.glob("index.*-*"):
+            if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
 
     # ------------------------------------------------------------ keeping current
@@ -382,7 +411,7 @@ class SearchIndex:
 
     def _reconcile_locked(self, stamp: dict[str, Any]) -> None:
         """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
-        on_disk = walk_indexable(self.root)
+        on_disk = walk_indexable(self.files)
         indexed = self._indexed_stats()
         changed = {rel for rel, st in on_disk.items() if rel not in indexed or _stat(indexed[rel][0]) != st}
         changed |= {rel for rel in indexed if rel not in on_disk}
@@ -433,7 +462,7 @@ class SearchIndex:
             try:
                 _delete_paths(writer, todo, self._open_segment_readers())
                 for rel in todo:
-                    doc = extract(self.manager, rel)
+                    doc = extract(self.files, rel)
                     if doc is not None:
                         writer.add_document(**doc)
             except BaseException:
@@ -640,7 +669,10 @@ class SearchIndex:
     def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
              check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
         rel = fields["rel"]
-        data = store.read_bytes(paths.full_path(self.root, rel))
+        try:
+            data = self.files.read(rel)
+        except ContextFSError:
+            data = None  # swapped for a link or unreadable: never shown
         if data is None:
             self.notify([rel])  # gone behind our back: drop it from the index next time
             return None
@@ -677,7 +709,19 @@ class SearchIndex:
                     self._rebuild_locked()
                     report.fixed = True
                 return report
-            on_disk = walk_indexable(self.root)
+            # Queued writes and commits made since the stamp are normal upkeep, not drift:
+            # apply them first so only real differences are reported.
+            head = self.manager.git.head()
+            todo = set(self._pending)
+            old = stamp.get("head")
+            if old != head and head is not None:
+                # An unknown stamp head is fine: the comparison below finds what differs.
+                with contextlib.suppress(ContextFSError):
+                    todo |= {p for p in self.manager.git.changed(old, head) if indexable(p)}
+            if todo or old != head:
+                self._apply(todo, head, force_commit=old != head)
+                stamp = self._read_stamp() or stamp
+            on_disk = walk_indexable(self.files)
             indexed = self._indexed_stats()
             report.checked = len(on_disk)
             for rel in sorted(on_disk):
@@ -685,7 +729,10 @@ class SearchIndex:
                 if info is None:
                     report.missing.append(rel)
                     continue
-                data = store.read_bytes(paths.full_path(self.root, rel))
+                try:
+                    data = self.files.read(rel)
+                except ContextFSError:
+                    data = None
                 if data is not None and blob_version(data) != info[1]:
                     report.stale.append(rel)
             report.extra = sorted(rel for rel in indexed if rel not in on_disk)
@@ -807,6 +854,10 @@ def _check_sums(folder: Path, sums: Any) -> str:
         if entry.stat(follow_symlinks=False).st_size != info[0] or _sha1(entry.path) != info[1]:
             return f"{name} does not match its checksum"
     return ""
+
+
+def _canonical(stamp: dict[str, Any]) -> bytes:
+    return json.dumps(stamp, sort_keys=True, separators=(",", ":")).encode()
 
 
 def _weighting() -> BM25F:

@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from collections import Counter
 from datetime import date, datetime, timezone
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from whoosh.analysis import STOP_WORDS, Analyzer, Token
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
@@ -22,12 +20,10 @@ from whoosh.formats import Frequency, Positions
 from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
-from . import paths, store
-from .document import blob_version
-from .errors import ContentError, FrontmatterError
-
-if TYPE_CHECKING:
-    from .manager import ContextManager
+from . import paths
+from .document import blob_version, decode, parse
+from .errors import ContentError, ContextFSError, FrontmatterError
+from .files import TMP_SUFFIX, RootFiles
 
 __all__ = [
     "INDEXED_SUFFIXES",
@@ -227,7 +223,7 @@ SCHEMA_FINGERPRINT = _fingerprint()
 
 def indexable(rel: str) -> bool:
     """True for root-relative paths of files the index covers."""
-    if not rel.lower().endswith(INDEXED_SUFFIXES) or rel.endswith(store.TMP_SUFFIX):
+    if not rel.lower().endswith(INDEXED_SUFFIXES) or rel.endswith(TMP_SUFFIX):
         return False
     top = rel.split("/", 1)[0]
     if top == ".trash":
@@ -235,25 +231,12 @@ def indexable(rel: str) -> bool:
     return not (top in paths.INTERNAL_DIRS or top == ".git" or rel in paths.MANAGED_FILES)
 
 
-def walk_indexable(root: Path) -> dict[str, tuple[int, int]]:
-    """Every indexable file under ``root`` with its (mtime_ns, size); symlinks are skipped."""
+def walk_indexable(files: RootFiles) -> dict[str, tuple[int, int]]:
+    """Every indexable file of the root with its (mtime_ns, size); links are never followed."""
     out: dict[str, tuple[int, int]] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        here = Path(dirpath)
-        at_root = here == root
-        dirnames[:] = [d for d in dirnames if d != ".git" and not (at_root and d == ".contextfs")]
-        rel_dir = "" if at_root else here.relative_to(root).as_posix() + "/"
-        for name in filenames:
-            rel = rel_dir + name
-            if not indexable(rel):
-                continue
-            try:
-                st = os.lstat(here / name)
-            except OSError:
-                continue
-            if (st.st_mode & 0o170000) != 0o100000:  # regular files only, never a symlink
-                continue
-            out[rel] = (st.st_mtime_ns, st.st_size)
+    for st in files.walk(skip_top=frozenset({".contextfs"})):
+        if indexable(st.rel):
+            out[st.rel] = (st.mtime_ns, st.size)
     return out
 
 
@@ -301,36 +284,32 @@ def _tags(value: Any) -> list[str]:
     return [t.strip().lower().replace(",", " ") for t in items if t and t.strip()]
 
 
-def extract(manager: ContextManager, rel: str) -> dict[str, Any] | None:
+def extract(files: RootFiles, rel: str) -> dict[str, Any] | None:
     """The index fields for one file, or None when it does not exist (or is not text).
 
-    Reads through ``manager._load``; a file with broken frontmatter is still indexed by
-    its raw text so it stays findable, and nothing is ever written back.
+    Reads through the confined file layer and the document codec; a file with broken
+    frontmatter is still indexed by its raw text so it stays findable, and nothing is
+    ever written back.
     """
-    full = paths.full_path(manager.root, rel)
     try:
-        st = os.lstat(full)
-    except OSError:
+        st = files.lstat(rel)
+        if st is None or (st.st_mode & 0o170000) != 0o100000:
+            return None
+        data = files.read(rel)
+    except ContextFSError as exc:  # a link on the way, an unreadable file
+        log.warning("not indexing %s: %s", rel, exc)
         return None
-    if (st.st_mode & 0o170000) != 0o100000:
+    if data is None:
         return None
     meta: dict[str, Any] = {}
     try:
-        doc = manager._load(rel)
-        if doc is None:
-            return None
+        doc = parse(decode(data, rel), rel, version=blob_version(data))
         meta, body, version, title = doc.metadata, doc.body, doc.version, doc.title
     except FrontmatterError as exc:
-        data = store.read_bytes(full)
-        if data is None:
-            return None
         log.warning("indexing %s by its raw text: %s", rel, exc)
         body = data.decode("utf-8", errors="replace")
         version, title = blob_version(data), rel.rsplit("/", 1)[-1]
     except ContentError as exc:
-        log.warning("not indexing %s: %s", rel, exc)
-        return None
-    except OSError as exc:  # vanished or unreadable between stat and read
         log.warning("not indexing %s: %s", rel, exc)
         return None
     body = body[:_MAX_INDEXED_CHARS]

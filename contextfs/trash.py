@@ -8,17 +8,36 @@ committed like everything else, so a deletion is reversible from any clone.
 from __future__ import annotations
 
 import json
-import os
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from . import clock
-from .errors import NotFoundError
+from . import clock, paths
+from .errors import AlreadyExistsError, ContextFSError, InvalidArgumentError, NotFoundError
+from .files import RootFiles
 
-__all__ = ["TRASH_DIR", "TrashEntry", "entry_files", "list_entries", "load_entry", "new_entry_id"]
+if TYPE_CHECKING:
+    from .transaction import Change
+
+__all__ = [
+    "TRASH_DIR",
+    "TrashEntry",
+    "delete",
+    "entry_files",
+    "find",
+    "list_entries",
+    "load_entry",
+    "new_entry_id",
+    "purge",
+    "purgeable",
+    "restore",
+]
+
+# Entries arrive by clone and pull like any file, so every field is validated on load:
+# an ``original_path`` of '../../.git/config' must never steer a restore.
 
 TRASH_DIR = ".trash"
 ENTRY_FILE = "entry.json"
@@ -66,7 +85,7 @@ def is_entry_id(text: str) -> bool:
     return bool(_ID.match(text))
 
 
-def new_entry_id(root: Path | None = None) -> str:
+def new_entry_id(files: RootFiles | None = None) -> str:
     """Sortable by time, unique even for two deletions within one second.
 
     Given the root, the id is also later than every existing entry's, so "the most
@@ -74,10 +93,10 @@ def new_entry_id(root: Path | None = None) -> str:
     stepped back; the caller holds the root lock, so two deletions cannot race here.
     """
     moment = clock.now().astimezone(timezone.utc)
-    if root is not None:
+    if files is not None:
         try:
-            names = [n for n in os.listdir(root / TRASH_DIR) if is_entry_id(n)]
-        except OSError:
+            names = [n for n in files.listdir(TRASH_DIR) if is_entry_id(n)]
+        except ContextFSError:
             names = []
         if names:
             stamp = max(names).split("Z-", 1)[0]
@@ -88,49 +107,53 @@ def new_entry_id(root: Path | None = None) -> str:
     return moment.strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
 
 
-def load_entry(root: Path, entry_id: str) -> TrashEntry:
-    if not is_entry_id(entry_id):
-        raise NotFoundError(f"{entry_id!r} is not a trash entry id; list entries with trash()", path=entry_id)
-    meta = root / TRASH_DIR / entry_id / ENTRY_FILE
+def load_entry(files: RootFiles, entry_id: str) -> TrashEntry:
+    """The entry ``entry_id``; a missing, damaged or hostile entry is NotFoundError."""
+    if not isinstance(entry_id, str) or not is_entry_id(entry_id):
+        raise NotFoundError(f"{entry_id!r} is not a trash entry id; list entries with trash()", path=str(entry_id))
+    damaged = NotFoundError(
+        f"trash entry {entry_id!r} does not exist or is damaged; list entries with trash()", path=entry_id
+    )
     try:
-        data = json.loads(meta.read_text("utf-8"))
+        raw = files.read(f"{TRASH_DIR}/{entry_id}/{ENTRY_FILE}")
+        if raw is None or len(raw) > 64 * 1024:
+            raise damaged
+        data = json.loads(raw.decode("utf-8"))
+        original = paths.check(files.root, data["original_path"], allow_internal=False)
+        if data.get("id", entry_id) != entry_id:
+            raise damaged
+        session = data.get("session")
         return TrashEntry(
             id=entry_id,
-            original_path=str(data["original_path"]),
-            deleted_at=str(data["deleted_at"]),
-            actor=str(data.get("actor", "unknown")),
-            session=data.get("session"),
+            original_path=original,
+            deleted_at=str(data["deleted_at"])[:64],
+            actor=str(data.get("actor", "unknown"))[:80],
+            session=str(session)[:128] if session is not None else None,
             is_dir=bool(data.get("is_dir", False)),
         )
-    except (OSError, ValueError, KeyError, TypeError):
-        raise NotFoundError(f"trash entry {entry_id!r} does not exist or is damaged; list entries with trash()", path=entry_id) from None
+    except (ContextFSError, ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError):
+        raise damaged from None
 
 
-def list_entries(root: Path) -> list[TrashEntry]:
-    """All entries, oldest first."""
-    folder = root / TRASH_DIR
+def list_entries(files: RootFiles) -> list[TrashEntry]:
+    """All readable entries, oldest first (damaged ones are left out)."""
     try:
-        names = sorted(os.listdir(folder))
-    except OSError:
+        names = sorted(files.listdir(TRASH_DIR))
+    except ContextFSError:
         return []
     entries = []
     for name in names:
         if is_entry_id(name):
             try:
-                entries.append(load_entry(root, name))
+                entries.append(load_entry(files, name))
             except NotFoundError:
                 continue
     return entries
 
 
-def entry_files(root: Path, entry: TrashEntry) -> list[str]:
+def entry_files(files: RootFiles, entry: TrashEntry) -> list[str]:
     """Root-relative paths of every file an entry holds (the meta file included)."""
-    base = root / TRASH_DIR / entry.id
-    out = []
-    for dirpath, _dirs, files in os.walk(base):
-        for name in files:
-            out.append((Path(dirpath) / name).relative_to(root).as_posix())
-    return sorted(out)
+    return sorted(st.rel for st in files.walk(entry.folder))
 
 
 def age_of(entry: TrashEntry) -> float:
@@ -140,3 +163,71 @@ def age_of(entry: TrashEntry) -> float:
     except ValueError:
         return 0.0
     return (clock.now() - when).total_seconds()
+
+
+# ---------------------------------------------------------------- operations
+def delete(change: Change, rel: str, prov: Any) -> TrashEntry:
+    """Move ``rel`` (a file or folder) into a new entry, as part of ``change``.
+
+    The entry's metadata is written first and the bytes are then moved with one rename:
+    on a full disk the metadata write fails before anything moved, and undoing a failure
+    after the move renames the file back instead of rewriting it.
+    """
+    files = change.files
+    kind = files.kind(rel)
+    if kind not in ("file", "dir"):
+        raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
+    entry = TrashEntry(
+        id=new_entry_id(files),
+        original_path=rel,
+        deleted_at=clock.iso(),
+        actor=prov.actor,
+        session=prov.session,
+        is_dir=kind == "dir",
+    )
+    moved = [rel] if kind == "file" else sorted(st.rel for st in files.walk(rel))
+    change.write(entry.meta_path, entry.to_json())
+    change.rename(rel, entry.stored_path, moved)
+    return entry
+
+
+def find(files: RootFiles, key: object, gate: Callable[[object], str]) -> TrashEntry:
+    """The entry with id ``key``, or the latest deletion of the path ``key``."""
+    if isinstance(key, str) and is_entry_id(key):
+        return load_entry(files, key)
+    rel = gate(key)
+    matches = [e for e in list_entries(files) if e.original_path == rel]
+    if not matches:
+        raise NotFoundError(f"nothing deleted from {rel} is in the trash; list entries with trash()", path=rel)
+    return max(matches, key=lambda e: e.id)  # ids are monotonic per root
+
+
+def restore(change: Change, entry: TrashEntry, rel: str) -> None:
+    """Move an entry's bytes to ``rel`` and drop the entry, as part of ``change``."""
+    files = change.files
+    if files.kind(rel) is not None:
+        raise AlreadyExistsError(f"{rel} exists; restore to another path with to=... or move it away first")
+    kind = files.kind(entry.stored_path)
+    if kind not in ("file", "dir"):
+        raise NotFoundError(f"trash entry {entry.id} has no files; it may have been purged", path=entry.id)
+    moved = [entry.stored_path] if kind == "file" else sorted(st.rel for st in files.walk(entry.stored_path))
+    change.rename(entry.stored_path, rel, moved)
+    for leftover in entry_files(files, entry):
+        change.remove(leftover)
+
+
+def purgeable(files: RootFiles, older_than: timedelta | float | None) -> list[TrashEntry]:
+    """Entries at least ``older_than`` old (a number means days), all of them for None."""
+    if isinstance(older_than, bool) or not (older_than is None or isinstance(older_than, (int, float, timedelta))):
+        raise InvalidArgumentError(f"older_than must be a number of days or a timedelta, not {older_than!r}")
+    if isinstance(older_than, (int, float)):
+        older_than = timedelta(days=older_than)
+    return [e for e in list_entries(files)
+            if older_than is None or age_of(e) >= older_than.total_seconds()]
+
+
+def purge(change: Change, chosen: list[TrashEntry]) -> None:
+    """Remove entries for good (git history keeps them), as part of ``change``."""
+    for entry in chosen:
+        for rel in entry_files(change.files, entry):
+            change.remove(rel)

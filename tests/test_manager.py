@@ -18,6 +18,7 @@ from contextfs import (
     ContextFSError,
     ContextManager,
     FrontmatterError,
+    InvalidArgumentError,
     InvalidPathError,
     NotFoundError,
     TrashEntry,
@@ -305,11 +306,12 @@ def test_provenance_changes_author_and_trailers(ctx: ContextManager) -> None:
     assert log[0].startswith("human|")
     assert log[1].strip().startswith("agent:planner|agent-planner@contextfs.invalid|write: a.md")
     assert "Contextfs-Session: sess-1" in log[1] and "Contextfs-Turn: 3" in log[1]
-    with pytest.raises(InvalidPathError), ctx.provenance(actor="root <evil@x>"):
+    # A bad actor or session is a bad argument, not a bad path.
+    with pytest.raises(InvalidArgumentError, match="actor"), ctx.provenance(actor="root <evil@x>"):
         pass
-    with pytest.raises(InvalidPathError), ctx.provenance(session="--upload-pack=evil"):
+    with pytest.raises(InvalidArgumentError, match="session"), ctx.provenance(session="--upload-pack=evil"):
         pass
-    with pytest.raises(InvalidPathError):
+    with pytest.raises(InvalidArgumentError, match="actor 'Mallory' is not accepted"):
         ContextManager(ctx.root, actor="Mallory", index=False)
 
 

@@ -16,8 +16,8 @@ from conftest import REPO
 LAYERS = {"scopes": 1, "evolve": 2, "integrations": 3}
 #: Heavy libraries and the one module (pattern) allowed to import each.
 ADAPTERS = {
-    "git": ("contextfs/versioning.py",),
-    "gitdb": ("contextfs/versioning.py",),
+    "git": ("contextfs/versioning/",),
+    "gitdb": ("contextfs/versioning/",),
     "whoosh": ("contextfs/search",),
     "watchdog": ("contextfs/watcher.py",),
 }

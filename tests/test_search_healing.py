@@ -39,7 +39,9 @@ def make_root(tmp_path: Path) -> Path:
 
 
 def index_dir(root: Path) -> Path:
-    return root / INDEX_DIR
+    """The index folder, in the root's state folder under .git/."""
+    with ContextManager(root, index=False, sync=False) as ctx:
+        return ctx.state.file(INDEX_DIR)
 
 
 def segment_files(root: Path) -> list[Path]:
@@ -151,7 +153,7 @@ def test_stray_file_in_index_folder_means_rebuild(tmp_path: Path, caplog: pytest
 def test_stale_whoosh_lock_is_harmless(tmp_path: Path) -> None:
     root = make_root(tmp_path)
     (index_dir(root) / "MAIN_WRITELOCK").write_text("left by a crashed process")
-    (root / ".contextfs" / "index.lock").write_text("")
+    (index_dir(root).parent / "index.lock").write_text("")
     with ContextManager(root) as ctx:
         ctx.write("project/c.md", "quasar telemetry")
         assert [h.path for h in ctx.search("quasar")] == ["project/c.md"]
@@ -273,13 +275,12 @@ def test_deleted_file_is_never_returned(tmp_path: Path) -> None:
         assert ctx.search("kafka") == []
 
 
-def test_index_files_are_ignored_by_git_and_paths(tmp_path: Path) -> None:
+def test_index_files_live_where_git_never_transfers_them(tmp_path: Path) -> None:
     root = make_root(tmp_path)
-    stamp = f"{INDEX_DIR}/{STAMP_FILE}"
-    ignored = subprocess.run(["git", "-C", str(root), "check-ignore", stamp], capture_output=True, text=True)
-    assert ignored.returncode == 0 and ignored.stdout.strip() == stamp
+    stamp = index_dir(root) / STAMP_FILE
+    assert stamp.is_file() and stamp.is_relative_to(root / ".git")
     tracked = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True).stdout
-    assert ".contextfs/index" not in tracked
+    assert "index" not in tracked and "stamp" not in tracked
     with ContextManager(root) as ctx:
         from contextfs.errors import InvalidPathError
 

@@ -1,0 +1,496 @@
+"""Every byte contextfs reads or writes inside a context root goes through this module.
+
+Paths have already passed the lexical gate (:func:`contextfs.paths.check`); this module
+makes the *filesystem* side of confinement hold even while someone swaps a folder for a
+symlink during a call. Each operation opens the root, then every folder on the way with
+``O_NOFOLLOW | O_DIRECTORY`` relative to the previous folder's descriptor, and does its
+final step (``open``, ``rename``, ``unlink``, ``mkdir``) relative to the last one. A
+symlink anywhere on the way fails that very step with a typed error, so there is no gap
+between checking a path and using it.
+
+Writes are atomic (a temporary file in the same folder, ``fsync``, ``rename``, ``fsync``
+of the folder): a reader sees the old or the new version, never a torn one. A write never
+replaces a folder and a removal never removes one that still holds files.
+
+Names are compared in NFC: a file someone saved under its decomposed (NFD) name is found
+by its composed spelling, and writes to it keep its on-disk name, so git sees one file.
+Where the platform lacks ``dir_fd`` support (Windows), the same checks run on joined paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
+
+__all__ = [
+    "MAX_READ_BYTES",
+    "TMP_SUFFIX",
+    "FileStat",
+    "RootFiles",
+    "io_error",
+]
+
+TMP_SUFFIX = ".cfs-tmp"
+#: Files larger than this are refused on read (the write limit is far lower); a planted
+#: multi-gigabyte file must not exhaust memory.
+MAX_READ_BYTES = 64 * 1024 * 1024
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_FD_OPS = bool(_NOFOLLOW) and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What a listing needs to know about one regular file."""
+
+    rel: str
+    mtime_ns: int
+    size: int
+    executable: bool
+
+
+def _symlink_error(rel: str) -> InvalidPathError:
+    return InvalidPathError(
+        f"invalid path {rel!r}: it goes through a symlink, and symlinks are never followed; "
+        "replace the link with a real folder or file"
+    )
+
+
+def io_error(rel: str, exc: OSError) -> ContextFSError:
+    """The typed error for an OSError met while working on ``rel``."""
+    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
+        return ContentError(f"{rel}: no space left on the device; free disk space and retry")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ContentError(f"{rel}: {exc.strerror}; check that the folder is writable")
+    return ContentError(f"{rel}: {exc.strerror or exc}; check permissions and free disk space")
+
+
+class RootFiles:
+    """Confined file operations on one context root (paths are root-relative POSIX)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    # ------------------------------------------------------------ folders
+    def _open_root(self) -> int:
+        try:
+            return os.open(self.root, _DIR_FLAGS)
+        except FileNotFoundError:
+            raise NotFoundError(f"the context root {self.root} does not exist; create it first", path="") from None
+        except OSError as exc:
+            raise io_error(str(self.root), exc) from None
+
+    @staticmethod
+    def _match_nfc(fd: int, name: str) -> str | None:
+        """The on-disk spelling of ``name`` when only its Unicode normal form differs."""
+        if name.isascii():
+            return None
+        try:
+            entries = os.listdir(fd)
+        except OSError:
+            return None
+        found = [e for e in entries if e != name and unicodedata.normalize("NFC", e) == name]
+        return found[0] if len(found) == 1 else None
+
+    def _step(self, fd: int, name: str, rel: str, *, create: bool) -> tuple[int, str]:
+        """Open the folder ``name`` under ``fd`` without following links; (fd, on-disk name)."""
+        for _ in range(3):
+            try:
+                return os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd), name
+            except FileNotFoundError:
+                other = self._match_nfc(fd, name)
+                if other is not None:
+                    name = other
+                    continue
+                if not create:
+                    raise
+                # Made by someone else in between: open it (or fail on a link).
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o777, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EMLINK):
+                    raise _symlink_error(rel) from None
+                if exc.errno == errno.ENOTDIR:
+                    try:
+                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except OSError:
+                        st = None
+                    if st is not None and stat.S_ISLNK(st.st_mode):
+                        raise _symlink_error(rel) from None
+                    raise InvalidPathError(
+                        f"invalid path {rel!r}: {name!r} is a file, not a folder; pick a path under a folder"
+                    ) from None
+                raise io_error(rel, exc) from None
+        raise InvalidPathError(f"invalid path {rel!r}: the folder keeps changing under contextfs; retry")
+
+    @contextlib.contextmanager
+    def _parent(self, rel: str, *, create: bool = False) -> Iterator[tuple[int, str, str]]:
+        """Yield (descriptor of the parent folder, final name, on-disk rel) for ``rel``."""
+        if not _FD_OPS:
+            yield from self._parent_by_path(rel, create=create)
+            return
+        parts = rel.split("/")
+        fd = self._open_root()
+        disk: list[str] = []
+        try:
+            for name in parts[:-1]:
+                new, real = self._step(fd, name, rel, create=create)
+                os.close(fd)
+                fd = new
+                disk.append(real)
+            final = parts[-1]
+            try:
+                os.stat(final, dir_fd=fd, follow_symlinks=False)
+            except FileNotFoundError:
+                final = self._match_nfc(fd, final) or final
+            except OSError:
+                pass
+            disk.append(final)
+            yield fd, final, "/".join(disk)
+        finally:
+            os.close(fd)
+
+    def _parent_by_path(self, rel: str, *, create: bool) -> Iterator[tuple[int, str, str]]:
+        # Without dir_fd the best available: refuse links on every component just before use.
+        current = self.root
+        for name in rel.split("/")[:-1]:
+            current = current / name
+            try:
+                st = os.lstat(current)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                current.mkdir(exist_ok=True)
+                st = os.lstat(current)
+            if stat.S_ISLNK(st.st_mode):
+                raise _symlink_error(rel)
+            if not stat.S_ISDIR(st.st_mode):
+                raise InvalidPathError(f"invalid path {rel!r}: {current.name!r} is a file, not a folder")
+        yield -1, str(current / rel.split("/")[-1]), rel  # type: ignore[misc]
+
+    @staticmethod
+    def _at(fd: int, name: str) -> dict[str, int]:
+        return {"dir_fd": fd} if fd >= 0 else {}
+
+    # ------------------------------------------------------------ looking
+    def lstat(self, rel: str) -> os.stat_result | None:
+        """The entry's own status (a link is reported as a link), None when missing."""
+        if not rel:
+            return os.stat(self.root)
+        try:
+            with self._parent(rel) as (fd, name, _disk):
+                return os.stat(name, follow_symlinks=False, **self._at(fd, name))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+
+    def kind(self, rel: str) -> str | None:
+        """'file', 'dir', 'link', 'other' or None (missing); links are never followed."""
+        try:
+            st = self.lstat(rel)
+        except InvalidPathError:
+            return "link"
+        if st is None:
+            return None
+        if stat.S_ISREG(st.st_mode):
+            return "file"
+        if stat.S_ISDIR(st.st_mode):
+            return "dir"
+        if stat.S_ISLNK(st.st_mode):
+            return "link"
+        return "other"
+
+    def disk_rel(self, rel: str) -> str:
+        """``rel`` as spelled on disk (NFC/NFD differences resolved), for git."""
+        if not rel or rel.isascii():
+            return rel
+        try:
+            with self._parent(rel) as (_fd, _name, disk):
+                return disk
+        except (FileNotFoundError, NotADirectoryError):
+            return rel
+
+    def case_twin(self, rel: str) -> str | None:
+        """An existing sibling whose name differs from ``rel``'s only in case, if any."""
+        folder, _, name = rel.rpartition("/")
+        folded = name.casefold()
+        for other in self.listdir(folder):
+            if other != name and unicodedata.normalize("NFC", other).casefold() == folded \
+                    and unicodedata.normalize("NFC", other) != name:
+                return other
+        return None
+
+    def listdir(self, rel: str) -> list[str]:
+        """Names in a folder ([] when it is missing); a link is refused."""
+        try:
+            if not rel:
+                fd = self._open_root()
+                try:
+                    return os.listdir(fd) if _FD_OPS else os.listdir(self.root)
+                finally:
+                    os.close(fd)
+            with self._parent(rel) as (pfd, name, _disk):
+                if pfd < 0:
+                    return os.listdir(name)
+                fd, _real = self._step(pfd, name, rel, create=False)
+                try:
+                    return os.listdir(fd)
+                finally:
+                    os.close(fd)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        except InvalidPathError:
+            raise
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+
+    def read(self, rel: str) -> bytes | None:
+        """The bytes of a regular file, or None when no file is there (a folder is no file).
+
+        A symlink or a device at ``rel`` is refused with InvalidPathError.
+        """
+        try:
+            with self._parent(rel) as (fd, name, _disk):
+                try:
+                    handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                                     **self._at(fd, name))
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.EMLINK):
+                        raise _symlink_error(rel) from None
+                    if exc.errno == errno.EISDIR:
+                        return None
+                    raise
+                try:
+                    st = os.fstat(handle)
+                    if stat.S_ISDIR(st.st_mode):
+                        return None
+                    if not stat.S_ISREG(st.st_mode):
+                        raise InvalidPathError(f"{rel} is not a regular file; contextfs reads plain files only")
+                    if st.st_size > MAX_READ_BYTES:
+                        raise ContentError(f"{rel} is {st.st_size} bytes, too large to read; split it into smaller files")
+                    chunks = []
+                    while True:
+                        chunk = os.read(handle, 1 << 20)
+                        if not chunk:
+                            break
+                        chunks.append(chunk)
+                    return b"".join(chunks)
+                finally:
+                    os.close(handle)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except ContextFSError:
+            raise
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+
+    def walk(self, rel: str = "", *, skip_top: frozenset[str] = frozenset()) -> Iterator[FileStat]:
+        """Every regular file under ``rel`` (sorted per folder); links and their targets are skipped.
+
+        ``skip_top`` names folders of the root that are not walked (``.git`` always is).
+        """
+        skip = skip_top | {".git"}
+        try:
+            if rel:
+                with self._parent(rel) as (pfd, name, disk):
+                    if pfd < 0:
+                        yield from self._walk_paths(disk, skip)
+                        return
+                    try:
+                        fd, _real = self._step(pfd, name, rel, create=False)
+                    except FileNotFoundError:
+                        return
+                    yield from self._walk_fd(fd, disk + "/", skip, top=False)
+            else:
+                fd = self._open_root()
+                if not _FD_OPS:
+                    os.close(fd)
+                    yield from self._walk_paths("", skip)
+                    return
+                yield from self._walk_fd(fd, "", skip, top=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+
+    def _walk_fd(self, fd: int, prefix: str, skip: frozenset[str], *, top: bool) -> Iterator[FileStat]:
+        """Walk the folder open at ``fd`` (closing it), depth first, without following links."""
+        try:
+            with os.scandir(fd) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            os.close(fd)
+            return
+        folders = []
+        try:
+            for entry in entries:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if not (top and entry.name in skip) and entry.name != ".git":
+                            folders.append(entry.name)
+                        continue
+                    if not entry.is_file(follow_symlinks=False):
+                        continue  # symlinks, sockets, devices
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                yield FileStat(prefix + entry.name, st.st_mtime_ns, st.st_size, bool(st.st_mode & 0o100))
+            for name in folders:
+                try:
+                    child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
+                except OSError:
+                    continue  # vanished or swapped for a link since the listing: skip it
+                yield from self._walk_fd(child, prefix + name + "/", skip, top=False)
+        finally:
+            os.close(fd)
+
+    def _walk_paths(self, rel: str, skip: frozenset[str]) -> Iterator[FileStat]:
+        base = self.root / rel if rel else self.root
+        for dirpath, dirnames, filenames in os.walk(base):
+            here = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink() and d != ".git"
+                                 and not (here == self.root and d in skip))
+            for name in sorted(filenames):
+                full = here / name
+                try:
+                    st = os.lstat(full)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield FileStat(full.relative_to(self.root).as_posix(), st.st_mtime_ns, st.st_size,
+                                   bool(st.st_mode & 0o100))
+
+    # ------------------------------------------------------------ writing
+    def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
+        """Replace (or create) the file ``rel`` with ``data`` atomically and durably.
+
+        Parents are created as needed. An existing folder at ``rel`` is refused before
+        anything is written, and an existing file keeps its permission bits.
+        """
+        if max_bytes is not None and len(data) > max_bytes:
+            raise ContentError(
+                f"content is {len(data)} bytes, over the {max_bytes}-byte limit; split it into several files"
+            )
+        try:
+            with self._parent(rel, create=True) as (fd, name, _disk):
+                at = self._at(fd, name)
+                mode = 0o644
+                try:
+                    old = os.stat(name, follow_symlinks=False, **at)
+                except FileNotFoundError:
+                    old = None
+                if old is not None:
+                    if stat.S_ISDIR(old.st_mode):
+                        raise InvalidPathError(
+                            f"{rel} is a folder; write to a file inside it or pick another name"
+                        )
+                    if stat.S_ISREG(old.st_mode):
+                        mode = stat.S_IMODE(old.st_mode)
+                base = os.path.basename(name)
+                tmp_name = f".{base[:200]}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+                tmp = tmp_name if fd >= 0 else os.path.join(os.path.dirname(name), tmp_name)
+                handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
+                                 | getattr(os, "O_CLOEXEC", 0), 0o600, **at)
+                try:
+                    try:
+                        view = memoryview(data)
+                        while view:
+                            view = view[os.write(handle, view):]
+                        os.fchmod(handle, mode)
+                        os.fsync(handle)
+                    finally:
+                        os.close(handle)
+                    if fd >= 0:
+                        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
+                    else:
+                        os.replace(tmp, name)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp, **at)
+                    raise
+                self._fsync_dir(fd)
+        except ContextFSError:
+            raise
+        except IsADirectoryError:
+            raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name") from None
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+
+    def mkdir(self, rel: str) -> None:
+        """Create the folder ``rel`` and its parents (an existing folder is fine)."""
+        try:
+            with self._parent(rel + "/.", create=True) as (_fd, _name, _disk):
+                pass
+        except ContextFSError:
+            raise
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+
+    def remove(self, rel: str) -> None:
+        """Unlink one file (not a folder) and prune the folders it leaves empty."""
+        try:
+            with self._parent(rel) as (fd, name, _disk):
+                at = self._at(fd, name)
+                st = os.stat(name, follow_symlinks=False, **at)
+                if stat.S_ISDIR(st.st_mode):
+                    raise InvalidPathError(f"{rel} is a folder; remove the files in it instead")
+                os.unlink(name, **at)
+                self._fsync_dir(fd)
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        except ContextFSError:
+            raise
+        except OSError as exc:
+            raise io_error(rel, exc) from None
+        self.prune(rel.rpartition("/")[0])
+
+    def prune(self, folder: str) -> None:
+        """Remove ``folder`` and its parents while they are empty (never the root)."""
+        while folder:
+            try:
+                with self._parent(folder) as (fd, name, _disk):
+                    os.rmdir(name, **self._at(fd, name))
+                    self._fsync_dir(fd)
+            except (OSError, ContextFSError):
+                return
+            folder = folder.rpartition("/")[0]
+
+    def rename(self, src: str, dst: str) -> None:
+        """Move a file or folder to ``dst`` (which must not exist), creating its parents."""
+        try:
+            with self._parent(src) as (sfd, sname, _sdisk), self._parent(dst, create=True) as (dfd, dname, _ddisk):
+                if sfd >= 0:
+                    try:
+                        os.stat(dname, dir_fd=dfd, follow_symlinks=False)
+                        raise InvalidPathError(f"{dst} already exists; move it away first")
+                    except FileNotFoundError:
+                        pass
+                    os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
+                    self._fsync_dir(dfd)
+                    self._fsync_dir(sfd)
+                else:
+                    if os.path.lexists(dname):
+                        raise InvalidPathError(f"{dst} already exists; move it away first")
+                    os.rename(sname, dname)
+        except FileNotFoundError:
+            raise NotFoundError(f"{src} does not exist", path=src) from None
+        except ContextFSError:
+            raise
+        except OSError as exc:
+            raise io_error(src, exc) from None
+
+    def _fsync_dir(self, fd: int) -> None:
+        if fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            os.fsync(fd)

@@ -1,0 +1,160 @@
+"""Reading and undoing history: log, old versions, diffs, revert, revert a whole session.
+
+Every commit contextfs makes carries ``Contextfs-*`` trailers (op, session, turn, ...), so
+"what did session X write" is a query over the log, and undoing it is a series of new
+commits that put each path back, newest first. A path somebody changed after the session
+is left alone and reported.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import paths
+from .document import Document, blob_version, decode, parse
+from .errors import InvalidArgumentError, NotFoundError
+from .provenance import check_token
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = ["HistoryEntry", "RevertReport", "check_limit"]
+
+MAX_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    """One commit that touched the root (or one path)."""
+
+    commit: str
+    author: str
+    date: str
+    op: str
+    message: str
+    path: str | None
+    session: str | None = None
+    turn: str | None = None
+    trailers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RevertReport:
+    """What ``revert_session`` undid, and what it left alone because others changed it."""
+
+    session: str
+    reverted: list[str]
+    commits: list[str]
+    conflicts: list[str]
+
+
+def check_limit(limit: object, *, name: str = "limit", low: int = 0, high: int = MAX_LIMIT) -> int:
+    """A whole number in [low, high]; anything else is InvalidArgumentError."""
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidArgumentError(f"{name} must be a whole number from {low} to {high}, not {limit!r}")
+    if not low <= limit <= high:
+        raise InvalidArgumentError(f"{name} must be from {low} to {high}, not {limit}; pass e.g. {name}=50")
+    return limit
+
+
+def _entry(c: Any) -> HistoryEntry:
+    op, _, target = c.subject.partition(": ")
+    return HistoryEntry(
+        commit=c.commit,
+        author=c.author,
+        date=c.date,
+        op=c.trailers.get("Contextfs-Op", op),
+        message=c.subject,
+        path=target or None,
+        session=c.trailers.get("Contextfs-Session"),
+        turn=c.trailers.get("Contextfs-Turn"),
+        trailers=dict(c.trailers),
+    )
+
+
+def history(ctx: ContextManager, path: str | None, limit: object) -> list[HistoryEntry]:
+    count = check_limit(limit)
+    rel = ctx.gate(path) if path else None
+    follow = rel is not None and ctx.files.kind(rel) != "dir" and not rel.endswith("/")
+    return [_entry(c) for c in ctx.git.log(rel, limit=count, follow=follow)]
+
+
+def read_at(ctx: ContextManager, path: str, rev: str) -> str | None:
+    rel = ctx.gate(path)
+    data = ctx.git.blob_at(rel, rev)
+    if data is None:
+        return None
+    return parse(decode(data, rel), rel, version=blob_version(data)).body
+
+
+def show_at(ctx: ContextManager, path: str, rev: str) -> str | None:
+    rel = ctx.gate(path)
+    data = ctx.git.blob_at(rel, rev)
+    return None if data is None else decode(data, rel)
+
+
+def diff(ctx: ContextManager, path: str, rev_a: str, rev_b: str | None) -> str:
+    rel = ctx.gate(path)
+    a = ctx.git.blob_at(rel, rev_a)
+    b = ctx.git.blob_at(rel, rev_b) if rev_b is not None else ctx.files.read(rel)
+    text_a = decode(a, rel) if a is not None else ""
+    text_b = decode(b, rel) if b is not None else ""
+    return "".join(
+        difflib.unified_diff(
+            text_a.splitlines(keepends=True),
+            text_b.splitlines(keepends=True),
+            fromfile=f"a/{rel}@{rev_a}",
+            tofile=f"b/{rel}@{rev_b or 'working'}",
+        )
+    )
+
+
+def revert(ctx: ContextManager, path: str, rev: str) -> Document | None:
+    rel = ctx.gate(path, write=True)
+    data = ctx.git.blob_at(rel, rev)
+    if data is None:
+        if ctx.files.kind(rel) is not None:
+            ctx.delete(rel)
+        return None
+    with ctx.change("revert", rel, trailers={"Contextfs-Reverts": ctx.git.resolve(rev).hexsha}) as change:
+        change.write(rel, data)
+    return ctx.load(rel)
+
+
+def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
+    sid = check_token("session", session_id)
+    assert sid is not None
+    commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
+    commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init")]
+    if not commits:
+        raise NotFoundError(f"no commit of session {sid!r} is in the history; list sessions with the history "
+                            "(each entry names its session)", path=None)
+    reverted: list[str] = []
+    made: list[str] = []
+    conflicts: list[str] = []
+    for c in commits:
+        parent = ctx.git.parent_of(c.commit)
+        undone = []
+        with ctx.change("revert-session", f"{sid} {c.commit[:12]}", trailers={"Contextfs-Reverts": c.commit}) as txn:
+            for rel in ctx.git.commit_paths(c.commit):
+                if rel.split("/")[-1] in paths.MANAGED_FILES:
+                    continue
+                after = ctx.git.blob_at(rel, c.commit)
+                before = ctx.git.blob_at(rel, parent) if parent else None
+                if ctx.files.read(rel) != after:
+                    conflicts.append(f"{rel} (changed after {c.commit[:12]})")
+                    continue
+                if before is None:
+                    txn.remove(rel)
+                else:
+                    txn.write(rel, before)
+                undone.append(rel)
+        if undone:
+            reverted.append(c.commit)
+            head = ctx.git.head()
+            if head:
+                made.append(head)
+    return RevertReport(session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts)))

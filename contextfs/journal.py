@@ -1,0 +1,134 @@
+"""The intent journal: what an in-flight change is about to do, so a crash can be undone.
+
+Every mutating call writes, before it touches a file, a line saying what it will touch
+and what was there (as a git blob id); once every file is written and the commit object
+exists, a ``ready`` line names the commit. The journal file lives in the root's state
+folder under ``.git/`` and is removed when the call returns. A process killed in between
+leaves its journal behind, and the next process that takes the root's write lock finds
+it (a journal can only belong to a dead process then, because the lock is held for the
+whole call) and recovers:
+
+* without a ``ready`` line the change is **rolled back**: every touched path gets its
+  recorded bytes back, renames are reversed, temporary files are removed;
+* with one it is **rolled forward**: the recorded commit is published (or rebuilt on
+  top of whatever HEAD became), with its original author, session and message.
+
+Lines are appended with one ``write`` each and ``fsync``-ed, so a journal is never torn
+in the middle of a line that matters; a torn last line is ignored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["Journal", "JournalFile", "Pending"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Pending:
+    """A journal left by a process that did not finish its change."""
+
+    path: Path
+    header: dict[str, Any]
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ready(self) -> dict[str, Any] | None:
+        for entry in reversed(self.entries):
+            if "ready" in entry:
+                return entry["ready"]
+        return None
+
+    def marks(self, key: str) -> list[dict[str, Any]]:
+        return [e for e in self.entries if key in e]
+
+
+class JournalFile:
+    """The journal of one change in progress."""
+
+    def __init__(self, path: Path, durable: bool) -> None:
+        self.path = path
+        self.durable = durable
+        self._fd: int | None = None
+
+    def record(self, entry: dict[str, Any]) -> None:
+        line = (json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o600)
+        os.write(self._fd, line)
+        if self.durable:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        """The change is complete (or undone): forget it."""
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+
+
+class Journal:
+    """The journal folder of one root."""
+
+    def __init__(self, folder: Path, *, durable: bool = True) -> None:
+        self.folder = folder
+        self.durable = durable
+
+    def begin(self, header: dict[str, Any]) -> JournalFile:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        name = f"{time.time_ns()}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
+        handle = JournalFile(self.folder / name, self.durable)
+        handle.record({"begin": header})
+        if self.durable:
+            with contextlib.suppress(OSError):
+                fd = os.open(self.folder, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        return handle
+
+    def pending(self, *, exclude: set[Path] | None = None) -> list[Pending]:
+        """Journals of changes that never finished, oldest first."""
+        try:
+            names = sorted(n for n in os.listdir(self.folder) if n.endswith(".jsonl"))
+        except OSError:
+            return []
+        out = []
+        for name in names:
+            path = self.folder / name
+            if exclude and path in exclude:
+                continue
+            try:
+                lines = path.read_bytes().split(b"\n")
+            except OSError:
+                continue
+            entries = []
+            for raw in lines:
+                if not raw.strip():
+                    continue
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    break  # a torn last line: the step it described never started
+                if isinstance(entry, dict):
+                    entries.append(entry)
+            header = entries[0].get("begin") if entries and isinstance(entries[0].get("begin"), dict) else None
+            if header is None:
+                log.warning("removing an unreadable journal %s", path)
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            out.append(Pending(path, header, entries[1:]))
+        return out

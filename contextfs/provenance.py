@@ -1,0 +1,56 @@
+"""Who writes: the actor, session and turn recorded with every version.
+
+Provenance is set by the library (the manager's actor, ``provenance()`` blocks, the
+toolkit's actor), never by text a model supplies, and every value that reaches git is
+checked here first: an actor is ``agent``, ``agent:<name>``, ``human`` or ``remote``;
+sessions and turns are short tokens, so they can never become git options or trailers
+that mean something else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidArgumentError
+
+__all__ = ["Provenance", "check_actor", "check_token", "email_of"]
+
+_ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)$")
+_TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Who is writing: set by the library and by ``provenance()``, never by content."""
+
+    actor: str = "agent"
+    session: str | None = None
+    turn: str | None = None
+
+
+def check_actor(actor: object) -> str:
+    if not isinstance(actor, str) or not _ACTOR.match(actor):
+        raise InvalidArgumentError(
+            f"actor {actor!r} is not accepted; use 'agent', 'agent:<name>', 'human' or 'remote'"
+        )
+    return actor
+
+
+def check_token(name: str, value: object) -> str | None:
+    """A session or turn id: None, or 1-128 letters, digits and ``. _ : @ -``."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidArgumentError(f"{name} must be a string, not {type(value).__name__}")
+    text = str(value)
+    if not _TOKEN.match(text):
+        raise InvalidArgumentError(
+            f"{name} {text[:40]!r} is not accepted; use 1-128 letters, digits and . _ : @ -"
+        )
+    return text
+
+
+def email_of(actor: str) -> str:
+    """The commit e-mail of an actor (never the machine's global git identity)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", actor) + "@contextfs.invalid"

@@ -1,0 +1,212 @@
+"""Where derived state lives: under the repository's ``.git/``, never in the work tree.
+
+The search index, caches, locks and the intent journal are derived from the files and
+rebuilt at will. Kept in the work tree they could arrive by ``git clone`` (a repository
+can commit anything with ``git add -f``) and Whoosh reads parts of its index with pickle,
+so opening a hostile clone would run its code. Git never transfers what is inside
+``.git/``, so each root keeps its state in ``<git dir>/contextfs/<key>/`` (the key names
+the root's folder inside the work tree, so two roots in one repository stay apart).
+
+What is written there is also authenticated where it is read back in a risky way: the
+index stamp carries an HMAC made with a key kept in the user's own state folder
+(``$XDG_STATE_HOME/contextfs``), so an index this machine did not write — copied with a
+tarball of the repository, say — is rebuilt, never unpickled.
+
+When the git folder cannot be written (a read-only checkout), the state goes to the
+user's cache folder instead, keyed by the repository's path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from .errors import ContentError, VersioningError
+
+__all__ = ["RootLock", "StateDir", "find_repository", "machine_key"]
+
+log = logging.getLogger(__name__)
+
+
+def find_repository(root: Path) -> tuple[Path, Path] | None:
+    """(work tree, git dir) of the repository holding ``root``, or None.
+
+    Read from the filesystem alone (no git process, no GitPython import), so that
+    commands that only read can find their repository cheaply.
+    """
+    for folder in (root, *root.parents):
+        dotgit = folder / ".git"
+        try:
+            st = os.stat(dotgit)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            return folder, dotgit.resolve()
+        if stat.S_ISREG(st.st_mode):  # a linked worktree or submodule: "gitdir: <path>"
+            try:
+                text = dotgit.read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if text.startswith("gitdir:"):
+                target = Path(text[7:].strip())
+                return folder, (target if target.is_absolute() else folder / target).resolve()
+            return None
+    return None
+
+
+def _user_folder(env: str, fallback: str) -> Path:
+    base = os.environ.get(env)
+    return Path(base) if base and os.path.isabs(base) else Path.home() / fallback
+
+
+def machine_key() -> bytes:
+    """A random key that never leaves this user account (created on first use)."""
+    folder = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs"
+    path = folder / "index-key"
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except OSError:
+        pass
+    key = secrets.token_bytes(32)
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = folder / f".index-key.{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # first writer wins; a racing process reads the winner's key
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+        return path.read_bytes()
+    except OSError:
+        # No writable home: a per-process key still refuses indexes from elsewhere; the
+        # cost is a rebuild in each new process.
+        log.info("no writable state folder for the contextfs key; using a per-process key")
+        return _PROCESS_KEY
+
+
+_PROCESS_KEY = secrets.token_bytes(32)
+
+
+class RootLock:
+    """A reentrant lock shared by every process and thread writing one root.
+
+    Backed by ``flock``, so the operating system releases it when its holder dies: a
+    killed process never leaves a lock someone has to delete by hand.
+    """
+
+    def __init__(self, path: Path, timeout: float = 30.0) -> None:
+        self._lock = FileLock(str(path), timeout=timeout, thread_local=True)
+        self._timeout = timeout
+        self._path = path
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        try:
+            self._lock.acquire()
+        except Timeout:
+            raise VersioningError(
+                f"another process held the contextfs lock {self._path} for over {self._timeout:.0f}s; "
+                "wait for it to finish and retry"
+            ) from None
+        except OSError as exc:
+            raise VersioningError(f"cannot take the contextfs lock {self._path} ({exc.strerror}); "
+                                  "check that the repository's .git folder is writable") from None
+        try:
+            yield
+        finally:
+            self._lock.release()
+
+    @property
+    def is_held(self) -> bool:
+        return self._lock.is_locked
+
+
+class StateDir:
+    """The folder of one root's derived state, created on first use."""
+
+    def __init__(self, git_dir: Path, prefix: str) -> None:
+        self.git_dir = git_dir
+        self.prefix = prefix
+        key = "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
+        self._preferred = git_dir / "contextfs" / key
+        self._fallback = (_user_folder("XDG_CACHE_HOME", ".cache") / "contextfs"
+                          / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24])
+        self._path: Path | None = None
+
+    @property
+    def path(self) -> Path:
+        """The folder itself (created, private to the user)."""
+        if self._path is None:
+            self._path = self._make()
+        return self._path
+
+    def _make(self) -> Path:
+        for candidate in (self._preferred, self._fallback):
+            try:
+                candidate.mkdir(parents=True, exist_ok=True, mode=0o700)
+                st = os.lstat(candidate)
+                if not stat.S_ISDIR(st.st_mode):
+                    continue
+                probe = candidate / f".probe-{secrets.token_hex(3)}"
+                probe.touch()
+                probe.unlink()
+                return candidate
+            except OSError:
+                continue
+        raise ContentError(
+            f"no writable place for contextfs's derived state (tried {self._preferred} and {self._fallback}); "
+            "make the repository's .git folder or your cache folder writable"
+        )
+
+    def file(self, name: str) -> Path:
+        """A path inside the state folder (``name`` is a constant, never user input)."""
+        return self.path / name
+
+    def lock(self, name: str = "lock", timeout: float = 30.0) -> RootLock:
+        return RootLock(self.file(name), timeout=timeout)
+
+    # ------------------------------------------------------------ small JSON files
+    def read_json(self, name: str) -> Any:
+        """A JSON document written by :meth:`write_json`, or None (missing or damaged)."""
+        try:
+            return json.loads(self.file(name).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write_json(self, name: str, value: Any) -> None:
+        """Replace a small JSON document atomically (caches: no fsync, losing one is harmless)."""
+        target = self.file(name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+            tmp.write_text(json.dumps(value, separators=(",", ":")), "utf-8")
+            os.replace(tmp, target)
+        except OSError as exc:
+            log.warning("could not write %s (%s); it will be rebuilt", target, exc.strerror)
+
+    def sign(self, payload: bytes) -> str:
+        """An HMAC of ``payload`` with this user's machine key."""
+        return hmac.new(machine_key(), payload, hashlib.sha256).hexdigest()
+
+    def verify(self, payload: bytes, mac: object) -> bool:
+        return isinstance(mac, str) and hmac.compare_digest(self.sign(payload), mac)

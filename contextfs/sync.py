@@ -1,0 +1,119 @@
+"""Edits made behind the store's back (an editor, a script, a pull) become ``human`` commits.
+
+``git status`` says which paths differ from HEAD; each is read through the confined file
+layer and committed unless it must not be:
+
+* symlinks, and anything reached through a symlinked folder, are never followed — a
+  tracked folder swapped for a link to ``/etc`` is reported, not committed (neither its
+  target's bytes nor the deletion of the files it hid);
+* while git is in the middle of a merge, rebase, cherry-pick, revert or bisect nothing is
+  committed (a person is resolving something), and files holding conflict markers or
+  unmerged index entries are never committed;
+* files the write gate refuses (a secret, say) stay uncommitted and are reported;
+* editor scratch files and contextfs's own temporary files are skipped.
+
+What was held back, and why, is in :attr:`SyncReport.held` and in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .errors import ContextFSError, InvalidPathError
+from .files import TMP_SUFFIX, RootFiles
+from .versioning import GitStore, operation_in_progress
+
+__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits"]
+
+log = logging.getLogger(__name__)
+
+_MARKERS = re.compile(rb"^<{7}(?: |$).*?^={7}\r?$.*?^>{7}(?: |$)", re.MULTILINE | re.DOTALL)
+#: Files contextfs used to keep in the work tree; never committed even where still present.
+_LEGACY_STATE = (".contextfs/index/", ".contextfs/cache/", ".contextfs/logs/", ".contextfs/lock",
+                 ".contextfs/index.lock", ".contextfs/active-vocabulary.txt")
+
+
+@dataclass
+class SyncReport:
+    """What one sync committed and what it held back (path -> reason)."""
+
+    committed: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+
+
+def conflict_markers(data: bytes) -> bool:
+    """True when ``data`` holds a complete git conflict block (<<<<<<< ... ======= ... >>>>>>>)."""
+    return b"<<<<<<<" in data and _MARKERS.search(data) is not None
+
+
+def _skipped(rel: str, skip: Callable[[str], bool] | None) -> bool:
+    if rel.endswith(TMP_SUFFIX) or rel.startswith(_LEGACY_STATE) or rel.startswith(".contextfs/index."):
+        return True
+    return skip is not None and skip(rel)
+
+
+def scan_outside_edits(
+    files: RootFiles,
+    git: GitStore,
+    *,
+    check: Callable[[str, bytes], None] | None = None,
+    skip: Callable[[str], bool] | None = None,
+) -> tuple[dict[str, bytes | None], SyncReport]:
+    """The changes a sync would commit (path -> bytes, None for a deletion) and a report.
+
+    ``check(rel, data)`` is the write gate's content check; a ContextFSError from it holds
+    the file back. ``skip(rel)`` names scratch files to ignore silently.
+    """
+    report = SyncReport()
+    busy = operation_in_progress(git.git_dir)
+    if busy is not None:
+        what, finish = busy
+        report.held["*"] = f"{what} is in progress ({finish}); nothing is committed until it is finished"
+        return {}, report
+    changes: dict[str, bytes | None] = {}
+    for rel, code in sorted(git.dirty().items()):
+        if _skipped(rel, skip):
+            continue
+        if "U" in code or code in ("AA", "DD"):
+            report.held[rel] = "it has unresolved merge conflicts; resolve them and commit with git"
+            continue
+        try:
+            kind = files.kind(rel)
+            if kind is None:
+                changes[rel] = None
+                continue
+            if kind == "link":
+                report.held[rel] = "it is (or lies under) a symlink, and symlinks are never followed"
+                continue
+            if kind != "file":
+                report.held[rel] = "it is not a regular file"
+                continue
+            data = files.read(rel)
+        except InvalidPathError:
+            report.held[rel] = "it is (or lies under) a symlink, and symlinks are never followed"
+            continue
+        except ContextFSError as exc:
+            report.held[rel] = str(exc)
+            continue
+        if data is None:
+            changes[rel] = None
+            continue
+        if conflict_markers(data):
+            report.held[rel] = "it holds git conflict markers; resolve the conflict first"
+            continue
+        if check is not None:
+            try:
+                check(rel, data)
+            except ContextFSError as exc:
+                report.held[rel] = str(exc)
+                continue
+        changes[rel] = data
+    return changes, report
+
+
+def log_report(report: SyncReport) -> None:
+    for rel, why in sorted(report.held.items()):
+        log.warning("not committing %s: %s", rel, why)

@@ -1,0 +1,340 @@
+"""One change to a root: its file operations, its undo, its journal and its commit.
+
+Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
+``transaction()`` block) runs through one :class:`Change`:
+
+1. before a path is first touched, its current bytes are snapshotted (in memory, and as a
+   git blob named in the journal), so the change can be undone in this process or, after
+   a crash, by the next one;
+2. files are written, removed and renamed through :class:`~contextfs.files.RootFiles`;
+3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, records
+   the paths in git's index and only then moves the branch. A failure before the branch
+   moved undoes the files (renames are reversed first, so undoing a delete needs no free
+   space) and leaves HEAD, git's index and every file as they were.
+
+:func:`recover` finishes or undoes the changes a killed process left (see
+:mod:`contextfs.journal`), with their original author, session and message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
+from .files import TMP_SUFFIX, RootFiles, io_error
+from .journal import Journal, JournalFile, Pending
+from .versioning import GitStore, Prepared
+
+__all__ = ["Change", "Header", "recover"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Header:
+    """Who makes a change and how its commit will read (journaled before anything else)."""
+
+    op: str
+    subject: str
+    actor: str
+    email: str
+    session: str | None
+    turn: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"op": self.op, "subject": self.subject, "actor": self.actor, "email": self.email,
+                "session": self.session, "turn": self.turn, "pid": os.getpid(), "started": time.time()}
+
+
+class Change:
+    """The file operations of one commit (or one transaction), with their undo."""
+
+    def __init__(self, files: RootFiles, git: GitStore, journal: Journal, header: Header,
+                 trailers: Mapping[str, str] | None = None) -> None:
+        self.files = files
+        self.git = git
+        self.journal = journal
+        self.header = header
+        self.trailers = dict(trailers or {})
+        self.ops: list[str] = []
+        self.before: dict[str, bytes | None] = {}
+        self.after: dict[str, bytes | None] = {}
+        self.executable: set[str] = set()
+        self._renames: list[tuple[str, str]] = []
+        self._external: set[str] = set()
+        self._journal: JournalFile | None = None
+        self.depth = 0
+
+    # ------------------------------------------------------------ bookkeeping
+    def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
+        """Add a nested call's trailers; several values for one key are all kept."""
+        for key, value in (extra or {}).items():
+            have = [v.strip() for v in self.trailers.get(key, "").split(",") if v.strip()]
+            if value and value not in have:
+                have.append(value)
+            self.trailers[key] = ", ".join(have)
+
+    def _record(self, entry: dict[str, Any]) -> None:
+        if self._journal is None:
+            try:
+                self._journal = self.journal.begin(self.header.to_json())
+            except OSError as exc:
+                raise io_error("the contextfs journal", exc) from None
+        try:
+            self._journal.record(entry)
+        except OSError as exc:
+            raise io_error("the contextfs journal", exc) from None
+
+    def touch(self, rel: str) -> None:
+        """Snapshot ``rel`` before its first change (journaled before anything is written)."""
+        if rel in self.before:
+            return
+        data = self.files.read(rel)
+        st = self.files.lstat(rel) if data is not None else None
+        blob = self.git.store_blob(data) if data is not None else None
+        self._record({"touch": rel, "blob": blob})
+        self.before[rel] = data
+        self.after[rel] = data
+        if st is not None and st.st_mode & 0o100:
+            self.executable.add(rel)
+
+    def adopt(self, rel: str, data: bytes | None, *, executable: bool = False) -> None:
+        """Commit what a person left on disk at ``rel`` (None: they deleted it).
+
+        Nothing is written, and undoing the change never touches the path: it is theirs.
+        """
+        blob = self.git.store_blob(data) if data is not None else None
+        self._record({"adopt": rel, "blob": blob})
+        self._external.add(rel)
+        self.after[rel] = data
+        if executable:
+            self.executable.add(rel)
+
+    # ------------------------------------------------------------ operations
+    def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
+        self.touch(rel)
+        self.files.write(rel, data, max_bytes=max_bytes)
+        self.after[rel] = data
+
+    def remove(self, rel: str) -> None:
+        self.touch(rel)
+        self.files.remove(rel)
+        self.after[rel] = None
+
+    def rename(self, src: str, dst: str, moved: list[str]) -> None:
+        """Move the file or folder ``src`` to ``dst``; ``moved`` lists the files under ``src``."""
+        pairs = [(rel, dst + rel[len(src):]) for rel in moved]
+        for old, new in pairs:
+            self.touch(old)
+            self.touch(new)
+        self._record({"rename": [src, dst]})
+        self.files.rename(src, dst)
+        self._renames.append((src, dst))
+        self.files.prune(src.rpartition("/")[0])
+        contents = {old: self.after[old] for old, _new in pairs}
+        for old, new in pairs:
+            self.after[new] = contents[old]
+            self.after[old] = None
+            if old in self.executable:
+                self.executable.add(new)
+
+    def changes(self) -> dict[str, bytes | None]:
+        """Paths whose bytes differ from before the change, with their new bytes."""
+        return {rel: data for rel, data in self.after.items()
+                if rel in self._external or data != self.before.get(rel)}
+
+    # ------------------------------------------------------------ undo
+    def rollback(self) -> None:
+        """Put every touched path back; nothing about the change stays on disk."""
+        undo(self.files, self._renames, self._own_before())
+        self._finish()
+
+    def _own_before(self) -> dict[str, bytes | None]:
+        return {rel: data for rel, data in self.before.items() if rel not in self._external}
+
+    def _finish(self) -> None:
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None
+
+    # ------------------------------------------------------------ commit
+    def commit(self, message: str, *, when: float,
+               notify: Callable[[list[str]], None] | None = None) -> str | None:
+        """Commit what changed; None (and no commit) when nothing did."""
+        changed = self.changes()
+        if not changed:
+            self._finish()
+            return None
+        execs = {rel for rel in changed if rel in self.executable}
+        prepared = self.git.prepare(changed, message, self.header.actor, self.header.email,
+                                    when=when, executable=execs)
+        if prepared is None:  # the tree is unchanged (e.g. a file written back as it was)
+            self.git.record(sorted(changed))
+            self._finish()
+            return None
+        blobs = {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changed.items()}
+        self._record({"ready": {"parent": prepared.parent, "sha": prepared.sha, "changes": blobs,
+                                "message": message, "when": when, "executable": sorted(execs)}})
+        try:
+            self._record({"indexing": time.time()})
+            self.git.record(sorted(changed))
+            self._record({"ref": str(self.git.refs.ref_path()), "t": time.time()})
+            self.git.publish(prepared)
+        except BaseException:
+            # Nothing was published: undo the files, then bring git's index back in line.
+            undo(self.files, self._renames, self._own_before())
+            with contextlib.suppress(ContextFSError):
+                self.git.record(sorted(changed))
+            self._finish()
+            raise
+        self._finish()
+        if notify is not None:
+            notify(sorted(changed))
+        return prepared.sha
+
+
+def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None]) -> None:
+    """Reverse renames (newest first), then give every path its bytes from ``before``.
+
+    Renames go first so that undoing a delete moves the file back instead of writing it
+    again, which would need free space on a full disk.
+    """
+    for src, dst in reversed(renames):
+        try:
+            if files.kind(dst) is not None and files.kind(src) is None:
+                files.rename(dst, src)
+        except ContextFSError as exc:
+            log.warning("could not move %s back to %s: %s", dst, src, exc)
+    for rel, data in before.items():
+        try:
+            current = files.read(rel)
+        except InvalidPathError:
+            continue  # a folder is there now: never removed wholesale
+        except ContextFSError as exc:
+            log.warning("could not read %s while undoing a change: %s", rel, exc)
+            continue
+        if current == data:
+            continue
+        try:
+            if data is None:
+                files.remove(rel)
+            else:
+                files.write(rel, data)
+        except ContextFSError as exc:
+            log.error("could not restore %s while undoing a change: %s", rel, exc)
+    for rel in before:
+        files.prune(rel.rpartition("/")[0])
+
+
+# ---------------------------------------------------------------- recovery
+def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
+    """Finish or undo every change a dead process left; returns a line per change handled.
+
+    The caller holds the root's write lock, so every journal found belongs to a process
+    that died (or to a call of this one that could not even undo itself). Running this
+    twice is harmless: a handled journal is deleted last.
+    """
+    done: list[str] = []
+    for pending in journal.pending():
+        try:
+            _reclaim_locks(git, pending)
+            ready = pending.ready
+            if ready is not None:
+                sha = _roll_forward(files, git, pending, ready)
+                done.append(f"finished {pending.header.get('subject', '?')} as {sha[:12]}")
+            else:
+                _roll_back(files, git, pending)
+                done.append(f"undid {pending.header.get('subject', '?')}")
+            _remove_temporaries(files, pending)
+        except ContextFSError as exc:
+            log.error("could not recover the change journaled in %s: %s", pending.path, exc)
+            continue
+        with contextlib.suppress(OSError):
+            pending.path.unlink()
+    if done:
+        git.objects.remove_leftovers()
+        for line in done:
+            log.warning("recovered an interrupted change: %s", line)
+    return done
+
+
+def _reclaim_locks(git: GitStore, pending: Pending) -> None:
+    """Remove git lock files this journal's dead process created (never anyone else's)."""
+    candidates = [(git.git_dir / "index.lock", mark.get("indexing")) for mark in pending.marks("indexing")]
+    for mark in pending.marks("ref"):
+        candidates.append((os.fspath(mark["ref"]) + ".lock", mark.get("t")))
+    for path, since in candidates:
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        if isinstance(since, (int, float)) and st.st_mtime >= since - 1.0:
+            log.warning("removing %s, left by a contextfs process that was killed", path)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict[str, Any]) -> str:
+    header = pending.header
+    changes: dict[str, str | None] = dict(ready["changes"])
+    sha, parent = ready["sha"], ready.get("parent")
+    head = git.head()
+    if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
+        if head == parent:
+            prepared = Prepared(parent=parent, sha=sha, paths=tuple(changes),
+                                subject=str(ready["message"]).splitlines()[0][:200],
+                                signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())
+        else:
+            rebuilt = git.prepare(changes, ready["message"], header["actor"], header["email"],
+                                  when=ready["when"], executable=set(ready.get("executable") or ()))
+            if rebuilt is None:
+                return head or sha
+            prepared = rebuilt
+        git.record(sorted(changes))
+        git.publish(prepared)
+        sha = prepared.sha
+    else:
+        git.record(sorted(changes))
+    return sha
+
+
+def _is_ancestor(git: GitStore, ancestor: str, head: str) -> bool:
+    try:
+        git.git("merge-base", "--is-ancestor", ancestor, head)
+        return True
+    except VersioningError:
+        return False
+
+
+def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
+    renames = [(m["rename"][0], m["rename"][1]) for m in pending.marks("rename")]
+    before: dict[str, bytes | None] = {}
+    for mark in pending.marks("touch"):
+        rel, blob = mark["touch"], mark.get("blob")
+        if rel in before:
+            continue
+        try:
+            before[rel] = git.read_blob(blob) if blob else None
+        except (ContextFSError, ValueError):
+            log.error("the journal names a blob %s for %s that git does not have; leaving the file as it is", blob, rel)
+    undo(files, renames, before)
+
+
+def _remove_temporaries(files: RootFiles, pending: Pending) -> None:
+    """Temporary files of atomic writes the dead process was in the middle of."""
+    folders = {m["touch"].rpartition("/")[0] for m in pending.marks("touch")}
+    for folder in folders:
+        try:
+            names = files.listdir(folder)
+        except (ContextFSError, NotFoundError):
+            continue
+        for name in names:
+            if name.startswith(".") and name.endswith(TMP_SUFFIX):
+                with contextlib.suppress(ContextFSError):
+                    files.remove(f"{folder}/{name}" if folder else name)

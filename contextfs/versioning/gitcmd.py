@@ -1,0 +1,107 @@
+"""Running git as a subprocess without letting the repository run programs.
+
+contextfs calls git for a few plumbing steps (``update-index``, ``status``, ``log``,
+``diff-tree``). A repository's configuration can make those steps run programs: hooks,
+``core.fsmonitor``, pagers, external diff drivers, and ``filter.<name>.clean`` drivers
+assigned through ``.gitattributes``. Every call here gets ``-c`` overrides that switch
+all of them off — for filters, one override per driver name configured at any level,
+read once per repository — and an environment reduced to what git needs, so variables
+such as ``GIT_CONFIG_PARAMETERS`` or ``GIT_EXTERNAL_DIFF`` from the caller cannot add
+them back. LLM text never reaches git as an option: revisions are validated by
+:func:`check_rev` and paths always follow ``--``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from ..errors import NotFoundError, VersioningError
+
+__all__ = ["GitCommand", "check_rev"]
+
+_REV = re.compile(r"^(HEAD|[0-9a-fA-F]{4,40})([~^][0-9]{0,4})*$")
+_SAFE_CONFIG = (
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.fsmonitor=false",
+    "-c", "core.quotePath=false",
+    "-c", "core.pager=cat",
+    "-c", "diff.external=",
+    "-c", "log.showSignature=false",
+    "-c", "protocol.allow=never",
+    "-c", "core.sshCommand=false",
+    "-c", "diff.ignoreSubmodules=all",
+    "-c", "status.submoduleSummary=false",
+)
+#: Environment variables passed through to git; everything else (GIT_* included) is dropped.
+_KEEP_ENV = ("PATH", "HOME", "TMPDIR", "SYSTEMROOT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+             "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME")
+
+
+def check_rev(rev: object) -> str:
+    """Accept only a commit id (4-40 hex digits) or HEAD with ~N/^N suffixes."""
+    if not isinstance(rev, str) or not _REV.match(rev):
+        raise NotFoundError(
+            f"revision {rev!r} is not accepted; pass a commit id from the history (hex) or HEAD~N",
+            path=None,
+        )
+    return rev
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in _KEEP_ENV}
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_ATTR_NOSYSTEM": "1"})
+    return env
+
+
+class GitCommand:
+    """git subprocesses for one work tree, with risky configuration disabled."""
+
+    def __init__(self, workdir: Path, git_dir: Path) -> None:
+        self.workdir = workdir
+        self.git_dir = git_dir
+        self._overrides: tuple[str, ...] | None = None
+
+    def overrides(self) -> tuple[str, ...]:
+        """The ``-c`` options of every call: the fixed set plus one per filter driver."""
+        if self._overrides is None:
+            names: set[str] = set()
+            proc = self._spawn(["config", "--null", "--name-only", "--get-regexp", r"^filter\."], fixed_only=True)
+            if proc.returncode == 0:
+                for key in proc.stdout.decode("utf-8", "replace").split("\0"):
+                    parts = key.split(".")
+                    if len(parts) >= 3 and parts[0] == "filter":
+                        names.add(".".join(parts[1:-1]))
+            extra: list[str] = []
+            for name in sorted(names):
+                for what, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+                    extra += ["-c", f"filter.{name}.{what}={value}"]
+            self._overrides = _SAFE_CONFIG + tuple(extra)
+        return self._overrides
+
+    def _spawn(self, args: list[str], *, input: bytes | None = None, fixed_only: bool = False) -> subprocess.CompletedProcess[bytes]:
+        config = _SAFE_CONFIG if fixed_only else self.overrides()
+        try:
+            return subprocess.run(
+                ["git", "--git-dir", str(self.git_dir), "--work-tree", str(self.workdir), *config, *args],
+                cwd=self.workdir, input=input, capture_output=True, env=_env(), check=False,
+            )
+        except FileNotFoundError:
+            raise VersioningError("git is not installed; install git 2.28 or newer") from None
+        except OSError as exc:
+            raise VersioningError(f"cannot run git ({exc.strerror}); check that git is installed") from None
+
+    def run(self, *args: str, input: bytes | None = None) -> str:
+        """Run git and return its stdout as text; a failure is a VersioningError."""
+        proc = self._spawn(list(args), input=input)
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace").strip()[:300]
+            if "index.lock" in err:
+                raise VersioningError(
+                    f"git {args[0]} failed: another git process holds the index ({self.git_dir}/index.lock exists); "
+                    "retry when it has finished, or delete the lock if no git is running"
+                )
+            raise VersioningError(f"git {args[0]} failed: {err}; check the repository state")
+        return proc.stdout.decode("utf-8", "surrogateescape")

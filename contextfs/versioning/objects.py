@@ -1,0 +1,227 @@
+"""Git objects written and read in-process: loose objects and tree surgery.
+
+A commit per change has to be cheap at any tree size. ``git add && git commit`` rewrites
+the whole index and hashes trees in proportion to the repository; here a commit writes
+its new blobs and only the trees on the changed paths (plus the commit object), so the
+cost follows the depth of the changed paths, not the number of files.
+
+Each loose object is written to a temporary file in the objects folder, ``fsync``-ed,
+and renamed into place, as git does with ``core.fsync=committed``; the folders that
+gained an entry are synced once per commit by :meth:`ObjectStore.flush`. Temporary names
+carry the writer's pid, so what a killed process left can be told from a live one's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import secrets
+import zlib
+from collections.abc import Mapping
+
+from git.objects.fun import tree_entries_from_data
+from gitdb import GitDB
+
+from ..errors import VersioningError
+
+__all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
+
+TREE_MODE = 0o040000
+FILE_MODE = 0o100644
+EXEC_MODE = 0o100755
+_TMP_PREFIX = "tmp_obj_cfs-"
+_TMP_NAME = re.compile(r"^tmp_obj_cfs-(\d+)-[0-9a-f]+$")
+
+#: (binary sha, mode, name) as git stores a tree entry.
+TreeEntry = tuple[bytes, int, str]
+
+
+def _sort_key(entry: TreeEntry) -> bytes:
+    name = entry[2].encode("utf-8", "surrogateescape")
+    return name + b"/" if entry[1] == TREE_MODE else name
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class ObjectStore:
+    """The object database of one repository, as contextfs writes and reads it."""
+
+    def __init__(self, objects_dir: str, *, durable: bool = True) -> None:
+        self.dir = objects_dir
+        self.durable = durable
+        self._known_dirs: set[str] = set()
+        self._dirty_dirs: set[str] = set()
+        self._reader = GitDB(objects_dir)
+        self._trees: dict[bytes, list[TreeEntry]] = {}
+
+    # ------------------------------------------------------------ writing
+    def store(self, kind: bytes, data: bytes) -> bytes:
+        """Write one loose object; skip the write when git already has it. Returns its sha."""
+        raw = b"%s %d\x00" % (kind, len(data)) + data
+        binsha = hashlib.sha1(raw).digest()
+        hexsha = binsha.hex()
+        folder = os.path.join(self.dir, hexsha[:2])
+        final = os.path.join(folder, hexsha[2:])
+        if os.path.exists(final) or self._packed(binsha):
+            return binsha
+        tmp = os.path.join(self.dir, f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
+        try:
+            if folder not in self._known_dirs:
+                os.makedirs(folder, exist_ok=True)
+                self._known_dirs.add(folder)
+            # Created read-only, as git does, without a separate chmod call.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+            try:
+                payload = zlib.compress(raw, 1)
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view):]
+                if self.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, final)
+            self._dirty_dirs.add(folder)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise VersioningError(
+                f"cannot write a git object ({exc.strerror}); check .git permissions and free disk space"
+            ) from None
+        return binsha
+
+    def _packed(self, binsha: bytes) -> bool:
+        # Only consulted when the loose file is absent: after `git gc` most objects are packed.
+        try:
+            return bool(self._reader.has_object(binsha))
+        except Exception:  # noqa: BLE001 - a pack written after GitDB listed the packs
+            self._reader.update_cache(force=True)
+            try:
+                return bool(self._reader.has_object(binsha))
+            except Exception:  # noqa: BLE001
+                return False
+
+    def flush(self) -> None:
+        """Make the renames of every object written since the last flush durable."""
+        if not self.durable:
+            self._dirty_dirs.clear()
+            return
+        for folder in sorted(self._dirty_dirs):
+            with contextlib.suppress(OSError):
+                fd = os.open(folder, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        self._dirty_dirs.clear()
+
+    def remove_leftovers(self) -> int:
+        """Delete temporary object files of processes that are no longer running."""
+        removed = 0
+        try:
+            names = os.listdir(self.dir)
+        except OSError:
+            return 0
+        for name in names:
+            match = _TMP_NAME.match(name)
+            if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.dir, name))
+                    removed += 1
+        return removed
+
+    # ------------------------------------------------------------ reading
+    def read(self, binsha: bytes) -> tuple[str, bytes]:
+        """(type, data) of an object."""
+        try:
+            stream = self._reader.stream(binsha)
+        except Exception:  # noqa: BLE001 - a pack written after GitDB listed the packs
+            self._reader.update_cache(force=True)
+            try:
+                stream = self._reader.stream(binsha)
+            except Exception:  # noqa: BLE001
+                raise VersioningError(
+                    f"git object {binsha.hex()} is missing; run 'git fsck' on the repository"
+                ) from None
+        kind = stream.type
+        return (kind.decode() if isinstance(kind, bytes) else str(kind)), stream.read()
+
+    def tree(self, binsha: bytes | None) -> list[TreeEntry]:
+        """Entries of a tree, cached (trees never change)."""
+        if binsha is None:
+            return []
+        cached = self._trees.get(binsha)
+        if cached is None:
+            _kind, data = self.read(binsha)
+            cached = list(tree_entries_from_data(data))
+            if len(self._trees) > 4096:
+                self._trees.clear()
+            self._trees[binsha] = cached
+        return cached
+
+    def commit_tree(self, commit_hex: str) -> bytes:
+        """The tree id of a commit."""
+        try:
+            binsha = bytes.fromhex(commit_hex)
+        except ValueError:
+            raise VersioningError(f"{commit_hex!r} is not a commit id; check the repository's refs") from None
+        _kind, data = self.read(binsha)
+        first = data.split(b"\n", 1)[0]
+        if not first.startswith(b"tree "):
+            raise VersioningError(f"commit {commit_hex} has no tree; run 'git fsck' on the repository")
+        return bytes.fromhex(first[5:].decode())
+
+    def lookup(self, tree: bytes | None, path: str) -> TreeEntry | None:
+        """The entry at ``path`` (slash separated) under ``tree``, or None."""
+        entry: TreeEntry | None = None
+        current = tree
+        for name in path.split("/"):
+            if current is None:
+                return None
+            entry = next((e for e in self.tree(current) if e[2] == name), None)
+            if entry is None:
+                return None
+            current = entry[0] if entry[1] == TREE_MODE else None
+        return entry
+
+    # ------------------------------------------------------------ tree surgery
+    def rewrite(self, base: bytes | None, changes: Mapping[str, tuple[bytes, int] | None]) -> bytes | None:
+        """The tree ``base`` with ``changes`` applied (path -> (blob sha, mode) or None to remove).
+
+        Only the trees on changed paths are rebuilt; None comes back for an empty tree.
+        """
+        entries = {e[2]: e for e in self.tree(base)}
+        nested: dict[str, dict[str, tuple[bytes, int] | None]] = {}
+        for name, value in changes.items():
+            head, sep, tail = name.partition("/")
+            if sep:
+                nested.setdefault(head, {})[tail] = value
+            elif value is None:
+                entries.pop(head, None)
+            else:
+                entries[head] = (value[0], value[1], head)
+        for head, sub in nested.items():
+            old = entries.get(head)
+            child = old[0] if old and old[1] == TREE_MODE else None
+            new = self.rewrite(child, sub)
+            if new is None:
+                entries.pop(head, None)
+            else:
+                entries[head] = (new, TREE_MODE, head)
+        if not entries:
+            return None
+        data = b"".join(
+            b"%o %s\x00%s" % (mode, name.encode("utf-8", "surrogateescape"), sha)
+            for sha, mode, name in sorted(entries.values(), key=_sort_key)
+        )
+        return self.store(b"tree", data)

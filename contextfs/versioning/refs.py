@@ -1,0 +1,160 @@
+"""HEAD, the branch it names, and moving it safely.
+
+The branch is moved with git's own lock-file protocol: create ``<ref>.lock`` exclusively,
+write the new id, ``fsync``, rename over the ref, ``fsync`` the folder. The old value is
+compared under the lock (compare-and-swap), so a commit made meanwhile by anyone else is
+never overwritten. Refs are read straight from their files: GitPython's reference objects
+cost about half a millisecond per look-up, paid several times per commit.
+
+A repository in the middle of a merge, rebase, cherry-pick, revert or bisect is reported
+by :func:`operation_in_progress`; contextfs refuses to write until a person finishes it,
+because a commit made then is lost by ``git rebase --abort`` (or records a half-resolved
+conflict).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+
+from ..errors import VersioningError
+
+__all__ = ["Refs", "operation_in_progress"]
+
+_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+#: Marker files of operations in progress, and how a person finishes each.
+_IN_PROGRESS = (
+    ("rebase-merge", "a rebase", "git rebase --continue or git rebase --abort"),
+    ("rebase-apply", "a rebase or git am", "git rebase --continue / git am --continue, or --abort"),
+    ("MERGE_HEAD", "a merge", "resolve the conflicts and commit, or git merge --abort"),
+    ("CHERRY_PICK_HEAD", "a cherry-pick", "git cherry-pick --continue or git cherry-pick --abort"),
+    ("REVERT_HEAD", "a revert", "git revert --continue or git revert --abort"),
+    ("BISECT_LOG", "a bisect", "git bisect reset"),
+)
+
+
+def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
+    """(what, how to finish it) when git is in the middle of an operation, else None."""
+    for marker, what, finish in _IN_PROGRESS:
+        if os.path.lexists(git_dir / marker):
+            return what, finish
+    return None
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+class Refs:
+    """The refs of one repository (``git_dir`` per worktree, ``common_dir`` shared)."""
+
+    def __init__(self, git_dir: Path, common_dir: Path, *, durable: bool = True) -> None:
+        self.git_dir = git_dir
+        self.common_dir = common_dir
+        self.durable = durable
+
+    def branch(self) -> str | None:
+        """The ref HEAD points at ('refs/heads/main'), or None when HEAD is detached."""
+        try:
+            text = (self.git_dir / "HEAD").read_text("utf-8").strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VersioningError(f"cannot read HEAD ({exc}); check the repository") from None
+        if text.startswith("ref:"):
+            ref = text[4:].strip()
+            if not ref.startswith("refs/") or ".." in ref.split("/"):
+                raise VersioningError(f"HEAD points at {ref!r}, which is not a branch; check out a branch")
+            return ref
+        return None
+
+    def _parse(self, text: str, where: str) -> str:
+        value = text.strip()
+        if not _HEX40.match(value):
+            raise VersioningError(
+                f"{where} does not hold a commit id ({value[:20]!r}); repair it with git (e.g. git update-ref)"
+            )
+        return value
+
+    def head(self) -> str | None:
+        """The hex id of HEAD, or None before the first commit."""
+        ref = self.branch()
+        if ref is None:
+            return self._parse((self.git_dir / "HEAD").read_text("utf-8"), "HEAD")
+        for base in (self.git_dir, self.common_dir):
+            try:
+                return self._parse(Path(base, ref).read_text("utf-8"), ref)
+            except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+                continue
+            except (OSError, UnicodeDecodeError) as exc:
+                raise VersioningError(f"cannot read {ref} ({exc}); check the repository") from None
+        try:
+            packed = (self.common_dir / "packed-refs").read_text("utf-8")
+        except FileNotFoundError:
+            return None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VersioningError(f"cannot read packed-refs ({exc}); check the repository") from None
+        for line in packed.splitlines():
+            sha, _, name = line.partition(" ")
+            if name.strip() == ref:
+                return self._parse(sha, "packed-refs")
+        return None
+
+    def ref_path(self) -> Path:
+        """The file of the ref a commit moves (the branch, or HEAD itself when detached)."""
+        ref = self.branch() or "HEAD"
+        return Path(self.git_dir if ref == "HEAD" else self.common_dir, ref)
+
+    def move(self, old: str | None, new: str, reflog_line: bytes) -> None:
+        """Point the branch at ``new`` if it still points at ``old``."""
+        path = self.ref_path()
+        lock = path.with_name(path.name + ".lock")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            raise VersioningError(
+                f"{lock} exists: another git process is updating the branch; retry when it has finished"
+            ) from None
+        except OSError as exc:
+            raise VersioningError(f"cannot lock {path.name} ({exc.strerror}); check .git permissions and disk space") from None
+        try:
+            try:
+                current = self.head()
+                if current != old:
+                    raise VersioningError(f"the branch moved during the commit (now {current}); retry the call")
+                os.write(fd, new.encode() + b"\n")
+                if self.durable:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(lock, path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                lock.unlink()
+            if isinstance(exc, OSError):
+                raise VersioningError(f"cannot move the branch ({exc.strerror}); check .git permissions and disk space") from None
+            raise
+        if self.durable:
+            _fsync_dir(path.parent)
+        self._reflog(path, reflog_line)
+
+    def _reflog(self, ref_path: Path, line: bytes) -> None:
+        ref = ref_path.relative_to(self.git_dir if ref_path.name == "HEAD" else self.common_dir).as_posix()
+        targets = {(self.common_dir if ref != "HEAD" else self.git_dir) / "logs" / ref, self.git_dir / "logs" / "HEAD"}
+        for log_path in targets:
+            try:
+                log_path.parent.mkdir(parents=True, exist_ok=True)
+                # One write with O_APPEND: a kill cannot leave half a line.
+                fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                try:
+                    os.write(fd, line)
+                finally:
+                    os.close(fd)
+            except OSError:
+                pass  # the reflog is a convenience; the commit itself is what must not be lost

@@ -1,0 +1,347 @@
+"""The git gate: a repository seen from a context root (which may be a sub-folder of it).
+
+:class:`GitStore` is the only way the rest of contextfs touches git. A commit is built by
+tree surgery (:mod:`.objects`), recorded in git's index for exactly its paths
+(``git update-index``, with a split index so that step stays flat as the tree grows), and
+published by moving the branch (:mod:`.refs`). Building, recording and publishing are
+separate steps so the caller can journal between them: nothing is published until every
+earlier step succeeded, so a failed call leaves HEAD where it was.
+
+Because commits are built from HEAD's tree plus the changed paths only, a root that is a
+sub-folder of a larger repository never sweeps up anybody else's staged work.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from ..errors import NotFoundError, VersioningError
+from .gitcmd import GitCommand, check_rev
+from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
+from .refs import Refs, operation_in_progress
+
+__all__ = ["Author", "Commit", "GitStore", "Prepared"]
+
+#: Paths in one commit above which the index changes are folded into the shared index.
+_FOLD_AFTER = 200
+_FIELD = "\x1f"
+_RECORD = "\x1e"
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who a commit is attributed to; never the machine's global git identity."""
+
+    name: str
+    email: str
+
+    def signature(self, when: float) -> bytes:
+        return f"{self.name} <{self.email}> {int(when)} +0000".encode()
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit as read back from the log, with the contextfs trailers parsed."""
+
+    commit: str
+    author: str
+    date: str
+    subject: str
+    trailers: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A commit whose objects are written but which no branch points at yet."""
+
+    parent: str | None
+    sha: str
+    paths: tuple[str, ...]
+    subject: str
+    signature: bytes
+
+
+class GitStore:
+    """The repository of one context root."""
+
+    def __init__(self, root: Path, *, branch: str = "main", own_repository: bool = False,
+                 create: bool = True, durable: bool = True) -> None:
+        self.root = root
+        if own_repository and not (root / ".git").exists():
+            # A repository of its own even inside another one (a demo, a nested store):
+            # otherwise the enclosing repository is adopted and its history gets our commits.
+            self._init(root, branch)
+        try:
+            self.repo = git.Repo(root, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            if not create:
+                raise NotFoundError(f"{root} is not inside a git repository", path="") from None
+            self.repo = self._init(root, branch)
+        except git.GitCommandNotFound:
+            raise VersioningError("git is not installed; install git 2.28 or newer") from None
+        if self.repo.bare or self.repo.working_tree_dir is None:
+            raise VersioningError(f"{root} is inside a bare repository; use a folder with a working tree")
+        self.workdir = Path(self.repo.working_tree_dir).resolve()
+        rel = root.resolve().relative_to(self.workdir).as_posix()
+        self.prefix = "" if rel == "." else rel + "/"
+        self.git_dir = Path(self.repo.git_dir).resolve()
+        self.common_dir = Path(self.repo.common_dir).resolve()
+        self.objects = ObjectStore(str(self.common_dir / "objects"), durable=durable)
+        self.refs = Refs(self.git_dir, self.common_dir, durable=durable)
+        self.cmd = GitCommand(self.workdir, self.git_dir)
+
+    # ---------------------------------------------------------------- setup
+    @staticmethod
+    def _init(root: Path, branch: str) -> git.Repo:
+        try:
+            return git.Repo.init(root, initial_branch=branch)
+        except git.GitCommandError as exc:
+            raise VersioningError(f"git init failed in {root}: {exc.stderr.strip()}; check the folder") from None
+        except OSError as exc:
+            raise VersioningError(f"git init failed in {root} ({exc.strerror}); pick a writable folder") from None
+
+    def ensure_split_index(self) -> None:
+        """Turn on split index so that recording one path does not rewrite every entry.
+
+        Only in a repository that is the context root itself: when the root is a
+        sub-folder of someone's application repository, their config is theirs.
+        """
+        if self.prefix:
+            return
+        reader = self.repo.config_reader("repository")
+        if reader.get_value("core", "splitIndex", default=False) in (True, "true"):
+            return
+        try:
+            with self.repo.config_writer("repository") as writer:
+                writer.set_value("core", "splitIndex", "true")
+                writer.set_value("splitIndex", "maxPercentChange", "50")
+        except OSError as exc:
+            raise VersioningError(f"cannot update the repository config ({exc.strerror}); check .git permissions") from None
+
+    def git(self, *args: str, input: bytes | None = None) -> str:
+        """Run git with hooks and risky config disabled; paths must follow '--'."""
+        return self.cmd.run(*args, input=input)
+
+    # ---------------------------------------------------------------- state
+    def head(self) -> str | None:
+        """The hex id of HEAD, or None before the first commit."""
+        return self.refs.head()
+
+    def check_writable(self) -> None:
+        """Refuse to commit while git is in the middle of an operation a person must finish."""
+        busy = operation_in_progress(self.git_dir)
+        if busy is not None:
+            what, finish = busy
+            raise VersioningError(
+                f"{what} is in progress in {self.workdir}; contextfs will not commit until it is finished: {finish}"
+            )
+
+    def resolve(self, rev: str) -> git.Commit:
+        check_rev(rev)
+        try:
+            obj = self.repo.rev_parse(rev)
+            # A full 40-hex id is taken on trust by rev_parse and only looked up when an
+            # attribute is read (raising a bare ValueError later); check it exists now.
+            obj.type  # noqa: B018
+            if isinstance(obj, git.Commit):
+                obj.tree  # noqa: B018
+        except (git.BadName, ValueError, IndexError, git.BadObject):
+            raise NotFoundError(f"revision {rev!r} does not exist; pick one from the history") from None
+        if not isinstance(obj, git.Commit):
+            raise NotFoundError(f"revision {rev!r} is not a commit; pick one from the history")
+        return obj
+
+    # ---------------------------------------------------------------- commit
+    def store_blob(self, data: bytes) -> str:
+        """Write ``data`` as a blob (if git lacks it) and return its id."""
+        return self.objects.store(b"blob", data).hex()
+
+    def read_blob(self, sha: str) -> bytes:
+        kind, data = self.objects.read(bytes.fromhex(sha))
+        if kind != "blob":
+            raise VersioningError(f"object {sha} is a {kind}, not a blob; run 'git fsck'")
+        return data
+
+    def prepare(
+        self,
+        changes: Mapping[str, bytes | str | None],
+        message: str,
+        author: str,
+        email: str,
+        *,
+        when: float | None = None,
+        executable: Collection[str] = (),
+        parent: str | None | bool = False,
+    ) -> Prepared | None:
+        """Write the objects of a commit of root-relative ``changes`` on top of HEAD.
+
+        A value is the new bytes, a blob id (hex, already stored) or None to remove the
+        path. None comes back when the tree would not change. ``parent`` overrides HEAD.
+        """
+        if not changes:
+            return None
+        when = time.time() if when is None else when
+        base_commit = self.head() if parent is False else parent
+        base = self.objects.commit_tree(base_commit) if base_commit is not None else None
+        blobs: dict[str, tuple[bytes, int] | None] = {}
+        for rel, value in changes.items():
+            full = self.prefix + rel
+            if value is None:
+                blobs[full] = None
+                continue
+            sha = bytes.fromhex(value) if isinstance(value, str) else self.objects.store(b"blob", value)
+            blobs[full] = (sha, EXEC_MODE if rel in executable else FILE_MODE)
+        tree = self.objects.rewrite(base, blobs) or self.objects.store(b"tree", b"")
+        if base is not None and tree == base:
+            self.objects.flush()
+            return None
+        sig = Author(author, email).signature(when)
+        raw = b"tree " + tree.hex().encode() + b"\n"
+        if base_commit is not None:
+            raw += b"parent " + base_commit.encode() + b"\n"
+        raw += b"author " + sig + b"\ncommitter " + sig + b"\n\n" + message.encode("utf-8", "surrogateescape")
+        if not raw.endswith(b"\n"):
+            raw += b"\n"
+        sha = self.objects.store(b"commit", raw).hex()
+        self.objects.flush()
+        return Prepared(parent=base_commit, sha=sha, paths=tuple(changes), subject=message.splitlines()[0][:200],
+                        signature=sig)
+
+    def publish(self, prepared: Prepared) -> None:
+        """Move the branch from the prepared commit's parent to it (compare-and-swap)."""
+        zero = "0" * 40
+        line = (f"{prepared.parent or zero} {prepared.sha} ".encode() + prepared.signature + b"\t"
+                + prepared.subject.encode("utf-8", "surrogateescape") + b"\n")
+        self.refs.move(prepared.parent, prepared.sha, line)
+
+    def record(self, paths: Collection[str]) -> None:
+        """Bring git's index in line with the files on disk for exactly these paths."""
+        full = [self.prefix + rel for rel in paths]
+        for start in range(0, len(full), 2000):
+            chunk = full[start : start + 2000]
+            # After a big batch (adoption, a large transaction) the entries would stay in
+            # the split part of the index, which every later update rewrites whole: at
+            # 10,000 files that part was ~400 KB per single-file commit. '--split-index'
+            # given again folds them into the shared index so later updates stay small.
+            fold = ["--split-index"] if not self.prefix and len(full) >= _FOLD_AFTER and start + 2000 >= len(full) else []
+            self.cmd.run("update-index", *fold, "--add", "--remove", "--", *chunk)
+
+    def commit(self, changes: Mapping[str, bytes | None], message: str, author: Author, *,
+               when: float | None = None, executable: Collection[str] = ()) -> str | None:
+        """Prepare, record and publish in one go (for callers that journal nothing)."""
+        prepared = self.prepare(changes, message, author.name, author.email, when=when, executable=executable)
+        if prepared is None:
+            self.record(list(changes))
+            return None
+        self.record(list(changes))
+        self.publish(prepared)
+        return prepared.sha
+
+    # ---------------------------------------------------------------- reading
+    def blob_at(self, rel: str, rev: str) -> bytes | None:
+        """The bytes of ``rel`` at ``rev``, or None if it did not exist then."""
+        commit = self.resolve(rev)
+        entry = self.objects.lookup(bytes.fromhex(commit.tree.hexsha), self.prefix + rel)
+        if entry is None or entry[1] == TREE_MODE:
+            return None
+        kind, data = self.objects.read(entry[0])
+        return data if kind == "blob" else None
+
+    def files_at(self, rev: str, folder: str = "") -> dict[str, str]:
+        """Map of root-relative path -> blob id for every file under ``folder`` at ``rev``."""
+        commit = self.resolve(rev)
+        base = self.prefix + folder
+        try:
+            tree = commit.tree / base.rstrip("/") if base else commit.tree
+        except KeyError:
+            return {}
+        if tree.type != "tree":
+            return {}
+        cut = len(self.prefix)
+        return {
+            item.path[cut:]: item.hexsha
+            for item in tree.traverse()
+            if item.type == "blob"  # type: ignore[union-attr]
+        }
+
+    def changed(self, rev_a: str | None, rev_b: str) -> list[str]:
+        """Root-relative paths that differ between two commits (all files if rev_a is None)."""
+        if rev_a is None:
+            return sorted(self.files_at(rev_b))
+        out = self.cmd.run(
+            "diff-tree", "-r", "--no-renames", "--name-only", "-z", check_rev(rev_a), check_rev(rev_b),
+            "--", self.prefix or ".",
+        )
+        cut = len(self.prefix)
+        return sorted(p[cut:] for p in out.split("\0") if p)
+
+    def log(self, rel: str | None = None, limit: int = 50, grep_trailer: tuple[str, str] | None = None,
+            *, follow: bool = False) -> list[Commit]:
+        """Commits touching ``rel`` (or the root), newest first, with trailers parsed.
+
+        ``follow`` continues the history of one file across renames.
+        """
+        if self.head() is None:
+            return []
+        fmt = _FIELD.join(["%H", "%an", "%aI", "%s", "%(trailers:only,unfold)"]) + _RECORD
+        args = ["log", f"--format={fmt}", "--no-color"]
+        if limit:
+            args.append(f"--max-count={int(limit)}")
+        if grep_trailer is not None:
+            key, value = grep_trailer
+            args += ["--fixed-strings", f"--grep={key}: {value}"]
+        if follow and rel:
+            args += ["--follow", "--find-renames=100%"]  # exact renames only: small notes share most of their frontmatter
+        target = self.prefix + rel if rel else (self.prefix.rstrip("/") or ".")
+        out = self.cmd.run(*args, "--", target)
+        commits = []
+        for record in out.split(_RECORD):
+            record = record.strip("\n")
+            if not record:
+                continue
+            sha, author, date, subject, trailer_text = (record.split(_FIELD) + [""] * 5)[:5]
+            trailers: dict[str, str] = {}
+            for line in trailer_text.splitlines():
+                key, sep, value = line.partition(":")
+                if sep and key.startswith("Contextfs-"):
+                    trailers[key.strip()] = value.strip()
+            if grep_trailer is not None and trailers.get(grep_trailer[0]) != grep_trailer[1]:
+                continue
+            commits.append(Commit(sha, author, date, subject, trailers))
+        return commits
+
+    def commit_paths(self, sha: str) -> list[str]:
+        """Root-relative paths a commit changed against its first parent."""
+        commit = self.resolve(sha)
+        parent = commit.parents[0].hexsha if commit.parents else None
+        if parent is None:
+            return sorted(self.files_at(sha))
+        return self.changed(parent, sha)
+
+    def parent_of(self, sha: str) -> str | None:
+        commit = self.resolve(sha)
+        return commit.parents[0].hexsha if commit.parents else None
+
+    def dirty(self) -> dict[str, str]:
+        """Root-relative paths whose working copy differs from HEAD, with git's status code.
+
+        The code is git's two-letter porcelain status ('??' new, ' M' changed, ' D'
+        deleted, 'UU' unmerged, ...).
+        """
+        out = self.cmd.run(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
+            "--ignore-submodules=all", "--", self.prefix.rstrip("/") or ".",
+        )
+        found: dict[str, str] = {}
+        cut = len(self.prefix)
+        for entry in out.split("\0"):
+            if len(entry) > 3:
+                path = entry[3:]
+                if path.startswith(self.prefix):
+                    found[path[cut:]] = entry[:2]
+        return found
