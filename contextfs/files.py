@@ -37,6 +37,7 @@ __all__ = [
     "FileStat",
     "RootFiles",
     "io_error",
+    "typed_io",
 ]
 
 TMP_SUFFIX = ".cfs-tmp"
@@ -74,6 +75,15 @@ def io_error(rel: str, exc: OSError) -> ContextFSError:
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return ContentError(f"{rel}: {exc.strerror}; check that the folder is writable")
     return ContentError(f"{rel}: {exc.strerror or exc}; check permissions and free disk space")
+
+
+@contextlib.contextmanager
+def typed_io(what: str) -> Iterator[None]:
+    """Turn an OSError escaping the block into the typed error for ``what``."""
+    try:
+        yield
+    except OSError as exc:
+        raise io_error(what, exc) from None
 
 
 class RootFiles:

@@ -38,7 +38,7 @@ from .errors import (
     NotFoundError,
     VersioningError,
 )
-from .files import TMP_SUFFIX, RootFiles
+from .files import TMP_SUFFIX, RootFiles, typed_io
 from .history import HistoryEntry, RevertReport
 from .journal import Journal
 from .provenance import Provenance, check_actor, check_token, email_of
@@ -255,7 +255,7 @@ class ContextManager:
             yield
 
     def _ensure_managed_files(self) -> None:
-        with self._locked():
+        with self._locked(), typed_io(str(self.root)):
             self.git.ensure_split_index()
             with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
                 self.files.mkdir(".contextfs")  # where committed settings go (config.toml)
@@ -316,7 +316,7 @@ class ContextManager:
         gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
         is made (none when nothing changed).
         """
-        with self._locked():
+        with self._locked(), typed_io(subject_path):
             txn: Change | None = getattr(self._local, "txn", None)
             if txn is not None:
                 txn.ops.append(f"{op}: {subject_path}")
@@ -338,7 +338,7 @@ class ContextManager:
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
-        with self._locked():
+        with self._locked(), typed_io(_clean_line(message) or "transaction"):
             outer: Change | None = getattr(self._local, "txn", None)
             if outer is not None:
                 outer.merge_trailers(trailers)
@@ -663,7 +663,7 @@ class ContextManager:
 
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
-        with self._locked():
+        with self._locked(), typed_io("sync"):
             changes, report = scan_outside_edits(self.files, self.git)
             log_report(report)
             self.last_sync = report

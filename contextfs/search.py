@@ -28,6 +28,7 @@ Whoosh's own ``LockError`` never escapes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import itertools
 import json
@@ -53,9 +54,10 @@ from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 
-from . import paths
+from . import faults, paths
 from .document import blob_version
 from .errors import ContextFSError, SearchIndexError, VersioningError
+from .files import typed_io
 from .search_codec import CODEC_ID, PackedCodec
 from .search_query import (
     PhraseCheck,
@@ -94,6 +96,8 @@ _PARALLEL_PROCS = 2
 #: is merged back one posting at a time in Python: at 10,000 notes with 128 MB per worker
 #: the rebuild took 34 s, with 512 MB 18 s (each worker peaked at about 400 MB).
 _POOL_MB = 512
+#: Disk errors that no rebuild can fix: reported as typed errors at once.
+_DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 #: Segments of one size class (see ``_tier``) are merged once there are this many.
 _SEGMENTS_PER_TIER = 4
 
@@ -190,22 +194,33 @@ class SearchIndex:
 
     # ------------------------------------------------------------ lifecycle
     def open(self) -> None:
-        """Open the index, rebuilding or reconciling it as needed; never raises for a bad index."""
+        """Open the index, rebuilding or reconciling it as needed; never raises for a bad index.
+
+        When the index cannot be written at all (a full disk), opening still succeeds:
+        the next search tries again and reports the typed error then.
+        """
         with self._mutex, self._locked():
+            self._cleanup_leftovers()
             try:
-                stamp = self._open_existing()
-            except _Broken as why:
-                if self.dir.exists():
-                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
-                else:
-                    log.info("creating the search index at %s", self.dir)
-                self._rebuild_locked()
-                return
-            try:
-                self._reconcile_locked(stamp)
-            except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
-                log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
-                self._rebuild_locked()
+                try:
+                    stamp = self._open_existing()
+                except _Broken as why:
+                    if self.dir.exists():
+                        log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                    else:
+                        log.info("creating the search index at %s", self.dir)
+                    self._rebuild_locked()
+                    return
+                try:
+                    self._reconcile_locked(stamp)
+                except OSError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
+                    log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
+                    self._rebuild_locked()
+            except OSError as exc:
+                self._drop()
+                log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
 
     def close(self) -> None:
         with self._mutex:
@@ -218,7 +233,7 @@ class SearchIndex:
 
     def rebuild(self) -> int:
         """Throw the index away and build it again from the files; returns the document count."""
-        with self._mutex, self._locked():
+        with self._mutex, self._locked(), typed_io("the search index"):
             return self._rebuild_locked()
 
     # ------------------------------------------------------------ locking
@@ -318,6 +333,7 @@ class SearchIndex:
             ix = windex.create_in(str(fresh), self.schema)
             files = sorted(walk_indexable(self.files))
             count = self._fill(ix, files)
+            faults.point("index.filling")
             build = secrets.token_hex(8)
             self._write_stamp(fresh, build, head)
             ix.close()
@@ -544,7 +560,7 @@ class SearchIndex:
         if limit <= 0:
             return []
         limit = min(limit, 1000)
-        with self._mutex:
+        with self._mutex, typed_io("the search index"):
             for attempt in (1, 2, 3):
                 try:
                     self._catch_up()
@@ -554,6 +570,8 @@ class SearchIndex:
                 except QueryError as exc:  # the query, not the index, is at fault
                     raise SearchIndexError(f"cannot run the query ({exc}); simplify it") from None
                 except Exception as exc:  # noqa: BLE001 - a whoosh failure: heal, then retry
+                    if isinstance(exc, OSError) and exc.errno in _DISK_ERRORS:
+                        raise  # a full or read-only disk: rebuilding cannot help
                     if attempt == 3:
                         raise SearchIndexError(
                             f"the search index failed after a rebuild ({type(exc).__name__}); "
@@ -699,7 +717,7 @@ class SearchIndex:
     def verify(self, fix: bool = True) -> VerifyReport:
         """Compare the index with every file (by content hash) and, with ``fix``, repair it."""
         report = VerifyReport()
-        with self._mutex, self._locked():
+        with self._mutex, self._locked(), typed_io("the search index"):
             try:
                 stamp = self._open_existing()
             except _Broken as why:
@@ -746,13 +764,13 @@ class SearchIndex:
         return report
 
     def doc_count(self) -> int:
-        with self._mutex:
+        with self._mutex, typed_io("the search index"):
             self._catch_up()
             return int(self._searcher.doc_count())
 
     def optimize(self) -> None:
         """Merge every segment into one (slow; ``reindex`` is usually the better fix)."""
-        with self._mutex, self._locked():
+        with self._mutex, self._locked(), typed_io("the search index"):
             self._ix.optimize(codec=PackedCodec())
             self._refresh()
 

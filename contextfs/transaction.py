@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from . import faults
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, io_error
 from .journal import Journal, JournalFile, Pending
@@ -99,6 +100,7 @@ class Change:
         st = self.files.lstat(rel) if data is not None else None
         blob = self.git.store_blob(data) if data is not None else None
         self._record({"touch": rel, "blob": blob})
+        faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data
         if st is not None and st.st_mode & 0o100:
@@ -121,6 +123,7 @@ class Change:
         self.touch(rel)
         self.files.write(rel, data, max_bytes=max_bytes)
         self.after[rel] = data
+        faults.point("change.written")
 
     def remove(self, rel: str) -> None:
         self.touch(rel)
@@ -137,6 +140,7 @@ class Change:
         self.files.rename(src, dst)
         self._renames.append((src, dst))
         self.files.prune(src.rpartition("/")[0])
+        faults.point("change.renamed")
         contents = {old: self.after[old] for old, _new in pairs}
         for old, new in pairs:
             self.after[new] = contents[old]
@@ -172,18 +176,22 @@ class Change:
             self._finish()
             return None
         execs = {rel for rel in changed if rel in self.executable}
-        prepared = self.git.prepare(changed, message, self.header.actor, self.header.email,
-                                    when=when, executable=execs)
-        if prepared is None:  # the tree is unchanged (e.g. a file written back as it was)
-            self.git.record(sorted(changed))
-            self._finish()
-            return None
-        blobs = {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changed.items()}
-        self._record({"ready": {"parent": prepared.parent, "sha": prepared.sha, "changes": blobs,
-                                "message": message, "when": when, "executable": sorted(execs)}})
         try:
+            prepared = self.git.prepare(changed, message, self.header.actor, self.header.email,
+                                        when=when, executable=execs)
+            if prepared is None:  # the tree is unchanged (e.g. a file written back as it was)
+                self.git.record(sorted(changed))
+                self._finish()
+                return None
+            faults.point("commit.prepared")
+            blobs = {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changed.items()}
+            self._record({"ready": {"parent": prepared.parent, "sha": prepared.sha, "changes": blobs,
+                                    "message": message, "when": when, "executable": sorted(execs)}})
+            faults.point("commit.ready")
             self._record({"indexing": time.time()})
+            faults.point("record.locked")
             self.git.record(sorted(changed))
+            faults.point("commit.recorded")
             self._record({"ref": str(self.git.refs.ref_path()), "t": time.time()})
             self.git.publish(prepared)
         except BaseException:
@@ -193,6 +201,7 @@ class Change:
                 self.git.record(sorted(changed))
             self._finish()
             raise
+        faults.point("commit.published")
         self._finish()
         if notify is not None:
             notify(sorted(changed))

@@ -19,6 +19,7 @@ import os
 import re
 from pathlib import Path
 
+from .. import faults
 from ..errors import VersioningError
 
 __all__ = ["Refs", "operation_in_progress"]
@@ -124,6 +125,7 @@ class Refs:
         except OSError as exc:
             raise VersioningError(f"cannot lock {path.name} ({exc.strerror}); check .git permissions and disk space") from None
         try:
+            faults.point("publish.locked")
             try:
                 current = self.head()
                 if current != old:
