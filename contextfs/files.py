@@ -89,8 +89,10 @@ def typed_io(what: str) -> Iterator[None]:
 class RootFiles:
     """Confined file operations on one context root (paths are root-relative POSIX)."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root
+        #: fsync written files and their folders (off only for benchmarks and scratch roots).
+        self.durable = durable
 
     # ------------------------------------------------------------ folders
     def _open_root(self) -> int:
@@ -417,7 +419,8 @@ class RootFiles:
                         while view:
                             view = view[os.write(handle, view):]
                         os.fchmod(handle, mode)
-                        os.fsync(handle)
+                        if self.durable:
+                            os.fsync(handle)
                     finally:
                         os.close(handle)
                     if fd >= 0:
@@ -500,7 +503,7 @@ class RootFiles:
             raise io_error(src, exc) from None
 
     def _fsync_dir(self, fd: int) -> None:
-        if fd < 0:
+        if fd < 0 or not self.durable:
             return
         with contextlib.suppress(OSError):
             os.fsync(fd)

@@ -105,6 +105,10 @@ class ContextManager:
     ``read_only=True`` opens an existing root without ever creating, syncing or
     committing anything and without taking the write lock (what the CLI's reading
     commands use); writes then raise VersioningError.
+
+    ``durable=False`` skips every fsync (files, journal, git objects, the branch): a
+    crash of the process still loses nothing, a power cut may. Meant for benchmarks and
+    throw-away roots; the default makes an acknowledged write survive a power cut.
     """
 
     def __init__(
@@ -152,7 +156,7 @@ class ContextManager:
             self.root = raw_root.resolve()
             self._git = GitStore(self.root, own_repository=own_repository, durable=durable)
             git_dir, prefix = self._git.git_dir, self._git.prefix
-        self.files = RootFiles(self.root)
+        self.files = RootFiles(self.root, durable=durable)
         self.state = StateDir(git_dir, prefix)
         self._journal: Journal | None = None
         self._lock = None if read_only else self.state.lock("lock")

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from . import faults
+from . import faults, paths
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, io_error
 from .journal import Journal, JournalFile, Pending
@@ -242,6 +242,15 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
 
 
 # ---------------------------------------------------------------- recovery
+def _gated(files: RootFiles, rel: object) -> str | None:
+    """A path read back from a journal, only if it passes the path gate."""
+    try:
+        return paths.check(files.root, rel, allow_internal=True)
+    except InvalidPathError:
+        log.error("the journal names an invalid path %r; ignoring it", rel)
+        return None
+
+
 def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
     """Finish or undo every change a dead process left; returns a line per change handled.
 
@@ -291,7 +300,11 @@ def _reclaim_locks(git: GitStore, pending: Pending) -> None:
 
 def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict[str, Any]) -> str:
     header = pending.header
-    changes: dict[str, str | None] = dict(ready["changes"])
+    changes: dict[str, str | None] = {}
+    for rel, blob in dict(ready["changes"]).items():
+        gated = _gated(files, rel)
+        if gated is not None:
+            changes[gated] = blob
     sha, parent = ready["sha"], ready.get("parent")
     head = git.head()
     if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
@@ -322,11 +335,15 @@ def _is_ancestor(git: GitStore, ancestor: str, head: str) -> bool:
 
 
 def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
-    renames = [(m["rename"][0], m["rename"][1]) for m in pending.marks("rename")]
+    renames = []
+    for mark in pending.marks("rename"):
+        src, dst = _gated(files, mark["rename"][0]), _gated(files, mark["rename"][1])
+        if src is not None and dst is not None:
+            renames.append((src, dst))
     before: dict[str, bytes | None] = {}
     for mark in pending.marks("touch"):
-        rel, blob = mark["touch"], mark.get("blob")
-        if rel in before:
+        rel, blob = _gated(files, mark["touch"]), mark.get("blob")
+        if rel is None or rel in before:
             continue
         try:
             before[rel] = git.read_blob(blob) if blob else None
@@ -337,7 +354,7 @@ def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
 
 def _remove_temporaries(files: RootFiles, pending: Pending) -> None:
     """Temporary files of atomic writes the dead process was in the middle of."""
-    folders = {m["touch"].rpartition("/")[0] for m in pending.marks("touch")}
+    folders = {rel.rpartition("/")[0] for m in pending.marks("touch") if (rel := _gated(files, m["touch"]))}
     for folder in folders:
         try:
             names = files.listdir(folder)

@@ -91,6 +91,10 @@ def _check(root: Path, log: Path) -> None:
             assert done or undone, (pending, {rel: bodies.get(rel) for rel in after})
             if done:
                 expected.update(after)
+            # Later rounds continue from what recovery decided.
+            with open(log, "a") as fh:
+                fh.write(json.dumps({"ack": pending["intent"], "kind": pending["kind"], "plan": after} if done
+                                    else {"refused": pending["intent"], "error": "rolled back"}) + "\n")
         for rel in touched:
             assert bodies[rel] == expected.get(rel), rel
         for rel in ctx.list("n"):

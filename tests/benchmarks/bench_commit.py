@@ -6,6 +6,8 @@
    against ``git add <path> && git commit`` on an identical repository. Goal: at 10,000
    files at most 0.25x the CLI, and the 10,000-file figure at most 1.5x the 1,000-file one.
 2. 1,000 writes in one ``transaction`` against 1,000 bare atomic writes. Goal: at most 3x.
+3. The cost of durability: the single write at 10,000 files with ``durable=False`` (no
+   fsync of the journal, git objects and the branch) against the default, same run.
 
 Prints a markdown table (median per operation) with the machine it ran on. The search
 index is off (``index=False``) so the figures are the store's and git's alone.
@@ -25,7 +27,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from contextfs import ContextManager, store
+from contextfs import ContextManager
+from contextfs.files import RootFiles
 
 ENV = {
     **os.environ,
@@ -65,13 +68,13 @@ def median_ms(fn: Callable[[int], None], repeat: int, warmup: int = 2) -> float:
     return statistics.median(times) * 1000
 
 
-def bench_single(base: Path, n: int, repeat: int) -> tuple[float, float]:
-    ours = base / f"ctx{n}"
-    theirs = base / f"git{n}"
+def bench_single(base: Path, n: int, repeat: int, durable: bool = True) -> tuple[float, float]:
+    ours = base / f"ctx{n}{'' if durable else '-fast'}"
+    theirs = base / f"git{n}{'' if durable else '-fast'}"
     ours.mkdir()
     rels = populate(ours, n)
     shutil.copytree(ours, theirs)
-    ctx = ContextManager(ours, index=False)  # adopts the files as the first commit
+    ctx = ContextManager(ours, index=False, durable=durable)  # adopts the files as the first commit
     run_git(theirs, "init", "-q", "-b", "main")
     # Both repositories start with every object loose; without this the baseline's first
     # commit starts a background 'gc --auto' that competes with whatever runs next.
@@ -101,9 +104,10 @@ def bench_single(base: Path, n: int, repeat: int) -> tuple[float, float]:
 def bench_transaction(base: Path, count: int) -> tuple[float, float]:
     bare = base / "bare"
     bare.mkdir()
+    files = RootFiles(bare)
     start = time.perf_counter()
     for i in range(count):
-        store.atomic_write(bare / f"d{i // 100:02d}" / f"n{i:05d}.md", f"# Note {i}\n".encode())
+        files.write(f"d{i // 100:02d}/n{i:05d}.md", f"# Note {i}\n".encode())
     bare_s = time.perf_counter() - start
 
     ctx = ContextManager(base / "txn", index=False)
@@ -129,6 +133,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cfs-bench-") as tmp:
         base = Path(tmp)
         single = {n: bench_single(base, n, repeat) for n in sizes}
+        fast_ms, _ = bench_single(base, 10_000, repeat, durable=False)
         txn_ms, bare_ms = bench_transaction(base, 1_000)
 
     print(f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, git {git_version()}, "
@@ -145,6 +150,8 @@ def main() -> None:
           f"{single[1_000][0]:.2f} ms | {flat:.2f}x | <= 1.5x |")
     print(f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes) | {txn_ms:.0f} ms | "
           f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |")
+    print(f"| durability: 10,000-file write with fsync (vs `durable=False`) | {single[10_000][0]:.2f} ms | "
+          f"{fast_ms:.2f} ms | {single[10_000][0] / fast_ms:.2f}x | measured |")
     sys.stdout.flush()
 
 
