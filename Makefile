@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 DEMO_DIR ?= .demo/context
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test stress bench lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ demo: $(STAMP)
 
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest -n 2 tests
+
+# Thousands of hostile inputs and hundreds of kills (make test runs a fast slice of each).
+stress: $(DEVSTAMP)
+	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/test_reliability_crash.py \
+		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done

@@ -206,7 +206,7 @@ def test_each_operation_on_the_worst_tokens(arena: Any, op: int) -> None:
     ctx = arena[0]
     for token in TOKENS:
         for path in (token, f"memory/{token}", f"{token}/x.md", f"linkdir/{token}"):
-            _call(lambda: _OPS[op](ctx, path, unicodedata.normalize("NFD", path), token))
+            _call(lambda p=path, t=token: _OPS[op](ctx, p, unicodedata.normalize("NFD", p), t))
     _check_oracle(arena)
 
 

@@ -317,9 +317,9 @@ def test_writes_only_queue_and_one_commit_applies_them(ctx: ContextManager) -> N
         ctx.write(f"bulk/n{i}.md", f"bulk note {i} lemur")
     # Nothing reached Whoosh yet: same generation on disk, 20 paths queued.
     assert sorted(p.name for p in index.dir.glob("*.toc")) == toc_before
-    assert len(index._pending) == 20
+    assert len(index.pending) == 20
     assert len(ctx.search("lemur", limit=50)) == 20
-    assert not index._pending
+    assert not index.pending
     report = index.verify(fix=False)
     assert report.ok, report
 
@@ -347,8 +347,8 @@ def test_segments_of_similar_size_are_merged_as_flushes_add_them(ctx: ContextMan
         if round_ == 6:  # an edit deletes a document from an older segment
             ctx.edit("flush/r0/n0.md", "about the okapi", "about the okapi again")
         assert len(ctx.search("okapi", limit=1000)) == 60 * (round_ + 1)
-        counts.append(len(ctx.index._searcher.reader().leaf_readers()))
-    # Four per size class before a flush adds one (search._SEGMENTS_PER_TIER): at most five.
+        counts.append(len(ctx.index.searcher.reader().leaf_readers()))
+    # Four per size class before a flush adds one (search.index._SEGMENTS_PER_TIER): at most five.
     assert max(counts) <= 5, counts
     assert counts[-1] < counts[-2], counts  # the tenth flush merged the four before it
     assert ctx.index.verify(fix=False).ok

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from whoosh.analysis import StemmingAnalyzer
 from whoosh.formats import Frequency, Positions
 
-from contextfs.search_schema import WORD, FusedStemmingAnalyzer, StemFrequency, StemPositions
+from contextfs.search.schema import WORD, FusedStemmingAnalyzer, StemFrequency, StemPositions
 
 _WORDS = st.sampled_from([
     "the", "and", "Policies", "policy", "retry", "RETRYING", "retries", "a", "x", "é", "naïve",

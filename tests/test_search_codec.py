@@ -18,8 +18,8 @@ from whoosh import query as wq
 from whoosh.codec.whoosh3 import W3Codec
 from whoosh.fields import ID, TEXT, Schema
 
-from contextfs import search_rank
-from contextfs.search_codec import BLOCK_LIMIT, PackedCodec, PackedLeafMatcher, block_arrays
+from contextfs.search import rank as search_rank
+from contextfs.search.codec import BLOCK_LIMIT, PackedCodec, PackedLeafMatcher, block_arrays
 
 WORDS = ["alpha", "beta", "gamma", "delta", "retry", "queue", "webhook", "tenant", "shard", "lease"]
 

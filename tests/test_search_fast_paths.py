@@ -15,7 +15,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextfs.search_query import _MAX_MATCHES, _prefixes, _word_starts, make_snippet
+from contextfs.search.query import _MAX_MATCHES, _prefixes, _word_starts, make_snippet
 
 _PIECES = st.sampled_from(["retry", "Retries", "RETR", "queue", "queues", "x", "_retry", "pre", "retry_queue",
                            "9retry", " ", "  ", "\n", ".", ",", "-", "(", "é", "İ", "policy", "policies"])
@@ -54,9 +54,9 @@ def test_plain_word_fast_path_builds_what_the_parser_builds(words: list[str], se
     """Plain-word queries skip Whoosh's parser; the result must be the parser's, exactly."""
     from unittest import mock
 
-    from contextfs import search_query
     from contextfs.errors import SearchIndexError
-    from contextfs.search_schema import make_schema
+    from contextfs.search import query as search_query
+    from contextfs.search.schema import make_schema
 
     schema = make_schema()
     text = sep.join(words)

@@ -181,7 +181,7 @@ def test_damage_while_open_heals_before_the_search_returns(tmp_path: Path, caplo
 
 def _flaky(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, failures: int) -> list[int]:
     """Make the next ``failures`` query runs fail as a vanished segment file would."""
-    real = ctx.index._run
+    real = ctx.index.queries.run
     calls = [0]
 
     def run(*args: object, **kwargs: object) -> object:
@@ -190,7 +190,7 @@ def _flaky(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, failures: int) 
             raise FileNotFoundError(2, "No such file or directory", "MAIN_gone.pst")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ctx.index, "_run", run)
+    monkeypatch.setattr(ctx.index.queries, "run", run)
     return calls
 
 
@@ -347,7 +347,7 @@ def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Pat
     """Large rebuilds use Whoosh's worker processes; the result must equal a one-writer build."""
     import multiprocessing
 
-    from contextfs import search
+    from contextfs.search import index as search_index
 
     root = make_root(tmp_path)
     with ContextManager(root) as ctx:
@@ -357,7 +357,7 @@ def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Pat
             return sorted((-round(h.score, 6), h.path) for h in ctx.search(q, limit=50))
 
         single = {q: ranked(q) for q in ("shard", "kafka", "number7", '"shard rebalancing"')}
-        monkeypatch.setattr(search, "_PARALLEL_MIN_FILES", 1)
+        monkeypatch.setattr(search_index, "_PARALLEL_MIN_FILES", 1)
         assert ctx.index.rebuild() == len(NOTES) + 30
         assert multiprocessing.active_children() == []
         assert ctx.index.doc_count() == len(NOTES) + 30

@@ -1,6 +1,6 @@
 """The block-at-a-time ranker must rank exactly as Whoosh's own matcher tree does.
 
-Plain-word queries take ``contextfs.search_rank``; everything else goes through Whoosh.
+Plain-word queries take ``contextfs.search.rank``; everything else goes through Whoosh.
 These tests run the same queries both ways on a real index (several segments, deleted
 documents, trash, folder filters) and require identical paths and scores.
 """
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import contextfs.search as search_mod
 from contextfs import ContextManager
-from contextfs.search_query import parse_query
-from contextfs.search_rank import fast_terms
+from contextfs.search import querying as search_mod
+from contextfs.search.query import parse_query
+from contextfs.search.rank import fast_terms
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
@@ -52,7 +52,7 @@ def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path
             for kw in ({"path": "project"}, {"include_trash": True}, {"limit": 3}, {"tag": "webhooks"}):
                 assert _both(ctx, monkeypatch, query, **kw)[0] == _both(ctx, monkeypatch, query, **kw)[1], (query, kw)
         assert all(not p.startswith(".trash/") for p, _ in _both(ctx, monkeypatch, "celery arq")[0])
-        assert len(ctx.index._searcher.reader().leaf_readers()) > 1  # the multi-segment case was exercised
+        assert len(ctx.index.searcher.reader().leaf_readers()) > 1  # the multi-segment case was exercised
     finally:
         ctx.close()
 
@@ -73,7 +73,7 @@ def test_postings_decode_across_blocks_and_segment_cache(tmp_path: Path) -> None
     from whoosh import index as windex
     from whoosh.fields import ID, TEXT, Schema
 
-    from contextfs import search_rank
+    from contextfs.search import rank as search_rank
 
     schema = Schema(path=ID(stored=True), body=TEXT)
     ix = windex.create_in(str(tmp_path), schema)
@@ -105,7 +105,7 @@ def test_postings_decode_across_blocks_and_segment_cache(tmp_path: Path) -> None
 
 def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """After a write the old segments' postings are reused and ranking still equals Whoosh's."""
-    from contextfs import search_rank
+    from contextfs.search import rank as search_rank
 
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
@@ -119,7 +119,7 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
         fast, slow = _both(ctx, monkeypatch, "webhook retries backoff")
         assert fast == slow and "topics/retries.md" in [p for p, _ in fast]
         assert cached <= set(search_rank._SEGMENTS.items)  # old segments' entries were kept
-        live = {search_rank._segment_key(r) for r, _ in ctx.index._searcher.reader().leaf_readers()}
+        live = {search_rank._segment_key(r) for r, _ in ctx.index.searcher.reader().leaf_readers()}
         assert len(live) > 1 and any(key[0] in live for key in cached)  # ... and are still in use
     finally:
         ctx.close()
@@ -133,14 +133,14 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
 
     from conftest import SAMPLE
     from contextfs import ContextManager
-    from contextfs.search_rank import _raw_lengths
+    from contextfs.search.rank import _raw_lengths
 
     root = tmp_path / "lengths"
     shutil.copytree(SAMPLE, root)
     ctx = ContextManager(root)
     ctx.write("notes/extra.md", "# Extra\n\nwebhook retries " * 30)
     ctx.search("webhook")  # applies the queued write: a second segment
-    searcher = ctx.index._searcher
+    searcher = ctx.index.searcher
     checked = 0
     for reader, _offset in searcher.leafreaders:
         n = reader.doc_count_all()

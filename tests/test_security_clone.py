@@ -63,18 +63,18 @@ def test_committed_index_with_a_pickle_payload_never_runs(tmp_path: Path) -> Non
     from whoosh.filedb.filestore import FileStorage
     from whoosh.index import TOC
 
-    from contextfs.search_schema import make_schema
+    from contextfs.search.schema import make_schema
 
     TOC(make_schema(), _Payload(sentinel), 1).write(FileStorage(str(planted)), "MAIN")
     toc = next(planted.glob("_MAIN_*.toc"))
     payload = toc.read_bytes()
     # A stamp as an attacker would write it: every field recomputed, checksums included.
-    from contextfs import search
+    from contextfs.search import codec, schema, stamp
 
     sums = {toc.name: [len(payload), hashlib.sha1(payload).hexdigest()]}
     (planted / STAMP_FILE).write_text(json.dumps({
-        "magic": search.STAMP_MAGIC, "format": search.INDEX_FORMAT, "schema": search.SCHEMA_FINGERPRINT,
-        "codec": search.CODEC_ID, "whoosh": getattr(search, "WHOOSH_VERSION", None), "build": "b",
+        "magic": stamp.STAMP_MAGIC, "format": stamp.INDEX_FORMAT, "schema": schema.SCHEMA_FINGERPRINT,
+        "codec": codec.CODEC_ID, "whoosh": stamp.WHOOSH_VERSION, "build": "b",
         "head": git(origin, "rev-parse", "HEAD").strip(), "files": sums}))
     git(origin, "add", "-f", ".contextfs/index")
     git(origin, "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-qm", "add an index")

@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 from whoosh import query as wq
+from whoosh.scoring import BM25F
 from whoosh.util.numeric import byte_to_length
 
-from .search_codec import block_arrays, length_bytes
+from .codec import block_arrays, length_bytes
 
 __all__ = ["SEGMENT_CACHE_BYTES", "RANKED_FIELDS", "fast_terms", "top_docs"]
 
@@ -314,3 +315,8 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
         ranked.extend(zip(scores.tolist(), (idx + base).tolist()))  # noqa: B905 - equal lengths
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return ranked[:k]
+
+
+def weighting() -> BM25F:
+    """The BM25F parameters every ranker of the index uses (Whoosh's defaults)."""
+    return BM25F(B=0.75, K1=1.2)

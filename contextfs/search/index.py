@@ -1,4 +1,4 @@
-"""The Whoosh search index: always right, self-healing, and off the write path.
+"""Keeping the Whoosh index right: always current, self-healing, and off the write path.
 
 Files are the truth; the index is derived from them, lives in the root's state folder
 under ``.git/`` (see :mod:`contextfs.state`; git never transfers it) and may be thrown
@@ -29,65 +29,47 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import itertools
-import json
 import logging
 import os
 import secrets
 import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import whoosh
 from filelock import FileLock, Timeout
 from whoosh import index as windex
-from whoosh import query as wq
 from whoosh.index import LockError
 from whoosh.query.qcore import QueryError
 from whoosh.reading import EmptyReader, MultiReader, SegmentReader
-from whoosh.scoring import BM25F
 from whoosh.searching import Searcher
 
-from . import faults, paths
-from .document import blob_version
-from .errors import ContextFSError, SearchIndexError, VersioningError
-from .files import typed_io
-from .search_codec import CODEC_ID, PackedCodec
-from .search_query import (
-    PhraseCheck,
-    build_filter,
-    check_expansion,
-    loosen_phrases,
-    make_snippet,
-    parse_query,
-    strip_frontmatter,
-)
-from .search_rank import fast_terms, top_docs
-from .search_schema import SCHEMA_FINGERPRINT, extract, indexable, make_schema, walk_indexable
+from .. import faults, paths
+from ..document import blob_version
+from ..errors import ContextFSError, SearchIndexError, VersioningError
+from ..files import typed_io
+from .codec import PackedCodec
+from .query import build_filter, parse_query
+from .querying import Queries, SearchHit
+from .rank import weighting
+from .schema import extract, indexable, make_schema, walk_indexable
+from .stamp import check_sums, read_stamp, valid, write_stamp
 
 if TYPE_CHECKING:
-    from .files import RootFiles
-    from .state import StateDir
-    from .versioning import GitStore
+    from ..files import RootFiles
+    from ..state import StateDir
+    from ..versioning import GitStore
 
-__all__ = ["INDEX_DIR", "IndexSource", "SearchHit", "SearchIndex", "VerifyReport"]
+__all__ = ["INDEX_DIR", "IndexSource", "SearchIndex", "VerifyReport"]
 
 log = logging.getLogger(__name__)
 
 #: The index's folder inside the root's state folder.
 INDEX_DIR = "index"
-WHOOSH_VERSION = whoosh.versionstring()
-STAMP_FILE = "stamp.json"
-STAMP_MAGIC = "contextfs-search-index"
-#: Bump when what is indexed changes in a way the schema fingerprint cannot see.
-INDEX_FORMAT = 3  # 2: body indexed without positions; 3: packed postings blocks
-_UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 _LOCK_TIMEOUT = 60.0
 #: Rebuilds of at least this many files use worker processes (forking costs ~0.1 s).
 _PARALLEL_MIN_FILES = 1000
@@ -100,39 +82,6 @@ _POOL_MB = 512
 _DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 #: Segments of one size class (see ``_tier``) are merged once there are this many.
 _SEGMENTS_PER_TIER = 4
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One search result. Unpacks as ``(path, snippet)``, as the seed's results did."""
-
-    path: str
-    snippet: str
-    score: float = 0.0
-    title: str = ""
-    tags: tuple[str, ...] = ()
-    updated: str | None = None
-    version: str | None = None
-    author: str | None = None
-    trust: str | None = None
-    kind: str = ""
-
-    def __iter__(self) -> Iterator[str]:
-        yield self.path
-        yield self.snippet
-
-    def __len__(self) -> int:
-        return 2
-
-    def __getitem__(self, item: int | slice) -> Any:
-        return (self.path, self.snippet)[item]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
-            "tags": list(self.tags), "updated": self.updated, "version": self.version,
-            "author": self.author, "trust": self.trust, "kind": self.kind,
-        }
 
 
 @dataclass
@@ -187,7 +136,9 @@ class SearchIndex:
         self._mutex = threading.RLock()
         self._pending: set[str] = set()
         self._ix: Any = None
-        self._searcher: Any = None
+        #: The Whoosh searcher queries run on (kept current by ``_catch_up``).
+        self.searcher: Any = None
+        self.queries = Queries(self)
         self._build: str | None = None
         self._head: str | None = None
         self.rebuilds = 0
@@ -226,6 +177,12 @@ class SearchIndex:
         with self._mutex:
             self._drop()
 
+    @property
+    def pending(self) -> frozenset[str]:
+        """Paths written since the last update, waiting for the next search to index them."""
+        with self._mutex:
+            return frozenset(self._pending)
+
     def notify(self, paths_: list[str]) -> None:
         """Record changed paths; applied (in one Whoosh commit) before the next search."""
         with self._mutex:
@@ -255,41 +212,12 @@ class SearchIndex:
 
         return _Ctx()
 
-    # ------------------------------------------------------------ stamp
-    def _read_stamp(self, folder: Path | None = None) -> dict[str, Any] | None:
-        """The stamp, if this machine wrote it (its HMAC checks out); else None."""
-        try:
-            data = json.loads((folder or self.dir).joinpath(STAMP_FILE).read_text("utf-8"))
-        except (OSError, ValueError):
-            return None
-        if not isinstance(data, dict) or data.get("magic") != STAMP_MAGIC:
-            return None
-        mac = data.pop("mac", None)
-        if not self.state.verify(_canonical(data), mac):
-            return None
-        return data
-
-    def _write_stamp(self, folder: Path, build: str, head: str | None, previous: dict[str, Any] | None = None) -> None:
-        data = {
-            "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-            "codec": CODEC_ID, "whoosh": WHOOSH_VERSION, "build": build, "head": head,
-            "files": _file_sums(folder, (previous or {}).get("files") or {}),
-        }
-        data["mac"] = self.state.sign(_canonical(data))
-        tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
-        tmp.write_text(json.dumps(data), "utf-8")
-        os.replace(tmp, folder / STAMP_FILE)
-
-    def _valid(self, stamp: dict[str, Any] | None) -> bool:
-        return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
-                and stamp.get("codec") == CODEC_ID and stamp.get("whoosh") == WHOOSH_VERSION)
-
     # ------------------------------------------------------------ open / build
     def _drop(self) -> None:
-        if self._searcher is not None:
+        if self.searcher is not None:
             with contextlib.suppress(Exception):  # closing a broken searcher
-                self._searcher.close()
-        self._searcher = None
+                self.searcher.close()
+        self.searcher = None
         self._ix = None
         self._build = None
 
@@ -298,18 +226,18 @@ class SearchIndex:
         self._drop()
         if not self.dir.is_dir():
             raise _Broken("is missing")
-        stamp = self._read_stamp()
+        stamp = read_stamp(self.dir, self.state)
         if stamp is None:
             raise _Broken("has no valid contextfs stamp (not created by contextfs, or damaged)")
-        if not self._valid(stamp):
+        if not valid(stamp):
             raise _Broken(f"was built by another index format "
                           f"({stamp.get('format')}/{stamp.get('schema')}/{stamp.get('codec')})")
-        damaged = _check_sums(self.dir, stamp.get("files"))
+        damaged = check_sums(self.dir, stamp.get("files"))
         if damaged:
             raise _Broken(f"has damaged or unexpected files ({damaged})")
         try:
             ix = windex.open_dir(str(self.dir), schema=self.schema)
-            searcher = ix.searcher(weighting=_weighting())
+            searcher = ix.searcher(weighting=weighting())
             # Touch every segment: a truncated or scrambled file fails here, not mid-search.
             searcher.doc_count_all()
             for fieldname in ("rel", "body"):
@@ -317,7 +245,7 @@ class SearchIndex:
             list(itertools.islice(searcher.all_stored_fields(), 3))
         except Exception as exc:  # noqa: BLE001 - whoosh raises many types on damage
             raise _Broken(f"cannot be read ({type(exc).__name__}: {exc})") from None
-        self._ix, self._searcher = ix, searcher
+        self._ix, self.searcher = ix, searcher
         self._build = stamp.get("build")
         self._head = stamp.get("head")
         return stamp
@@ -335,7 +263,7 @@ class SearchIndex:
             count = self._fill(ix, files)
             faults.point("index.filling")
             build = secrets.token_hex(8)
-            self._write_stamp(fresh, build, head)
+            write_stamp(fresh, self.state, build, head)
             ix.close()
             old = None
             if self.dir.exists() or self.dir.is_symlink():
@@ -416,7 +344,7 @@ class SearchIndex:
     def _indexed_stats(self) -> dict[str, list[Any]]:
         """path -> [stat, version, docnum] for every document (a path listed twice is a duplicate)."""
         out: dict[str, list[Any]] = {}
-        reader = self._searcher.reader()
+        reader = self.searcher.reader()
         for docnum, fields in reader.iter_docs():
             rel = fields.get("rel")
             if rel in out:
@@ -440,7 +368,7 @@ class SearchIndex:
     def _catch_up(self) -> None:
         """Apply queued paths and whatever HEAD moved past since the stamp (any process)."""
         head = self.manager.git.head()
-        stamp = self._read_stamp()
+        stamp = read_stamp(self.dir, self.state)
         if (
             self._ix is not None and stamp is not None and stamp.get("build") == self._build
             and stamp.get("head") == head and not self._pending
@@ -448,7 +376,7 @@ class SearchIndex:
             self._refresh()
             return
         with self._locked():
-            stamp = self._read_stamp()
+            stamp = read_stamp(self.dir, self.state)
             if self._ix is None or stamp is None or stamp.get("build") != self._build:
                 try:
                     stamp = self._open_existing()
@@ -486,7 +414,7 @@ class SearchIndex:
                 raise
             writer.commit(mergetype=_merge_policy)
         if todo or force_commit:
-            self._write_stamp(self.dir, self._build or secrets.token_hex(8), head, self._read_stamp())
+            write_stamp(self.dir, self.state, self._build or secrets.token_hex(8), head, read_stamp(self.dir, self.state))
             self._head = head
         with self._mutex:
             self._pending -= taken
@@ -495,8 +423,8 @@ class SearchIndex:
     def _open_segment_readers(self) -> dict[str, Any]:
         """The searcher's open per-segment readers, by segment id."""
         out: dict[str, Any] = {}
-        if self._searcher is not None:
-            for reader, _ in self._searcher.ixreader.leaf_readers():
+        if self.searcher is not None:
+            for reader, _ in self.searcher.ixreader.leaf_readers():
                 segment = reader.segment()
                 if segment is not None:
                     out[segment.segment_id()] = reader
@@ -521,7 +449,7 @@ class SearchIndex:
         Whoosh-Reloaded's ``Searcher.refresh()`` keeps readers of segments a merge removed
         (so a merged index returns each note twice); this does the reuse by hand instead.
         """
-        searcher = self._searcher
+        searcher = self.searcher
         if searcher is None or searcher.up_to_date():
             return
         toc = self._ix._read_toc()
@@ -545,7 +473,7 @@ class SearchIndex:
             reader = readers[0]
         else:
             reader = MultiReader(readers, generation=toc.generation)
-        self._searcher = Searcher(reader, weighting=_weighting(), fromindex=self._ix)
+        self.searcher = Searcher(reader, weighting=weighting(), fromindex=self._ix)
 
     # ------------------------------------------------------------ searching
     def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
@@ -553,10 +481,11 @@ class SearchIndex:
         rel_path = paths.check(self.root, path, allow_root=True)
         filt, include_trash = build_filter(rel_path, filters)
         parsed = parse_query(query, self.schema)
-        try:
-            limit = int(limit)
-        except (TypeError, ValueError):
-            raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            try:
+                limit = int(limit)  # type: ignore[call-overload]
+            except (TypeError, ValueError):
+                raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
         if limit <= 0:
             return []
         limit = min(limit, 1000)
@@ -564,7 +493,7 @@ class SearchIndex:
             for attempt in (1, 2, 3):
                 try:
                     self._catch_up()
-                    return self._run(parsed, filt, include_trash, limit)
+                    return self.queries.run(parsed, filt, include_trash, limit)
                 except ContextFSError:
                     raise
                 except QueryError as exc:  # the query, not the index, is at fault
@@ -601,118 +530,6 @@ class SearchIndex:
                 log.warning("search index failed again (%s: %s); rebuilding it from the files", name, exc)
             self._rebuild_locked()
 
-    def _run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
-        searcher = self._searcher
-        check_expansion(parsed.query, searcher.reader())
-        mask = None if include_trash else self._trash_docs(searcher)
-        hits: list[SearchHit] = []
-        want = limit
-        terms = None if parsed.most_recent else fast_terms(parsed.query)
-        if terms is not None:
-            # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
-            cache = self._searcher_cache(searcher)
-            allow = None
-            if filt is not None:
-                key = ("filter", repr(filt))
-                allow = cache.get(key)
-                if allow is None:
-                    allow = cache[key] = frozenset(searcher.docs_for_query(filt))
-            weighting = _weighting()
-            ranked = top_docs(searcher, terms, want + 5, B=weighting.B, K1=weighting.K1,
-                              allow=allow, deny=mask, cache=cache)
-            for score, docnum in ranked:
-                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
-                if made is not None:
-                    hits.append(made)
-                    if len(hits) >= want:
-                        break
-            return hits
-        loose = None if parsed.most_recent else loosen_phrases(parsed.query)
-        if loose is not None:
-            return self._run_phrases(searcher, parsed, loose, filt, mask, want)
-        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
-        if parsed.most_recent:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
-                                      sortedby="updated", reverse=True)
-        else:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
-        for hit in results:
-            made = self._hit(hit.fields(), 0.0 if parsed.most_recent else hit.score, parsed.words)
-            if made is not None:
-                hits.append(made)
-                if len(hits) >= want:
-                    break
-        return hits
-
-    def _run_phrases(self, searcher: Any, parsed: Any, loose: wq.Query, filt: wq.Query | None,
-                     mask: set[int] | None, want: int) -> list[SearchHit]:
-        """Body phrases: Whoosh finds notes holding every word, the file text decides the phrase."""
-        check = PhraseCheck(parsed.query, loose, searcher, self.schema["body"].analyzer)
-        hits: list[SearchHit] = []
-        seen: set[int] = set()
-        fetch: int | None = want + 5
-        while True:
-            results = searcher.search(loose, limit=fetch, filter=filt, mask=mask)
-            for hit in results:
-                if hit.docnum in seen:
-                    continue
-                seen.add(hit.docnum)
-                made = self._hit(hit.fields(), hit.score, parsed.words, check=check, docnum=hit.docnum)
-                if made is not None:
-                    hits.append(made)
-                    if len(hits) >= want:
-                        return hits
-            if fetch is None or results.scored_length() < fetch:
-                return hits
-            fetch = None  # most candidates lacked the phrase: take them all in one pass
-
-    def _searcher_cache(self, searcher: Any) -> dict[Any, Any]:
-        """Scratch space valid for one searcher (its segments never change underneath it)."""
-        cached = getattr(self, "_rank_cache", None)
-        if cached is not None and cached[0] is searcher:
-            return cached[1]
-        fresh: dict[Any, Any] = {}
-        self._rank_cache = (searcher, fresh)
-        return fresh
-
-    def _trash_docs(self, searcher: Any) -> set[int]:
-        """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""
-        cached = getattr(self, "_trash_cache", None)
-        if cached is not None and cached[0] is searcher:
-            return cached[1]
-        docs = set(searcher.docs_for_query(wq.Term("trash", "1")))
-        self._trash_cache = (searcher, docs)
-        return docs
-
-    def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
-             check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
-        rel = fields["rel"]
-        try:
-            data = self.files.read(rel)
-        except ContextFSError:
-            data = None  # swapped for a link or unreadable: never shown
-        if data is None:
-            self.notify([rel])  # gone behind our back: drop it from the index next time
-            return None
-        text = data.decode("utf-8", errors="replace")
-        body = strip_frontmatter(text)
-        if check is not None and not check.holds(docnum, body):
-            return None
-        updated = fields.get("updated")
-        tags = tuple(t for t in (fields.get("tags") or "").split(",") if t)
-        return SearchHit(
-            path=rel,
-            snippet=make_snippet(body, words),
-            score=float(score or 0.0),
-            title=fields.get("title") or rel.rsplit("/", 1)[-1],
-            tags=tags,
-            updated=updated.isoformat() + "Z" if isinstance(updated, datetime) else None,
-            version=blob_version(data),
-            author=fields.get("author") or None,
-            trust=fields.get("trust") or None,
-            kind=fields.get("kind") or "",
-        )
-
     # ------------------------------------------------------------ verify
     def verify(self, fix: bool = True) -> VerifyReport:
         """Compare the index with every file (by content hash) and, with ``fix``, repair it."""
@@ -738,7 +555,7 @@ class SearchIndex:
                     todo |= {p for p in self.manager.git.changed(old, head) if indexable(p)}
             if todo or old != head:
                 self._apply(todo, head, force_commit=old != head)
-                stamp = self._read_stamp() or stamp
+                stamp = read_stamp(self.dir, self.state) or stamp
             on_disk = walk_indexable(self.files)
             indexed = self._indexed_stats()
             report.checked = len(on_disk)
@@ -766,7 +583,7 @@ class SearchIndex:
     def doc_count(self) -> int:
         with self._mutex, typed_io("the search index"):
             self._catch_up()
-            return int(self._searcher.doc_count())
+            return int(self.searcher.doc_count())
 
     def optimize(self) -> None:
         """Merge every segment into one (slow; ``reindex`` is usually the better fix)."""
@@ -827,59 +644,6 @@ def _delete_paths(writer: Any, rels: list[str], open_readers: dict[str, Any]) ->
     finally:
         for leaf in opened:
             leaf.close()
-
-
-def _index_files(folder: Path) -> list[os.DirEntry[str]]:
-    return [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False) and e.name not in _UNSUMMED
-            and not e.name.endswith(".tmp")]
-
-
-def _sha1(path: str) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _file_sums(folder: Path, known: dict[str, Any]) -> dict[str, list[Any]]:
-    """Size and SHA-1 of every index file. Whoosh never rewrites a file, so only new ones are hashed."""
-    out: dict[str, list[Any]] = {}
-    for entry in _index_files(folder):
-        size = entry.stat(follow_symlinks=False).st_size
-        old = known.get(entry.name)
-        if isinstance(old, list) and len(old) == 2 and old[0] == size:
-            out[entry.name] = old
-        else:
-            out[entry.name] = [size, _sha1(entry.path)]
-    return out
-
-
-def _check_sums(folder: Path, sums: Any) -> str:
-    """'' when every index file matches the stamp; else what differs (truncation, garbage, strays)."""
-    if not isinstance(sums, dict) or not sums:
-        return "the stamp lists no files"
-    present = {e.name: e for e in _index_files(folder)}
-    for name in present:
-        if name not in sums:
-            return f"{name} is not in the stamp"
-    for name, info in sums.items():
-        entry = present.get(name)
-        if entry is None:
-            return f"{name} is missing"
-        if not isinstance(info, list) or len(info) != 2:
-            return "the stamp is malformed"
-        if entry.stat(follow_symlinks=False).st_size != info[0] or _sha1(entry.path) != info[1]:
-            return f"{name} does not match its checksum"
-    return ""
-
-
-def _canonical(stamp: dict[str, Any]) -> bytes:
-    return json.dumps(stamp, sort_keys=True, separators=(",", ":")).encode()
-
-
-def _weighting() -> BM25F:
-    return BM25F(B=0.75, K1=1.2)
 
 
 def _stat(value: Any) -> tuple[int, int] | None:

@@ -20,8 +20,8 @@ from whoosh import query as wq
 from whoosh.qparser import FieldAliasPlugin, MultifieldParser, OrGroup
 from whoosh.qparser.plugins import GtLtPlugin
 
-from .errors import SearchIndexError
-from .search_schema import WORD, FusedStemmingAnalyzer, parse_when
+from ..errors import SearchIndexError
+from .schema import WORD, FusedStemmingAnalyzer, parse_when
 
 __all__ = [
     "MAX_EXPANSION",

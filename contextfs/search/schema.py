@@ -20,10 +20,10 @@ from whoosh.formats import Frequency, Positions
 from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
-from . import paths
-from .document import blob_version, decode, parse
-from .errors import ContentError, ContextFSError, FrontmatterError
-from .files import TMP_SUFFIX, RootFiles
+from .. import paths
+from ..document import blob_version, decode, parse
+from ..errors import ContentError, ContextFSError, FrontmatterError
+from ..files import TMP_SUFFIX, RootFiles
 
 __all__ = [
     "INDEXED_SUFFIXES",

@@ -1,0 +1,185 @@
+"""Running a query against the index: ranking, phrases, filters, and hits with snippets.
+
+:class:`Queries` runs one parsed query on the searcher :class:`~.index.SearchIndex` keeps
+current. Plain words are ranked block-at-a-time by :mod:`.rank` (scores identical to
+Whoosh's BM25F); quoted body phrases are found by their words and checked against the
+file text; everything else goes through Whoosh's own searcher. Each hit is read back from
+the file through the confined file layer, so a snippet never shows text the file no
+longer has (or text behind a symlink).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from whoosh import query as wq
+
+from ..document import blob_version
+from ..errors import ContextFSError
+from .query import PhraseCheck, check_expansion, loosen_phrases, make_snippet, strip_frontmatter
+from .rank import fast_terms, top_docs
+from .rank import weighting as weighting_
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from .index import SearchIndex
+
+__all__ = ["Queries", "SearchHit"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result. Unpacks as ``(path, snippet)``, as the seed's results did."""
+
+    path: str
+    snippet: str
+    score: float = 0.0
+    title: str = ""
+    tags: tuple[str, ...] = ()
+    updated: str | None = None
+    version: str | None = None
+    author: str | None = None
+    trust: str | None = None
+    kind: str = ""
+
+    def __iter__(self) -> Iterator[str]:
+        yield self.path
+        yield self.snippet
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, item: int | slice) -> Any:
+        return (self.path, self.snippet)[item]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
+            "tags": list(self.tags), "updated": self.updated, "version": self.version,
+            "author": self.author, "trust": self.trust, "kind": self.kind,
+        }
+
+
+class Queries:
+    """Query execution for one index (caches are per searcher: segments never change under it)."""
+
+    def __init__(self, index: SearchIndex) -> None:
+        self.index = index
+        self._rank_cache: tuple[Any, dict[Any, Any]] | None = None
+        self._trash_cache: tuple[Any, set[int]] | None = None
+
+    def run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
+        """Run a parsed query on the index's current searcher."""
+        searcher = self.index.searcher
+        check_expansion(parsed.query, searcher.reader())
+        mask = None if include_trash else self._trash_docs(searcher)
+        hits: list[SearchHit] = []
+        want = limit
+        terms = None if parsed.most_recent else fast_terms(parsed.query)
+        if terms is not None:
+            # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
+            cache = self._searcher_cache(searcher)
+            allow = None
+            if filt is not None:
+                key = ("filter", repr(filt))
+                allow = cache.get(key)
+                if allow is None:
+                    allow = cache[key] = frozenset(searcher.docs_for_query(filt))
+            weighting = weighting_()
+            ranked = top_docs(searcher, terms, want + 5, B=weighting.B, K1=weighting.K1,
+                              allow=allow, deny=mask, cache=cache)
+            for score, docnum in ranked:
+                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
+                if made is not None:
+                    hits.append(made)
+                    if len(hits) >= want:
+                        break
+            return hits
+        loose = None if parsed.most_recent else loosen_phrases(parsed.query)
+        if loose is not None:
+            return self._run_phrases(searcher, parsed, loose, filt, mask, want)
+        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
+        if parsed.most_recent:
+            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
+                                      sortedby="updated", reverse=True)
+        else:
+            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
+        for hit in results:
+            made = self._hit(hit.fields(), 0.0 if parsed.most_recent else hit.score, parsed.words)
+            if made is not None:
+                hits.append(made)
+                if len(hits) >= want:
+                    break
+        return hits
+
+    def _run_phrases(self, searcher: Any, parsed: Any, loose: wq.Query, filt: wq.Query | None,
+                     mask: set[int] | None, want: int) -> list[SearchHit]:
+        """Body phrases: Whoosh finds notes holding every word, the file text decides the phrase."""
+        check = PhraseCheck(parsed.query, loose, searcher, self.index.schema["body"].analyzer)
+        hits: list[SearchHit] = []
+        seen: set[int] = set()
+        fetch: int | None = want + 5
+        while True:
+            results = searcher.search(loose, limit=fetch, filter=filt, mask=mask)
+            for hit in results:
+                if hit.docnum in seen:
+                    continue
+                seen.add(hit.docnum)
+                made = self._hit(hit.fields(), hit.score, parsed.words, check=check, docnum=hit.docnum)
+                if made is not None:
+                    hits.append(made)
+                    if len(hits) >= want:
+                        return hits
+            if fetch is None or results.scored_length() < fetch:
+                return hits
+            fetch = None  # most candidates lacked the phrase: take them all in one pass
+
+    def _searcher_cache(self, searcher: Any) -> dict[Any, Any]:
+        """Scratch space valid for one searcher (its segments never change underneath it)."""
+        cached = self._rank_cache
+        if cached is not None and cached[0] is searcher:
+            return cached[1]
+        fresh: dict[Any, Any] = {}
+        self._rank_cache = (searcher, fresh)
+        return fresh
+
+    def _trash_docs(self, searcher: Any) -> set[int]:
+        """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""
+        cached = self._trash_cache
+        if cached is not None and cached[0] is searcher:
+            return cached[1]
+        docs = set(searcher.docs_for_query(wq.Term("trash", "1")))
+        self._trash_cache = (searcher, docs)
+        return docs
+
+    def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
+             check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
+        rel = fields["rel"]
+        try:
+            data = self.index.files.read(rel)
+        except ContextFSError:
+            data = None  # swapped for a link or unreadable: never shown
+        if data is None:
+            self.index.notify([rel])  # gone behind our back: drop it from the index next time
+            return None
+        text = data.decode("utf-8", errors="replace")
+        body = strip_frontmatter(text)
+        if check is not None and not check.holds(docnum, body):
+            return None
+        updated = fields.get("updated")
+        tags = tuple(t for t in (fields.get("tags") or "").split(",") if t)
+        return SearchHit(
+            path=rel,
+            snippet=make_snippet(body, words),
+            score=float(score or 0.0),
+            title=fields.get("title") or rel.rsplit("/", 1)[-1],
+            tags=tags,
+            updated=updated.isoformat() + "Z" if isinstance(updated, datetime) else None,
+            version=blob_version(data),
+            author=fields.get("author") or None,
+            trust=fields.get("trust") or None,
+            kind=fields.get("kind") or "",
+        )

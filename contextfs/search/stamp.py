@@ -1,0 +1,118 @@
+"""The index stamp: which commit the index reflects, and proof that this machine wrote it.
+
+``stamp.json`` beside the segment files names the HEAD the index was brought up to, the
+index format, schema, codec and Whoosh version it was built with, and the size and SHA-1
+of every index file. It is signed with the user's machine key (see :mod:`contextfs.state`):
+Whoosh reads parts of an index with pickle, so an index whose stamp does not verify — made
+elsewhere, copied in, or tampered with — is rebuilt and never opened.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import whoosh
+
+from .codec import CODEC_ID
+from .schema import SCHEMA_FINGERPRINT
+
+if TYPE_CHECKING:
+    from ..state import StateDir
+
+__all__ = ["INDEX_FORMAT", "STAMP_FILE", "STAMP_MAGIC", "WHOOSH_VERSION", "check_sums", "read_stamp",
+           "valid", "write_stamp"]
+
+STAMP_FILE = "stamp.json"
+STAMP_MAGIC = "contextfs-search-index"
+WHOOSH_VERSION = whoosh.versionstring()
+#: Bump when what is indexed changes in a way the schema fingerprint cannot see.
+INDEX_FORMAT = 3  # 2: body indexed without positions; 3: packed postings blocks
+#: Files Whoosh rewrites in place or that the stamp itself is: not checksummed.
+UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
+
+
+def read_stamp(folder: Path, state: StateDir) -> dict[str, Any] | None:
+    """The stamp, if this machine wrote it (its HMAC checks out); else None."""
+    try:
+        data = json.loads(folder.joinpath(STAMP_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("magic") != STAMP_MAGIC:
+        return None
+    mac = data.pop("mac", None)
+    if not state.verify(_canonical(data), mac):
+        return None
+    return data
+
+
+def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
+                previous: dict[str, Any] | None = None) -> None:
+    data = {
+        "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
+        "codec": CODEC_ID, "whoosh": WHOOSH_VERSION, "build": build, "head": head,
+        "files": file_sums(folder, (previous or {}).get("files") or {}),
+    }
+    data["mac"] = state.sign(_canonical(data))
+    tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
+    tmp.write_text(json.dumps(data), "utf-8")
+    os.replace(tmp, folder / STAMP_FILE)
+
+
+def valid(stamp: dict[str, Any] | None) -> bool:
+    """True when the stamp describes an index this version of contextfs can read."""
+    return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
+            and stamp.get("codec") == CODEC_ID and stamp.get("whoosh") == WHOOSH_VERSION)
+
+
+def _index_files(folder: Path) -> list[os.DirEntry[str]]:
+    return [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False) and e.name not in UNSUMMED
+            and not e.name.endswith(".tmp")]
+
+
+def _sha1(path: str) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def file_sums(folder: Path, known: dict[str, Any]) -> dict[str, list[Any]]:
+    """Size and SHA-1 of every index file. Whoosh never rewrites a file, so only new ones are hashed."""
+    out: dict[str, list[Any]] = {}
+    for entry in _index_files(folder):
+        size = entry.stat(follow_symlinks=False).st_size
+        old = known.get(entry.name)
+        if isinstance(old, list) and len(old) == 2 and old[0] == size:
+            out[entry.name] = old
+        else:
+            out[entry.name] = [size, _sha1(entry.path)]
+    return out
+
+
+def check_sums(folder: Path, sums: Any) -> str:
+    """'' when every index file matches the stamp; else what differs (truncation, garbage, strays)."""
+    if not isinstance(sums, dict) or not sums:
+        return "the stamp lists no files"
+    present = {e.name: e for e in _index_files(folder)}
+    for name in present:
+        if name not in sums:
+            return f"{name} is not in the stamp"
+    for name, info in sums.items():
+        entry = present.get(name)
+        if entry is None:
+            return f"{name} is missing"
+        if not isinstance(info, list) or len(info) != 2:
+            return "the stamp is malformed"
+        if entry.stat(follow_symlinks=False).st_size != info[0] or _sha1(entry.path) != info[1]:
+            return f"{name} does not match its checksum"
+    return ""
+
+
+def _canonical(stamp: dict[str, Any]) -> bytes:
+    return json.dumps(stamp, sort_keys=True, separators=(",", ":")).encode()
