@@ -257,7 +257,8 @@ _WINDOW_REACH = 512
 
 @dataclass(frozen=True)
 class Candidate:
-    """A raw hit; it never leaves :mod:`contextfs.secrets`, which keeps only a hash."""
+    """A raw hit (``value``: what the fingerprint covers); it never leaves
+    :mod:`contextfs.secrets`, which keeps only the hash."""
 
     kind: str
     line: int
@@ -335,6 +336,31 @@ def _keyword_values(line: str, syntax: Syntax, assigned: list[int], compared: bo
             match = regex.match(line, start, start + _KEYWORD_AFTER)
             if match:
                 yield match.group(group)
+
+
+def _matches(plugin: BasePlugin, segment: str) -> Iterator[tuple[str, str]]:
+    """(value, material) pairs: the value detect-secrets' filters judge, and what the
+    fingerprint is taken over.
+
+    ``RegexBasedDetector.analyze_string`` yields each pattern's non-empty groups, which is
+    the secret for assignment patterns (AWS, basic auth) but only the *prefix* for GitHub's
+    ``(ghp|gho|...)_...`` and GitLab's ``(glpat|...)-...`` (so every GitHub token would
+    share one fingerprint), and nothing at all for ``glcbt-`` tokens whose optional group
+    is empty. Here a group that merely starts the match gives way to the whole match, and
+    a match without groups is its own value.
+    """
+    if type(plugin).analyze_string is not RegexBasedDetector.analyze_string:
+        for value in plugin.analyze_string(segment):  # JWT: its own validity check
+            yield value, value
+        return
+    for regex in plugin.denylist:
+        for match in regex.finditer(segment):
+            whole = match.group(0)
+            groups = [group for group in match.groups() if group]
+            if not groups:
+                yield whole, whole
+            for group in groups:
+                yield group, whole if whole.startswith(group) else group
 
 
 def _private_key_value(lines: list[str], index: int) -> str:
@@ -451,19 +477,19 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         else:
             # Patterns without needles cannot span lines, so the whole-text matches are the
             # lines' matches: only the lines holding one are scanned again, line by line.
-            values = tuple(set(detector.plugin.analyze_string(text)))
+            values = tuple({value for value, _ in _matches(detector.plugin, text)})
             if not values:
                 continue
             hits = doc.hits(values, False)
         for index, offsets in hits.items():
             line = doc.line(index)
             for segment in _segments(line, offsets) if detector.windowed else [line]:
-                for value in set(detector.plugin.analyze_string(segment)):
+                for value, material in set(_matches(detector.plugin, segment)):
                     if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(index):
                         continue
                     if detector.kind == _PRIVATE_KEY:
-                        value = _private_key_value(doc.all_lines(), index)
-                    found.append(Candidate(detector.kind, index + 1, value, detector.guess))
+                        material = _private_key_value(doc.all_lines(), index)
+                    found.append(Candidate(detector.kind, index + 1, material, detector.guess))
 
     assigned = doc.gated(_KEYWORD_ASSIGNED, True)
     compared = doc.hits(("==", "!="), False).keys()

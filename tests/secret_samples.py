@@ -310,12 +310,7 @@ NOT_EXPECTED: dict[str, set[str]] = {
 
 # -- ordinary notes (the false-positive corpus) ---------------------------------------------
 
-_WORDS = (
-    "ingest normaliser webhook dispatcher carrier shipment tenant outbox replica index cache "
-    "latency budget deploy rollback migration schema partition queue retry backoff token "
-    "session secret key password rotation vault audit incident runbook dashboard alert "
-    "eviction redis postgres kubernetes helm chart release staging production owner review"
-).split()
+_WORDS = ["ingest", "normaliser", "webhook", "dispatcher", "carrier", "shipment", "tenant", "outbox", "replica", "index", "cache", "latency", "budget", "deploy", "rollback", "migration", "schema", "partition", "queue", "retry", "backoff", "token", "session", "secret", "key", "password", "rotation", "vault", "audit", "incident", "runbook", "dashboard", "alert", "eviction", "redis", "postgres", "kubernetes", "helm", "chart", "release", "staging", "production", "owner", "review"]
 
 
 def _sentence(rng: random.Random, n: int = 12) -> str:
@@ -346,7 +341,7 @@ def _ordinary_blocks(rng: random.Random) -> list[str]:
         f"```\n{b64}\n```",
         f'<img src="data:image/png;base64,{base64.b64encode(rng.randbytes(24)).decode()}">',
         f"Lockfile entry: `integrity sha512-{base64.b64encode(hashlib.sha512(rng.randbytes(8)).digest()).decode()}`",
-        f"```python\npassword = os.environ[\"DB_PASSWORD\"]\napi_key = settings.API_KEY\nsecret = get_secret(\"prod/db\")\n```",
+        "```python\npassword = os.environ[\"DB_PASSWORD\"]\napi_key = settings.API_KEY\nsecret = get_secret(\"prod/db\")\n```",
         '```yaml\nenv:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: tidewater-db\n        key: password\nsecretName: tidewater-tls\n```',
         '```bash\nexport AWS_SECRET_ACCESS_KEY="$(vault kv get -field=secret aws/prod)"\nexport GITHUB_TOKEN=${GITHUB_TOKEN}\n```',
         'Config template: `password: "{{ .Values.db.password }}"`, `api_key = "<your-api-key>"`, `token: "${TOKEN}"`.',
@@ -372,3 +367,36 @@ def ordinary_note(rng: random.Random) -> str:
     for block in chosen:
         body += [_sentence(rng, rng.randrange(8, 20)), "", block, ""]
     return front + "\n".join(body)
+
+
+#: The finding kind each generated secret must be reported as.
+EXPECTED_KIND: dict[str, str] = {
+    "AWS access key id": "AWS access key",
+    "AWS secret access key": "AWS access key",
+    "RSA private key (PEM)": "private key",
+    "OpenSSH private key": "private key",
+    "PKCS#8 / EC private key": "private key",
+    "GitHub classic token": "GitHub token",
+    "GitHub fine-grained token": "GitHub token",
+    "GitLab token": "GitLab token",
+    "Slack token": "Slack token",
+    "Slack webhook URL": "Slack token",
+    "OpenAI key (legacy)": "OpenAI API key",
+    "OpenAI key (project)": "OpenAI API key",
+    "Anthropic key": "Anthropic API key",
+    "Stripe live key": "Stripe key",
+    "Google API key": "Google API key",
+    "JSON web token": "JSON web token",
+    "SendGrid key": "SendGrid API key",
+    "Twilio key": "Twilio API key",
+    "npm token": "npm token",
+    "PyPI token": "PyPI token",
+    "Discord bot token": "Discord bot token",
+    "Telegram bot token": "Telegram bot token",
+    "Azure storage key": "Azure storage key",
+    "Hugging Face token": "Hugging Face token",
+    "Mailchimp key": "Mailchimp API key",
+    "Square OAuth secret": "Square OAuth secret",
+    "password in URL": "password in URL",
+    "password assignment": "password or secret assignment",
+}
