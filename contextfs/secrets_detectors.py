@@ -69,89 +69,43 @@ __all__ = ["Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
 
 
 # -- formats detect-secrets 1.5 does not know -------------------------------------------
-# Each is a documented detect-secrets extension point (a RegexBasedDetector subclass).
-# Boundaries keep a token from matching inside a longer identifier.
+# Each is a detect-secrets plugin (a RegexBasedDetector subclass, its documented extension
+# point). Boundaries keep a token from matching inside a longer identifier.
 _B = r"(?<![A-Za-z0-9_-])"
 _E = r"(?![A-Za-z0-9_-])"
 
 
-class OpenAIKeyDetector(RegexBasedDetector):
-    """OpenAI project, service-account and admin keys: detect-secrets knows only the
-    legacy ``sk-...T3BlbkFJ...`` shape, which newer keys do not always carry."""
-
-    secret_type = "OpenAI key (prefixed)"
-    denylist = (re.compile(_B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E),)
+def _plugin(name: str, *patterns: str, flags: int = 0) -> RegexBasedDetector:
+    """An instance of a new RegexBasedDetector subclass named ``name``."""
+    denylist = tuple(re.compile(pattern, flags) for pattern in patterns)
+    return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": denylist})()
 
 
-class AnthropicKeyDetector(RegexBasedDetector):
-    """Anthropic API and admin keys (``sk-ant-api03-...``); not in detect-secrets."""
-
-    secret_type = "Anthropic key"
-    denylist = (re.compile(_B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E),)
-
-
-class GitHubFineGrainedTokenDetector(RegexBasedDetector):
-    """GitHub fine-grained personal access tokens; detect-secrets knows only ``gh?_``."""
-
-    secret_type = "GitHub fine-grained token"
-    denylist = (re.compile(_B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E),)
-
-
-class GoogleApiKeyDetector(RegexBasedDetector):
-    """Google Cloud / Maps / Gemini API keys; not in detect-secrets."""
-
-    secret_type = "Google API key"
-    denylist = (re.compile(_B + r"AIza[0-9A-Za-z_-]{35}" + _E),)
-
-
-class HuggingFaceTokenDetector(RegexBasedDetector):
-    """Hugging Face access tokens; not in detect-secrets."""
-
-    secret_type = "Hugging Face token"
-    denylist = (re.compile(_B + r"hf_[A-Za-z0-9]{34}" + _E),)
-
-
-class NpmAccessTokenDetector(RegexBasedDetector):
-    """npm access tokens on their own; detect-secrets finds them only in ``.npmrc`` syntax."""
-
-    secret_type = "npm access token"
-    denylist = (re.compile(_B + r"npm_[A-Za-z0-9]{36}" + _E),)
-
-
-class SlackAppTokenDetector(RegexBasedDetector):
-    """Slack app-level tokens (``xapp-``); detect-secrets knows the ``xox?-`` family."""
-
-    secret_type = "Slack app token"
-    denylist = (re.compile(_B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E),)
-
-
-class AwsSecretAssignmentDetector(RegexBasedDetector):
-    """``AWS_SECRET_ACCESS_KEY=...`` unquoted (``.env``, shell, INI credentials files):
-    detect-secrets' AWS pattern for secret keys requires quotes."""
-
-    secret_type = "AWS secret key (assignment)"
-    denylist = (
-        re.compile(
-            r"aws_?secret_?(?:access_?)?key\\?[\"']?\s*(?:=|:|:=)\s*\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-            re.IGNORECASE,
-        ),
-    )
-
-
-class UrlPasswordDetector(RegexBasedDetector):
-    """``scheme://user:password@host`` where the password holds RFC 3986 sub-delimiters
-    (``! $ & ' ( ) * + , ; =``), which userinfo allows unencoded and detect-secrets' basic
-    auth pattern leaves out; ``{`` and ``}`` stay out so templates are not flagged."""
-
-    secret_type = "URL password"
-    denylist = (re.compile(r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@"),)
-
-
-class ExtraPrivateKeyDetector(RegexBasedDetector):
-    """Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses."""
-
-    secret_type = "Private key (extra headers)"
-    denylist = (re.compile(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3"),)
+# OpenAI project, service-account and admin keys: detect-secrets knows only the legacy
+# `sk-...T3BlbkFJ...` shape, which newer keys do not always carry.
+_OPENAI = _plugin("OpenAIKeyDetector", _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E)
+_ANTHROPIC = _plugin("AnthropicKeyDetector", _B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E)
+# detect-secrets knows GitHub's `gh?_` tokens, not fine-grained personal access tokens.
+_GITHUB_PAT = _plugin("GitHubFineGrainedTokenDetector", _B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E)
+_GOOGLE = _plugin("GoogleApiKeyDetector", _B + r"AIza[0-9A-Za-z_-]{35}" + _E)
+_HUGGING_FACE = _plugin("HuggingFaceTokenDetector", _B + r"hf_[A-Za-z0-9]{34}" + _E)
+# detect-secrets finds npm tokens only in `.npmrc` syntax.
+_NPM = _plugin("NpmAccessTokenDetector", _B + r"npm_[A-Za-z0-9]{36}" + _E)
+# detect-secrets knows the `xox?-` family, not app-level tokens.
+_SLACK_APP = _plugin("SlackAppTokenDetector", _B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E)
+# `AWS_SECRET_ACCESS_KEY=...` unquoted (.env, shell, INI credentials files): detect-secrets'
+# AWS pattern for secret keys requires quotes.
+_AWS_SECRET = _plugin(
+    "AwsSecretAssignmentDetector",
+    r"aws_?secret_?(?:access_?)?key\\?[\"']?\s*(?:=|:|:=)\s*\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+    flags=re.IGNORECASE,
+)
+# `scheme://user:password@host` where the password holds RFC 3986 sub-delimiters
+# (`! $ & ' ( ) * + , ; =`), which userinfo allows unencoded and detect-secrets' basic auth
+# pattern leaves out; `{` and `}` stay out so templates are not flagged.
+_URL_PASSWORD = _plugin("UrlPasswordDetector", r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
+# Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
+_EXTRA_PRIVATE_KEY = _plugin("ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
 
 
 # -- the detector table ---------------------------------------------------------------
@@ -198,23 +152,23 @@ _ASSIGNED_VALUE = re.compile(
 DETECTORS: tuple[Detector, ...] = (
     # AWS's second pattern (secret keys near "aws" + key/pass/token) is case-sensitive.
     Detector("AWS access key", AWSKeyDetector(), needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
-    Detector("AWS access key", AwsSecretAssignmentDetector(), needles=("aws",), folded=True),
+    Detector("AWS access key", _AWS_SECRET, needles=("aws",), folded=True),
     Detector(_PRIVATE_KEY, PrivateKeyDetector(), needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
-    Detector(_PRIVATE_KEY, ExtraPrivateKeyDetector(), needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
+    Detector(_PRIVATE_KEY, _EXTRA_PRIVATE_KEY, needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
     Detector("GitHub token", GitHubTokenDetector(), needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    Detector("GitHub token", GitHubFineGrainedTokenDetector(), needles=("github_pat_",)),
+    Detector("GitHub token", _GITHUB_PAT, needles=("github_pat_",)),
     Detector(
         "GitLab token",
         GitLabTokenDetector(),
         needles=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
     ),
     Detector("Slack token", SlackDetector(), needles=("xox", "hooks.slack.com"), folded=True),
-    Detector("Slack token", SlackAppTokenDetector(), needles=("xapp-",)),
+    Detector("Slack token", _SLACK_APP, needles=("xapp-",)),
     Detector("OpenAI API key", OpenAIDetector(), needles=("T3BlbkFJ",)),
-    Detector("OpenAI API key", OpenAIKeyDetector(), needles=("sk-proj-", "sk-svcacct-", "sk-admin-")),
-    Detector("Anthropic API key", AnthropicKeyDetector(), needles=("sk-ant-",)),
-    Detector("Google API key", GoogleApiKeyDetector(), needles=("AIza",)),
-    Detector("Hugging Face token", HuggingFaceTokenDetector(), needles=("hf_",)),
+    Detector("OpenAI API key", _OPENAI, needles=("sk-proj-", "sk-svcacct-", "sk-admin-")),
+    Detector("Anthropic API key", _ANTHROPIC, needles=("sk-ant-",)),
+    Detector("Google API key", _GOOGLE, needles=("AIza",)),
+    Detector("Hugging Face token", _HUGGING_FACE, needles=("hf_",)),
     Detector("Stripe key", StripeDetector(), needles=("k_live_",)),
     Detector("Square OAuth secret", SquareOAuthDetector(), needles=("sq0csp-",)),
     Detector("SendGrid API key", SendGridDetector(), needles=("SG.",)),
@@ -222,7 +176,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("Mailchimp API key", MailchimpDetector(), needles=("-us",)),
     Detector("Discord bot token", DiscordBotTokenDetector()),
     Detector("Telegram bot token", TelegramBotTokenDetector()),
-    Detector("npm token", NpmAccessTokenDetector(), needles=("npm_",)),
+    Detector("npm token", _NPM, needles=("npm_",)),
     # `//registry/:_authToken=` with a greedy `.+`: quadratic on long lines full of `//`.
     Detector("npm token", NpmDetector(), needles=("_authToken",), windowed=True),
     Detector("PyPI token", PypiTokenDetector(), needles=("pypi-",)),
@@ -230,7 +184,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("Azure storage key", AzureStorageKeyDetector(), needles=("AccountKey=",)),
     Detector("Artifactory credential", ArtifactoryDetector(), needles=("AKC", "AP")),
     Detector("password in URL", BasicAuthDetector(), needles=("://",), guess=True),
-    Detector("password in URL", UrlPasswordDetector(), needles=("://",), guess=True),
+    Detector("password in URL", _URL_PASSWORD, needles=("://",), guess=True),
     Detector("Cloudant credential", CloudantDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
     Detector("IBM Cloud IAM key", IbmCloudIamDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
     Detector("IBM COS HMAC credential", IbmCosHmacDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
