@@ -20,6 +20,7 @@ ADAPTERS = {
     "gitdb": ("contextfs/versioning/",),
     "whoosh": ("contextfs/search",),
     "watchdog": ("contextfs/watcher.py",),
+    "detect_secrets": ("contextfs/secrets_detectors.py", "contextfs/secrets_syntax.py"),
 }
 #: Core modules that compose every layer.
 COMPOSERS = ("contextfs/cli.py", "contextfs/demo.py")

@@ -1,0 +1,303 @@
+"""Secret scanning: credentials never reach the store's files or its git history.
+
+A commit is forever (deleting the file and purging the trash leaves every old version in
+history), so the store's write gate scans text *before* anything is written or committed:
+
+* :func:`scan` lists the secrets in a text as :class:`SecretFinding` values: the kind,
+  the line, and a fingerprint (a salted hash) that allow-lists one value without storing
+  it. A finding never carries the secret or any part of it;
+* :func:`check` raises :class:`~contextfs.errors.ContentError` when a policy refuses the
+  text; the message names kinds, lines and fingerprints, and ends with the fix;
+* :class:`SecretPolicy` is the ``[secrets]`` table of ``.contextfs/config.toml``::
+
+      [secrets]
+      policy = "refuse"                 # or "allow": do not scan at all
+      allow = ["3f0c9a1e5b7d2c44"]      # fingerprints from a refusal message
+      inline_allowlist = true           # honour `pragma: allowlist secret` comments
+
+Detection is detect-secrets' (its vendor-format plugins, its keyword detector and its
+false-positive filters) plus a few formats it does not know yet; the adapter and the
+tuning live in :mod:`contextfs.secrets_detectors`, imported on the first scan only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import re
+import threading
+import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+from .errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
+
+__all__ = [
+    "ALLOWLIST_MARKER",
+    "DEFAULT_POLICY",
+    "KINDS",
+    "POLICIES",
+    "SecretFinding",
+    "SecretPolicy",
+    "check",
+    "describe",
+    "fingerprint",
+    "scan",
+]
+
+#: detect-secrets' inline marker: a line ending in a comment holding it is not scanned
+#: (``<!-- pragma: allowlist secret -->`` in markdown, ``# pragma: allowlist secret`` in
+#: code); ``pragma: allowlist nextline secret`` alone on a line covers the next line.
+ALLOWLIST_MARKER = "pragma: allowlist secret"
+#: ``refuse`` stops a write that holds a secret; ``allow`` turns scanning off.
+POLICIES = ("refuse", "allow")
+#: Every kind a finding can name.
+KINDS = (
+    "AWS access key",
+    "Anthropic API key",
+    "Artifactory credential",
+    "Azure storage key",
+    "Cloudant credential",
+    "Discord bot token",
+    "GitHub token",
+    "GitLab token",
+    "Google API key",
+    "Hugging Face token",
+    "IBM COS HMAC credential",
+    "IBM Cloud IAM key",
+    "JSON web token",
+    "Mailchimp API key",
+    "OpenAI API key",
+    "PyPI token",
+    "SendGrid API key",
+    "Slack token",
+    "SoftLayer credential",
+    "Square OAuth secret",
+    "Stripe key",
+    "Telegram bot token",
+    "Twilio API key",
+    "npm token",
+    "password in URL",
+    "password or secret assignment",
+    "private key",
+)
+
+_CONFIG_KEYS = ("policy", "allow", "inline_allowlist")
+_FINGERPRINT = re.compile(r"[0-9a-f]{16}")
+_SALT = b"contextfs secret fingerprint v1\0"
+_MAX_LISTED = 8
+
+
+def fingerprint(secret: str) -> str:
+    """The allow-list fingerprint of a secret value: 16 hex digits of a salted SHA-256.
+
+    Salted so it is not the plain hash any other tool would publish for the same value;
+    truncated because it only has to tell a handful of allowed values apart.
+    """
+    if not isinstance(secret, str):
+        raise InvalidArgumentError(f"fingerprint() takes the secret as a string, not {type(secret).__name__}; pass text")
+    # surrogatepass: text from JSON tool calls may hold lone surrogates, and hashing must not fail on them.
+    return hashlib.sha256(_SALT + secret.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class SecretFinding:
+    """One secret found in a text: what it is and where, never the value itself."""
+
+    kind: str
+    line: int
+    fingerprint: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} on line {self.line} (fingerprint {self.fingerprint})"
+
+
+def _clip(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 24 else text[:20] + "...'"
+
+
+def _check_fingerprints(values: Iterable[object], where: str) -> frozenset[str]:
+    out = set()
+    for number, value in enumerate(values, start=1):
+        # The value is never echoed: a secret pasted here by mistake must not reach a log.
+        if not isinstance(value, str) or not _FINGERPRINT.fullmatch(value.strip().lower()):
+            raise ConfigError(
+                f"{where} item {number} is not a fingerprint; use the 16 hex digits a refusal "
+                "message gives after 'fingerprint', never the secret itself"
+            )
+        out.add(value.strip().lower())
+    return frozenset(out)
+
+
+@dataclass(frozen=True)
+class SecretPolicy:
+    """What the write gate does with secrets; build it from config with :meth:`from_config`."""
+
+    policy: str = "refuse"
+    allow: frozenset[str] = field(default_factory=frozenset)
+    inline_allowlist: bool = True
+
+    def __post_init__(self) -> None:
+        if self.policy not in POLICIES:
+            raise ConfigError(f"secret policy {_clip(self.policy)} is unknown; use one of {', '.join(POLICIES)}")
+        if isinstance(self.allow, (str, bytes)) or not isinstance(self.allow, Iterable):
+            raise ConfigError("secret allow-list must be a list of fingerprints; pass e.g. ['3f0c9a1e5b7d2c44']")
+        object.__setattr__(self, "allow", _check_fingerprints(self.allow, "secret allow-list"))
+        if not isinstance(self.inline_allowlist, bool):
+            raise ConfigError("inline_allowlist must be true or false")
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> SecretPolicy:
+        """The policy in the ``[secrets]`` table of a parsed config.toml (defaults without one)."""
+        if not isinstance(config, Mapping):
+            raise ConfigError("config must be a mapping (the parsed .contextfs/config.toml); pass a dict")
+        section = config.get("secrets", {})
+        if not isinstance(section, Mapping):
+            raise ConfigError("[secrets] in .contextfs/config.toml must be a table; write it as a [secrets] section")
+        unknown = sorted(str(key) for key in section if key not in _CONFIG_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"[secrets] {', '.join(_clip(k) for k in unknown)} in .contextfs/config.toml "
+                f"{'is' if len(unknown) == 1 else 'are'} not a known key; the keys are {', '.join(_CONFIG_KEYS)}"
+            )
+        policy = section.get("policy", "refuse")
+        if policy not in POLICIES:
+            raise ConfigError(
+                f"[secrets] policy = {_clip(policy)} in .contextfs/config.toml is unknown; "
+                f"use one of {', '.join(repr(p) for p in POLICIES)}"
+            )
+        allow = section.get("allow", [])
+        if not isinstance(allow, list):
+            raise ConfigError(
+                "[secrets] allow in .contextfs/config.toml must be a list of fingerprints; "
+                "write it as allow = [\"3f0c9a1e5b7d2c44\"]"
+            )
+        inline = section.get("inline_allowlist", True)
+        if not isinstance(inline, bool):
+            raise ConfigError("[secrets] inline_allowlist in .contextfs/config.toml must be true or false")
+        return cls(policy, _check_fingerprints(allow, "[secrets] allow in .contextfs/config.toml"), inline)
+
+    def findings(self, text: str, *, path: str | None = None) -> list[SecretFinding]:
+        """The secrets this policy refuses in ``text`` (none under ``allow``)."""
+        if self.policy == "allow":
+            _check_arguments(text, path)
+            return []
+        return scan(text, path=path, allow=self.allow, inline_allowlist=self.inline_allowlist)
+
+
+DEFAULT_POLICY = SecretPolicy()
+
+_load_lock = threading.Lock()
+_loaded: ModuleType | None = None
+
+
+def _detectors() -> ModuleType:
+    """Import the detect-secrets adapter once, on first use."""
+    global _loaded
+    if _loaded is not None:
+        return _loaded
+    with _load_lock:
+        if _loaded is None:
+            before = warnings.showwarning
+            try:
+                module = importlib.import_module("contextfs.secrets_detectors")
+            except ImportError as exc:
+                raise ContentError(
+                    f"the secret scanner cannot load detect-secrets ({exc.name or exc}); "
+                    "install it with: pip install 'detect-secrets>=1.5,<1.6'"
+                ) from None
+            finally:
+                # detect-secrets' logger module calls logging.captureWarnings(True) on import;
+                # a library must not reroute its host's warnings, so undo exactly that.
+                if warnings.showwarning is not before:
+                    logging.captureWarnings(False)
+            _loaded = module
+    return _loaded
+
+
+def _check_arguments(text: object, path: object) -> None:
+    if not isinstance(text, str):
+        raise InvalidArgumentError(f"the secret scanner takes text, not {type(text).__name__}; decode bytes first")
+    if path is not None and not isinstance(path, str):
+        raise InvalidArgumentError(f"path must be a string or None, not {type(path).__name__}")
+
+
+def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
+    """One finding per secret per line: a format beats a guess, and a value that contains
+    another value found on the same line (``npm_x # comment`` around ``npm_x``) is that one."""
+    kept: dict[int, list[tuple[str, str]]] = {}
+    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, len(c.value))):
+        on_line = kept.setdefault(cand.line, [])
+        if not any(value in cand.value for _, value in on_line):
+            on_line.append((cand.kind, cand.value))
+    return [(kind, line, value) for line, pairs in sorted(kept.items()) for kind, value in pairs]
+
+
+def scan(
+    text: str,
+    *,
+    path: str | None = None,
+    allow: Iterable[str] = (),
+    inline_allowlist: bool = True,
+) -> list[SecretFinding]:
+    """The secrets in ``text``, in line order; fingerprints in ``allow`` are left out.
+
+    ``path`` (the store-relative name) picks the syntax for the keyword detector: markdown
+    structure for ``.md`` (frontmatter and config fences take ``key: value``), the file's
+    own syntax for ``.yaml``, ``.env``, ``.py`` and so on.
+    """
+    _check_arguments(text, path)
+    allowed = allow if isinstance(allow, frozenset) else _check_fingerprints(allow, "allow")
+    if not text:
+        return []
+    module = _detectors()
+    try:
+        candidates = module.find(text, path, inline_allowlist=bool(inline_allowlist))
+    except ContextFSError:
+        raise
+    except Exception as exc:  # fail closed: text that cannot be scanned is not stored
+        raise ContentError(
+            f"{path or 'the text'} could not be scanned for secrets (the scanner raised "
+            f"{type(exc).__name__}); it was not stored: split it into smaller files and retry"
+        ) from None
+    findings = []
+    for kind, line, value in _merge(candidates):
+        mark = fingerprint(value)
+        if mark not in allowed:
+            findings.append(SecretFinding(kind, line, mark))
+    return findings
+
+
+def describe(findings: Iterable[SecretFinding], *, path: str | None = None) -> str:
+    """What was found, for a message or a report: kinds, lines and fingerprints only."""
+    items = list(findings)
+    where = path or "the text"
+    listed = "; ".join(str(f) for f in items[:_MAX_LISTED])
+    more = f"; and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
+    noun = "a secret" if len(items) == 1 else f"{len(items)} secrets"
+    return f"{where} holds {noun}: {listed}{more}"
+
+
+def check(text: str, *, path: str | None = None, policy: SecretPolicy | None = None) -> None:
+    """Raise ContentError when ``policy`` (default: refuse) refuses a secret in ``text``."""
+    policy = DEFAULT_POLICY if policy is None else policy
+    if not isinstance(policy, SecretPolicy):
+        raise InvalidArgumentError(f"policy must be a SecretPolicy, not {type(policy).__name__}")
+    found = policy.findings(text, path=path)
+    if not found:
+        return
+    marker = (
+        f", or end its line with the comment <!-- {ALLOWLIST_MARKER} --> (# {ALLOWLIST_MARKER} in code)"
+        if policy.inline_allowlist
+        else ""
+    )
+    raise ContentError(
+        f"refused: {describe(found, path=path)}. Remove each one and store a reference to where "
+        "it is kept instead (e.g. 'deploy key: in the team vault under prod/deploy'); if a "
+        "finding is not a secret, add its fingerprint to allow in the [secrets] table of "
+        f".contextfs/config.toml{marker}"
+    )

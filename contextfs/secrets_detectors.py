@@ -1,0 +1,461 @@
+"""The detect-secrets adapter behind :mod:`contextfs.secrets`: which detectors run, and how.
+
+Imported lazily, on the first scan: detect-secrets (and the ``requests`` it imports) costs
+about 100 ms to load, which paths that never scan must not pay.
+
+Why the scanning loop lives here instead of detect-secrets' own ``scan_file``/``scan_line``:
+
+* its entry points read files or one line at a time under a *global* settings object
+  (``transient_settings`` swaps it process-wide), and ``BasePlugin.analyze_line`` asks that
+  global object whether to *verify* a candidate, i.e. send it to the vendor's API. Here
+  every plugin is an instance configured by its constructor and called through
+  ``analyze_string`` only, so nothing another caller configured can change a scan and no
+  candidate ever leaves the process;
+* its keyword and npm patterns backtrack quadratically on hostile lines (``"password" * 2000``
+  takes 14 s in ``KeywordDetector``), so those run only where a cheap linear gate matched,
+  on bounded windows;
+* a context store is markdown: the keyword detector picks its syntax (quoted values in
+  prose and code, unquoted ``key: value`` in frontmatter, config fences and ``.env`` lines)
+  per line, from the document's structure, where detect-secrets picks it per file extension.
+
+What is left out on purpose, with the measurements in ``docs/reliability.md``:
+``HexHighEntropyString`` flags every quoted commit id and digest, ``Base64HighEntropyString``
+flags quoted base64 of ordinary content and SRI hashes (64 hits in the sample context, none
+a secret), and ``IPPublicDetector`` reports addresses, which are not credentials.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from detect_secrets.filters import allowlist, heuristic
+from detect_secrets.plugins.artifactory import ArtifactoryDetector
+from detect_secrets.plugins.aws import AWSKeyDetector
+from detect_secrets.plugins.azure_storage_key import AzureStorageKeyDetector
+from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+from detect_secrets.plugins.basic_auth import BasicAuthDetector
+from detect_secrets.plugins.cloudant import CloudantDetector
+from detect_secrets.plugins.discord import DiscordBotTokenDetector
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.ibm_cloud_iam import IbmCloudIamDetector
+from detect_secrets.plugins.ibm_cos_hmac import IbmCosHmacDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.keyword import (
+    DENYLIST,
+    PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX,
+    KeywordDetector,
+)
+from detect_secrets.plugins.mailchimp import MailchimpDetector
+from detect_secrets.plugins.npm import NpmDetector
+from detect_secrets.plugins.openai import OpenAIDetector
+from detect_secrets.plugins.private_key import PrivateKeyDetector
+from detect_secrets.plugins.pypi_token import PypiTokenDetector
+from detect_secrets.plugins.sendgrid import SendGridDetector
+from detect_secrets.plugins.slack import SlackDetector
+from detect_secrets.plugins.softlayer import SoftlayerDetector
+from detect_secrets.plugins.square_oauth import SquareOAuthDetector
+from detect_secrets.plugins.stripe import StripeDetector
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
+from detect_secrets.plugins.twilio import TwilioKeyDetector
+from detect_secrets.util.code_snippet import get_code_snippet
+
+from .secrets_syntax import Syntax, SyntaxMap
+
+__all__ = ["Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
+
+
+# -- formats detect-secrets 1.5 does not know -------------------------------------------
+# Each is a detect-secrets plugin (a RegexBasedDetector subclass, its documented extension
+# point). Boundaries keep a token from matching inside a longer identifier.
+_B = r"(?<![A-Za-z0-9_-])"
+_E = r"(?![A-Za-z0-9_-])"
+
+
+def _plugin(name: str, *patterns: str, flags: int = 0) -> RegexBasedDetector:
+    """An instance of a new RegexBasedDetector subclass named ``name``."""
+    denylist = tuple(re.compile(pattern, flags) for pattern in patterns)
+    return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": denylist})()
+
+
+# OpenAI project, service-account and admin keys: detect-secrets knows only the legacy
+# `sk-...T3BlbkFJ...` shape, which newer keys do not always carry.
+_OPENAI = _plugin("OpenAIKeyDetector", _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E)
+_ANTHROPIC = _plugin("AnthropicKeyDetector", _B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E)
+# detect-secrets knows GitHub's `gh?_` tokens, not fine-grained personal access tokens.
+_GITHUB_PAT = _plugin("GitHubFineGrainedTokenDetector", _B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E)
+_GOOGLE = _plugin("GoogleApiKeyDetector", _B + r"AIza[0-9A-Za-z_-]{35}" + _E)
+_HUGGING_FACE = _plugin("HuggingFaceTokenDetector", _B + r"hf_[A-Za-z0-9]{34}" + _E)
+# detect-secrets finds npm tokens only in `.npmrc` syntax.
+_NPM = _plugin("NpmAccessTokenDetector", _B + r"npm_[A-Za-z0-9]{36}" + _E)
+# detect-secrets knows the `xox?-` family, not app-level tokens.
+_SLACK_APP = _plugin("SlackAppTokenDetector", _B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E)
+# `AWS_SECRET_ACCESS_KEY=...` unquoted (.env, shell, INI credentials files): detect-secrets'
+# AWS pattern for secret keys requires quotes.
+_AWS_SECRET = _plugin(
+    "AwsSecretAssignmentDetector",
+    r"aws_?secret_?(?:access_?)?key\\?[\"']?\s*(?:=|:|:=)\s*\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+    flags=re.IGNORECASE,
+)
+# `scheme://user:password@host` where the password holds RFC 3986 sub-delimiters
+# (`! $ & ' ( ) * + , ; =`), which userinfo allows unencoded and detect-secrets' basic auth
+# pattern leaves out; `{` and `}` stay out so templates are not flagged.
+_URL_PASSWORD = _plugin("UrlPasswordDetector", r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
+# Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
+_EXTRA_PRIVATE_KEY = _plugin("ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
+
+
+# -- the detector table ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One detect-secrets plugin under a user-facing kind, and where it is worth running.
+
+    ``needles`` are literal strings one of which every match contains; ``gate`` is a cheap
+    linear pattern every matching line contains (``folded``: both are looked for in the
+    lower-cased text, for case-insensitive patterns). A detector whose needles or gate are
+    absent costs one substring search; otherwise it runs on the lines that hold them.
+    Without either, the plugin's own patterns (linear, and never spanning lines) run once
+    over the whole text, and only the lines holding a match are scanned again.
+
+    ``guess`` marks detectors that infer a secret from its surroundings (a keyword, an
+    assignment, a URL's userinfo) rather than from a vendor's format: only they get
+    detect-secrets' context filters (indirect references, id strings) and the value-shape
+    rule, because a precise token format is a secret wherever it appears.
+
+    ``windowed`` detectors backtrack on long lines; they see a long line as windows around
+    their needles.
+    """
+
+    kind: str
+    plugin: BasePlugin
+    needles: tuple[str, ...] | None = None
+    gate: re.Pattern[str] | None = None
+    folded: bool = False
+    guess: bool = False
+    windowed: bool = False
+
+
+_PRIVATE_KEY = "private key"
+KEYWORD_KIND = "password or secret assignment"
+# The vendor patterns built on detect-secrets' `build_assignment_regex`: a key, password or
+# token word, an assignment, then a value of 24+ word characters; or a vendor URL.
+_ASSIGNED_VALUE = re.compile(
+    r"""(?:key|pwd|pw|password|pass|token)["'\]]{0,2} *(?:=|:|:=|=>| +|::) *["']?[a-z0-9_-]{24}"""
+    r"|cloudant\.com|softlayer\.com"
+)
+
+DETECTORS: tuple[Detector, ...] = (
+    # AWS's second pattern (secret keys near "aws" + key/pass/token) is case-sensitive.
+    Detector("AWS access key", AWSKeyDetector(), needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
+    Detector("AWS access key", _AWS_SECRET, needles=("aws",), folded=True),
+    Detector(_PRIVATE_KEY, PrivateKeyDetector(), needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
+    Detector(_PRIVATE_KEY, _EXTRA_PRIVATE_KEY, needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
+    Detector("GitHub token", GitHubTokenDetector(), needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    Detector("GitHub token", _GITHUB_PAT, needles=("github_pat_",)),
+    Detector(
+        "GitLab token",
+        GitLabTokenDetector(),
+        needles=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
+    ),
+    Detector("Slack token", SlackDetector(), needles=("xox", "hooks.slack.com"), folded=True),
+    Detector("Slack token", _SLACK_APP, needles=("xapp-",)),
+    Detector("OpenAI API key", OpenAIDetector(), needles=("T3BlbkFJ",)),
+    Detector("OpenAI API key", _OPENAI, needles=("sk-proj-", "sk-svcacct-", "sk-admin-")),
+    Detector("Anthropic API key", _ANTHROPIC, needles=("sk-ant-",)),
+    Detector("Google API key", _GOOGLE, needles=("AIza",)),
+    Detector("Hugging Face token", _HUGGING_FACE, needles=("hf_",)),
+    Detector("Stripe key", StripeDetector(), needles=("k_live_",)),
+    Detector("Square OAuth secret", SquareOAuthDetector(), needles=("sq0csp-",)),
+    Detector("SendGrid API key", SendGridDetector(), needles=("SG.",)),
+    Detector("Twilio API key", TwilioKeyDetector(), needles=("AC", "SK")),
+    Detector("Mailchimp API key", MailchimpDetector(), needles=("-us",)),
+    Detector("Discord bot token", DiscordBotTokenDetector()),
+    Detector("Telegram bot token", TelegramBotTokenDetector()),
+    Detector("npm token", _NPM, needles=("npm_",)),
+    # `//registry/:_authToken=` with a greedy `.+`: quadratic on long lines full of `//`.
+    Detector("npm token", NpmDetector(), needles=("_authToken",), windowed=True),
+    Detector("PyPI token", PypiTokenDetector(), needles=("pypi-",)),
+    Detector("JSON web token", JwtTokenDetector(), needles=("eyJ",)),
+    Detector("Azure storage key", AzureStorageKeyDetector(), needles=("AccountKey=",)),
+    Detector("Artifactory credential", ArtifactoryDetector(), needles=("AKC", "AP")),
+    Detector("password in URL", BasicAuthDetector(), needles=("://",), guess=True),
+    Detector("password in URL", _URL_PASSWORD, needles=("://",), guess=True),
+    Detector("Cloudant credential", CloudantDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
+    Detector("IBM Cloud IAM key", IbmCloudIamDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
+    Detector("IBM COS HMAC credential", IbmCosHmacDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
+    Detector("SoftLayer credential", SoftlayerDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
+)
+
+_KEYWORD = KeywordDetector()
+#: Lower-case strings one of which every DENYLIST keyword contains.
+_KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
+# A keyword occurrence whose identifier ends within 64 characters: longer runs of word
+# characters after a keyword are not variable names, and they are what makes
+# KeywordDetector's `keyword\w*` backtrack quadratically.
+_KEYWORD_GATE = re.compile(r"(?:{})\w{{0,64}}(?!\w)".format("|".join(DENYLIST)), re.IGNORECASE)
+# Every keyword pattern but one needs punctuation after the keyword and its identifier
+# (`password = `, `secret:`, `api_key(`, `private_key "x";`); found in the folded text.
+_KEYWORD_ASSIGNED = re.compile(r"(?:{})\w{{0,64}}[\]'\"]{{0,2}}\s*[^\w\s]".format("|".join(DENYLIST)))
+_KEYWORD_BEFORE = 256  # "value" == password: how far back a compared value may start
+_KEYWORD_AFTER = 512  # password = "value": how far the assignment may reach
+# Windowed detectors see a line longer than this as windows around their needles.
+_LONG_LINE = 4096
+_WINDOW_STEP = 256
+_WINDOW_REACH = 512
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A raw hit (``value``: what the fingerprint covers); it never leaves
+    :mod:`contextfs.secrets`, which keeps only the hash."""
+
+    kind: str
+    line: int
+    value: str
+    guess: bool
+
+
+# -- filters ----------------------------------------------------------------------------
+
+_WORD_PUNCTUATION = frozenset("-_./:@")
+
+
+def _reads_as_a_name(value: str) -> bool:
+    """One character class only (``tidewater-db``, ``changeme``, ``12345678``): a name or a
+    reference, not a credential. Applied to guessing detectors only."""
+    classes = 0
+    for test in (str.islower, str.isupper, str.isdigit):
+        if any(test(c) for c in value):
+            classes += 1
+    if any(not c.isalnum() and c not in _WORD_PUNCTUATION for c in value):
+        classes += 1
+    return classes < 2
+
+
+def _glued(value: str, line: str) -> bool:
+    """Every occurrence of ``value`` continues a run of letters and digits that holds a digit:
+    a slice of a longer hash or base64 value (``...9544830376:c922...`` reads as a Telegram
+    token), not a token of its own. A word before it (``bot123:AA...``) does not count."""
+    start = line.find(value)
+    while start != -1:
+        run, limit = start, max(0, start - 64)
+        while run > limit and line[run - 1].isascii() and line[run - 1].isalnum():
+            run -= 1
+        if not any(c.isdigit() for c in line[run:start]):
+            return False
+        start = line.find(value, start + 1)
+    return True
+
+
+def _filtered(value: str, line: str, plugin: BasePlugin, guess: bool) -> bool:
+    """detect-secrets' heuristic filters, called directly (they are plain functions)."""
+    if not guess and _glued(value, line):
+        return True
+    if (
+        heuristic.is_sequential_string(value)
+        or heuristic.is_potential_uuid(value)
+        or heuristic.is_templated_secret(value)
+        or heuristic.is_prefixed_with_dollar_sign(value)
+        or heuristic.is_not_alphanumeric_string(value)
+    ):
+        return True
+    return guess and (
+        heuristic.is_likely_id_string(value, line, plugin)
+        or heuristic.is_indirect_reference(line)
+        or _reads_as_a_name(value)
+    )
+
+
+# -- the scan ----------------------------------------------------------------------------
+
+
+def _keyword_values(line: str, syntax: Syntax, assigned: list[int], compared: bool) -> Iterator[str]:
+    """KeywordDetector's patterns, anchored where a keyword is followed by an assignment
+    (``assigned`` offsets) in bounded windows; the one comparison pattern (``"x" ==
+    password``) only on lines that hold a comparison."""
+    for regex, group in syntax.items():
+        if regex is PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX:
+            if compared:
+                for hit in _KEYWORD_GATE.finditer(line):
+                    match = regex.search(line, max(0, hit.start() - _KEYWORD_BEFORE), hit.end())
+                    if match:
+                        yield match.group(group)
+            continue
+        for start in assigned:
+            match = regex.match(line, start, start + _KEYWORD_AFTER)
+            if match:
+                yield match.group(group)
+
+
+def _matches(plugin: BasePlugin, segment: str) -> Iterator[tuple[str, str]]:
+    """(value, material) pairs: the value detect-secrets' filters judge, and what the
+    fingerprint is taken over.
+
+    ``RegexBasedDetector.analyze_string`` yields each pattern's non-empty groups, which is
+    the secret for assignment patterns (AWS, basic auth) but only the *prefix* for GitHub's
+    ``(ghp|gho|...)_...`` and GitLab's ``(glpat|...)-...`` (so every GitHub token would
+    share one fingerprint), and nothing at all for ``glcbt-`` tokens whose optional group
+    is empty. Here a group that merely starts the match gives way to the whole match, and
+    a match without groups is its own value.
+    """
+    if type(plugin).analyze_string is not RegexBasedDetector.analyze_string:
+        for value in plugin.analyze_string(segment):  # JWT: its own validity check
+            yield value, value
+        return
+    for regex in plugin.denylist:
+        for match in regex.finditer(segment):
+            whole = match.group(0)
+            groups = [group for group in match.groups() if group]
+            if not groups:
+                yield whole, whole
+            for group in groups:
+                yield group, whole if whole.startswith(group) else group
+
+
+def _private_key_value(lines: list[str], index: int) -> str:
+    """What a private key finding is fingerprinted by: the key block, not its header (every
+    RSA key has the same header, and allowing one must not allow all)."""
+    block = [lines[index]]
+    for line in lines[index + 1 : index + 200]:
+        block.append(line.strip())
+        if "END" in line and "PRIVATE KEY" in line:
+            break
+    return "\n".join(block)
+
+
+class _Text:
+    """One text, split once, with the lower-cased copy and line lookups the detectors share."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.raw_lines = text.split("\n")
+        self._folded: str | None = None
+        self._starts: list[int] | None = None
+        self._all: list[str] | None = None
+        self._hits: dict[tuple[object, bool], dict[int, list[int]]] = {}
+
+    @property
+    def folded(self) -> str:
+        if self._folded is None:
+            folded = self.text.lower()
+            if len(folded) != len(self.text):  # a few characters lower-case to two; keep offsets
+                folded = self.text.encode("ascii", "replace").decode("ascii").lower()
+            self._folded = folded
+        return self._folded
+
+    def line(self, index: int) -> str:
+        # Stripped as detect-secrets does, so a CRLF file fingerprints like its LF twin.
+        return self.raw_lines[index].rstrip()
+
+    def all_lines(self) -> list[str]:
+        if self._all is None:
+            self._all = [self.line(i) for i in range(len(self.raw_lines))]
+        return self._all
+
+    @property
+    def starts(self) -> list[int]:
+        """The offset where each line starts."""
+        if self._starts is None:
+            self._starts = [0]
+            self._starts += [m.end() for m in re.finditer("\n", self.text)]
+        return self._starts
+
+    def hits(self, needles: tuple[str, ...], folded: bool) -> dict[int, list[int]]:
+        """Line index -> offsets within the line where any of ``needles`` occurs."""
+        key = (needles, folded)
+        if key not in self._hits:
+            haystack = self.folded if folded else self.text
+            positions = []
+            for needle in needles:
+                at = haystack.find(needle)
+                while at != -1:
+                    positions.append(at)
+                    at = haystack.find(needle, at + 1)
+            self._hits[key] = self._by_line(positions)
+        return self._hits[key]
+
+    def gated(self, gate: re.Pattern[str], folded: bool) -> dict[int, list[int]]:
+        """Line index -> offsets within the line where ``gate`` matches."""
+        key = (gate, folded)
+        if key not in self._hits:
+            haystack = self.folded if folded else self.text
+            self._hits[key] = self._by_line([m.start() for m in gate.finditer(haystack)])
+        return self._hits[key]
+
+    def _by_line(self, positions: list[int]) -> dict[int, list[int]]:
+        if not positions:
+            return {}
+        starts = self.starts
+        out: dict[int, list[int]] = {}
+        for at in sorted(positions):
+            index = bisect_right(starts, at) - 1
+            out.setdefault(index, []).append(at - starts[index])
+        return out
+
+
+def _segments(line: str, offsets: list[int]) -> list[str]:
+    """The line itself, or for a long line, overlapping windows around the offsets."""
+    if len(line) <= _LONG_LINE:
+        return [line]
+    keys = sorted({offset // _WINDOW_STEP for offset in offsets})
+    return [
+        line[max(0, key * _WINDOW_STEP - _WINDOW_REACH) : (key + 1) * _WINDOW_STEP + _WINDOW_REACH]
+        for key in keys
+    ]
+
+
+def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candidate]:
+    """Every candidate secret in ``text``, by 1-based line; raw values, for hashing only."""
+    doc = _Text(text)
+    found: list[Candidate] = []
+    allowed: dict[int, bool] = {}
+
+    def is_allowed(index: int) -> bool:
+        if not inline_allowlist:
+            return False
+        if index not in allowed:
+            context = get_code_snippet(doc.all_lines(), index + 1)
+            allowed[index] = allowlist.is_line_allowlisted(path or "", doc.line(index), context)
+        return allowed[index]
+
+    for detector in DETECTORS:
+        if detector.needles is not None:
+            hits = doc.hits(detector.needles, detector.folded)
+        elif detector.gate is not None:
+            hits = doc.gated(detector.gate, detector.folded)
+        else:
+            # Patterns without needles cannot span lines, so the whole-text matches are the
+            # lines' matches: only the lines holding one are scanned again, line by line.
+            values = tuple({value for value, _ in _matches(detector.plugin, text)})
+            if not values:
+                continue
+            hits = doc.hits(values, False)
+        for index, offsets in hits.items():
+            line = doc.line(index)
+            for segment in _segments(line, offsets) if detector.windowed else [line]:
+                for value, material in set(_matches(detector.plugin, segment)):
+                    if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(index):
+                        continue
+                    if detector.kind == _PRIVATE_KEY:
+                        material = _private_key_value(doc.all_lines(), index)
+                    found.append(Candidate(detector.kind, index + 1, material, detector.guess))
+
+    assigned = doc.gated(_KEYWORD_ASSIGNED, True)
+    compared = doc.hits(("==", "!="), False).keys()
+    if compared:
+        compared = compared & doc.hits(_KEYWORD_NEEDLES, True).keys()
+    if assigned or compared:
+        syntaxes = SyntaxMap(text, doc.raw_lines, doc.starts, path)
+        for index in sorted(assigned.keys() | compared):
+            line = doc.line(index)
+            values = _keyword_values(line, syntaxes.of(index), assigned.get(index, []), index in compared)
+            for value in set(values):
+                if _filtered(value, line, _KEYWORD, True) or is_allowed(index):
+                    continue
+                found.append(Candidate(KEYWORD_KIND, index + 1, value, True))
+    return found
