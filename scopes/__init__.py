@@ -11,8 +11,7 @@
 
 from __future__ import annotations
 
-from .buffer import ConversationBuffer
-from .memory import ArchivalNote, CoreBlock, Memory, MemoryHit, Message
+from .memory import ArchivalNote, ConversationBuffer, CoreBlock, Memory, MemoryHit, Message
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
 from .poisoning import Verdict, assess, render_untrusted
 from .rules import Rule, ScopeRules, default_rules

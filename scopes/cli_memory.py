@@ -13,8 +13,7 @@ import click
 from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.manager import ContextManager
 
-from .buffer import ConversationBuffer
-from .memory import CoreBlock, Memory, MemoryHit
+from .memory import ConversationBuffer, CoreBlock, Memory, MemoryHit
 from .poisoning import POLICIES
 
 __all__ = ["demo", "memory"]

@@ -26,6 +26,7 @@ from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_source,
 from .pagein import PAGERS, rank
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import render, seed_section
+from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
 __all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
 
@@ -33,7 +34,7 @@ log = logging.getLogger(__name__)
 
 #: How many ranked files page-in considers (it stops earlier when its share is spent).
 PAGE_IN_LIMIT = 8
-_TOPIC_FILES = (("where-are-we.md", 8), ("topic.md", 12), ("decisions.md", 15))
+_TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
 
 
 class ScopedContext:
@@ -118,7 +119,7 @@ class ScopedContext:
 
     def _topic_candidates(self, topic: str, rev: str | None, cache: dict[str, list[str]], seen: set[str]) -> list[Candidate]:
         slug = check_subtask_id(topic)
-        folder = f"topics/{slug}"
+        folder = f"{TOPICS_DIR}/{slug}"
         present = set(self._listing(folder, rev, cache))
         found = [
             Candidate(f"{folder}/{name}", f"topic {slug}: {name}", priority)
@@ -126,7 +127,7 @@ class ScopedContext:
             if f"{folder}/{name}" in present and f"{folder}/{name}" not in seen
         ]
         if not any(f"{folder}/{name}" in present for name, _ in _TOPIC_FILES):
-            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topics list`")
+            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`")
         return found
 
     # ------------------------------------------------------------ views
@@ -189,8 +190,8 @@ class ScopedContext:
                         pager=self.pager if rev is None else "exact")
             # Topics are isolated contexts: page-in never mixes another topic's files into
             # a view; only the topic the view was asked for (topic=...) may contribute.
-            own = f"topics/{check_subtask_id(topic)}/" if topic is not None else None
-            hits = [(p, s) for p, s in hits if not p.startswith("topics/") or (own and p.startswith(own))]
+            own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
+            hits = [(p, s) for p, s in hits if not p.startswith(f"{TOPICS_DIR}/") or (own and p.startswith(own))]
             paged = [
                 Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
                 for k, (path, score) in enumerate(hits[:PAGE_IN_LIMIT], start=1)

@@ -173,9 +173,9 @@ def test_compaction_closes_rewrites_starts_and_leaves_closed_topics_untouched(tm
     assert (root / "topics/ashmere/topic.md").read_bytes() == ashmere_before
     assert topics.get("lisa").open is False and "hair blue" in topics.get("lisa").body
     assert topics.get("ferry").open is True and topics.get("sister").open is True
-    assert topics.general_summary() == "Mara crossed the river."
-    assert topics.opened_since_compaction() == [] and topics.last_compaction()
-    block = topics.render_block()
+    assert topics.block.general_summary() == "Mara crossed the river."
+    assert topics.block.opened_since_compaction() == [] and topics.block.last_compaction()
+    block = topics.block.render()
     assert "- lisa — Lisa, the player's childhood friend" in block and "Wants a silver coin" in block
     assert_clean(root)
 

@@ -24,7 +24,9 @@ from contextfs import clock
 from contextfs.errors import BudgetError, ContextFSError
 from contextfs.tokens import TokenCounter
 
-from .memory import _STOP, _WORD, SESSIONS_DIR, Memory, Message, _norm
+from .facade import Memory
+from .records import SESSIONS_DIR, Message
+from .text import content_words, raw_words
 
 __all__ = ["ConversationBuffer", "ExtractiveSummarizer", "LLMSummarizer", "Summarizer"]
 
@@ -53,8 +55,8 @@ class ExtractiveSummarizer:
 
     @staticmethod
     def score(line: str, role: str = "user") -> float:
-        words = [w for w in _WORD.findall(_norm(line)) if w not in _STOP and len(w) > 2]
-        numbers = sum(1 for w in _WORD.findall(line) if any(ch.isdigit() for ch in w))
+        words = [w for w in content_words(line) if len(w) > 2]
+        numbers = sum(1 for w in raw_words(line) if any(ch.isdigit() for ch in w))
         names = sum(1 for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+", line))
         return len(set(words)) + 2 * numbers + names + (1.5 if role == "user" else 0)
 
@@ -65,7 +67,7 @@ class ExtractiveSummarizer:
                 continue
             for sentence in _SENTENCE.split(m.content):
                 sentence = " ".join(sentence.split())
-                if len(_WORD.findall(sentence)) < 2:
+                if len(raw_words(sentence)) < 2:
                     continue
                 cut = self.counter.truncate(sentence, self.sentence_tokens)
                 if cut != sentence:
