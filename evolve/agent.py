@@ -27,12 +27,20 @@ from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
 from contextfs.scopes.poisoning import assess
+from contextfs.scopes.topics import Topics
 
 from . import prompts
+from .cleanup import CleanupReport
+from .cleanup import cleanup as run_cleanup
+from .compaction import CompactionResult
+from .compaction import compact as compact_history
 from .entries import Change, EntryFile
 from .hygiene import clean, rewrite_with_model
 from .llm import ask, require_model, run_sync
 from .parsing import extract_items, find_json, strip_chatter
+from .summaries import Summary
+from .summaries import summarize as summarize_file
+from .summaries import summarize_all as summarize_files
 
 __all__ = ["EvolvingAgent", "Outcome", "Rejected", "parse_lesson"]
 
@@ -165,27 +173,21 @@ class EvolvingAgent:
                             notes=("no model configured: lessons and facts were not extracted",))
 
     # ------------------------------------------------------------ other steps
-    def summarize(self, path: str) -> Any:
+    def summarize(self, path: str) -> Summary:
         """Write ``abstract``/``overview`` for one file (see :mod:`.summaries`)."""
-        from .summaries import summarize
+        return summarize_file(self.ctx, path, llm=self.llm)
 
-        return summarize(self.ctx, path, llm=self.llm)
+    def summarize_all(self, stale_only: bool = True) -> list[Summary]:
+        """Summarize every markdown file (or only stale ones); one commit."""
+        return summarize_files(self.ctx, llm=self.llm, stale_only=stale_only)
 
-    def summarize_all(self, stale_only: bool = True) -> Any:
-        from .summaries import summarize_all
-
-        return summarize_all(self.ctx, llm=self.llm, stale_only=stale_only)
-
-    def compact(self, history: Sequence[Any], topics: Any, **options: Any) -> Any:
+    def compact(self, history: Sequence[Any], topics: Topics, **options: Any) -> CompactionResult:
         """Compact a conversation span into a summary and topic updates (seed 002)."""
-        from .compaction import compact
+        return compact_history(history, topics, llm=self.llm, **options)
 
-        return compact(history, topics, llm=self.llm, **options)
-
-    def cleanup(self, older_than_days: float = 30, dry_run: bool = False) -> Any:
-        from .cleanup import cleanup
-
-        return cleanup(self.ctx, older_than_days=older_than_days, dry_run=dry_run, llm=self.llm)
+    def cleanup(self, older_than_days: float = 30, dry_run: bool = False) -> CleanupReport:
+        """Archive files nobody read for ``older_than_days`` and merge duplicate lessons; one commit."""
+        return run_cleanup(self.ctx, older_than_days=older_than_days, dry_run=dry_run, llm=self.llm)
 
     # ------------------------------------------------------------ internals
     @staticmethod

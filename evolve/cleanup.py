@@ -29,9 +29,11 @@ from contextfs import clock, store
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
+from contextfs.scopes.poisoning import assess
 
 from . import prompts
 from .entries import Change, EntryFile
+from .hygiene import clean
 from .llm import ask, run_sync
 from .parsing import extract_json
 
@@ -228,10 +230,6 @@ async def _model_groups(llm: Any, file: EntryFile) -> list[dict[str, Any]]:
 
 
 def _consolidate(ctx: ContextManager, path: str, kind: str, groups: list[dict[str, Any]]) -> tuple[str | None, list[Change]]:
-    from contextfs.scopes.poisoning import assess
-
-    from .hygiene import clean
-
     body = ctx.read(path)
     if body is None:
         return None, []

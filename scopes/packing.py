@@ -20,6 +20,7 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -283,8 +284,6 @@ class _Packer:
 def _lines_of(text: str | None) -> str | None:
     if not text:
         return None
-    import re
-
     found = re.findall(r"^\[lines? (\d+)(?:-(\d+))?", text, flags=re.M)
     if not found:
         return None

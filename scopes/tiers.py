@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .poisoning import render_untrusted
+
 __all__ = [
     "CUT_MARK",
     "TIERS",
@@ -336,8 +338,6 @@ def _chunk_text(ch: Chunk) -> str:
 
 # ----------------------------------------------------------------- rendering
 def _fence(src: Source, text: str) -> str:
-    from .poisoning import render_untrusted
-
     return render_untrusted(text, src.source_label)
 
 
