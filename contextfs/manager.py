@@ -195,6 +195,7 @@ class ContextManager:
         self._index: SearchIndex | None = None
         self._index_enabled = index
         self._listeners: list[Callable[[list[str]], None]] = []
+        self._read_listeners: list[Callable[[str], None]] = []
         self._ensure_managed_files()
         if sync:
             self.sync()
@@ -246,6 +247,10 @@ class ContextManager:
     def add_listener(self, callback: Callable[[list[str]], None]) -> None:
         """Call ``callback(paths)`` after every commit (used by caches above the core)."""
         self._listeners.append(callback)
+
+    def add_read_listener(self, callback: Callable[[str], None]) -> None:
+        """Call ``callback(path)`` with the relative path on every ``read``/``get`` (access tracking)."""
+        self._read_listeners.append(callback)
 
     def _author(self) -> Author:
         actor = self.current_provenance.actor
@@ -426,13 +431,12 @@ class ContextManager:
         return sorted(out)
 
     def _touched(self, rel: str) -> None:
-        """Hook for access tracking (cleanup); replaced by the layer that needs it."""
-        hook = getattr(self, "_access_hook", None)
-        if hook is not None:
+        """Tell the read listeners; a failing listener never breaks a read."""
+        for callback in self._read_listeners:
             try:
-                hook(rel)
+                callback(rel)
             except Exception:
-                log.debug("access hook failed for %s", rel, exc_info=True)
+                log.debug("a read listener failed for %s", rel, exc_info=True)
 
     # ------------------------------------------------------------ writing
     def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None) -> bytes:

@@ -20,7 +20,7 @@ from contextfs.manager import ContextManager
 from contextfs.scopes.topics import Topics
 
 from .agent import EvolvingAgent, Outcome
-from .cleanup import CleanupReport, cleanup, track_access
+from .cleanup import ACCESS_FILE, CleanupReport, cleanup, track_access
 from .compaction import compact
 from .llm import resolve_llm
 from .summaries import summarize, summarize_all
@@ -239,4 +239,4 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     done = summarize(ctx, "project/glossary.md")
     say(f"summarize project/glossary.md offline ({done.summary_by}): {done.abstract[:90]}")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in .contextfs/cache/access.json")
+    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in {ACCESS_FILE}")

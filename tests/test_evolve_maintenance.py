@@ -103,6 +103,27 @@ def test_cleanup_archives_unread_files_tracks_access_without_commits(tmp_path: P
     assert_clean(root)
 
 
+def test_read_listeners_see_every_read_and_never_break_one(tmp_path: Path) -> None:
+    """Access tracking rests on ctx.add_read_listener: relative paths of read/get, not read_raw."""
+    ctx = ContextManager(tmp_path / "c", index=False)
+    ctx.write("notes/a.md", "# A\n")
+    seen: list[str] = []
+
+    def broken(rel: str) -> None:
+        raise RuntimeError("a listener bug")
+
+    ctx.add_read_listener(broken)
+    ctx.add_read_listener(seen.append)
+    assert ctx.read("notes/a.md") == "# A\n"  # the failing listener does not break the read
+    ctx.get("./notes/a.md")
+    ctx.read_raw("notes/a.md")
+    assert seen == ["notes/a.md", "notes/a.md"]
+    access = track_access(ctx)
+    assert track_access(ctx) is access  # one log, registered once
+    ctx.read("notes/a.md")
+    assert access.last_read("notes/a.md") is not None
+
+
 def test_corrupt_access_cache_heals_without_archiving_everything(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "c"
     ctx = ContextManager(root, index=False)
