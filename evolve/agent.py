@@ -1,9 +1,9 @@
 """The evolving agent: after every task, record what was learned.
 
-Keeps the seed's usage — ``await EvolvingAgent(ctx, llm).complete_task(task, result,
-success)`` — and its behaviour: ``task/current.md`` is archived to ``task/history/``, a
-failed task yields a lesson in ``memory/lessons.md``, and new facts go to
-``memory/facts.md`` unless the model says there are none. What it adds:
+``await EvolvingAgent(ctx, llm).complete_task(task, result, success)`` archives
+``task/current.md`` to ``task/history/``, records a lesson in ``memory/lessons.md`` when
+the task failed, and adds new facts to ``memory/facts.md`` unless the model says there
+are none. On the way:
 
 * every model call happens *before* anything is written, and a failing or malformed
   answer raises :class:`EvolveError` with the tree and history untouched;
@@ -95,7 +95,7 @@ def parse_lesson(text: str) -> tuple[str | None, str] | None:
     """(title, lesson) from the model's answer; None when it says nothing was learned.
 
     Accepts the JSON the prompt asks for (with chatter around it) or a plain prose
-    lesson, as the seed stored ``lesson.content`` directly. Broken JSON is an error.
+    lesson (a model that ignores the format still teaches something). Broken JSON is an error.
     """
     found, value = find_json(text)
     if found:
@@ -136,7 +136,7 @@ class EvolvingAgent:
         self.ctx = ctx
         self.llm = llm
 
-    # ------------------------------------------------------------ the seed's call
+    # ------------------------------------------------------------ completing a task
     async def complete_task(self, task: str, result: str, success: bool) -> Outcome:
         """Archive the task, learn a lesson on failure and new facts; one commit."""
         task, result = self._check(task, result)
@@ -182,7 +182,7 @@ class EvolvingAgent:
         return summarize_files(self.ctx, llm=self.llm, stale_only=stale_only)
 
     def compact(self, history: Sequence[Any], topics: Topics, **options: Any) -> CompactionResult:
-        """Compact a conversation span into a summary and topic updates (seed 002)."""
+        """Compact a conversation span into a summary and topic updates (see :mod:`.compaction`)."""
         return compact_history(history, topics, llm=self.llm, **options)
 
     def cleanup(self, older_than_days: float = 30, dry_run: bool = False) -> CleanupReport:

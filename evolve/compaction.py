@@ -1,4 +1,4 @@
-"""Compaction into topics (seed 002): the compactor does all the writing.
+"""Compaction into topics: the compactor does all the writing.
 
 When a conversation span outgrows its budget, one model call turns it into a general
 summary plus decisions about topics. For every topic open at some point in the span
@@ -234,8 +234,8 @@ def compact(
 
     ``topics`` is a :class:`contextfs.scopes.topics.Topics`. ``budget`` defaults to the
     configured compaction budget; a span within it is left alone unless ``force``.
-    ``rule`` replaces the default relevance rule (say what makes a topic relevant in
-    your application, as seed 002 recommends).
+    ``rule`` replaces the default relevance rule: say what makes a topic relevant in your
+    application (the default is generic, and a specific rule compacts better).
     """
     try:
         result = run_sync(_acompact(history, topics, llm=llm, budget=budget, rule=rule,

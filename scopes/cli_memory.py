@@ -171,7 +171,7 @@ def recall_cmd(ctx: ContextManager, query: str, session_: str | None, roles: tup
 
 
 def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
-    """The seed's worked example: pin, archive, chat 60 turns, recall by search with the source."""
+    """The worked example of docs/memory.md: pin, archive, chat 60 turns, recall by search with the source."""
     mem = Memory(ctx)
     with ctx.provenance(session="monday", turn=1):
         mem.core_memory_append("user_profile", "Priya, Hyderabad, 2027 batch")

@@ -1,8 +1,8 @@
 """``ScopedContext``: the context an agent sees for a project, task or subtask scope.
 
-The seed's ``get_context()`` concatenated whole files; it is kept, with its exact output
-format, for callers that set no budget. :meth:`ScopedContext.assemble` is the budgeted
-form: it turns the scope rules into ranked candidates, optionally pages in the best
+Without a budget, :meth:`ScopedContext.get_context` returns the scope's whole files as
+plain ``## <path>`` sections joined by ``---`` (a stable format callers parse).
+:meth:`ScopedContext.assemble` is the budgeted form: it turns the scope rules into ranked candidates, optionally pages in the best
 matches for a query from the rest of the tree, and hands everything to the packer, which
 guarantees ``view.tokens <= budget`` and explains every choice in ``view.items`` and
 ``view.dropped``. With ``as_of=REV`` every byte is read from that commit, so an auditor
@@ -25,7 +25,7 @@ from contextfs.errors import ConfigError, ContextFSError, TopicError
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_source, pack, resolve_rev
 from .pagein import PAGERS, rank
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
-from .tiers import render, seed_section
+from .tiers import plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
 __all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
@@ -71,8 +71,8 @@ class ScopedContext:
         self.pager = pager
 
     @property
-    def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - the seed's attribute name
-        """The rule paths per level, in the seed's shape (for code written against the seed)."""
+    def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - a public name callers already use
+        """The rule paths per level as a plain dict of lists (read-only view of ``rules``)."""
         return {level: [r.path for r in rules] for level, rules in self.rules.levels.items()}
 
     # ------------------------------------------------------------ candidates
@@ -132,14 +132,15 @@ class ScopedContext:
 
     # ------------------------------------------------------------ views
     def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
-        """The scope's context as text: the seed's format without a budget, a packed view with one."""
+        """The scope's context as text: whole files in the plain format without a budget, a packed view with one."""
         budget = self.budget or self.rules.budgets.get(scope)
         if budget is not None:
             return self.assemble(scope, subtask_id, budget=budget).text
-        return self._seed_format(scope, subtask_id)
+        return self._plain_text(scope, subtask_id)
 
-    def _seed_format(self, scope: str, subtask_id: str | None) -> str:
-        """``## <path>\n<body>`` sections joined by ``---``, in the seed's order and labels."""
+    def _plain_text(self, scope: str, subtask_id: str | None) -> str:
+        """``## <path>\n<body>`` sections joined by ``---``: pinned core memory, project, task,
+        subtask (labelled ``Subtask: <id>``), then lessons (labelled ``Lessons Learned``)."""
         subtask_id = check_subtask_id(subtask_id)
         levels = SCOPES[scope]
         order = {"pinned": 0, "project": 1, "task": 2, "subtask": 3, "lessons": 4}
@@ -164,7 +165,7 @@ class ScopedContext:
                 label = "Lessons Learned"
             else:
                 label = path
-            parts.append(seed_section(label, body))
+            parts.append(plain_section(label, body))
         return "\n\n---\n\n".join(parts)
 
     def assemble(

@@ -1,4 +1,4 @@
-"""ScopedContext: the seed's format, scope rules and config, page-in, as_of, the CLI."""
+"""ScopedContext: the plain format without a budget, scope rules and config, page-in, as_of, the CLI."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
 
 @pytest.fixture
-def seed_ctx(tmp_path):
+def plain_ctx(tmp_path):
     ctx = ContextManager(tmp_path / "my-project-context", index=False)
     ctx.write("project/README.md", "# E-commerce Platform\nNext.js + Postgres + Stripe")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n- Auth: NextAuth with Google OAuth")
@@ -41,10 +41,10 @@ def sample(tmp_path):
     ctx.close()
 
 
-def test_seed_example_1_output_format(seed_ctx: ContextManager) -> None:
+def test_plain_format_without_a_budget(plain_ctx: ContextManager) -> None:
     from contextfs import ScopedContext as Exported
 
-    scoped = Exported(seed_ctx)
+    scoped = Exported(plain_ctx)
     text = scoped.get_context(scope="task")
     assert text == (
         "## project/README.md\n# E-commerce Platform\nNext.js + Postgres + Stripe\n\n---\n\n"
@@ -52,19 +52,19 @@ def test_seed_example_1_output_format(seed_ctx: ContextManager) -> None:
         "## memory/preferences.md\n- Use TypeScript strict mode\n- Prefer server components\n\n---\n\n"
         "## skills/coding-style.md\n- camelCase variables\n- Zod for validation"
     )
-    seed_ctx.write("task/current.md", "Ship checkout")
-    seed_ctx.write("task/subtasks/pay.md", "Stripe webhooks")
-    seed_ctx.write("memory/lessons.md", "Read the docs")
+    plain_ctx.write("task/current.md", "Ship checkout")
+    plain_ctx.write("task/subtasks/pay.md", "Stripe webhooks")
+    plain_ctx.write("memory/lessons.md", "Read the docs")
     sub = scoped.get_context(scope="subtask", subtask_id="pay")
     assert sub.endswith("## task/current.md\nShip checkout\n\n---\n\n## Subtask: pay\nStripe webhooks\n\n---\n\n## Lessons Learned\nRead the docs")
     assert "task/current.md" not in scoped.get_context(scope="project")
 
 
-def test_core_memory_is_pinned_first(seed_ctx: ContextManager) -> None:
-    seed_ctx.write("memory/core/persona.md", "I am the checkout agent.")
-    text = ScopedContext(seed_ctx).get_context("project")
+def test_core_memory_is_pinned_first(plain_ctx: ContextManager) -> None:
+    plain_ctx.write("memory/core/persona.md", "I am the checkout agent.")
+    text = ScopedContext(plain_ctx).get_context("project")
     assert text.startswith("## memory/core/persona.md\nI am the checkout agent.\n\n---\n\n## project/README.md")
-    view = ScopedContext(seed_ctx, budget=60).assemble("task")
+    view = ScopedContext(plain_ctx, budget=60).assemble("task")
     assert view.items[0].path == "memory/core/persona.md" and view.items[0].pinned
     assert view.tokens <= 60
 

@@ -1,4 +1,4 @@
-"""Open/closed topics (seed 002): open_topic's exact answers, the block, config validation, the CLI."""
+"""Open/closed topics: open_topic's exact answers, the block, config validation, the CLI."""
 
 from __future__ import annotations
 
