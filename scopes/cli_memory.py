@@ -83,6 +83,8 @@ def core_cmd(ctx: ContextManager, label: str | None, append_: str | None, replac
         blocks = [mem.core(label)]
     else:
         blocks = mem.core_blocks()
+        for item in blocks.skipped:  # on stderr, so --json output stays one document
+            click.echo(f"skipped {item.path}: {item.reason}", err=True)
     echo_data(blocks, as_json, lambda bs: "\n\n".join(_show_block(b) for b in bs) or "no core blocks")
 
 

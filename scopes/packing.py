@@ -9,6 +9,8 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
   total over);
 * pinned candidates are always shown whole; if they alone do not fit, :class:`BudgetError`
   names them and their sizes;
+* a candidate whose file cannot be read (binary, not UTF-8, broken frontmatter) is left
+  out and listed in ``view.dropped`` as ``unreadable: ...``, pinned or not;
 * when the rest does not fit, items step down the tier ladder (full → excerpt → overview →
   abstract → cue), the least important first, one tier per round, and only when every item
   sits at its lowest allowed tier does anything get dropped (least important first);
@@ -34,7 +36,7 @@ from contextfs.tokens import get_counter
 
 from .tiers import TIERS, Source, query_terms, render
 
-__all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "pack", "resolve_rev"]
+__all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "load_or_drop", "load_source", "pack", "resolve_rev"]
 
 log = logging.getLogger(__name__)
 
@@ -175,6 +177,22 @@ def load_source(ctx: Any, cand: Candidate, rev: str | None) -> Source | None:
     if data is None:
         return None
     return _from_bytes(rel, data, cand.title)
+
+
+def load_or_drop(ctx: Any, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
+    """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
+    exists but cannot be read (binary, not UTF-8, broken frontmatter...).
+
+    An unreadable file is left out and reported (in the view's ``dropped`` and a logged
+    warning), pinned or not: one bad file must never take every view down with it.
+    """
+    try:
+        return load_source(ctx, cand, rev)
+    except NotFoundError:
+        return None
+    except ContextFSError as exc:
+        log.warning("leaving %s out of the view: %s", cand.path, exc)
+        return DroppedItem(cand.path, f"unreadable: {exc}")
 
 
 # ----------------------------------------------------------------- packing
@@ -401,14 +419,9 @@ def _make_slot(
 ) -> _Slot | None:
     if cand.path in seen:
         return None
-    try:
-        src = load_source(ctx, cand, rev)
-    except NotFoundError:
-        src = None
-    except ContextFSError as exc:
-        if cand.pinned:
-            raise
-        dropped.append(DroppedItem(cand.path, f"unreadable: {exc}"))
+    src = load_or_drop(ctx, cand, rev)
+    if isinstance(src, DroppedItem):
+        dropped.append(src)
         return None
     seen.add(cand.path)
     if src is None:

@@ -22,10 +22,10 @@ from typing import Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
-from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_source, pack, resolve_rev
+from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_or_drop, pack, resolve_rev
 from .pagein import PAGERS, rank
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
-from .tiers import plain_section, render
+from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
 __all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
@@ -155,8 +155,8 @@ class ScopedContext:
                         keyed.append((order[group], rule.priority if group == "pinned" else i, len(keyed), path, level))
         parts: list[str] = []
         for _, _, _, path, level in sorted(keyed):
-            src = load_source(self.ctx, Candidate(path, "", 0), None)
-            if src is None or not src.body or src.trust == "quarantined":
+            src = load_or_drop(self.ctx, Candidate(path, "", 0), None)  # unreadable: logged, left out
+            if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
             body = src.body if src.trust == "trusted" else render(src, "full").partition("\n")[2]
             if level == "subtask" and subtask_id:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -238,3 +239,48 @@ def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
     with_topic = scoped.assemble("task", budget=4000, query=query, topic="customer-acme-onboarding")
     assert any(i.path.startswith("topics/customer-acme-onboarding/") for i in with_topic.items)
     assert not [i.path for i in with_topic.items if i.path.startswith("topics/") and "acme" not in i.path]
+
+
+@pytest.fixture
+def unreadable(tmp_path: Path) -> ContextManager:
+    """The sample tree with three files no view can read: UTF-16, Latin-1 and binary (a pinned block)."""
+    root = tmp_path / "bad"
+    shutil.copytree(SAMPLE, root)
+    (root / "memory/facts.md").write_bytes("# Facts\n- Postgres 16\n".encode("utf-16"))
+    (root / "memory/preferences.md").write_bytes("# Preferences\n- caf\xe9 au lait\n".encode("latin-1"))
+    (root / "memory/core/blob.md").write_bytes(b"\x00\x01binary\xff")
+    ctx = ContextManager(root, index=False)
+    yield ctx
+    ctx.close()
+
+
+UNREADABLE = ("memory/facts.md", "memory/preferences.md", "memory/core/blob.md")
+
+
+def test_an_unreadable_file_is_left_out_of_the_plain_view_and_logged(unreadable: ContextManager, caplog) -> None:
+    with caplog.at_level(logging.WARNING, logger="contextfs.scopes"):
+        text = ScopedContext(unreadable).get_context("task")
+    assert text.startswith("## memory/core/")  # the readable pinned blocks still lead
+    assert "## project/README.md" in text and "## task/current.md" in text
+    for rel in UNREADABLE:
+        assert f"## {rel}" not in text and rel in caplog.text
+
+
+@pytest.mark.parametrize("query", [None, "webhook retry backoff"])
+def test_an_unreadable_file_is_dropped_from_budgeted_views_with_the_reason(unreadable: ContextManager, query) -> None:
+    view = ScopedContext(unreadable, budget=3000).assemble("task", query=query)
+    assert view.tokens <= 3000
+    dropped = {d.path: d.reason for d in view.dropped}
+    assert dropped["memory/facts.md"].startswith("unreadable:") and "UTF-8" in dropped["memory/facts.md"]
+    assert dropped["memory/preferences.md"].startswith("unreadable:") and "not valid UTF-8" in dropped["memory/preferences.md"]
+    assert dropped["memory/core/blob.md"].startswith("unreadable:") and "binary" in dropped["memory/core/blob.md"]
+    assert view.tier_of("memory/core/persona.md") == "full" and view.tier_of("task/current.md") is not None
+    assert not any(item.path in UNREADABLE for item in view.items)
+
+
+def test_an_unreadable_pinned_block_leaves_topic_boot_views_working(unreadable: ContextManager) -> None:
+    from contextfs.scopes.topics import Topics
+
+    view = Topics(unreadable).boot("billing-migration", budget=4000)
+    assert "INV-2026-008841" in view.text
+    assert {"memory/facts.md", "memory/core/blob.md"} <= {d.path for d in view.dropped}

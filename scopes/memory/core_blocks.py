@@ -18,15 +18,17 @@ from typing import Any
 from contextfs.errors import (
     ConflictError,
     ContentError,
+    ContextFSError,
     InvalidPathError,
     MemoryLimitError,
     NotFoundError,
 )
 from contextfs.manager import ContextManager
 
+from ..packing import DroppedItem
 from ..poisoning import Verdict, apply_policy, assess, trust_of
 from .archive import Archive
-from .records import CORE_DIR, CoreBlock, MemorySettings, provenance
+from .records import CORE_DIR, CoreBlock, CoreBlocks, MemorySettings, provenance
 
 __all__ = ["CoreMemory"]
 
@@ -64,14 +66,19 @@ class CoreMemory:
                          tokens=self._settings.counter.count(body), trust=trust_of(meta),
                          verdict=verdict or Verdict(False, ()), quarantined_to=quarantined_to)
 
-    def blocks(self) -> list[CoreBlock]:
-        """Every core block, by label."""
-        out = []
+    def blocks(self) -> CoreBlocks:
+        """Every readable core block, by label; unreadable block files are logged and listed in ``.skipped``."""
+        out: list[CoreBlock] = []
+        skipped: list[DroppedItem] = []
         for rel in self._ctx.list(CORE_DIR):
             if rel.endswith(".md") and rel.count("/") == 2:
-                doc = self._ctx.get(rel)
-                out.append(self._block(rel.rsplit("/", 1)[1][:-3], rel, doc.body, doc.metadata))
-        return out
+                try:
+                    doc = self._ctx.get(rel)
+                    out.append(self._block(rel.rsplit("/", 1)[1][:-3], rel, doc.body, doc.metadata))
+                except ContextFSError as exc:
+                    log.warning("leaving core block %s out: %s", rel, exc)
+                    skipped.append(DroppedItem(rel, f"unreadable: {exc}"))
+        return CoreBlocks(out, skipped)
 
     def block(self, label: str) -> CoreBlock:
         """One core block (NotFoundError when it does not exist yet)."""

@@ -31,6 +31,7 @@ from .records import (
     DEFAULT_NEAR_DUPLICATE,
     ArchivalNote,
     CoreBlock,
+    CoreBlocks,
     MemoryHit,
     MemorySettings,
     Message,
@@ -99,8 +100,13 @@ class Memory:
         return self.settings.counter
 
     # ------------------------------------------------------------ core memory
-    def core_blocks(self) -> list[CoreBlock]:
-        """Every core block, by label."""
+    def core_blocks(self) -> CoreBlocks:
+        """Every readable core block, by label (a list).
+
+        A block file that cannot be read (binary, not UTF-8, broken frontmatter) is left
+        out with a logged warning and listed in the result's ``skipped`` as
+        ``DroppedItem(path, "unreadable: ...")``, so one bad file never hides the others.
+        """
         return self._core.blocks()
 
     def core(self, section: str) -> CoreBlock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -16,6 +17,7 @@ from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
 from contextfs.tokens import TokenCounter
 
+from ..packing import DroppedItem
 from ..poisoning import Verdict, render_memory
 
 __all__ = [
@@ -28,6 +30,7 @@ __all__ = [
     "SESSIONS_DIR",
     "ArchivalNote",
     "CoreBlock",
+    "CoreBlocks",
     "MemoryHit",
     "MemorySettings",
     "Message",
@@ -109,6 +112,19 @@ class CoreBlock:
     @property
     def remaining(self) -> int:
         return self.limit - self.tokens
+
+
+class CoreBlocks(list[CoreBlock]):
+    """Every readable core block, by label; ``skipped`` lists the block files left out, and why.
+
+    A list, so code that iterates the blocks keeps working; a block file that cannot be
+    read (binary, not UTF-8, broken frontmatter or limit) is reported here instead of
+    making the whole listing fail.
+    """
+
+    def __init__(self, blocks: Iterable[CoreBlock] = (), skipped: Iterable[DroppedItem] = ()) -> None:
+        super().__init__(blocks)
+        self.skipped: tuple[DroppedItem, ...] = tuple(skipped)
 
 
 @dataclass(frozen=True)
