@@ -34,6 +34,7 @@ from contextfs.document import blob_version, decode, parse
 from contextfs.errors import BudgetError, ConfigError, ContextFSError, NotFoundError
 from contextfs.tokens import get_counter
 
+from .arguments import check_int, check_number
 from .tiers import TIERS, Source, query_terms, render
 
 __all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "load_or_drop", "load_source", "pack", "resolve_rev"]
@@ -309,6 +310,9 @@ def _lines_of(text: str | None) -> str | None:
 
 
 def _check_candidates(candidates: Sequence[Candidate]) -> None:
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise ConfigError(f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
+                          "build them with Candidate(...)")
     for cand in candidates:
         if not isinstance(cand, Candidate):
             raise ConfigError(f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)")
@@ -334,10 +338,10 @@ def pack(
     of the budget left after the pinned items, each as a whole file when it fits there or
     as excerpts around the query; whatever they leave goes back to ``candidates``.
     """
-    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
-        raise ConfigError(f"budget must be a non-negative number of tokens, got {budget!r}; pass e.g. budget=2000")
-    if not 0.0 <= page_share <= 1.0:
-        raise ConfigError(f"page_share must be between 0 and 1, got {page_share!r}; the default is 0.35")
+    if budget is not None:
+        check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
+                  error=ConfigError)
+    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.35", error=ConfigError)
     _check_candidates(candidates)
     _check_candidates(paged)
     counter = get_counter(encoding)

@@ -22,6 +22,7 @@ from typing import Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
+from .arguments import check_choice, check_int, check_number, check_text
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_or_drop, pack, resolve_rev
 from .pagein import PAGERS, rank
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
@@ -51,8 +52,9 @@ class ScopedContext:
         pager: str = "exact",
     ) -> None:
         self.ctx = ctx
-        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
-            raise ConfigError(f"budget must be a positive number of tokens, got {budget!r}; pass e.g. budget=2000")
+        if budget is not None:
+            check_int(budget, "budget", minimum=1, expect="a positive number of tokens", fix="pass e.g. budget=2000",
+                      error=ConfigError)
         self.budget = budget
         if rules is None:
             rules = rules_from_config(ctx.config)
@@ -63,12 +65,9 @@ class ScopedContext:
         self.rules = rules
         self.encoding = encoding or rules.encoding
         share = rules.page_share if page_share is None else page_share
-        if not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
-            raise ConfigError(f"page_share must be from 0 to 0.9, got {share!r}; the default is {rules.page_share}")
-        self.page_share = float(share)
-        if pager not in PAGERS:
-            raise ConfigError(f"pager must be one of {', '.join(PAGERS)}, got {pager!r}")
-        self.pager = pager
+        self.page_share = check_number(share, "page_share", low=0, high=0.9, fix=f"the default is {rules.page_share}",
+                                       error=ConfigError)
+        self.pager = check_choice(pager, "pager", PAGERS, error=ConfigError)
 
     @property
     def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - a public name callers already use
@@ -100,6 +99,7 @@ class ScopedContext:
         self, scope: str = "task", subtask_id: str | None = None, *, topic: str | None = None, as_of: str | None = None
     ) -> list[Candidate]:
         """The scope's items as packer candidates, most important first."""
+        check_choice(scope, "scope", SCOPES)
         subtask_id = check_subtask_id(subtask_id)
         rev = resolve_rev(self.ctx, as_of)
         cache: dict[str, list[str]] = {}
@@ -133,6 +133,7 @@ class ScopedContext:
     # ------------------------------------------------------------ views
     def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
         """The scope's context as text: whole files in the plain format without a budget, a packed view with one."""
+        check_choice(scope, "scope", SCOPES)
         budget = self.budget or self.rules.budgets.get(scope)
         if budget is not None:
             return self.assemble(scope, subtask_id, budget=budget).text
@@ -179,8 +180,8 @@ class ScopedContext:
         as_of: str | None = None,
     ) -> ContextView:
         """A :class:`ContextView` of the scope, within ``budget`` (or the configured one)."""
-        if scope not in SCOPES:
-            raise ConfigError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
+        check_choice(scope, "scope", SCOPES)
+        check_text(query, "query", optional=True, fix="pass a few words to page in matching files, or None")
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
         cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)

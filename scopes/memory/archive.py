@@ -19,6 +19,7 @@ from contextfs.errors import ContentError, InvalidPathError, NotFoundError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
 
+from ..arguments import check_int, check_mapping, check_strings
 from ..poisoning import Verdict, apply_policy, assess, trust_of
 from .dedupe import DuplicateIndex
 from .records import (
@@ -43,12 +44,8 @@ def check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     """Tags lower-cased, spaces joined with '-', de-duplicated; ContentError for one that is not accepted."""
     if tags is None:
         return ()
-    if isinstance(tags, str):
-        tags = [tags]
     out: list[str] = []
-    for tag in tags:
-        if not isinstance(tag, str):
-            raise ContentError(f"tags must be strings, got {type(tag).__name__}; pass e.g. ['profile', 'offer']")
+    for tag in check_strings(tags, "tags", fix="pass e.g. ['profile', 'offer']", error=ContentError):
         norm = "-".join(tag.strip().lower().split())
         if not _TAG.match(norm):
             raise ContentError(f"tag {tag!r} is not accepted; use 1-64 lowercase letters, digits and . _ -")
@@ -125,6 +122,7 @@ class Archive:
         if not isinstance(text, str) or not text.strip():
             raise ContentError("archival_memory_insert needs non-empty text; pass the fact to remember")
         tag_list = check_tags(tags)
+        check_mapping(extra, "extra", optional=True, fix="pass a dict of frontmatter keys to add, or None")
         verdict = assess(text)
         trust = apply_policy(verdict, self._settings.policy, what="the archival note")
         existing = self.duplicates.find(text, ignore=replacing)
@@ -181,7 +179,7 @@ class Archive:
         plain = " ".join(words(query)) if isinstance(query, str) else ""
         if not plain:
             raise ContentError("archival_memory_search needs a query; pass a few words about the fact you need")
-        top_k = max(1, int(top_k))
+        top_k = max(1, check_int(top_k, "top_k", fix="pass how many notes to return, e.g. 5"))
         filters: dict[str, Any] = {}
         tag_list = check_tags(tags)
         if tag_list:

@@ -24,6 +24,7 @@ from contextfs import clock
 from contextfs.errors import BudgetError, ContextFSError
 from contextfs.tokens import TokenCounter
 
+from ..arguments import check_int, check_number
 from .facade import Memory
 from .records import SESSIONS_DIR, Message
 from .text import content_words, raw_words
@@ -154,12 +155,11 @@ class ConversationBuffer:
         headroom: float = 0.3,
         resume: bool = True,
     ) -> None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < MIN_TOKENS:
-            raise BudgetError(f"max_tokens must be an integer of at least {MIN_TOKENS}, got {max_tokens!r}; give the window more room")
-        if not 0 < summary_share < 1:
-            raise BudgetError(f"summary_share must be between 0 and 1, got {summary_share!r}; use e.g. 0.25")
-        if not 0 <= headroom < 1:
-            raise BudgetError(f"headroom must be in [0, 1), got {headroom!r}; use e.g. 0.3")
+        check_int(max_tokens, "max_tokens", minimum=MIN_TOKENS, expect=f"an integer of at least {MIN_TOKENS}",
+                  fix="give the window more room", error=BudgetError)
+        summary_share = check_number(summary_share, "summary_share", low=0, high=1, low_open=True, high_open=True,
+                                     fix="use e.g. 0.25", error=BudgetError)
+        headroom = check_number(headroom, "headroom", low=0, high=1, high_open=True, fix="use e.g. 0.3", error=BudgetError)
         self.headroom = headroom
         self.memory = memory
         self.ctx = memory.ctx

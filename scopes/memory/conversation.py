@@ -18,6 +18,7 @@ from contextfs import clock
 from contextfs.errors import ContentError
 from contextfs.manager import ContextManager
 
+from ..arguments import check_int, check_strings, check_text
 from ..poisoning import assess
 from .records import (
     ROLES,
@@ -110,9 +111,11 @@ class ConversationLog:
         include_quarantined: bool = False,
     ) -> list[MemoryHit]:
         """Old messages matching ``query`` (all sessions unless one is named), best first."""
+        check_text(query, "query", fix="pass a few words, or '' for the newest messages", error=ContentError)
+        limit = max(1, check_int(limit, "limit", fix="pass how many messages to return, e.g. 10"))
         start, end = parse_time(since, "since"), parse_time(until, "until")
         if roles is not None:
-            roles = [roles] if isinstance(roles, str) else list(roles)
+            roles = check_strings(roles, "roles", fix=f"pass some of {', '.join(ROLES)}", error=ContentError)
             bad = [r for r in roles if r not in ROLES]
             if bad:
                 raise ContentError(f"role {bad[0]!r} is not accepted; use some of {', '.join(ROLES)}")
@@ -135,5 +138,5 @@ class ConversationLog:
         return [
             MemoryHit(path=f"{rel}#L{i + 1}", text=m.content, score=s, source=m.source, session=m.session,
                       turn=m.turn, updated=m.time, tags=(), trust=m.trust, role=m.role)
-            for s, m, rel, i in ranked[: max(1, int(limit))]
+            for s, m, rel, i in ranked[:limit]
         ]

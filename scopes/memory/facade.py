@@ -18,10 +18,11 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from contextfs.errors import ConfigError
+from contextfs.errors import ConfigError, ContentError
 from contextfs.manager import ContextManager
 from contextfs.tokens import TokenCounter, get_counter
 
+from ..arguments import check_text
 from ..poisoning import check_policy, policy_from_config
 from .archive import Archive
 from .conversation import ConversationLog
@@ -167,6 +168,7 @@ class Memory:
 
     def find_duplicate(self, text: str, *, ignore: str | None = None) -> str | None:
         """The path of an active note saying the same thing as ``text``, if any."""
+        check_text(text, "text", fix="pass the fact to look for", error=ContentError)
         return self._archive.duplicates.find(text, ignore=ignore)
 
     # ------------------------------------------------------------ conversation memory

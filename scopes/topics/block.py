@@ -19,6 +19,7 @@ from contextfs import clock
 from contextfs.errors import NotFoundError
 from contextfs.tokens import TokenCounter
 
+from ..arguments import check_text
 from .catalog import Catalog
 from .config import TopicsConfig
 from .files import STATE_FILE, topic_path
@@ -66,6 +67,8 @@ class Block:
         return self._state_doc()[1].strip()
 
     def set_general_summary(self, text: str) -> None:
+        """Replace the general summary (one commit); None keeps the current one."""
+        check_text(text, "text", optional=True, fix="pass the general summary as text")
         self._write_state("general-summary", "general", {}, body=text)
 
     def opened_since_compaction(self) -> list[str]:
@@ -85,6 +88,9 @@ class Block:
                        description: str | None = None) -> Topic:
         """Rewrite a topic's summary (the body of ``topic.md``) and its one-line index summary."""
         topic = self._catalog.get(name)
+        check_text(summary, "summary", fix="pass the topic's new summary as text")
+        check_text(one_line, "one_line", optional=True, fix="pass the one-line index summary as text, or None")
+        check_text(description, "description", optional=True, fix="pass the new cue description as text, or None")
         meta = {"summary": one_line if one_line is not None else summary_line(summary)}
         if description is not None:
             meta["description"] = " ".join(description.split())

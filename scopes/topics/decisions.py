@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from contextfs import clock
 from contextfs.errors import TopicError
 
+from ..arguments import check_strings, check_text
 from .catalog import Catalog
 from .files import (
     DECISIONS_FILE,
@@ -66,12 +67,15 @@ class Decisions:
         t = self._catalog.get(topic)
         if not isinstance(text, str) or not text.strip():
             raise TopicError("a decision needs its text; pass what was decided")
+        deps = [] if depends_on is None else check_strings(depends_on, "depends_on", fix="pass decision ids such as ['D2']")
+        check_text(supersedes, "supersedes", optional=True, fix="pass the id of the decision this replaces, e.g. 'D3'")
+        check_text(reason, "reason", optional=True, fix="pass why it was decided, as text")
+        check_text(title, "title", optional=True, fix="pass a short heading, or None for the first line of the text")
         ctx = self._catalog.ctx
         rel = t.path(DECISIONS_FILE)
         raw = ctx.read(rel)
         preamble, items = parse_decisions(raw if raw is not None else new_decisions_body(t.title))
         by_id = {d.id: d for d in items}
-        deps = [depends_on] if isinstance(depends_on, str) else list(depends_on or [])
         deps = [d.strip() for d in deps if d and d.strip()]
         for dep in deps:
             if dep not in by_id:
@@ -99,6 +103,7 @@ class Decisions:
 
     def chain_of(self, topic: str, decision_id: str) -> list[Decision]:
         """The decision and everything it rests on, roots first (a topological order)."""
+        check_text(decision_id, "decision_id", fix="pass a decision id such as 'D3'")
         items = {d.id: d for d in self.of(topic)}
         if decision_id not in items:
             raise TopicError(f"{topic} has no decision {decision_id!r} (ids: {', '.join(items) or 'none'}); check the id")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from contextfs import clock
 
+from ..arguments import check_int
 from .catalog import Catalog
 from .config import TopicsConfig
 from .files import (
@@ -52,7 +53,10 @@ class Exchanges:
 
     def render(self, name: str, limit: int | None = None) -> str:
         """The newest ``limit`` exchanges (``[topics] boot_exchanges``) as numbered lines."""
-        limit = self._config.boot_exchanges if limit is None else limit
+        if limit is None:
+            limit = self._config.boot_exchanges
+        else:
+            check_int(limit, "limit", fix="pass how many recent exchanges to show, e.g. 20")
         if limit <= 0:
             return ""
         data = self._catalog.ctx.read_raw(topic_path(name, EXCHANGES_FILE))

@@ -17,6 +17,7 @@ from typing import Any
 from contextfs import clock
 from contextfs.errors import TopicError
 
+from ..arguments import check_strings, check_text
 from .catalog import Catalog
 from .exchanges import Exchanges
 from .files import (
@@ -68,6 +69,10 @@ class Lifecycle:
         check_slug(slug)
         if status not in STATUSES:
             raise TopicError(f"status {status!r} is not one of {', '.join(STATUSES)}; pick one of them")
+        check_text(summary, "summary", fix="pass the topic's summary as text ('' for none)")
+        check_text(one_line, "one_line", optional=True, fix="pass the one-line index summary as text, or None")
+        terms = {key: check_strings(value, key, fix=f"pass {key} as a list of strings")
+                 for key, value in (("vocabulary", vocabulary), ("aliases", aliases), ("tasks", tasks))}
         ctx = self._catalog.ctx
         if ctx.exists(topic_path(slug)):
             raise TopicError(f"topic {slug!r} already exists; switch to it, or pick another name with name=...")
@@ -80,12 +85,12 @@ class Lifecycle:
             "open": bool(open),
             "last_active": clock.iso(),
             "summary": one_line if one_line is not None else (summary_line(summary) if summary else ""),
-            "vocabulary": list(as_terms(list(vocabulary))),
+            "vocabulary": list(as_terms(terms["vocabulary"])),
         }
-        if aliases:
-            meta["aliases"] = list(as_terms(list(aliases)))
-        if tasks:
-            meta["tasks"] = list(as_terms(list(tasks)))
+        if terms["aliases"]:
+            meta["aliases"] = list(as_terms(terms["aliases"]))
+        if terms["tasks"]:
+            meta["tasks"] = list(as_terms(terms["tasks"]))
         body = summary.strip() + "\n" if summary.strip() else ""
         with self._catalog.transaction("create", slug, slug):
             ctx.write(topic_path(slug), body, meta)

@@ -15,6 +15,7 @@ import re
 
 from contextfs.errors import ContextFSError, TopicError
 
+from ..arguments import check_text
 from . import detection
 from .catalog import Catalog
 from .config import TopicsConfig
@@ -59,6 +60,7 @@ class Routing:
     def tag_task(self, name: str, task_id: str) -> Topic:
         """Record that ``task_id`` belongs to a topic, so its results route there."""
         topic = self._catalog.get(name)
+        check_text(task_id, "task_id", fix="pass the task id as text, e.g. 'TW-3001'")
         if not _TASK_TAG.fullmatch(f"[task:{task_id}]"):
             raise TopicError(f"task id {task_id!r} is not accepted; use letters, digits and . _ : @ / -")
         if task_id in topic.tasks:

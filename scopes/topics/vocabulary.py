@@ -14,6 +14,7 @@ from pathlib import Path
 
 from contextfs import store
 
+from ..arguments import check_strings
 from ..derived import VOCABULARY_FILE
 from .catalog import Catalog
 from .files import item_text
@@ -51,8 +52,9 @@ class Vocabulary:
     def set(self, name: str, terms: Iterable[str]) -> list[str]:
         """Replace a topic's frontmatter terms (one commit); republish them if it is active."""
         topic = self._catalog.get(name)
+        chosen = check_strings(terms, "terms", fix="pass the terms as a list of strings")
         with self._catalog.transaction("vocabulary", topic.name, topic.name):
-            self._catalog.update_meta(topic.name, {"vocabulary": list(as_terms(list(terms)))})
+            self._catalog.update_meta(topic.name, {"vocabulary": list(as_terms(chosen))})
         if topic.status == "active":
             self.sync()
         return self.of(topic.name)

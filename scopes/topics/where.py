@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from contextfs import clock
 
+from ..arguments import check_int
 from .catalog import Catalog
 from .config import TopicsConfig
 from .files import WHERE_FILE, WhereAreWe, canonical_section, item_text, new_where_body
@@ -69,7 +70,10 @@ class WhereState:
         Older ones leave the file (git history keeps every version); returns them.
         """
         topic = self._catalog.get(name)
-        keep = self._config.keep_completed if keep is None else max(0, int(keep))
+        if keep is None:
+            keep = self._config.keep_completed
+        else:
+            keep = max(0, check_int(keep, "keep", fix="pass how many Recently Completed items to keep, e.g. 10"))
         state = self.state(topic.name)
         done = state.section("Recently Completed")
         dropped = done[: max(0, len(done) - keep)]
