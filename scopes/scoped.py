@@ -159,7 +159,7 @@ class ScopedContext:
             src = load_or_drop(self.ctx, Candidate(path, "", 0), None)  # unreadable: logged, left out
             if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
-            body = src.body if src.trust == "trusted" else render(src, "full").partition("\n")[2]
+            body = src.body if src.trust == "trusted" else (render(src, "full") or "").partition("\n")[2]
             if level == "subtask" and subtask_id:
                 label = f"Subtask: {subtask_id}"
             elif path == "memory/lessons.md":

@@ -18,6 +18,7 @@ its own small API:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterable
 
 from contextfs.errors import TopicError
@@ -167,7 +168,7 @@ class Topics:
                          index=self._index, budget=budget, as_of=as_of, encoding=self.encoding)
 
     # -------------------------------------------------------------- the index
-    def index(self) -> list[IndexEntry]:
+    def index(self) -> builtins.list[IndexEntry]:  # `list` is a method name in this class
         """The awareness layer: every topic's id, title, status, last_active, one-line summary, size."""
         return self._index.entries()
 
