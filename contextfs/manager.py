@@ -372,9 +372,8 @@ class ContextManager:
         return parse(decode(data, rel), rel, version=blob_version(data))
 
     def _touched(self, rel: str) -> None:
-        legacy = getattr(self, "_access_hook", None)
-        callbacks = [*self._read_listeners, legacy] if legacy is not None else self._read_listeners
-        for callback in callbacks:
+        """Tell the read listeners; a failing listener never breaks a read."""
+        for callback in self._read_listeners:
             try:
                 callback(rel)
             except Exception:  # access tracking must never break a read

@@ -1,9 +1,9 @@
 """The evolving agent: after every task, record what was learned.
 
-Keeps the seed's usage — ``await EvolvingAgent(ctx, llm).complete_task(task, result,
-success)`` — and its behaviour: ``task/current.md`` is archived to ``task/history/``, a
-failed task yields a lesson in ``memory/lessons.md``, and new facts go to
-``memory/facts.md`` unless the model says there are none. What it adds:
+``await EvolvingAgent(ctx, llm).complete_task(task, result, success)`` archives
+``task/current.md`` to ``task/history/``, records a lesson in ``memory/lessons.md`` when
+the task failed, and adds new facts to ``memory/facts.md`` unless the model says there
+are none. On the way:
 
 * every model call happens *before* anything is written, and a failing or malformed
   answer raises :class:`EvolveError` with the tree and history untouched;
@@ -27,12 +27,20 @@ from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
 from contextfs.scopes.poisoning import assess
+from contextfs.scopes.topics import Topics
 
 from . import prompts
+from .cleanup import CleanupReport
+from .cleanup import cleanup as run_cleanup
+from .compaction import CompactionResult
+from .compaction import compact as compact_history
 from .entries import Change, EntryFile
 from .hygiene import clean, rewrite_with_model
 from .llm import ask, require_model, run_sync
 from .parsing import extract_items, find_json, strip_chatter
+from .summaries import Summary
+from .summaries import summarize as summarize_file
+from .summaries import summarize_all as summarize_files
 
 __all__ = ["EvolvingAgent", "Outcome", "Rejected", "parse_lesson"]
 
@@ -87,7 +95,7 @@ def parse_lesson(text: str) -> tuple[str | None, str] | None:
     """(title, lesson) from the model's answer; None when it says nothing was learned.
 
     Accepts the JSON the prompt asks for (with chatter around it) or a plain prose
-    lesson, as the seed stored ``lesson.content`` directly. Broken JSON is an error.
+    lesson (a model that ignores the format still teaches something). Broken JSON is an error.
     """
     found, value = find_json(text)
     if found:
@@ -128,7 +136,7 @@ class EvolvingAgent:
         self.ctx = ctx
         self.llm = llm
 
-    # ------------------------------------------------------------ the seed's call
+    # ------------------------------------------------------------ completing a task
     async def complete_task(self, task: str, result: str, success: bool) -> Outcome:
         """Archive the task, learn a lesson on failure and new facts; one commit."""
         task, result = self._check(task, result)
@@ -165,27 +173,21 @@ class EvolvingAgent:
                             notes=("no model configured: lessons and facts were not extracted",))
 
     # ------------------------------------------------------------ other steps
-    def summarize(self, path: str) -> Any:
+    def summarize(self, path: str) -> Summary:
         """Write ``abstract``/``overview`` for one file (see :mod:`.summaries`)."""
-        from .summaries import summarize
+        return summarize_file(self.ctx, path, llm=self.llm)
 
-        return summarize(self.ctx, path, llm=self.llm)
+    def summarize_all(self, stale_only: bool = True) -> list[Summary]:
+        """Summarize every markdown file (or only stale ones); one commit."""
+        return summarize_files(self.ctx, llm=self.llm, stale_only=stale_only)
 
-    def summarize_all(self, stale_only: bool = True) -> Any:
-        from .summaries import summarize_all
+    def compact(self, history: Sequence[Any], topics: Topics, **options: Any) -> CompactionResult:
+        """Compact a conversation span into a summary and topic updates (see :mod:`.compaction`)."""
+        return compact_history(history, topics, llm=self.llm, **options)
 
-        return summarize_all(self.ctx, llm=self.llm, stale_only=stale_only)
-
-    def compact(self, history: Sequence[Any], topics: Any, **options: Any) -> Any:
-        """Compact a conversation span into a summary and topic updates (seed 002)."""
-        from .compaction import compact
-
-        return compact(history, topics, llm=self.llm, **options)
-
-    def cleanup(self, older_than_days: float = 30, dry_run: bool = False) -> Any:
-        from .cleanup import cleanup
-
-        return cleanup(self.ctx, older_than_days=older_than_days, dry_run=dry_run, llm=self.llm)
+    def cleanup(self, older_than_days: float = 30, dry_run: bool = False) -> CleanupReport:
+        """Archive files nobody read for ``older_than_days`` and merge duplicate lessons; one commit."""
+        return run_cleanup(self.ctx, older_than_days=older_than_days, dry_run=dry_run, llm=self.llm)
 
     # ------------------------------------------------------------ internals
     @staticmethod

@@ -1,10 +1,10 @@
 """Periodic cleanup: archive what nobody reads, consolidate lessons.
 
-Access times live in the derived cache ``.contextfs/cache/access.json`` — never in
-commits, because a commit per read would bury real history and make every read a
-write. :func:`track_access` installs the manager's access hook; reads through
-``ctx.read``/``ctx.get`` then stamp the cache (throttled to one disk write per file per
-minute). Like every cache it heals: a corrupt or missing file starts a fresh log, and a
+Access times live in a derived cache (:data:`ACCESS_FILE`), never in commits, because
+a commit per read would bury real history and make every read a write.
+:func:`track_access` registers a read listener on the manager
+(``ctx.add_read_listener``); reads through ``ctx.read``/``ctx.get`` then stamp the cache
+(throttled to one disk write per file per minute). Like every cache it heals: a corrupt or missing file starts a fresh log, and a
 file's age is then counted from when tracking started, so a new or lost cache can never
 make everything look stale at once.
 
@@ -20,6 +20,7 @@ import fnmatch
 import json
 import logging
 import threading
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -29,9 +30,12 @@ from contextfs import clock, store
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
+from contextfs.scopes.derived import CACHE_DIR
+from contextfs.scopes.poisoning import assess
 
 from . import prompts
 from .entries import Change, EntryFile
+from .hygiene import clean
 from .llm import ask, run_sync
 from .parsing import extract_json
 
@@ -47,7 +51,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ACCESS_FILE = ".contextfs/cache/access.json"
+ACCESS_FILE = f"{CACHE_DIR}/access.json"
 ARCHIVE_DIR = "archive"
 #: Never archived for being unread: always-loaded files, memory tiers, topics, logs.
 DEFAULT_PROTECT = (
@@ -75,8 +79,8 @@ def _parse_time(value: Any) -> datetime | None:
 class AccessLog:
     """Last-read times per path, in the derived cache (merged with disk on every flush)."""
 
-    def __init__(self, root: Path) -> None:
-        self.path = root / ACCESS_FILE
+    def __init__(self, state_folder: Path) -> None:
+        self.path = state_folder / ACCESS_FILE
         self._lock = threading.Lock()
         self._corrupt = False
         self.started, self.files = self._load()
@@ -133,14 +137,19 @@ class AccessLog:
                 log.warning("could not write the access log: %s", exc)
 
 
+# One access log per manager, registered once as its read listener; weak keys, so a
+# closed manager is not kept alive by the tracking.
+_TRACKED: weakref.WeakKeyDictionary[ContextManager, AccessLog] = weakref.WeakKeyDictionary()
+_TRACKED_LOCK = threading.Lock()
+
+
 def track_access(ctx: ContextManager) -> AccessLog:
-    """Install the access hook on ``ctx`` (idempotent) and return its log."""
-    existing = getattr(ctx, "_access_log", None)
-    if isinstance(existing, AccessLog):
-        return existing
-    access = AccessLog(ctx.root)
-    ctx._access_log = access  # type: ignore[attr-defined]
-    ctx._access_hook = access.touch  # type: ignore[attr-defined]
+    """Record every ``ctx.read``/``ctx.get`` in the access log (idempotent); return the log."""
+    with _TRACKED_LOCK:
+        access = _TRACKED.get(ctx)
+        if access is None:
+            access = _TRACKED[ctx] = AccessLog(ctx.state.path)
+            ctx.add_read_listener(access.touch)
     return access
 
 
@@ -228,10 +237,6 @@ async def _model_groups(llm: Any, file: EntryFile) -> list[dict[str, Any]]:
 
 
 def _consolidate(ctx: ContextManager, path: str, kind: str, groups: list[dict[str, Any]]) -> tuple[str | None, list[Change]]:
-    from contextfs.scopes.poisoning import assess
-
-    from .hygiene import clean
-
     body = ctx.read(path)
     if body is None:
         return None, []

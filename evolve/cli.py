@@ -17,9 +17,11 @@ import click
 from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
+from contextfs.scopes.topics import Topics
 
 from .agent import EvolvingAgent, Outcome
-from .cleanup import CleanupReport, cleanup, track_access
+from .cleanup import ACCESS_FILE, CleanupReport, cleanup, track_access
+from .compaction import compact
 from .llm import resolve_llm
 from .summaries import summarize, summarize_all
 
@@ -136,10 +138,6 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
     Example:
       contextfs evolve compact --session s-20261105 --llm openai:gpt-4o-mini
     """
-    from contextfs.scopes.topics import Topics
-
-    from .compaction import compact
-
     if bool(session_id) == bool(file_path):
         raise EvolveError("pass exactly one of --session ID or --file PATH.jsonl")
     rel = file_path or f"sessions/{session_id}.jsonl"
@@ -215,6 +213,8 @@ _SCRIPT = [
 
 def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     """A failed task becomes a lesson (scripted model: no API key needed)."""
+    # Imported here on purpose: LangChain's chat-model stack adds about 0.36 s to every CLI
+    # start (measured with python -X importtime), and only this demo needs a fake model.
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     say("SCRIPTED MODEL: no real LLM is configured, so a FakeListChatModel replays canned answers;")
@@ -239,4 +239,4 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     done = summarize(ctx, "project/glossary.md")
     say(f"summarize project/glossary.md offline ({done.summary_by}): {done.abstract[:90]}")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in .contextfs/cache/access.json")
+    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in {ACCESS_FILE}")

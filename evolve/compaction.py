@@ -1,4 +1,4 @@
-"""Compaction into topics (seed 002): the compactor does all the writing.
+"""Compaction into topics: the compactor does all the writing.
 
 When a conversation span outgrows its budget, one model call turns it into a general
 summary plus decisions about topics. For every topic open at some point in the span
@@ -26,7 +26,7 @@ from typing import Any
 
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.scopes.poisoning import assess
-from contextfs.scopes.topic_files import slugify
+from contextfs.scopes.topics import Topic, Topics, open_section, slugify
 
 from . import prompts
 from .llm import ask, require_model, run_sync
@@ -101,12 +101,11 @@ def _scrub(text: str, what: str) -> str:
     return " ".join(kept).strip()
 
 
-def _section_cost(counter: Any, name: str, description: str, summary: str) -> int:
-    head = f"### {name} — {description}" if description else f"### {name}"
-    return counter.count(f"{head}\n{summary.strip()}\n" if summary.strip() else head + "\n")
+def _section_cost(topics: Topics, name: str, description: str, summary: str) -> int:
+    return topics.counter.count(open_section(name, description, summary))
 
 
-def _parse_answer(value: Any, span: dict[str, Any], existing: set[str]) -> tuple[str, list[TopicDecision], list[str]]:
+def _parse_answer(value: Any, span: dict[str, Topic], existing: set[str]) -> tuple[str, list[TopicDecision], list[str]]:
     if not isinstance(value, dict):
         raise EvolveError("the compactor's answer is not a JSON object; retry the compaction")
     summary = value.get("summary")
@@ -154,16 +153,16 @@ def _parse_answer(value: Any, span: dict[str, Any], existing: set[str]) -> tuple
     return _scrub(summary, "the general summary"), list(decisions.values()), ignored
 
 
-def _fit_budget(topics: Any, decisions: list[TopicDecision], span: dict[str, Any]) -> tuple[list[TopicDecision], list[str]]:
+def _fit_budget(topics: Topics, decisions: list[TopicDecision], span: dict[str, Topic]) -> tuple[list[TopicDecision], list[str]]:
     limit = topics.config.max_open_tokens
     out = list(decisions)
     closed: list[str] = []
 
     def cost(d: TopicDecision) -> int:
         if d.new:
-            return _section_cost(topics.counter, d.name, d.description or "", d.summary or "")
+            return _section_cost(topics, d.name, d.description or "", d.summary or "")
         t = span[d.name]
-        return _section_cost(topics.counter, t.name, t.description, d.summary if d.summary is not None else (t.body or t.summary))
+        return _section_cost(topics, t.name, t.description, d.summary if d.summary is not None else (t.body or t.summary))
 
     while sum(cost(d) for d in out if d.open) > limit:
         victim = next(i for i in range(len(out) - 1, -1, -1) if out[i].open)
@@ -174,7 +173,7 @@ def _fit_budget(topics: Any, decisions: list[TopicDecision], span: dict[str, Any
     return out, closed
 
 
-async def _acompact(history: Sequence[Any], topics: Any, *, llm: Any, budget: int | None, rule: str | None,
+async def _acompact(history: Sequence[Any], topics: Topics, *, llm: Any, budget: int | None, rule: str | None,
                     summary_words: int, force: bool) -> CompactionResult:
     transcript = render_history(history)
     tokens = topics.counter.count(transcript)
@@ -184,12 +183,12 @@ async def _acompact(history: Sequence[Any], topics: Any, *, llm: Any, budget: in
     require_model(llm, "compaction")
     all_topics = topics.list(include_archived=False)
     existing = {t.name for t in topics.list(include_archived=True)}
-    opened = set(topics.opened_since_compaction())
+    opened = set(topics.block.opened_since_compaction())
     span = {t.name: t for t in all_topics if t.open or t.name in opened}
     span_info = [{"name": t.name, "description": t.description, "summary": t.body or t.summary} for t in span.values()]
     closed_names = sorted(existing - set(span))
     messages = prompts.compaction_messages(
-        transcript, topics.general_summary(), span_info, closed_names,
+        transcript, topics.block.general_summary(), span_info, closed_names,
         rule=rule or prompts.COMPACTION_RULE, summary_words=summary_words,
         max_open_tokens=topics.config.max_open_tokens,
     )
@@ -200,7 +199,7 @@ async def _acompact(history: Sequence[Any], topics: Any, *, llm: Any, budget: in
                             decisions=decisions, closed_for_budget=closed_for_budget, ignored=ignored)
 
 
-def _apply(topics: Any, result: CompactionResult) -> None:
+def _apply(topics: Topics, result: CompactionResult) -> None:
     ctx = topics.ctx
     names = ",".join(d.name for d in result.decisions) or "none"
     head = ctx.git.head()
@@ -212,10 +211,10 @@ def _apply(topics: Any, result: CompactionResult) -> None:
                               summary=d.summary or "", open=d.open)
                 continue
             if d.summary is not None:
-                topics.update_summary(d.name, d.summary)
+                topics.block.update_summary(d.name, d.summary)
             topics.set_open(d.name, d.open)
-        topics.set_general_summary(result.summary)
-        topics.mark_compacted()
+        topics.block.set_general_summary(result.summary)
+        topics.block.mark_compacted()
     after = ctx.git.head()
     result.commit = after if after != head else None
     log.info("compaction wrote %s (topics: %s)", result.commit, names)
@@ -223,7 +222,7 @@ def _apply(topics: Any, result: CompactionResult) -> None:
 
 def compact(
     history: Sequence[Any],
-    topics: Any,
+    topics: Topics,
     *,
     llm: Any = None,
     budget: int | None = None,
@@ -235,8 +234,8 @@ def compact(
 
     ``topics`` is a :class:`contextfs.scopes.topics.Topics`. ``budget`` defaults to the
     configured compaction budget; a span within it is left alone unless ``force``.
-    ``rule`` replaces the default relevance rule (say what makes a topic relevant in
-    your application, as seed 002 recommends).
+    ``rule`` replaces the default relevance rule: say what makes a topic relevant in your
+    application (the default is generic, and a specific rule compacts better).
     """
     try:
         result = run_sync(_acompact(history, topics, llm=llm, budget=budget, rule=rule,

@@ -20,6 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from contextfs.errors import EvolveError
+
 from . import prompts
 from .llm import ask
 from .parsing import extract_json
@@ -175,8 +177,6 @@ async def rewrite_with_model(llm: Any, items: Sequence[str]) -> list[str | None]
     The answer must be a JSON list the same length as ``items``; each rewrite is filtered
     again deterministically. Raises EvolveError on a malformed answer.
     """
-    from contextfs.errors import EvolveError
-
     if not items:
         return []
     text = await ask(llm, prompts.hygiene_messages(items), step="sentiment rewrite")

@@ -47,7 +47,7 @@ def resolve_llm(spec: str | None) -> Any:
     provider, sep, model = spec.partition(":")
     if not sep or not provider.strip() or not model.strip():
         raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
-    try:
+    try:  # 'langchain' is the optional [llm] extra: imported only when a model is asked for
         from langchain.chat_models import init_chat_model
     except ImportError:
         raise EvolveError(

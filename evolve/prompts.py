@@ -37,7 +37,7 @@ def _data(label: str, text: str) -> str:
 
 
 def lesson_messages(task: str, result: str) -> list:
-    """The seed's question, "What went wrong? Extract a concise lesson", as JSON."""
+    """Ask "What went wrong? Extract a concise lesson", with the answer as JSON."""
     return [
         SystemMessage(_SYSTEM),
         HumanMessage(
@@ -51,7 +51,7 @@ def lesson_messages(task: str, result: str) -> list:
 
 
 def facts_messages(task: str, result: str, existing: Sequence[tuple[str, str]]) -> list:
-    """The seed's "Any new facts discovered? List them or say NONE", with dedupe hints."""
+    """Ask "Any new facts discovered? List them or say NONE", with the known facts as dedupe hints."""
     listing = "\n".join(f"{fid}: {text}" for fid, text in existing) or "(none yet)"
     return [
         SystemMessage(_SYSTEM),
@@ -114,7 +114,7 @@ def consolidate_messages(lessons: Sequence[tuple[str, str]]) -> list:
     ]
 
 
-#: The default relevance rule (seed 002): generic, to be replaced per application.
+#: The default relevance rule: generic on purpose; applications replace it with their own.
 COMPACTION_RULE = (
     "A topic is relevant while the conversation is still with it. Close a topic when the "
     "conversation has moved on from it, even if it is unresolved; when unsure, close it — "

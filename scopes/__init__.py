@@ -7,12 +7,26 @@
   decision chains, routed notifications and open/closed topics under a budget.
 - :class:`Memory` and :class:`ConversationBuffer` are the MemGPT-style tiers: pinned
   core blocks, an archive searched by the index, and a recall log with eviction.
+
+Layout: the view assembly sits at the top — :mod:`.scoped` (``ScopedContext``),
+:mod:`.rules` (scope rules), :mod:`.packing` (the budget packer), :mod:`.tiers` (the five
+renderings of a file), :mod:`.pagein` (query page-in ranking), :mod:`.poisoning` (the guard
+for instruction-like text), :mod:`.arguments` (argument checks), :mod:`.derived` (paths of
+derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` and
+:mod:`.memory` packages.
 """
 
 from __future__ import annotations
 
-from .buffer import ConversationBuffer
-from .memory import ArchivalNote, CoreBlock, Memory, MemoryHit, Message
+from .memory import (
+    ArchivalNote,
+    ConversationBuffer,
+    CoreBlock,
+    CoreBlocks,
+    Memory,
+    MemoryHit,
+    Message,
+)
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
 from .poisoning import Verdict, assess, render_untrusted
 from .rules import Rule, ScopeRules, default_rules
@@ -25,6 +39,7 @@ __all__ = [
     "ContextView",
     "ConversationBuffer",
     "CoreBlock",
+    "CoreBlocks",
     "DroppedItem",
     "IndexEntry",
     "Memory",

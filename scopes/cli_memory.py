@@ -13,8 +13,7 @@ import click
 from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.manager import ContextManager
 
-from .buffer import ConversationBuffer
-from .memory import CoreBlock, Memory, MemoryHit
+from .memory import ConversationBuffer, CoreBlock, Memory, MemoryHit
 from .poisoning import POLICIES
 
 __all__ = ["demo", "memory"]
@@ -84,6 +83,8 @@ def core_cmd(ctx: ContextManager, label: str | None, append_: str | None, replac
         blocks = [mem.core(label)]
     else:
         blocks = mem.core_blocks()
+        for item in blocks.skipped:  # on stderr, so --json output stays one document
+            click.echo(f"skipped {item.path}: {item.reason}", err=True)
     echo_data(blocks, as_json, lambda bs: "\n\n".join(_show_block(b) for b in bs) or "no core blocks")
 
 
@@ -172,7 +173,7 @@ def recall_cmd(ctx: ContextManager, query: str, session_: str | None, roles: tup
 
 
 def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
-    """The seed's worked example: pin, archive, chat 60 turns, recall by search with the source."""
+    """The worked example of docs/memory.md: pin, archive, chat 60 turns, recall by search with the source."""
     mem = Memory(ctx)
     with ctx.provenance(session="monday", turn=1):
         mem.core_memory_append("user_profile", "Priya, Hyderabad, 2027 batch")

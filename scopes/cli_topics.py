@@ -7,10 +7,11 @@ from typing import Any
 
 import click
 
-from ..cliutil import echo_data, pass_manager, translate_errors
-from ..manager import ContextManager
-from .topic_files import SECTIONS, item_text
-from .topics import Topics
+from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.manager import ContextManager
+
+from .derived import VOCABULARY_FILE
+from .topics import SECTIONS, Topics, item_text
 
 __all__ = ["demo", "topic"]
 
@@ -152,9 +153,9 @@ def show(ctx: ContextManager, name: str, section: str | None, as_json: bool) -> 
     """A topic's card and where-are-we state."""
     topics = Topics(ctx)
     t = topics.get(name)
-    state = topics.state(t.name)
+    state = topics.where.state(t.name)
     if as_json:
-        echo_data({"topic": t, "state": state.sections, "vocabulary": topics.vocabulary(t.name)}, True)
+        echo_data({"topic": t, "state": state.sections, "vocabulary": topics.vocabulary.of(t.name)}, True)
         return
     if section:
         for raw in state.section(section):
@@ -190,16 +191,16 @@ def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...]) ->
     if action == "append":
         if len(args) != 2:
             raise click.UsageError(f"append needs SECTION and TEXT; sections: {', '.join(SECTIONS)}")
-        click.echo(topics.append_state(name, args[0], args[1]))
+        click.echo(topics.where.append(name, args[0], args[1]))
     elif action == "complete":
         if len(args) != 1:
             raise click.UsageError("complete needs the item's text (or a unique part of it)")
-        click.echo(topics.complete(name, args[0]))
+        click.echo(topics.where.complete(name, args[0]))
     elif action == "finalize":
-        dropped = topics.finalize(name)
+        dropped = topics.where.finalize(name)
         click.echo(f"finalized; {len(dropped)} old completed item(s) left the file (git keeps them)")
     else:
-        cleared = topics.clear_notifications(name)
+        cleared = topics.where.clear_notifications(name)
         click.echo(f"cleared {len(cleared)} notification(s)")
         for raw in cleared:
             click.echo(f"  {item_text(raw)}")
@@ -222,7 +223,7 @@ Example:
 def decide(ctx: ContextManager, name: str, text: str, reason: str | None, depends_on: tuple[str, ...],
            supersedes: str | None) -> None:
     """Record a decision with its reason and dependencies; prints its id."""
-    click.echo(Topics(ctx).decide(name, text, depends_on=list(depends_on), supersedes=supersedes, reason=reason))
+    click.echo(Topics(ctx).decisions.decide(name, text, depends_on=list(depends_on), supersedes=supersedes, reason=reason))
 
 
 @topic.command(
@@ -238,7 +239,7 @@ Example:
 @pass_manager
 def chain(ctx: ContextManager, name: str, decision_id: str) -> None:
     """The dependency chain of a decision from its root, with each reason."""
-    click.echo(Topics(ctx).chain(name, decision_id).rstrip("\n"))
+    click.echo(Topics(ctx).decisions.chain(name, decision_id).rstrip("\n"))
 
 
 @topic.command(
@@ -284,7 +285,7 @@ Example:
 @pass_manager
 def block(ctx: ContextManager) -> None:
     """The open/closed topics block: general summary, open summaries, closed cues."""
-    click.echo(Topics(ctx).render_block().rstrip("\n"))
+    click.echo(Topics(ctx).block.render().rstrip("\n"))
 
 
 @topic.command(
@@ -300,7 +301,7 @@ Example:
 @pass_manager
 def detect(ctx: ContextManager, message: str, as_json: bool) -> None:
     """Which topic a message is about (names first, then BM25; no model)."""
-    found = Topics(ctx).detect_explain(message)
+    found = Topics(ctx).routing.explain(message)
 
     def text(d: Any) -> str:
         if d.name is None:
@@ -312,6 +313,7 @@ def detect(ctx: ContextManager, message: str, as_json: bool) -> None:
 
 @topic.command(
     "vocab",
+    help=f"A topic's transcription vocabulary (the active topic's terms are also in {VOCABULARY_FILE}).",
     epilog="""\b
 Example:
   contextfs topic vocab billing-migration
@@ -321,8 +323,8 @@ Example:
 @translate_errors
 @pass_manager
 def vocab(ctx: ContextManager, name: str) -> None:
-    """A topic's transcription vocabulary (the active one's is in .contextfs/active-vocabulary.txt)."""
-    click.echo(", ".join(Topics(ctx).vocabulary(name)))
+    """A topic's transcription vocabulary (the help text names the file of the active topic's terms)."""
+    click.echo(", ".join(Topics(ctx).vocabulary.of(name)))
 
 
 def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
@@ -330,10 +332,10 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     topics = Topics(ctx)
     topics.create("School run rota", "The family's weekly school-run rota; relevant when kids, school or Tuesdays come up",
                   name="school-run", vocabulary=["rota", "pickup"])
-    topics.append_state("school-run", "Key Facts", "Tuesday pickup is at 15:10 from Lindenhof Grundschule, gate B.")
+    topics.where.append("school-run", "Key Facts", "Tuesday pickup is at 15:10 from Lindenhof Grundschule, gate B.")
     topics.create("Home network", "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
                   name="home-network", vocabulary=["mesh", "VLAN"])
-    topics.append_state("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
+    topics.where.append("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
     say("created topics school-run and home-network (each fact written to its own where-are-we.md)")
     a = topics.switch("school-run", budget=3000)
     say(f"switch -> school-run: boot context {a.tokens} tokens, items: "
@@ -342,13 +344,13 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     topics.record("Who picks up on Tuesday?", "You do, 15:10 at gate B.")
     b = topics.switch("home-network", budget=3000)
     say(f"switch -> home-network: sees 'channel 149': {'channel 149' in b.text}; sees 'gate B': {'gate B' in b.text}")
-    topics.tag_task("home-network", "router-fw")
+    topics.routing.tag_task("home-network", "router-fw")
     found = topics.route("[task:router-fw] firmware 7.2 installed on the router")
     say(f"route a sub-agent result while home-network is active: {found.action} ({found.topic})")
     later = topics.route("the school run rota for next term is out")
     say(f"route a school result: {later.action} under {later.topic}'s Pending Notifications")
-    did = topics.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")
-    say(f"decision {did} recorded; chain:\n" + topics.chain("home-network", did).rstrip())
+    did = topics.decisions.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")
+    say(f"decision {did} recorded; chain:\n" + topics.decisions.chain("home-network", did).rstrip())
     say(f"detect('who picks up the kids on tuesday?') -> {getattr(topics.detect('who picks up the kids on tuesday?'), 'name', None)}")
     say(f"open_topic('k8s-cost-cuts') -> {topics.open_topic('k8s-cost-cuts')[:70]}...")
     say(f"open_topic('k8s-cost-cuts') again -> {topics.open_topic('k8s-cost-cuts')}")

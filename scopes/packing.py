@@ -9,6 +9,8 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
   total over);
 * pinned candidates are always shown whole; if they alone do not fit, :class:`BudgetError`
   names them and their sizes;
+* a candidate whose file cannot be read (binary, not UTF-8, broken frontmatter) is left
+  out and listed in ``view.dropped`` as ``unreadable: ...``, pinned or not;
 * when the rest does not fit, items step down the tier ladder (full → excerpt → overview →
   abstract → cue), the least important first, one tier per round, and only when every item
   sits at its lowest allowed tier does anything get dropped (least important first);
@@ -20,6 +22,7 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -31,9 +34,10 @@ from contextfs.document import blob_version, decode, parse
 from contextfs.errors import BudgetError, ConfigError, ContextFSError, NotFoundError
 from contextfs.tokens import get_counter
 
+from .arguments import check_int, check_number
 from .tiers import TIERS, Source, query_terms, render
 
-__all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "pack", "resolve_rev"]
+__all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "load_or_drop", "load_source", "pack", "resolve_rev"]
 
 log = logging.getLogger(__name__)
 
@@ -176,6 +180,22 @@ def load_source(ctx: Any, cand: Candidate, rev: str | None) -> Source | None:
     return _from_bytes(rel, data, cand.title)
 
 
+def load_or_drop(ctx: Any, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
+    """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
+    exists but cannot be read (binary, not UTF-8, broken frontmatter...).
+
+    An unreadable file is left out and reported (in the view's ``dropped`` and a logged
+    warning), pinned or not: one bad file must never take every view down with it.
+    """
+    try:
+        return load_source(ctx, cand, rev)
+    except NotFoundError:
+        return None
+    except ContextFSError as exc:
+        log.warning("leaving %s out of the view: %s", cand.path, exc)
+        return DroppedItem(cand.path, f"unreadable: {exc}")
+
+
 # ----------------------------------------------------------------- packing
 class _Slot:
     __slots__ = ("cand", "src", "order", "level", "text", "cost", "min_level", "paged", "full_cost")
@@ -283,8 +303,6 @@ class _Packer:
 def _lines_of(text: str | None) -> str | None:
     if not text:
         return None
-    import re
-
     found = re.findall(r"^\[lines? (\d+)(?:-(\d+))?", text, flags=re.M)
     if not found:
         return None
@@ -292,6 +310,9 @@ def _lines_of(text: str | None) -> str | None:
 
 
 def _check_candidates(candidates: Sequence[Candidate]) -> None:
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise ConfigError(f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
+                          "build them with Candidate(...)")
     for cand in candidates:
         if not isinstance(cand, Candidate):
             raise ConfigError(f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)")
@@ -317,10 +338,10 @@ def pack(
     of the budget left after the pinned items, each as a whole file when it fits there or
     as excerpts around the query; whatever they leave goes back to ``candidates``.
     """
-    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 0):
-        raise ConfigError(f"budget must be a non-negative number of tokens, got {budget!r}; pass e.g. budget=2000")
-    if not 0.0 <= page_share <= 1.0:
-        raise ConfigError(f"page_share must be between 0 and 1, got {page_share!r}; the default is 0.35")
+    if budget is not None:
+        check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
+                  error=ConfigError)
+    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.35", error=ConfigError)
     _check_candidates(candidates)
     _check_candidates(paged)
     counter = get_counter(encoding)
@@ -402,14 +423,9 @@ def _make_slot(
 ) -> _Slot | None:
     if cand.path in seen:
         return None
-    try:
-        src = load_source(ctx, cand, rev)
-    except NotFoundError:
-        src = None
-    except ContextFSError as exc:
-        if cand.pinned:
-            raise
-        dropped.append(DroppedItem(cand.path, f"unreadable: {exc}"))
+    src = load_or_drop(ctx, cand, rev)
+    if isinstance(src, DroppedItem):
+        dropped.append(src)
         return None
     seen.add(cand.path)
     if src is None:

@@ -1,7 +1,7 @@
 """Scope rules: which files belong to the project, task and subtask scopes, and how much they matter.
 
-The built-in rules are the seed's (project: README, facts, preferences, coding style; task:
-``task/current.md``; subtask: ``task/subtasks/<id>.md``; lessons always), plus pinned core
+The built-in rules: project: README, facts, preferences, coding style; task:
+``task/current.md``; subtask: ``task/subtasks/<id>.md``; lessons in every scope; plus pinned core
 memory (``memory/core/*.md``) in every scope. Scopes nest: a task scope holds the project
 items, a subtask scope holds the task items. A root can replace any level in
 ``.contextfs/config.toml``::
@@ -89,7 +89,7 @@ class ScopeRules:
 
 
 def default_rules() -> ScopeRules:
-    """The seed's rules, with core memory pinned and the scope's own item first."""
+    """The built-in rules: core memory pinned, then the scope's own item, the project files and lessons."""
     return ScopeRules(levels={
         "always": (
             Rule("memory/core/*.md", 0, pinned=True, reason="core memory (pinned)"),

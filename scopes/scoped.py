@@ -1,8 +1,8 @@
 """``ScopedContext``: the context an agent sees for a project, task or subtask scope.
 
-The seed's ``get_context()`` concatenated whole files; it is kept, with its exact output
-format, for callers that set no budget. :meth:`ScopedContext.assemble` is the budgeted
-form: it turns the scope rules into ranked candidates, optionally pages in the best
+Without a budget, :meth:`ScopedContext.get_context` returns the scope's whole files as
+plain ``## <path>`` sections joined by ``---`` (a stable format callers parse).
+:meth:`ScopedContext.assemble` is the budgeted form: it turns the scope rules into ranked candidates, optionally pages in the best
 matches for a query from the rest of the tree, and hands everything to the packer, which
 guarantees ``view.tokens <= budget`` and explains every choice in ``view.items`` and
 ``view.dropped``. With ``as_of=REV`` every byte is read from that commit, so an auditor
@@ -22,10 +22,12 @@ from typing import Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
-from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_source, pack, resolve_rev
+from .arguments import check_choice, check_int, check_number, check_text
+from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_or_drop, pack, resolve_rev
 from .pagein import PAGERS, rank
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
-from .tiers import render, seed_section
+from .tiers import Source, plain_section, render
+from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
 __all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
 
@@ -33,7 +35,7 @@ log = logging.getLogger(__name__)
 
 #: How many ranked files page-in considers (it stops earlier when its share is spent).
 PAGE_IN_LIMIT = 8
-_TOPIC_FILES = (("where-are-we.md", 8), ("topic.md", 12), ("decisions.md", 15))
+_TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
 
 
 class ScopedContext:
@@ -50,8 +52,9 @@ class ScopedContext:
         pager: str = "exact",
     ) -> None:
         self.ctx = ctx
-        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget <= 0):
-            raise ConfigError(f"budget must be a positive number of tokens, got {budget!r}; pass e.g. budget=2000")
+        if budget is not None:
+            check_int(budget, "budget", minimum=1, expect="a positive number of tokens", fix="pass e.g. budget=2000",
+                      error=ConfigError)
         self.budget = budget
         if rules is None:
             rules = rules_from_config(ctx.config)
@@ -62,16 +65,13 @@ class ScopedContext:
         self.rules = rules
         self.encoding = encoding or rules.encoding
         share = rules.page_share if page_share is None else page_share
-        if not isinstance(share, (int, float)) or not 0 <= share <= 0.9:
-            raise ConfigError(f"page_share must be from 0 to 0.9, got {share!r}; the default is {rules.page_share}")
-        self.page_share = float(share)
-        if pager not in PAGERS:
-            raise ConfigError(f"pager must be one of {', '.join(PAGERS)}, got {pager!r}")
-        self.pager = pager
+        self.page_share = check_number(share, "page_share", low=0, high=0.9, fix=f"the default is {rules.page_share}",
+                                       error=ConfigError)
+        self.pager = check_choice(pager, "pager", PAGERS, error=ConfigError)
 
     @property
-    def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - the seed's attribute name
-        """The rule paths per level, in the seed's shape (for code written against the seed)."""
+    def SCOPE_RULES(self) -> dict[str, list[str]]:  # noqa: N802 - a public name callers already use
+        """The rule paths per level as a plain dict of lists (read-only view of ``rules``)."""
         return {level: [r.path for r in rules] for level, rules in self.rules.levels.items()}
 
     # ------------------------------------------------------------ candidates
@@ -99,6 +99,7 @@ class ScopedContext:
         self, scope: str = "task", subtask_id: str | None = None, *, topic: str | None = None, as_of: str | None = None
     ) -> list[Candidate]:
         """The scope's items as packer candidates, most important first."""
+        check_choice(scope, "scope", SCOPES)
         subtask_id = check_subtask_id(subtask_id)
         rev = resolve_rev(self.ctx, as_of)
         cache: dict[str, list[str]] = {}
@@ -118,7 +119,7 @@ class ScopedContext:
 
     def _topic_candidates(self, topic: str, rev: str | None, cache: dict[str, list[str]], seen: set[str]) -> list[Candidate]:
         slug = check_subtask_id(topic)
-        folder = f"topics/{slug}"
+        folder = f"{TOPICS_DIR}/{slug}"
         present = set(self._listing(folder, rev, cache))
         found = [
             Candidate(f"{folder}/{name}", f"topic {slug}: {name}", priority)
@@ -126,19 +127,21 @@ class ScopedContext:
             if f"{folder}/{name}" in present and f"{folder}/{name}" not in seen
         ]
         if not any(f"{folder}/{name}" in present for name, _ in _TOPIC_FILES):
-            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topics list`")
+            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`")
         return found
 
     # ------------------------------------------------------------ views
     def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
-        """The scope's context as text: the seed's format without a budget, a packed view with one."""
+        """The scope's context as text: whole files in the plain format without a budget, a packed view with one."""
+        check_choice(scope, "scope", SCOPES)
         budget = self.budget or self.rules.budgets.get(scope)
         if budget is not None:
             return self.assemble(scope, subtask_id, budget=budget).text
-        return self._seed_format(scope, subtask_id)
+        return self._plain_text(scope, subtask_id)
 
-    def _seed_format(self, scope: str, subtask_id: str | None) -> str:
-        """``## <path>\n<body>`` sections joined by ``---``, in the seed's order and labels."""
+    def _plain_text(self, scope: str, subtask_id: str | None) -> str:
+        """``## <path>\n<body>`` sections joined by ``---``: pinned core memory, project, task,
+        subtask (labelled ``Subtask: <id>``), then lessons (labelled ``Lessons Learned``)."""
         subtask_id = check_subtask_id(subtask_id)
         levels = SCOPES[scope]
         order = {"pinned": 0, "project": 1, "task": 2, "subtask": 3, "lessons": 4}
@@ -153,17 +156,17 @@ class ScopedContext:
                         keyed.append((order[group], rule.priority if group == "pinned" else i, len(keyed), path, level))
         parts: list[str] = []
         for _, _, _, path, level in sorted(keyed):
-            src = load_source(self.ctx, Candidate(path, "", 0), None)
-            if src is None or not src.body or src.trust == "quarantined":
+            src = load_or_drop(self.ctx, Candidate(path, "", 0), None)  # unreadable: logged, left out
+            if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
-            body = src.body if src.trust == "trusted" else render(src, "full").partition("\n")[2]
+            body = src.body if src.trust == "trusted" else (render(src, "full") or "").partition("\n")[2]
             if level == "subtask" and subtask_id:
                 label = f"Subtask: {subtask_id}"
             elif path == "memory/lessons.md":
                 label = "Lessons Learned"
             else:
                 label = path
-            parts.append(seed_section(label, body))
+            parts.append(plain_section(label, body))
         return "\n\n---\n\n".join(parts)
 
     def assemble(
@@ -177,8 +180,8 @@ class ScopedContext:
         as_of: str | None = None,
     ) -> ContextView:
         """A :class:`ContextView` of the scope, within ``budget`` (or the configured one)."""
-        if scope not in SCOPES:
-            raise ConfigError(f"unknown scope {scope!r}; use one of {', '.join(SCOPES)}")
+        check_choice(scope, "scope", SCOPES)
+        check_text(query, "query", optional=True, fix="pass a few words to page in matching files, or None")
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
         cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)
@@ -189,8 +192,8 @@ class ScopedContext:
                         pager=self.pager if rev is None else "exact")
             # Topics are isolated contexts: page-in never mixes another topic's files into
             # a view; only the topic the view was asked for (topic=...) may contribute.
-            own = f"topics/{check_subtask_id(topic)}/" if topic is not None else None
-            hits = [(p, s) for p, s in hits if not p.startswith("topics/") or (own and p.startswith(own))]
+            own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
+            hits = [(p, s) for p, s in hits if not p.startswith(f"{TOPICS_DIR}/") or (own and p.startswith(own))]
             paged = [
                 Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
                 for k, (path, score) in enumerate(hits[:PAGE_IN_LIMIT], start=1)

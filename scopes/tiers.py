@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .poisoning import render_untrusted
+
 __all__ = [
     "CUT_MARK",
     "TIERS",
@@ -31,8 +33,8 @@ __all__ = [
     "extract_overview",
     "query_terms",
     "join_sections",
+    "plain_section",
     "render",
-    "seed_section",
     "terms_of",
 ]
 
@@ -336,8 +338,6 @@ def _chunk_text(ch: Chunk) -> str:
 
 # ----------------------------------------------------------------- rendering
 def _fence(src: Source, text: str) -> str:
-    from .poisoning import render_untrusted
-
     return render_untrusted(text, src.source_label)
 
 
@@ -402,8 +402,8 @@ def _only_blank_between(chunks: Sequence[Chunk], a: Chunk, b: Chunk) -> bool:
     return not any(a.last < c.first < b.first for c in chunks)
 
 
-def seed_section(label: str, body: str) -> str:
-    """The seed's ``## <label>\\n<body>`` section, kept for ``get_context()`` without a budget."""
+def plain_section(label: str, body: str) -> str:
+    """A ``## <label>\\n<body>`` section: the format of ``get_context()`` without a budget."""
     return f"## {label}\n{body}"
 
 

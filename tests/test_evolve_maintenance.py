@@ -83,7 +83,7 @@ def test_cleanup_archives_unread_files_tracks_access_without_commits(tmp_path: P
     clock.now = T0 + timedelta(days=20)
     ctx.read("project/read.md")
     assert commit_count(root) == commits  # reads are never commits
-    stamps = json.loads((root / ACCESS_FILE).read_text())["files"]
+    stamps = json.loads((ctx.state.path / ACCESS_FILE).read_text())["files"]
     assert stamps["project/read.md"] == "2026-11-21T09:00:00Z"
     assert "access.json" not in git(root, "ls-files")
 
@@ -103,16 +103,37 @@ def test_cleanup_archives_unread_files_tracks_access_without_commits(tmp_path: P
     assert_clean(root)
 
 
+def test_read_listeners_see_every_read_and_never_break_one(tmp_path: Path) -> None:
+    """Access tracking rests on ctx.add_read_listener: relative paths of read/get, not read_raw."""
+    ctx = ContextManager(tmp_path / "c", index=False)
+    ctx.write("notes/a.md", "# A\n")
+    seen: list[str] = []
+
+    def broken(rel: str) -> None:
+        raise RuntimeError("a listener bug")
+
+    ctx.add_read_listener(broken)
+    ctx.add_read_listener(seen.append)
+    assert ctx.read("notes/a.md") == "# A\n"  # the failing listener does not break the read
+    ctx.get("./notes/a.md")
+    ctx.read_raw("notes/a.md")
+    assert seen == ["notes/a.md", "notes/a.md"]
+    access = track_access(ctx)
+    assert track_access(ctx) is access  # one log, registered once
+    ctx.read("notes/a.md")
+    assert access.last_read("notes/a.md") is not None
+
+
 def test_corrupt_access_cache_heals_without_archiving_everything(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "c"
     ctx = ContextManager(root, index=False)
     ctx.write("project/old.md", "# Old\n")
-    (root / ACCESS_FILE).parent.mkdir(parents=True, exist_ok=True)
-    (root / ACCESS_FILE).write_text("{not json")
+    (ctx.state.path / ACCESS_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (ctx.state.path / ACCESS_FILE).write_text("{not json")
     clock.now = T0 + timedelta(days=90)
     fresh = ContextManager(root, index=False)
     assert cleanup(fresh, older_than_days=30, dry_run=True).actions == []  # age counts from the new log
-    assert json.loads((root / ACCESS_FILE).read_text())["version"] == 1
+    assert json.loads((ctx.state.path / ACCESS_FILE).read_text())["version"] == 1
 
 
 def test_cleanup_merges_duplicate_lessons_offline_and_with_a_model(tmp_path: Path, clock: Clock) -> None:
@@ -173,9 +194,9 @@ def test_compaction_closes_rewrites_starts_and_leaves_closed_topics_untouched(tm
     assert (root / "topics/ashmere/topic.md").read_bytes() == ashmere_before
     assert topics.get("lisa").open is False and "hair blue" in topics.get("lisa").body
     assert topics.get("ferry").open is True and topics.get("sister").open is True
-    assert topics.general_summary() == "Mara crossed the river."
-    assert topics.opened_since_compaction() == [] and topics.last_compaction()
-    block = topics.render_block()
+    assert topics.block.general_summary() == "Mara crossed the river."
+    assert topics.block.opened_since_compaction() == [] and topics.block.last_compaction()
+    block = topics.block.render()
     assert "- lisa — Lisa, the player's childhood friend" in block and "Wants a silver coin" in block
     assert_clean(root)
 
@@ -217,10 +238,10 @@ def test_compaction_needs_a_model_fits_budget_and_rejects_malformed(tmp_path: Pa
 
 def test_access_log_merges_concurrent_writers(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "c"
-    ContextManager(root, index=False)
-    one, two = cleanup_mod.AccessLog(root), cleanup_mod.AccessLog(root)
+    state = ContextManager(root, index=False).state.path
+    one, two = cleanup_mod.AccessLog(state), cleanup_mod.AccessLog(state)
     one.touch("a.md")
     clock.now = T0 + timedelta(minutes=5)
     two.touch("b.md")
-    files = json.loads((root / ACCESS_FILE).read_text())["files"]
+    files = json.loads((state / ACCESS_FILE).read_text())["files"]
     assert set(files) == {"a.md", "b.md"}

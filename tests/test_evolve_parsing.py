@@ -45,7 +45,7 @@ def test_message_text_accepts_messages_strings_and_blocks() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        # the seed's four examples
+        # the four examples of docs/evolve.md's hygiene table
         ("Alex seemed frustrated with the Docker setup", None),
         ("Docker setup is blocked on X", "Docker setup is blocked on X"),
         ("This was a rough debugging session", None),

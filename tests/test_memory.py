@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -98,6 +99,23 @@ def test_core_blocks_of_the_sample_tree(tmp_path: Path) -> None:
     assert set(blocks) == {"human", "persona"}
     assert blocks["human"].limit == 500 and 0 < blocks["human"].tokens < 500
     assert blocks["human"].trust == "trusted"
+
+
+def test_core_blocks_skip_and_report_a_block_that_cannot_be_read(tmp_path: Path, caplog) -> None:
+    shutil.copytree(SAMPLE, tmp_path / "s")
+    core = tmp_path / "s/memory/core"
+    (core / "blob.md").write_bytes(b"\x00\x01binary")
+    (core / "latin.md").write_bytes("Priya from Pune, caf\xe9\n".encode("latin-1"))
+    (core / "utf16.md").write_bytes("Priya\n".encode("utf-16"))
+    ctx = ContextManager(tmp_path / "s", index=False)
+    with caplog.at_level(logging.WARNING, logger="contextfs.scopes.memory"):
+        blocks = Memory(ctx).core_blocks()
+    assert [b.label for b in blocks] == ["human", "persona"]  # the readable ones, still a list
+    assert [d.path for d in blocks.skipped] == ["memory/core/blob.md", "memory/core/latin.md", "memory/core/utf16.md"]
+    assert all(d.reason.startswith("unreadable: memory/core/") for d in blocks.skipped)
+    assert "not valid UTF-8" in blocks.skipped[1].reason
+    for d in blocks.skipped:
+        assert d.path in caplog.text
 
 
 def test_bad_labels_and_limits_are_refused(ctx: ContextManager, mem: Memory) -> None:

@@ -78,3 +78,12 @@ def test_demo_runs_offline_on_the_sample(tmp_path: Path) -> None:
     assert "recalled: Priya has an Infosys offer at 4.5 LPA  <- session:monday turn:1" in text
     assert "[untrusted data from session:friday turn:1" in text
     assert "(all 120 lines are still there)" in text
+
+
+def test_core_listing_names_an_unreadable_block_on_stderr(tmp_path: Path) -> None:
+    root = tmp_path / "s"
+    shutil.copytree(SAMPLE, root)
+    (root / "memory/core/blob.md").write_bytes(b"\x00binary")
+    result = _run(root, "memory", "core", "--json")
+    assert [b["label"] for b in json.loads(result.stdout)] == ["human", "persona"]
+    assert "skipped memory/core/blob.md: unreadable:" in result.stderr

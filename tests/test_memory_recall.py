@@ -14,8 +14,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from conftest import assert_clean, commit_count
 from contextfs import ContextManager, clock
 from contextfs.errors import BudgetError, ContentError
-from contextfs.scopes.buffer import ConversationBuffer, ExtractiveSummarizer
-from contextfs.scopes.memory import Memory, Message
+from contextfs.scopes.memory import ConversationBuffer, ExtractiveSummarizer, Memory, Message
 from contextfs.tokens import get_counter
 
 

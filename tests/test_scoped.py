@@ -1,8 +1,9 @@
-"""ScopedContext: the seed's format, scope rules and config, page-in, as_of, the CLI."""
+"""ScopedContext: the plain format without a budget, scope rules and config, page-in, as_of, the CLI."""
 
 from __future__ import annotations
 
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -22,7 +23,7 @@ SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
 
 @pytest.fixture
-def seed_ctx(tmp_path):
+def plain_ctx(tmp_path):
     ctx = ContextManager(tmp_path / "my-project-context", index=False)
     ctx.write("project/README.md", "# E-commerce Platform\nNext.js + Postgres + Stripe")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n- Auth: NextAuth with Google OAuth")
@@ -41,10 +42,10 @@ def sample(tmp_path):
     ctx.close()
 
 
-def test_seed_example_1_output_format(seed_ctx: ContextManager) -> None:
+def test_plain_format_without_a_budget(plain_ctx: ContextManager) -> None:
     from contextfs import ScopedContext as Exported
 
-    scoped = Exported(seed_ctx)
+    scoped = Exported(plain_ctx)
     text = scoped.get_context(scope="task")
     assert text == (
         "## project/README.md\n# E-commerce Platform\nNext.js + Postgres + Stripe\n\n---\n\n"
@@ -52,19 +53,19 @@ def test_seed_example_1_output_format(seed_ctx: ContextManager) -> None:
         "## memory/preferences.md\n- Use TypeScript strict mode\n- Prefer server components\n\n---\n\n"
         "## skills/coding-style.md\n- camelCase variables\n- Zod for validation"
     )
-    seed_ctx.write("task/current.md", "Ship checkout")
-    seed_ctx.write("task/subtasks/pay.md", "Stripe webhooks")
-    seed_ctx.write("memory/lessons.md", "Read the docs")
+    plain_ctx.write("task/current.md", "Ship checkout")
+    plain_ctx.write("task/subtasks/pay.md", "Stripe webhooks")
+    plain_ctx.write("memory/lessons.md", "Read the docs")
     sub = scoped.get_context(scope="subtask", subtask_id="pay")
     assert sub.endswith("## task/current.md\nShip checkout\n\n---\n\n## Subtask: pay\nStripe webhooks\n\n---\n\n## Lessons Learned\nRead the docs")
     assert "task/current.md" not in scoped.get_context(scope="project")
 
 
-def test_core_memory_is_pinned_first(seed_ctx: ContextManager) -> None:
-    seed_ctx.write("memory/core/persona.md", "I am the checkout agent.")
-    text = ScopedContext(seed_ctx).get_context("project")
+def test_core_memory_is_pinned_first(plain_ctx: ContextManager) -> None:
+    plain_ctx.write("memory/core/persona.md", "I am the checkout agent.")
+    text = ScopedContext(plain_ctx).get_context("project")
     assert text.startswith("## memory/core/persona.md\nI am the checkout agent.\n\n---\n\n## project/README.md")
-    view = ScopedContext(seed_ctx, budget=60).assemble("task")
+    view = ScopedContext(plain_ctx, budget=60).assemble("task")
     assert view.items[0].path == "memory/core/persona.md" and view.items[0].pinned
     assert view.tokens <= 60
 
@@ -238,3 +239,48 @@ def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
     with_topic = scoped.assemble("task", budget=4000, query=query, topic="customer-acme-onboarding")
     assert any(i.path.startswith("topics/customer-acme-onboarding/") for i in with_topic.items)
     assert not [i.path for i in with_topic.items if i.path.startswith("topics/") and "acme" not in i.path]
+
+
+@pytest.fixture
+def unreadable(tmp_path: Path) -> ContextManager:
+    """The sample tree with three files no view can read: UTF-16, Latin-1 and binary (a pinned block)."""
+    root = tmp_path / "bad"
+    shutil.copytree(SAMPLE, root)
+    (root / "memory/facts.md").write_bytes("# Facts\n- Postgres 16\n".encode("utf-16"))
+    (root / "memory/preferences.md").write_bytes("# Preferences\n- caf\xe9 au lait\n".encode("latin-1"))
+    (root / "memory/core/blob.md").write_bytes(b"\x00\x01binary\xff")
+    ctx = ContextManager(root, index=False)
+    yield ctx
+    ctx.close()
+
+
+UNREADABLE = ("memory/facts.md", "memory/preferences.md", "memory/core/blob.md")
+
+
+def test_an_unreadable_file_is_left_out_of_the_plain_view_and_logged(unreadable: ContextManager, caplog) -> None:
+    with caplog.at_level(logging.WARNING, logger="contextfs.scopes"):
+        text = ScopedContext(unreadable).get_context("task")
+    assert text.startswith("## memory/core/")  # the readable pinned blocks still lead
+    assert "## project/README.md" in text and "## task/current.md" in text
+    for rel in UNREADABLE:
+        assert f"## {rel}" not in text and rel in caplog.text
+
+
+@pytest.mark.parametrize("query", [None, "webhook retry backoff"])
+def test_an_unreadable_file_is_dropped_from_budgeted_views_with_the_reason(unreadable: ContextManager, query) -> None:
+    view = ScopedContext(unreadable, budget=3000).assemble("task", query=query)
+    assert view.tokens <= 3000
+    dropped = {d.path: d.reason for d in view.dropped}
+    assert dropped["memory/facts.md"].startswith("unreadable:") and "UTF-8" in dropped["memory/facts.md"]
+    assert dropped["memory/preferences.md"].startswith("unreadable:") and "not valid UTF-8" in dropped["memory/preferences.md"]
+    assert dropped["memory/core/blob.md"].startswith("unreadable:") and "binary" in dropped["memory/core/blob.md"]
+    assert view.tier_of("memory/core/persona.md") == "full" and view.tier_of("task/current.md") is not None
+    assert not any(item.path in UNREADABLE for item in view.items)
+
+
+def test_an_unreadable_pinned_block_leaves_topic_boot_views_working(unreadable: ContextManager) -> None:
+    from contextfs.scopes.topics import Topics
+
+    view = Topics(unreadable).boot("billing-migration", budget=4000)
+    assert "INV-2026-008841" in view.text
+    assert {"memory/facts.md", "memory/core/blob.md"} <= {d.path for d in view.dropped}

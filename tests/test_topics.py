@@ -10,8 +10,7 @@ import pytest
 
 from conftest import assert_clean, commit_count, git
 from contextfs import ContextManager, TopicError
-from contextfs.scopes.topic_files import WhereAreWe, parse_decisions
-from contextfs.scopes.topics import Topics
+from contextfs.scopes.topics import Topics, WhereAreWe, parse_decisions
 
 DISTINCT = {
     "billing-migration": "INV-2026-008841",
@@ -124,20 +123,20 @@ def test_switch_pages_out_saves_and_commits_once(topics: Topics, sample: Context
 
 def test_switch_writes_active_vocabulary(topics: Topics, sample: ContextManager) -> None:
     topics.switch("billing-migration")
-    vocab = (sample.root / ".contextfs" / "active-vocabulary.txt").read_text()
+    vocab = sample.state.file("active-vocabulary.txt").read_text()
     assert "proration" in vocab and "Graviton" not in vocab
     topics.switch("k8s-cost-cuts")
-    vocab = (sample.root / ".contextfs" / "active-vocabulary.txt").read_text()
+    vocab = sample.state.file("active-vocabulary.txt").read_text()
     assert "Graviton" in vocab and "proration" not in vocab
     # git-ignored derived state
     assert git(sample.root, "status", "--porcelain").strip() == ""
     topics.close("k8s-cost-cuts")
-    assert (sample.root / ".contextfs" / "active-vocabulary.txt").read_text() == ""
+    assert sample.state.file("active-vocabulary.txt").read_text() == ""
 
 
 def test_vocabulary_merges_frontmatter_and_key_facts(topics: Topics) -> None:
-    topics.append_state("billing-migration", "Key Facts", 'Whisper prompt: "Chargebee, acct_tidewater_eu, proration"')
-    terms = topics.vocabulary("billing-migration")
+    topics.where.append("billing-migration", "Key Facts", 'Whisper prompt: "Chargebee, acct_tidewater_eu, proration"')
+    terms = topics.vocabulary.of("billing-migration")
     assert terms[0] == "proration" and "Chargebee" in terms and "acct_tidewater_eu" in terms
     assert [t.casefold() for t in terms].count("proration") == 1
 
@@ -185,8 +184,8 @@ def test_spawn_moves_exchanges_and_switches(topics: Topics, sample: ContextManag
     assert done.moved == 3 and done.topic.name == "gpu-troubleshooting"
     assert topics.active().name == "gpu-troubleshooting"
     assert sample.get("topics/customer-acme-onboarding/topic.md").metadata["status"] == "paged"
-    old = [e.user for e in topics.exchanges("customer-acme-onboarding")]
-    new = [e.user for e in topics.exchanges("gpu-troubleshooting")]
+    old = [e.user for e in topics.exchanges.of("customer-acme-onboarding")]
+    new = [e.user for e in topics.exchanges.of("gpu-troubleshooting")]
     assert old == ["question 1", "question 2", "question 3"]
     assert new == ["question 4", "question 5", "question 6"]
     # every line is valid JSON, no frontmatter in a .jsonl file
@@ -214,7 +213,7 @@ def test_close_archive_reopen(topics: Topics, sample: ContextManager, caplog) ->
     assert "topic close: billing-migration" in caplog.text
     assert "Contextfs-Topic: billing-migration" in _last_commit(sample.root)[1]
     topics.archive("billing-migration")
-    assert "billing-migration" not in topics.render_block()
+    assert "billing-migration" not in topics.block.render()
     assert "1 archived topic" in topics.render_index()
     assert topics.detect("proration mismatch on the invoice and dunning") is None
     t = topics.reopen("billing-migration")
@@ -224,24 +223,24 @@ def test_close_archive_reopen(topics: Topics, sample: ContextManager, caplog) ->
 # ---------------------------------------------------------------- state
 def test_state_append_complete_finalize_clear(topics: Topics, sample: ContextManager) -> None:
     rel = "topics/billing-migration/where-are-we.md"
-    topics.append_state("billing-migration", "in progress", "- [ ] Write the cutover runbook draft")
+    topics.where.append("billing-migration", "in progress", "- [ ] Write the cutover runbook draft")
     assert "- [ ] Write the cutover runbook draft" in sample.read(rel)
-    done = topics.complete("billing-migration", "cutover runbook draft")
+    done = topics.where.complete("billing-migration", "cutover runbook draft")
     assert done == "- [x] Write the cutover runbook draft"
     state = WhereAreWe.parse(sample.read(rel))
     assert not any("runbook draft" in i for i in state.section("In Progress"))
     assert state.section("Recently Completed")[-1] == done
     with pytest.raises(TopicError, match="no item in 'In Progress'"):
-        topics.complete("billing-migration", "nothing like this")
+        topics.where.complete("billing-migration", "nothing like this")
     # the other sections survive byte-for-byte
     assert "INV-2026-008841 (Growth to Enterprise upgrade on\n  2026-10-17)" in sample.read(rel)
     for i in range(12):
-        topics.append_state("billing-migration", "Recently Completed", f"old item {i}")
-    dropped = topics.finalize("billing-migration", keep=5)
-    assert len(dropped) == 10 and len(topics.state("billing-migration").section("Recently Completed")) == 5
-    cleared = topics.clear_notifications("billing-migration")
+        topics.where.append("billing-migration", "Recently Completed", f"old item {i}")
+    dropped = topics.where.finalize("billing-migration", keep=5)
+    assert len(dropped) == 10 and len(topics.where.state("billing-migration").section("Recently Completed")) == 5
+    cleared = topics.where.clear_notifications("billing-migration")
     assert len(cleared) == 1 and "Ines Albrecht" in cleared[0]
-    assert topics.state("billing-migration").section("Pending Notifications") == []
+    assert topics.where.state("billing-migration").section("Pending Notifications") == []
     log = git(sample.root, "log", "--format=%s", "--", rel).splitlines()
     assert log[:3] == ["topic-clear-notifications: billing-migration", "topic-finalize: billing-migration",
                        "topic-state: billing-migration"]
@@ -250,29 +249,29 @@ def test_state_append_complete_finalize_clear(topics: Topics, sample: ContextMan
 # ---------------------------------------------------------------- decisions
 def test_decide_chain_and_supersede(topics: Topics, sample: ContextManager) -> None:
     name = "billing-migration"
-    d5 = topics.decide(name, "Accept second-level proration", reason="Finance accepts rounding within EUR 1",
+    d5 = topics.decisions.decide(name, "Accept second-level proration", reason="Finance accepts rounding within EUR 1",
                        depends_on=["D4", "D3"])
     assert d5 == "D5"
-    d6 = topics.decide(name, "Round proration to the day via billing cycle anchor",
+    d6 = topics.decisions.decide(name, "Round proration to the day via billing cycle anchor",
                        reason="Finance changed its mind", supersedes="D5", depends_on="D4")
     assert d6 == "D6"
     _, items = parse_decisions(sample.read(f"topics/{name}/decisions.md"))
     by_id = {d.id: d for d in items}
     assert by_id["D5"].superseded_by == "D6"  # kept, marked, never removed
     assert by_id["D6"].supersedes == "D5" and by_id["D6"].depends_on == ["D4"]
-    chain = topics.chain(name, "D5")
+    chain = topics.decisions.chain(name, "D5")
     order = [line.split(":")[0].strip("└─► ").strip() for line in chain.splitlines()[1:] if ":" in line and "because" not in line]
     assert order.index("D1") < order.index("D2") < order.index("D4") < order.index("D5")
     assert order.index("D3") < order.index("D5")
     assert "because: Native metered pricing" in chain and "SUPERSEDED by D6" in chain
-    full = topics.render_decisions(name)
+    full = topics.decisions.render(name)
     assert "D5" in full and "SUPERSEDED by D6" in full
     with pytest.raises(TopicError, match="already superseded by D6"):
-        topics.decide(name, "x", supersedes="D5")
+        topics.decisions.decide(name, "x", supersedes="D5")
     with pytest.raises(TopicError, match="no decision 'D99' to depend on"):
-        topics.decide(name, "x", depends_on=["D99"])
+        topics.decisions.decide(name, "x", depends_on=["D99"])
     with pytest.raises(TopicError, match="no decision 'D42'"):
-        topics.chain(name, "D42")
+        topics.decisions.chain(name, "D42")
     subject, body = _last_commit(sample.root)
     assert subject == "topic-decide: billing-migration D6" and "Contextfs-Topic: billing-migration" in body
 
@@ -280,7 +279,7 @@ def test_decide_chain_and_supersede(topics: Topics, sample: ContextManager) -> N
 def test_decisions_file_round_trips_hand_edits(topics: Topics, sample: ContextManager) -> None:
     rel = "topics/k8s-cost-cuts/decisions.md"
     before = sample.read(rel)
-    topics.decide("k8s-cost-cuts", "Review spend monthly", reason="Drift creeps back", depends_on=["D5"])
+    topics.decisions.decide("k8s-cost-cuts", "Review spend monthly", reason="Drift creeps back", depends_on=["D5"])
     after = sample.read(rel)
     assert after.startswith(before.rstrip("\n"))  # existing decisions untouched
     assert "## D6: Review spend monthly" in after
@@ -288,12 +287,12 @@ def test_decisions_file_round_trips_hand_edits(topics: Topics, sample: ContextMa
 
 # ---------------------------------------------------------------- routing
 def test_route_to_paged_topic_files_a_notification(topics: Topics, sample: ContextManager) -> None:
-    topics.tag_task("billing-migration", "TW-3001")
+    topics.routing.tag_task("billing-migration", "TW-3001")
     before = commit_count(sample.root)
     result = topics.route("[task:TW-3001] reconcile.py now reports per-line differences")
     assert result.action == "filed" and result.topic == "billing-migration" and result.via == "task"
     assert commit_count(sample.root) == before + 1
-    pending = topics.state("billing-migration").section("Pending Notifications")
+    pending = topics.where.state("billing-migration").section("Pending Notifications")
     assert any("[task:TW-3001] reconcile.py now reports" in p for p in pending)
     assert "Contextfs-Task: TW-3001" in _last_commit(sample.root)[1]
     # the notification is waiting in the boot context when the user comes back
@@ -312,7 +311,7 @@ def test_route_by_subtask_topic_and_unmatched(topics: Topics, sample: ContextMan
     result = topics.route("retry policy done", task_id="retry-policy")
     assert result.action == "filed" and result.topic == "k8s-cost-cuts"
     assert any("[task:retry-policy] retry policy done" in p
-               for p in topics.state("k8s-cost-cuts").section("Pending Notifications"))
+               for p in topics.where.state("k8s-cost-cuts").section("Pending Notifications"))
     nothing = topics.route("the weather in Lisbon is sunny")
     assert nothing.action == "unmatched" and nothing.topic is None and nothing.text == "the weather in Lisbon is sunny"
 
@@ -334,10 +333,10 @@ def test_route_by_subtask_topic_and_unmatched(topics: Topics, sample: ContextMan
 def test_detect_is_deterministic(read_only_topics: Topics, message: str, expected: str | None) -> None:
     found = read_only_topics.detect(message)
     assert (found.name if found else None) == expected
-    assert read_only_topics.detect_explain(message) == read_only_topics.detect_explain(message)
+    assert read_only_topics.routing.explain(message) == read_only_topics.routing.explain(message)
 
 
 def test_detect_uses_aliases_first(topics: Topics) -> None:
     topics.create("Family logistics", "School runs", aliases=["kids"])
-    found = topics.detect_explain("what about the kids this week")
+    found = topics.routing.explain("what about the kids this week")
     assert found.name == "family-logistics" and found.method == "name"

@@ -1,4 +1,4 @@
-"""Open/closed topics (seed 002): open_topic's exact answers, the block, config validation, the CLI."""
+"""Open/closed topics: open_topic's exact answers, the block, config validation, the CLI."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from hypothesis import strategies as st
 from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
 from contextfs.scopes.cli_topics import topic
-from contextfs.scopes.topic_files import WhereAreWe, item_text
-from contextfs.scopes.topics import ALREADY_VISIBLE, DOES_NOT_EXIST, Topics, load_topics_config
+from contextfs.scopes.topics import (
+    ALREADY_VISIBLE,
+    DOES_NOT_EXIST,
+    Topics,
+    WhereAreWe,
+    item_text,
+    load_topics_config,
+)
 from contextfs.tokens import get_counter
 
 
@@ -42,12 +48,12 @@ def test_open_topic_answers_exactly(sample: ContextManager) -> None:
     answer = topics.open_topic("k8s-cost-cuts")  # closed: answers with its summary
     assert answer.startswith("In Q3 2026 the EKS compute bill")
     assert commit_count(sample.root) == before + 1  # the open is remembered, committed
-    assert topics.opened_since_compaction() == ["k8s-cost-cuts"]
+    assert topics.block.opened_since_compaction() == ["k8s-cost-cuts"]
     assert topics.open_topic("k8s-cost-cuts") == "already visible"
     assert commit_count(sample.root) == before + 1
     # the compactor resets the memory of opens
-    topics.mark_compacted()
-    assert topics.opened_since_compaction() == [] and topics.last_compaction()
+    topics.block.mark_compacted()
+    assert topics.block.opened_since_compaction() == [] and topics.block.last_compaction()
     assert topics.open_topic("k8s-cost-cuts").startswith("In Q3 2026")
     log = git(sample.root, "log", "--format=%s%n%b", "--", "topics/_state.md")
     assert "topic-open-topic: k8s-cost-cuts" in log and "Contextfs-Topic: k8s-cost-cuts" in log
@@ -57,8 +63,8 @@ def test_render_block_sections_and_budget(sample_root: Path) -> None:
     _config(sample_root, "[topics]\nmax_open_tokens = 400\n")
     ctx = ContextManager(sample_root, index=False)
     topics = Topics(ctx)
-    topics.set_general_summary("Dana and the agent are working on webhook retries.")
-    block = topics.render_block()
+    topics.block.set_general_summary("Dana and the agent are working on webhook retries.")
+    block = topics.block.render()
     assert block.index("## Summary of earlier conversation") < block.index("## Open topics") < block.index("## Closed topics")
     assert "webhook retries" in block
     assert "- k8s-cost-cuts — Lukas Brenner's effort" in block  # closed: name and cue only
@@ -75,14 +81,14 @@ def test_render_block_sections_and_budget(sample_root: Path) -> None:
 
 def test_compactor_api(sample: ContextManager) -> None:
     topics = Topics(sample)
-    t = topics.update_summary("k8s-cost-cuts", "Spend is stable at USD 23,600. Review monthly.")
+    t = topics.block.update_summary("k8s-cost-cuts", "Spend is stable at USD 23,600. Review monthly.")
     assert t.summary == "Spend is stable at USD 23,600." and t.body.startswith("Spend is stable")
     assert sample.get("topics/k8s-cost-cuts/topic.md").metadata["vocabulary"]  # other keys kept
     topics.set_open("k8s-cost-cuts", True)
     assert topics.get("k8s-cost-cuts").status == "closed" and topics.get("k8s-cost-cuts").open
-    assert "### k8s-cost-cuts" in topics.render_block()
+    assert "### k8s-cost-cuts" in topics.block.render()
     topics.set_open("k8s-cost-cuts", False)
-    assert "- k8s-cost-cuts" in topics.render_block()
+    assert "- k8s-cost-cuts" in topics.block.render()
 
 
 # ---------------------------------------------------------------- config validation
@@ -142,9 +148,9 @@ summary = "A drowned market town."
 """)
     ctx = ContextManager(root, index=False)
     topics = Topics(ctx)
-    assert topics.seed_initial() == ["mara", "ashmere"]
-    assert topics.seed_initial() == []
-    block = topics.render_block()
+    assert topics.block.seed_initial() == ["mara", "ashmere"]
+    assert topics.block.seed_initial() == []
+    block = topics.block.render()
     assert "### mara — Mara, the player character\nMara is a ferrywoman" in block
     assert "- ashmere — Mara's home town; relevant when the story returns there" in block
     assert "Summary of earlier conversation" not in block  # no general summary yet

@@ -20,8 +20,7 @@ from pathlib import Path
 
 from contextfs import ContextManager
 from contextfs.document import serialize
-from contextfs.scopes.buffer import ConversationBuffer
-from contextfs.scopes.memory import Memory, fingerprint
+from contextfs.scopes.memory import ConversationBuffer, Memory, fingerprint
 
 COMMON = ["priya", "the", "company", "offer", "drive", "interview", "round", "test", "practice", "problem", "placement", "batch", "student", "college", "campus", "result", "prep", "week", "mock", "session", "topic", "question", "answer"]
 

@@ -1,7 +1,7 @@
 """Which topic owns a message: deterministic, in-process, no model and no tokens spent.
 
-TSVC's scheduler runs before the model sees a message, so it must be cheap and give
-the same answer every time. Two stages, first hit wins:
+Detection decides which topic's context to load before the model sees a message, so
+it must be cheap and give the same answer every time. Two stages, first hit wins:
 
 1. **Names.** Each topic's name (``billing-migration`` -> "billing migration"), title and
    ``aliases`` are matched against word windows of the message with difflib, so

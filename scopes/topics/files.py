@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfs import paths
-
-from ..errors import TopicError
+from contextfs.errors import TopicError
 
 __all__ = [
     "DECISIONS_FILE",
@@ -35,6 +34,8 @@ __all__ = [
     "Decision",
     "Exchange",
     "WhereAreWe",
+    "canonical_section",
+    "check_slug",
     "compress",
     "item_text",
     "new_decisions_body",

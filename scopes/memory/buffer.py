@@ -24,7 +24,10 @@ from contextfs import clock
 from contextfs.errors import BudgetError, ContextFSError
 from contextfs.tokens import TokenCounter
 
-from .memory import _STOP, _WORD, SESSIONS_DIR, Memory, Message, _norm
+from ..arguments import check_int, check_number
+from .facade import Memory
+from .records import SESSIONS_DIR, Message
+from .text import content_words, raw_words
 
 __all__ = ["ConversationBuffer", "ExtractiveSummarizer", "LLMSummarizer", "Summarizer"]
 
@@ -53,8 +56,8 @@ class ExtractiveSummarizer:
 
     @staticmethod
     def score(line: str, role: str = "user") -> float:
-        words = [w for w in _WORD.findall(_norm(line)) if w not in _STOP and len(w) > 2]
-        numbers = sum(1 for w in _WORD.findall(line) if any(ch.isdigit() for ch in w))
+        words = [w for w in content_words(line) if len(w) > 2]
+        numbers = sum(1 for w in raw_words(line) if any(ch.isdigit() for ch in w))
         names = sum(1 for w in re.findall(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]+", line))
         return len(set(words)) + 2 * numbers + names + (1.5 if role == "user" else 0)
 
@@ -65,7 +68,7 @@ class ExtractiveSummarizer:
                 continue
             for sentence in _SENTENCE.split(m.content):
                 sentence = " ".join(sentence.split())
-                if len(_WORD.findall(sentence)) < 2:
+                if len(raw_words(sentence)) < 2:
                     continue
                 cut = self.counter.truncate(sentence, self.sentence_tokens)
                 if cut != sentence:
@@ -152,12 +155,11 @@ class ConversationBuffer:
         headroom: float = 0.3,
         resume: bool = True,
     ) -> None:
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < MIN_TOKENS:
-            raise BudgetError(f"max_tokens must be an integer of at least {MIN_TOKENS}, got {max_tokens!r}; give the window more room")
-        if not 0 < summary_share < 1:
-            raise BudgetError(f"summary_share must be between 0 and 1, got {summary_share!r}; use e.g. 0.25")
-        if not 0 <= headroom < 1:
-            raise BudgetError(f"headroom must be in [0, 1), got {headroom!r}; use e.g. 0.3")
+        check_int(max_tokens, "max_tokens", minimum=MIN_TOKENS, expect=f"an integer of at least {MIN_TOKENS}",
+                  fix="give the window more room", error=BudgetError)
+        summary_share = check_number(summary_share, "summary_share", low=0, high=1, low_open=True, high_open=True,
+                                     fix="use e.g. 0.25", error=BudgetError)
+        headroom = check_number(headroom, "headroom", low=0, high=1, high_open=True, fix="use e.g. 0.3", error=BudgetError)
         self.headroom = headroom
         self.memory = memory
         self.ctx = memory.ctx

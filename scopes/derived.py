@@ -1,0 +1,16 @@
+"""Where the layers above the core keep derived state.
+
+Derived state is rebuilt from the markdown files at will and never committed. It lives
+in the root's state folder (``ctx.state``, under ``.git/contextfs/``, where a clone never
+brings it); every such name the scopes and evolve layers use is defined here, relative
+to that folder, and nowhere else.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CACHE_DIR", "VOCABULARY_FILE"]
+
+#: Caches keyed by file contents or stats (topic token sizes, read times for cleanup).
+CACHE_DIR = "cache"
+#: The active topic's transcription terms, for a speech transcriber's prompt.
+VOCABULARY_FILE = "active-vocabulary.txt"

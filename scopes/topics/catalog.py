@@ -1,0 +1,154 @@
+"""The topics on disk: which exist, what each ``topic.md`` says, and the one way to write them.
+
+Every concern module of the topics package reads topics through a :class:`Catalog` and
+writes through :meth:`Catalog.transaction`, so each mutating call is one git commit with
+a ``Contextfs-Topic:`` trailer and ``git log topics/<slug>`` is the topic's audit trail.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from typing import Any
+
+from contextfs.errors import NotFoundError, TopicError
+from contextfs.manager import ContextManager
+
+from .files import TOPIC_FILE, TOPICS_DIR, check_slug, slugify, topic_path
+from .records import STATUSES, Topic, as_terms
+
+__all__ = ["Catalog"]
+
+log = logging.getLogger(__name__)
+
+
+def _topic_from(name: str, meta: Mapping[str, Any], body: str, version: str | None) -> Topic:
+    status = str(meta.get("status", "paged"))
+    if status not in STATUSES:
+        status = "paged"
+    last = meta.get("last_active")
+    return Topic(
+        name=name,
+        title=str(meta.get("title") or name),
+        description=" ".join(str(meta.get("description") or "").split()),
+        status=status,
+        open=bool(meta.get("open", False)),
+        last_active=str(last) if last else None,
+        summary=" ".join(str(meta.get("summary") or "").split()),
+        body=body.strip("\n"),
+        vocabulary=as_terms(meta.get("vocabulary")),
+        aliases=as_terms(meta.get("aliases")),
+        tasks=as_terms(meta.get("tasks")),
+        version=version,
+    )
+
+
+class Catalog:
+    """Reading topics (parsed once per version of their ``topic.md``) and the write transaction."""
+
+    def __init__(self, ctx: ContextManager) -> None:
+        self.ctx = ctx
+        self._cache: dict[str, tuple[tuple[int, int, int], Topic]] = {}
+
+    # -------------------------------------------------------------- reading
+    def read(self, name: str) -> Topic | None:
+        """One topic, parsed at most once per version of its ``topic.md`` (None when absent).
+
+        YAML parsing dominates a switch otherwise (the index and detection read every
+        topic), so parsed topics are kept per (inode, size, mtime): an atomic write or an
+        editor's save changes at least one of them.
+        """
+        rel = topic_path(name)
+        try:
+            st = (self.ctx.root / rel).stat()
+        except OSError:
+            self._cache.pop(name, None)
+            return None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        hit = self._cache.get(name)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        try:
+            doc = self.ctx.get(rel)
+        except NotFoundError:
+            return None
+        topic = _topic_from(name, doc.metadata, doc.body, doc.version)
+        self._cache[name] = (key, topic)
+        return topic
+
+    def names(self) -> list[str]:
+        """Every topic's name (folders under ``topics/`` that hold a ``topic.md``), sorted."""
+        out = []
+        for rel in self._topic_files():
+            parts = rel.split("/")
+            if len(parts) == 3 and parts[2] == TOPIC_FILE:
+                try:
+                    out.append(check_slug(parts[1]))
+                except TopicError:
+                    log.warning("ignoring topic folder %r: not a valid topic name", parts[1])
+        return sorted(out)
+
+    def _topic_files(self) -> list[str]:
+        """``topics/<x>/topic.md`` for each folder, without walking every file (exchanges can be big)."""
+        base = self.ctx.root / TOPICS_DIR
+        if not base.is_dir() or base.is_symlink():
+            return []
+        out = []
+        for child in base.iterdir():
+            if child.is_dir() and not child.is_symlink() and (child / TOPIC_FILE).is_file() \
+                    and not (child / TOPIC_FILE).is_symlink():
+                out.append(f"{TOPICS_DIR}/{child.name}/{TOPIC_FILE}")
+        return out
+
+    def list(self, *, include_archived: bool = True) -> list[Topic]:
+        """All topics, most recently active first."""
+        topics = [t for t in (self.read(n) for n in self.names()) if t is not None]
+        if not include_archived:
+            topics = [t for t in topics if t.status != "archived"]
+        return sorted(topics, key=lambda t: (t.last_active or "", t.name), reverse=True)
+
+    def resolve(self, name: str) -> str | None:
+        """The slug a name, slug-ish spelling, exact title or alias refers to (None when unknown)."""
+        if not isinstance(name, str) or not name.strip():
+            return None
+        raw = name.strip()
+        names = self.names()
+        if raw in names:
+            return raw
+        slug = slugify(raw)
+        if slug in names:
+            return slug
+        folded = " ".join(raw.split()).casefold()
+        for topic in self.list():
+            if topic.title.casefold() == folded or folded in (a.casefold() for a in topic.aliases):
+                return topic.name
+        return None
+
+    def get(self, name: str) -> Topic:
+        """The topic called ``name`` (slug, title or alias); TopicError when there is none."""
+        slug = self.resolve(name)
+        topic = self.read(slug) if slug else None
+        if topic is None:
+            known = ", ".join(self.names()) or "none yet"
+            raise TopicError(f"no topic named {name!r} (topics: {known}); create it with Topics.create() or 'contextfs topic new'")
+        return topic
+
+    def exists(self, name: str) -> bool:
+        return self.resolve(name) is not None
+
+    def active(self) -> Topic | None:
+        """The active topic (the most recently active one if a hand edit left several)."""
+        active = [t for t in self.list() if t.status == "active"]
+        return active[0] if active else None
+
+    # -------------------------------------------------------------- writing
+    def transaction(self, op: str, subject: str, topic: str,
+                    extra: Mapping[str, str] | None = None) -> AbstractContextManager[ContextManager]:
+        """One commit ``topic-<op>: <subject>`` with a ``Contextfs-Topic`` trailer (plus ``extra``)."""
+        trailers = {"Contextfs-Topic": topic, **(extra or {})}
+        return self.ctx.transaction(f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers)
+
+    def update_meta(self, name: str, changes: Mapping[str, Any]) -> None:
+        """Merge ``changes`` into a topic's ``topic.md`` frontmatter (inside a transaction)."""
+        self.ctx.update_metadata(topic_path(name), changes)

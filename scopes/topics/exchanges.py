@@ -1,0 +1,74 @@
+"""Recent exchanges: one compressed line of JSON per turn in ``exchanges.jsonl``.
+
+Reached as ``topics.exchanges``; the per-turn write is :meth:`Topics.record`. Lines are
+kept verbatim so that a spawn moves exactly what was there, including a line a person
+broke by hand.
+"""
+
+from __future__ import annotations
+
+from contextfs import clock
+
+from ..arguments import check_int
+from .catalog import Catalog
+from .config import TopicsConfig
+from .files import (
+    EXCHANGES_FILE,
+    Exchange,
+    compress,
+    parse_exchanges,
+    render_exchange_line,
+    topic_path,
+)
+from .records import Topic
+
+__all__ = ["Exchanges"]
+
+
+class Exchanges:
+    """Read, render and append a topic's exchanges (``topics.exchanges``)."""
+
+    def __init__(self, catalog: Catalog, config: TopicsConfig) -> None:
+        self._catalog = catalog
+        self._config = config
+
+    def lines(self, name: str) -> list[tuple[str, Exchange | None]]:
+        """Every line of a topic's exchanges file with its parsed exchange (None: not one)."""
+        data = self._catalog.ctx.read_raw(topic_path(name, EXCHANGES_FILE))
+        return parse_exchanges(data.decode("utf-8", "replace")) if data else []
+
+    def of(self, name: str) -> list[Exchange]:
+        """A topic's exchanges, oldest first (unreadable lines left out)."""
+        return [ex for _, ex in self.lines(self._catalog.get(name).name) if ex is not None]
+
+    def record(self, topic: Topic, user: str, agent: str) -> Exchange:
+        """Append one exchange, each side compressed to ``[topics] exchange_chars``; one commit."""
+        ctx = self._catalog.ctx
+        limit = self._config.exchange_chars
+        exchange = Exchange(time=clock.iso(), user=compress(user, limit), agent=compress(agent, limit),
+                            session=ctx.current_provenance.session)
+        with self._catalog.transaction("exchange", topic.name, topic.name):
+            ctx.append(topic.path(EXCHANGES_FILE), render_exchange_line(exchange) + "\n")
+        return exchange
+
+    def render(self, name: str, limit: int | None = None) -> str:
+        """The newest ``limit`` exchanges (``[topics] boot_exchanges``) as numbered lines."""
+        if limit is None:
+            limit = self._config.boot_exchanges
+        else:
+            check_int(limit, "limit", fix="pass how many recent exchanges to show, e.g. 20")
+        if limit <= 0:
+            return ""
+        data = self._catalog.ctx.read_raw(topic_path(name, EXCHANGES_FILE))
+        if not data:
+            return ""
+        raw_lines = [ln for ln in data.decode("utf-8", "replace").split("\n") if ln.strip()]
+        start = max(0, len(raw_lines) - limit)
+        lines = parse_exchanges("\n".join(raw_lines[start:]))  # parse only the tail shown
+        out = []
+        for number, (raw, ex) in enumerate(lines, start + 1):
+            if ex is None:
+                out.append(f"{number}. (unreadable line) {compress(raw, 200)}")
+            else:
+                out.append(f"{number}. [{ex.time[:16]}] user: {ex.user}\n   agent: {ex.agent}")
+        return "\n".join(out) + "\n"

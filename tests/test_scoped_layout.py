@@ -1,0 +1,131 @@
+"""The shape of the scopes and evolve layers: small modules, small classes, no reaching in.
+
+These checks read the source (no imports run), so they hold for every module,
+including ones no other test happens to import.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from conftest import REPO
+
+FOLDERS = ("scopes", "evolve")
+MAX_LINES = 500
+#: About 20 is the rule of thumb; Topics has 21 (size() sits with index() and render_index()).
+MAX_PUBLIC_METHODS = 21
+#: Derived state is defined in one module, so moving it is one line per path.
+DERIVED_MODULE = "scopes/derived.py"
+DERIVED_MARKERS = (".contextfs/cache", ".contextfs/active-vocabulary")
+
+
+def _sources() -> list[tuple[str, ast.Module, list[str]]]:
+    out = []
+    for folder in FOLDERS:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            text = path.read_text("utf-8")
+            out.append((path.relative_to(REPO).as_posix(), ast.parse(text, str(path)), text.splitlines()))
+    return out
+
+
+SOURCES = _sources()
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                ids.add(id(first.value))
+    return ids
+
+
+def test_the_layers_have_their_packages() -> None:
+    names = {rel for rel, _, _ in SOURCES}
+    for package in ("scopes/topics/__init__.py", "scopes/memory/__init__.py"):
+        assert package in names
+    assert not {"scopes/topics.py", "scopes/memory.py", "scopes/buffer.py"} & names
+
+
+@pytest.mark.parametrize("rel", [rel for rel, _, _ in SOURCES])
+def test_no_module_is_over_the_size_limit(rel: str) -> None:
+    lines = next(lines for r, _, lines in SOURCES if r == rel)
+    assert len(lines) <= MAX_LINES, f"{rel} has {len(lines)} lines; split it along its concerns"
+
+
+def test_no_class_has_too_many_public_methods() -> None:
+    big = []
+    for rel, tree, _ in SOURCES:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                public = [n.name for n in node.body
+                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+                          and not any(isinstance(d, ast.Name) and d.id == "property" for d in n.decorator_list)]
+                if len(public) > MAX_PUBLIC_METHODS:
+                    big.append(f"{rel}:{node.name} has {len(public)} public methods")
+    assert big == [], "\n".join(big)
+
+
+def _private_reaches(rel: str, tree: ast.Module) -> list[str]:
+    """Imports of another module's ``_name`` and ``x._attr`` on anything but ``self``/``cls``."""
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            bad += [f"{rel}:{node.lineno} imports {a.name}" for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            owner = node.value
+            if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")):
+                bad.append(f"{rel}:{node.lineno} reads {ast.unparse(node)}")
+    return bad
+
+
+def _unexplained_lazy_imports(rel: str, tree: ast.Module, lines: list[str]) -> list[str]:
+    """Imports below module level without a comment on their line or the line before."""
+    top = {id(node) for node in tree.body}
+    for node in tree.body:  # `if TYPE_CHECKING:` and try/except at module level count as top level
+        if isinstance(node, (ast.If, ast.Try)):
+            top.update(id(n) for n in ast.walk(node))
+    bad = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+            here, before = lines[node.lineno - 1], lines[node.lineno - 2] if node.lineno > 1 else ""
+            if "#" not in here and "#" not in before:
+                bad.append(f"{rel}:{node.lineno} {here.strip()}")
+    return bad
+
+
+def test_no_private_names_are_reached_across_modules() -> None:
+    bad = [line for rel, tree, _ in SOURCES for line in _private_reaches(rel, tree)]
+    assert bad == [], "\n".join(bad)
+
+
+def test_imports_inside_functions_say_why() -> None:
+    bad = [line for rel, tree, lines in SOURCES for line in _unexplained_lazy_imports(rel, tree, lines)]
+    assert bad == [], "imports inside functions need a comment with the measured reason:\n" + "\n".join(bad)
+
+
+def test_derived_state_paths_are_defined_in_one_module() -> None:
+    found = []
+    for rel, tree, _ in SOURCES:
+        docs = _docstrings(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
+                    and any(marker in node.value for marker in DERIVED_MARKERS):
+                found.append(rel)
+    assert set(found) == {DERIVED_MODULE}, found
+
+
+def test_the_scanner_sees_what_it_forbids() -> None:
+    """Guard the guard: a private import, a reach-in and an unexplained lazy import are all found."""
+    text = ("from .x import _hidden\n"
+            "def f(ctx):\n"
+            "    import json\n"
+            "    # lazy: an optional extra\n"
+            "    import yaml\n"
+            "    return ctx._hook, self._mine\n")
+    tree = ast.parse(text)
+    assert _private_reaches("x.py", tree) == ["x.py:1 imports _hidden", "x.py:6 reads ctx._hook"]
+    assert _unexplained_lazy_imports("x.py", tree, text.splitlines()) == ["x.py:3 import json"]
