@@ -239,4 +239,4 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     done = summarize(ctx, "project/glossary.md")
     say(f"summarize project/glossary.md offline ({done.summary_by}): {done.abstract[:90]}")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in {ACCESS_FILE}")
+    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in {ctx.state.file(ACCESS_FILE)}")
