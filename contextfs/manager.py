@@ -148,6 +148,17 @@ def _clean_line(text: str, limit: int = 200) -> str:
     return line[:limit]
 
 
+def _is_markdown(rel: str) -> bool:
+    return rel.lower().endswith((".md", ".markdown"))
+
+
+def _document(text: str, rel: str, version: str) -> Document:
+    """Markdown parses into frontmatter and body; any other file is all body, as stored."""
+    if _is_markdown(rel):
+        return parse(text, rel, version=version)
+    return Document(path=rel, metadata={}, body=text, version=version)
+
+
 def _check_token(name: str, value: object) -> str | None:
     if value is None:
         return None
@@ -369,7 +380,7 @@ class ContextManager:
         data = store.read_bytes(self._full(rel))
         if data is None:
             return None
-        return parse(decode(data, rel), rel, version=blob_version(data))
+        return _document(decode(data, rel), rel, blob_version(data))
 
     def read(self, path: str) -> str | None:
         """The body of a file (frontmatter removed), or None when it does not exist."""
@@ -440,13 +451,14 @@ class ContextManager:
             raise ContentError(f"content for {rel} must be a string, not {type(body).__name__}; pass text")
         if "\x00" in body:
             raise ContentError(f"content for {rel} contains NUL bytes; contextfs stores text only")
-        if rel.endswith(".jsonl"):
-            # JSON Lines logs stay raw (no frontmatter): provenance lives in each line and in
-            # the commit trailers, and every line must stay parseable on its own.
+        if not _is_markdown(rel):
+            # Only markdown carries frontmatter. JSON Lines logs, .json, .txt and other files
+            # are stored exactly as written (provenance lives in the commit trailers), so a
+            # log line or a JSON document stays parseable on its own.
             raw = body.encode("utf-8")
             if len(raw) > self.max_file_bytes:
                 raise ContentError(
-                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; start a new log file"
+                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; split it into several files"
                 )
             return raw
         base = dict(old.metadata) if old is not None else {}
@@ -485,9 +497,7 @@ class ContextManager:
     def _put(self, changes: _Changes, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None) -> Document:
         data = self._render(rel, body, meta, old)
         changes.write(rel, data)
-        if rel.endswith(".jsonl"):
-            return Document(path=rel, metadata={}, body=body, version=blob_version(data))
-        return parse(data.decode("utf-8"), rel, version=blob_version(data))
+        return _document(data.decode("utf-8"), rel, blob_version(data))
 
     def write(
         self,
@@ -709,7 +719,7 @@ class ContextManager:
         data = self._git.blob_at(rel, rev)
         if data is None:
             return None
-        return parse(decode(data, rel), rel, version=blob_version(data)).body
+        return _document(decode(data, rel), rel, blob_version(data)).body
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
