@@ -121,6 +121,7 @@ def build_server(
             structured_output=False,
         )
 
+    from .tool_output import fence_view
     from .tools_scopes import scoped_view, view_header
 
     @server.resource("contextfs://scope/{scope}", name="scoped-view", mime_type="text/markdown",
@@ -132,7 +133,7 @@ def build_server(
             view = scoped_view(ctx, scope)
         except ContextFSError as exc:
             raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{view.text}"
+        return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextfs.scopes import ContextView, ScopedContext
 
+from .tool_output import fence_view
 from .toolkit import ToolSpec
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def view_header(view: ContextView) -> str:
 
 def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
     view = scoped_view(kit.ctx, a.scope, a.subtask, a.budget, a.query, a.topic)
-    return f"{view_header(view)}\n{view.text}"
+    return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
 
 
 SCOPE_TOOLS = [
