@@ -78,29 +78,29 @@ def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Pa
     before = canary.stat().st_mtime_ns
 
     async def session_run() -> dict:
-        async with stdio_client(server_params(root, "--allow-delete", "--actor", "agent:desktop")) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                tools = (await session.list_tools()).tools
-                report: dict = {"tools": {t.name: t for t in tools}, "ok": {}, "bad": {}}
-                for tool in tools:
-                    jsonschema.Draft202012Validator.check_schema(tool.input_schema)
-                    example = dict(SPECS[tool.name].example or {})
-                    jsonschema.validate(example, tool.input_schema)
-                    report["bad"][tool.name] = [
-                        (args, await session.call_tool(tool.name, args))
-                        for args in hostile_cases(tool.name, tool.input_schema)
-                    ]
-                for name in ["read_context", "list_context", "search_context", "context_history", "context_diff",
-                             "get_scoped_context", "archival_memory_search", "conversation_search", "list_topics",
-                             "decision_chain", "open_topic", "write_context", "append_context", "edit_context",
-                             "revert_context", "core_memory_append", "core_memory_replace", "archival_memory_insert",
-                             "switch_topic", "log_decision", "restore_context", "delete_context"]:
-                    report["ok"][name] = await session.call_tool(name, dict(SPECS[name].example or {}))
-                report["templates"] = (await session.list_resource_templates()).resource_templates
-                report["scope"] = await session.read_resource("contextfs://scope/project")
-                report["topics"] = await session.read_resource("contextfs://topics")
-                return report
+        params = server_params(root, "--allow-delete", "--actor", "agent:desktop")
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = (await session.list_tools()).tools
+            report: dict = {"tools": {t.name: t for t in tools}, "ok": {}, "bad": {}}
+            for tool in tools:
+                jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+                example = dict(SPECS[tool.name].example or {})
+                jsonschema.validate(example, tool.input_schema)
+                report["bad"][tool.name] = [
+                    (args, await session.call_tool(tool.name, args))
+                    for args in hostile_cases(tool.name, tool.input_schema)
+                ]
+            for name in ["read_context", "list_context", "search_context", "context_history", "context_diff",
+                         "get_scoped_context", "archival_memory_search", "conversation_search", "list_topics",
+                         "decision_chain", "open_topic", "write_context", "append_context", "edit_context",
+                         "revert_context", "core_memory_append", "core_memory_replace", "archival_memory_insert",
+                         "switch_topic", "log_decision", "restore_context", "delete_context"]:
+                report["ok"][name] = await session.call_tool(name, dict(SPECS[name].example or {}))
+            report["templates"] = (await session.list_resource_templates()).resource_templates
+            report["scope"] = await session.read_resource("contextfs://scope/project")
+            report["topics"] = await session.read_resource("contextfs://topics")
+            return report
 
     report = asyncio.run(session_run())
     tools = report["tools"]
@@ -141,12 +141,12 @@ def test_flags_choose_groups_and_read_only(tmp_path: Path) -> None:
     seeded_root(root).close()
 
     async def run() -> tuple[set[str], object]:
-        async with stdio_client(server_params(root, "--read-only", "--group", "store", "--group", "memory")) as (r, w):
-            async with ClientSession(r, w) as session:
-                await session.initialize()
-                names = {t.name for t in (await session.list_tools()).tools}
-                refused = await session.call_tool("write_context", {"path": "memory/x.md", "content": "x"})
-                return names, refused
+        params = server_params(root, "--read-only", "--group", "store", "--group", "memory")
+        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
+            await session.initialize()
+            names = {t.name for t in (await session.list_tools()).tools}
+            refused = await session.call_tool("write_context", {"path": "memory/x.md", "content": "x"})
+            return names, refused
 
     names, refused = asyncio.run(run())
     assert names == {s.name for s in all_specs() if s.group in ("store", "memory") and s.read_only}
