@@ -301,26 +301,6 @@ def demo(target: str | None, source: str | None) -> None:
         raise SystemExit(1) from None
 
 
-@cli.command()
-@click.option("--allow-delete", is_flag=True, help="Also expose the (soft) delete tool.")
-@click.pass_context
-@translate_errors
-def mcp(click_ctx: click.Context, allow_delete: bool) -> None:
-    """Serve the context root to MCP clients over stdio (needs the 'mcp' extra).
-
-    \b
-    Example:
-      pip install 'contextfs-git[mcp]'
-      contextfs --root ./context mcp
-    """
-    try:
-        from .integrations.mcp_server import build_server
-    except ImportError as exc:
-        raise click.ClickException(str(exc)) from None
-    ctx = open_manager(click_ctx)
-    build_server(ctx, allow_delete=allow_delete).run("stdio")
-
-
 def _register_layers() -> None:
     """Attach the commands each layer defines in its own CLI module."""
     import importlib
@@ -332,6 +312,7 @@ def _register_layers() -> None:
         ("contextfs.scopes.cli_memory", ("memory",)),
         ("contextfs.evolve.cli", ("evolve",)),
         ("contextfs.cli_watch", ("watch",)),
+        ("contextfs.integrations.mcp_server", ("mcp",)),
     ):
         mod = importlib.import_module(module)
         for name in names:

@@ -25,6 +25,8 @@ __all__ = [
     "Document",
     "blob_version",
     "decode",
+    "is_markdown",
+    "load",
     "parse",
     "serialize",
 ]
@@ -163,6 +165,24 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     if bad:
         raise FrontmatterError(f"{path}: frontmatter keys must be strings (found {bad[0]!r}); quote the key")
     return Document(path=path, metadata=dict(meta), body=body, version=version)
+
+
+def is_markdown(rel: str) -> bool:
+    """Only markdown files carry frontmatter; every other file is stored exactly as written."""
+    return rel.lower().endswith((".md", ".markdown"))
+
+
+def load(data: bytes, rel: str) -> Document:
+    """A file's bytes as a Document: markdown is parsed, anything else is all body.
+
+    JSON Lines logs, ``.json``, ``.txt`` and other files keep their bytes as they are
+    (provenance lives in the commit trailers), so a log line or a JSON document stays
+    parseable on its own.
+    """
+    text = decode(data, rel)
+    if is_markdown(rel):
+        return parse(text, rel, version=blob_version(data))
+    return Document(path=rel, metadata={}, body=text, version=blob_version(data))
 
 
 def _check_value(key: str, value: Any, depth: int = 0) -> None:

@@ -439,6 +439,25 @@ class RootFiles:
         except OSError as exc:
             raise io_error(rel, exc) from None
 
+    def chmod(self, rel: str, mode: int) -> None:
+        """Set the permission bits of the file or folder ``rel``; a link is refused, never followed."""
+        try:
+            with self._parent(rel) as (fd, name, _disk):
+                handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                                 **self._at(fd, name))
+                try:
+                    os.fchmod(handle, mode)
+                finally:
+                    os.close(handle)
+        except (FileNotFoundError, NotADirectoryError):
+            raise NotFoundError(f"{rel} does not exist", path=rel) from None
+        except ContextFSError:
+            raise
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise _symlink_error(rel) from None
+            raise io_error(rel, exc) from None
+
     def mkdir(self, rel: str) -> None:
         """Create the folder ``rel`` and its parents (an existing folder is fine)."""
         try:

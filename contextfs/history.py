@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .document import Document, blob_version, decode, parse
+from .document import Document, decode, load
 from .errors import InvalidArgumentError, NotFoundError
 from .provenance import check_token
 
@@ -85,9 +85,7 @@ def history(ctx: ContextManager, path: str | None, limit: object) -> list[Histor
 def read_at(ctx: ContextManager, path: str, rev: str) -> str | None:
     rel = ctx.gate(path)
     data = ctx.git.blob_at(rel, rev)
-    if data is None:
-        return None
-    return parse(decode(data, rel), rel, version=blob_version(data)).body
+    return None if data is None else load(data, rel).body
 
 
 def show_at(ctx: ContextManager, path: str, rev: str) -> str | None:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import clock, history, paths, trash
 from .config import load_config
-from .document import LIBRARY_KEYS, Document, blob_version, decode, parse, serialize
+from .document import LIBRARY_KEYS, Document, is_markdown, load, serialize
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -365,11 +365,7 @@ class ContextManager:
     def load(self, rel: str) -> Document | None:
         """The document at an already-gated relative path, or None when no file is there."""
         data = self.files.read(rel)
-        if data is None:
-            return None
-        if rel.endswith(".jsonl"):
-            return Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
-        return parse(decode(data, rel), rel, version=blob_version(data))
+        return None if data is None else load(data, rel)
 
     def _touched(self, rel: str) -> None:
         """Tell the read listeners; a failing listener never breaks a read."""
@@ -430,13 +426,12 @@ class ContextManager:
     # ------------------------------------------------------------ writing
     def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None) -> bytes:
         _check_text(rel, body)
-        if rel.endswith(".jsonl"):
-            # JSON Lines logs stay raw (no frontmatter): provenance lives in each line and in
-            # the commit trailers, and every line must stay parseable on its own.
-            raw = body.encode("utf-8")
+        if not is_markdown(rel):
+            raw = body.encode("utf-8")  # stored exactly as written: see document.load
             if len(raw) > self.max_file_bytes:
                 raise ContentError(
-                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; start a new log file"
+                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; "
+                    "split it into several files"
                 )
             return raw
         base = dict(old.metadata) if old is not None else {}
@@ -486,9 +481,7 @@ class ContextManager:
             return old  # nothing changes: no write, no commit
         data = self._render(rel, body, meta, old)
         change.write(rel, data, max_bytes=self.max_file_bytes)
-        if rel.endswith(".jsonl"):
-            return Document(path=rel, metadata={}, body=body, version=blob_version(data))
-        return parse(data.decode("utf-8"), rel, version=blob_version(data))
+        return load(data, rel)
 
     def _refuse_folder(self, rel: str) -> None:
         if self.files.kind(rel) == "dir":

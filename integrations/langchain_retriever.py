@@ -6,8 +6,8 @@ then read contextfs without knowing about it: each search hit becomes a
 so an answer can cite the file and a later write can pass the version back as
 ``expected_version``.
 
->>> retriever = ContextRetriever(ctx=ctx, k=3, folder="project")   # doctest: +SKIP
->>> retriever.invoke("which database do we use?")                   # doctest: +SKIP
+>>> retriever = ContextRetriever(ctx, k=3, folder="project")       # doctest: +SKIP
+>>> retriever.invoke("which database do we use?", k=1)              # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
-from contextfs.manager import ContextManager
+from contextfs import ContextManager
+from contextfs.errors import InvalidArgumentError
 
 __all__ = ["ContextRetriever"]
 
@@ -30,10 +31,13 @@ log = logging.getLogger(__name__)
 class ContextRetriever(BaseRetriever):
     """Ranked context files as LangChain ``Document``s.
 
+    ``ContextRetriever(ctx)`` and ``ContextRetriever(ctx=ctx)`` both work. ``k``,
+    ``folder``, ``whole_body`` and ``filters`` set the defaults; each can be given per call
+    too (``retriever.invoke(query, k=1, folder="memory", filters={"tags": ["ops"]})``).
     ``whole_body=False`` (the default) puts the hit's snippet in ``page_content``, which
     keeps prompts small; ``True`` puts the file's whole body there instead (files
-    removed since the index saw them are skipped). ``filters`` are passed through to
-    ``ctx.search`` unchanged. Search errors (a malformed query) are raised as
+    removed since the index saw them are skipped). ``filters`` are the search filters of
+    ``ctx.search`` (see docs/search.md). Search errors (a malformed query) are raised as
     :class:`~contextfs.SearchIndexError`, as for any other retriever failure.
     """
 
@@ -45,27 +49,42 @@ class ContextRetriever(BaseRetriever):
     whole_body: bool = False
     filters: dict[str, Any] = Field(default_factory=dict)
 
+    def __init__(self, ctx: ContextManager | None = None, /, **data: Any) -> None:
+        if ctx is not None:
+            data["ctx"] = ctx
+        super().__init__(**data)
+
     def _get_relevant_documents(
-        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        hits = self.ctx.search(query, path=self.folder, limit=self.k, **self.filters)
+        unknown = sorted(set(kwargs) - {"k", "folder", "whole_body", "filters"})
+        if unknown:
+            raise InvalidArgumentError(f"unknown retriever option {unknown[0]!r}; use k, folder, whole_body or filters")
+        k = kwargs.get("k", self.k)
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
+            raise InvalidArgumentError(f"k must be a whole number from 1 to 100, not {k!r}; pass e.g. k=4")
+        folder = kwargs.get("folder", self.folder)
+        whole_body = bool(kwargs.get("whole_body", self.whole_body))
+        filters = {**self.filters, **(kwargs.get("filters") or {})}
+        hits = self.ctx.search(query, path=folder, limit=k, **filters)
         docs: list[Document] = []
         for hit in hits:
-            if self.whole_body:
+            if whole_body:
                 content = self.ctx.read(hit.path)
                 if content is None:
                     log.debug("search hit %s no longer exists; skipped", hit.path)
                     continue
             else:
-                content = getattr(hit, "snippet", "") or self.ctx.read(hit.path) or ""
+                content = hit.snippet or self.ctx.read(hit.path) or ""
             docs.append(
                 Document(
                     page_content=content,
                     metadata={
                         "path": hit.path,
-                        "score": float(getattr(hit, "score", 0.0) or 0.0),
-                        "title": getattr(hit, "title", None),
-                        "version": getattr(hit, "version", None),
+                        "score": float(hit.score or 0.0),
+                        "title": hit.title or None,
+                        "version": hit.version,
+                        "trust": hit.trust or "trusted",
                         "source": f"contextfs:{hit.path}",
                     },
                 )

@@ -2,26 +2,40 @@
 
 Install with the ``langgraph`` extra (``pip install 'contextfs-git[langgraph]'``). A
 namespace ``("users", "42")`` is the folder ``<prefix>/users/42/`` and a key is one file
-``<key>.md`` in it. The item's value lives in the frontmatter under ``value``; when the
-value has a string ``content`` it is the file's body instead, so a person editing the
-file in an editor edits what the graph reads back. Every batch of writes is one commit
-(by ``agent:langgraph``); deletes go to the trash; search uses the Whoosh index.
+``<key>.md`` in it; labels and keys that are not plain lowercase names are encoded
+reversibly (see :mod:`.store_names`), so any label or key LangGraph accepts can be
+stored, and none can reach outside ``<prefix>/``. All ops, whether they come through
+``put``/``get``/``search``/``list_namespaces`` or straight to ``batch``/``abatch``, become
+paths in one place, :meth:`ContextStore._path`.
+
+An item's file is readable markdown: a string ``content`` in the value is the body (a
+person editing the file edits what the graph reads back), and the rest of the value
+follows as a fenced JSON block. The whole file is searchable, so ``search(query=...)``
+finds any value by its text; with ``index={"embed": ..., "dims": ...}`` queries are
+ranked by meaning instead (vectors are derived state, never committed). Every batch of
+writes is one commit by the store's actor; deletes go to the trash. TTLs are refused:
+expiring an item on reads would mean a commit per read.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
+import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from contextfs.errors import ContextFSError, InvalidPathError, NotFoundError
+from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
+
+from . import store_names
+from .store_index import Embedder, ItemIndex, cosine, query_words
 
 try:
     from langgraph.store.base import (
         BaseStore,
         GetOp,
+        IndexConfig,
         Item,
         ListNamespacesOp,
         Op,
@@ -37,12 +51,25 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 if TYPE_CHECKING:
-    from contextfs.manager import ContextManager
+    from contextfs import ContextManager
 
 __all__ = ["ContextStore"]
 
-_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
-        "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+_FENCE = "```json\n"
+_END = "\n```\n"
+_MAX_SCAN = 1000
+
+
+@dataclass(frozen=True)
+class _Stored:
+    rel: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created: datetime
+    updated: datetime
+    version: str
+    index: Any  # None (store default), False or a list of fields
 
 
 def _when(text: object) -> datetime:
@@ -52,143 +79,300 @@ def _when(text: object) -> datetime:
         return datetime.fromtimestamp(0, timezone.utc)
 
 
-def _matches(value: Mapping[str, Any], flt: Mapping[str, Any] | None) -> bool:
-    for key, want in (flt or {}).items():
-        have = value.get(key)
-        if isinstance(want, Mapping) and want and all(k in _OPS for k in want):
-            try:
-                if not all(_OPS[op](have, arg) for op, arg in want.items()):
-                    return False
-            except TypeError:
-                return False
-        elif have != want:
-            return False
-    return True
-
-
 class ContextStore(BaseStore):
     """LangGraph long-term memory on plain files, versioned by git."""
 
     supports_ttl = False
 
-    def __init__(self, ctx: ContextManager, *, prefix: str = "store", actor: str = "agent:langgraph") -> None:
+    def __init__(self, ctx: ContextManager, *, prefix: str = "store", actor: str = "agent:langgraph",
+                 session: str | None = None, index: IndexConfig | None = None) -> None:
+        with ctx.provenance(actor=actor, session=session):
+            pass  # the manager checks actor and session now, not on the first write
         self.ctx = ctx
         self.prefix = prefix.strip("/")
+        ctx.exists(self.prefix)  # the core gate for the prefix itself
         self.actor = actor
+        self.session = session
+        self.index_config = dict(index) if index else None
+        self._index = ItemIndex(index)
+        ctx.add_listener(self._index.forget)
 
-    # ------------------------------------------------------------------ mapping
+    # ------------------------------------------------------------------ the one mapping
     def _folder(self, namespace: tuple[str, ...]) -> str:
-        for label in namespace:
-            if not isinstance(label, str) or not label or "/" in label:
-                raise InvalidPathError(
-                    f"namespace label {label!r} is not accepted; use non-empty strings without '/'"
-                )
-        return "/".join((self.prefix, *namespace))
+        if not isinstance(namespace, tuple):
+            raise InvalidArgumentError(f"a namespace is a tuple of strings, not {type(namespace).__name__}")
+        return "/".join((self.prefix, *(store_names.encode_label(label) for label in namespace)))
 
     def _path(self, namespace: tuple[str, ...], key: str) -> str:
-        if not isinstance(key, str) or not key or "/" in key:
-            raise InvalidPathError(f"key {key!r} is not accepted; use a non-empty string without '/'")
-        return f"{self._folder(namespace)}/{key}.md"
+        """Where an item lives: every op that names an item comes through here."""
+        return f"{self._folder(namespace)}/{store_names.encode_key(key)}.md"
 
-    def _split(self, rel: str) -> tuple[tuple[str, ...], str]:
-        parts = rel[len(self.prefix) + 1 : -3].split("/")
-        return tuple(parts[:-1]), parts[-1]
+    def _locate(self, rel: str, meta: Mapping[str, Any] | None = None) -> tuple[tuple[str, ...], str] | None:
+        """The (namespace, key) a file stands for, or None if it is not an item.
 
-    def _item(self, rel: str, cls: type[Item] = Item, score: float | None = None) -> Item | None:
-        try:
-            doc = self.ctx.get(rel)
-        except NotFoundError:
+        Names decode by themselves; only a hashed (very long) name needs the original
+        from the file's frontmatter, which is read then (or taken from ``meta``).
+        """
+        if not rel.startswith(self.prefix + "/") or not rel.endswith(".md"):
             return None
-        value = dict(doc.metadata.get("value") or {})
-        if doc.metadata.get("value_in_body"):
-            value["content"] = doc.body
-        namespace, key = self._split(rel)
-        kwargs: dict[str, Any] = dict(
-            namespace=namespace, key=key, value=value,
-            created_at=_when(doc.metadata.get("created")), updated_at=_when(doc.metadata.get("updated")),
-        )
-        if cls is SearchItem:
-            kwargs["score"] = score
-        return cls(**kwargs)
+        parts = rel[len(self.prefix) + 1: -3].split("/")
+        labels = [store_names.decode(p, key=False) for p in parts[:-1]]
+        key = store_names.decode(parts[-1], key=True)
+        if None not in labels and key is not None:
+            return tuple(labels), key  # type: ignore[arg-type]
+        if meta is None:
+            meta = self.ctx.get(rel).metadata
+        own = meta.get("langgraph") if isinstance(meta.get("langgraph"), Mapping) else {}
+        if None in labels:
+            stored = own.get("namespace")
+            if not isinstance(stored, list) or [store_names.encode_label(str(x)) for x in stored] != parts[:-1]:
+                return None
+            labels = [str(x) for x in stored]
+        if key is None:
+            stored_key = own.get("key")
+            if not isinstance(stored_key, str) or store_names.encode_key(stored_key) != parts[-1]:
+                return None
+            key = stored_key
+        return tuple(labels), key  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ file format
+    def _load(self, rel: str) -> _Stored | None:
+        if not self.ctx.exists(rel):
+            return None
+        doc = self.ctx.get(rel)
+        where = self._locate(rel, doc.metadata)
+        if where is None:
+            return None
+        own = doc.metadata.get("langgraph") if isinstance(doc.metadata.get("langgraph"), Mapping) else {}
+        value = self._parse_body(rel, doc.body, str(own.get("layout", "json")))
+        override = own.get("index")
+        return _Stored(rel, where[0], where[1], value, _when(doc.metadata.get("created")),
+                       _when(doc.metadata.get("updated")), str(doc.version), override)
+
+    @staticmethod
+    def _parse_body(rel: str, body: str, layout: str) -> dict[str, Any]:
+        if layout == "content":
+            return {"content": body}
+        content: str | None = None
+        if layout == "content+json":
+            content, sep, block = body.rpartition("\n\n" + _FENCE)
+            if not sep:
+                raise ContentError(f"{rel} lost the JSON block after its text; restore the ```json block or revert the file")
+        elif layout == "json" and body.startswith(_FENCE):
+            block = body[len(_FENCE):]
+        else:
+            raise ContentError(f"{rel} is not in a store layout contextfs knows ({layout!r}); revert the file")
+        if not block.endswith(_END):
+            raise ContentError(f"{rel} has an unclosed JSON block; close the ```json block or revert the file")
+        try:
+            rest = json.loads(block[: -len(_END)])
+        except ValueError as exc:
+            raise ContentError(f"{rel} holds invalid JSON ({exc}); fix the ```json block or revert the file") from None
+        if not isinstance(rest, dict):
+            raise ContentError(f"{rel} must hold a JSON object; fix the ```json block or revert the file")
+        return rest if content is None else {"content": content, **rest}
+
+    @staticmethod
+    def _render(value: Mapping[str, Any]) -> tuple[str, str]:
+        """(layout, body): a string ``content`` as prose, the rest as a JSON block."""
+        try:
+            rest_json = json.dumps({k: v for k, v in value.items() if k != "content"}, ensure_ascii=False,
+                                   indent=2, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise InvalidArgumentError(f"the value is not JSON-serializable ({exc}); store strings, numbers, "
+                                       "booleans, None, lists and dicts") from None
+        content = value.get("content")
+        if isinstance(content, str):
+            if len(value) == 1:
+                return "content", content
+            return "content+json", f"{content}\n\n{_FENCE}{rest_json}{_END}"
+        whole = json.dumps(dict(value), ensure_ascii=False, indent=2, allow_nan=False)
+        return "json", f"{_FENCE}{whole}{_END}"
 
     # ------------------------------------------------------------------ ops
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        ops = list(ops)
-        results: list[Result] = [None] * len(ops)
-        puts = [(i, op) for i, op in enumerate(ops) if isinstance(op, PutOp)]
-        if puts:
-            self._apply_puts([op for _, op in puts])
-        for i, op in enumerate(ops):
-            if isinstance(op, GetOp):
-                results[i] = self._item(self._path(op.namespace, op.key))
-            elif isinstance(op, SearchOp):
-                results[i] = self._search(op)
-            elif isinstance(op, ListNamespacesOp):
-                results[i] = self._namespaces(op)
-            elif not isinstance(op, PutOp):
-                raise ContextFSError(f"unsupported store operation {type(op).__name__}; use get, put, search or list_namespaces")
-        return results
+        return self._run(list(ops), self._sync_embed)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self.batch, list(ops))
+        loop = asyncio.get_running_loop()
+        embeddings = self._index.embeddings
 
-    def _apply_puts(self, puts: list[PutOp]) -> None:
-        # The last write to a key wins, as in LangGraph's own stores.
-        final: dict[str, PutOp] = {self._path(op.namespace, op.key): op for op in puts}
-        label = ", ".join(sorted(final))[:150]
-        with self.ctx.provenance(actor=self.actor), self.ctx.transaction(f"store: {label}", op="store"):
-            for rel, op in final.items():
+        def embed(texts: list[str]) -> list[list[float]]:
+            assert embeddings is not None
+            return asyncio.run_coroutine_threadsafe(embeddings.aembed_documents(texts), loop).result()
+
+        return await asyncio.to_thread(self._run, list(ops), embed)
+
+    def _sync_embed(self, texts: list[str]) -> list[list[float]]:
+        assert self._index.embeddings is not None
+        return self._index.embeddings.embed_documents(texts)
+
+    def _run(self, ops: list[Op], embed: Embedder) -> list[Result]:
+        # Reads see the store as it was before this batch's writes, as in LangGraph's own stores;
+        # every put is checked before anything is written.
+        puts: dict[str, PutOp] = {}
+        for op in ops:
+            if isinstance(op, PutOp):
+                puts[self._check_put(op)] = op  # the last write to a key wins
+            elif not isinstance(op, (GetOp, SearchOp, ListNamespacesOp)):
+                raise InvalidArgumentError(f"unsupported store operation {type(op).__name__}; use get, put, search or list_namespaces")
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, GetOp):
+                stored = self._load(self._path(op.namespace, op.key))
+                results.append(self._item(stored) if stored else None)
+            elif isinstance(op, SearchOp):
+                results.append(self._search(op, embed))
+            elif isinstance(op, ListNamespacesOp):
+                results.append(self._namespaces(op))
+            else:
+                results.append(None)
+        if puts:
+            self._apply(puts, embed)
+        return results
+
+    def _check_put(self, op: PutOp) -> str:
+        if op.ttl is not None:
+            raise InvalidArgumentError(
+                "TTL is not supported by ContextStore: items are files kept until deleted (expiring on reads "
+                "would need a commit per read); pass ttl=None and delete items yourself"
+            )
+        if not op.namespace:
+            raise InvalidArgumentError("the namespace is empty; put items under a namespace such as ('users', '42')")
+        rel = self._path(op.namespace, op.key)
+        if op.value is not None:
+            if not isinstance(op.value, Mapping) or not all(isinstance(k, str) for k in op.value):
+                raise InvalidArgumentError("a store value must be a dict with string keys; pass e.g. {'text': '...'}")
+            self._render(op.value)
+            if op.index not in (None, False) and not (isinstance(op.index, list) and all(isinstance(f, str) for f in op.index)):
+                raise InvalidArgumentError(f"index must be None, False or a list of field paths, not {op.index!r}")
+        return rel
+
+    def _apply(self, puts: dict[str, PutOp], embed: Embedder) -> None:
+        label = ", ".join(sorted(puts))[:150]
+        with self.ctx.provenance(actor=self.actor, session=self.session), \
+                self.ctx.transaction(f"store: {label}", op="store"):
+            for rel, op in puts.items():
                 if op.value is None:
                     if self.ctx.exists(rel):
                         self.ctx.delete(rel)
                     continue
-                value = dict(op.value)
-                content = value.get("content")
-                if isinstance(content, str):
-                    meta = {"value": {k: v for k, v in value.items() if k != "content"}, "value_in_body": True}
-                    self.ctx.write(rel, content, meta)
-                else:
-                    self.ctx.write(rel, "", {"value": value})
-
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        folder = self._folder(op.namespace_prefix) if op.namespace_prefix else self.prefix
-        if op.query:
-            hits = self.ctx.search(op.query, path=folder, limit=max(50, (op.offset + op.limit) * 4))
-            ranked = [(h.path, float(h.score)) for h in hits if h.path.endswith(".md")]
-        else:
-            ranked = []
-            for rel in self.ctx.list(folder):
-                if rel.endswith(".md"):
-                    ranked.append((rel, 0.0))
-        items = []
-        for rel, score in ranked:
-            item = self._item(rel, SearchItem, score if op.query else None)
-            if item is not None and _matches(item.value, op.filter):
-                items.append(item)
-        if not op.query:
-            items.sort(key=lambda it: it.updated_at, reverse=True)
-        return items[op.offset : op.offset + op.limit]
-
-    def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        base = self.ctx.root / self.prefix
-        found: set[tuple[str, ...]] = set()
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = [d for d in dirnames if not os.path.islink(os.path.join(dirpath, d))]
-            if any(name.endswith(".md") for name in filenames):
-                rel = os.path.relpath(dirpath, base)
-                if rel != ".":
-                    found.add(tuple(rel.split(os.sep)))
-        out = set()
-        for ns in found:
-            if not all(self._condition(ns, c) for c in op.match_conditions or ()):
-                continue
-            out.add(ns[: op.max_depth] if op.max_depth is not None else ns)
-        return sorted(out)[op.offset : op.offset + op.limit]
+                layout, body = self._render(op.value)
+                own: dict[str, Any] = {"layout": layout}
+                if op.index is not None:
+                    own["index"] = op.index
+                if any(store_names.is_hashed(p) for p in rel[len(self.prefix) + 1: -3].split("/")[:-1]):
+                    own["namespace"] = list(op.namespace)
+                if store_names.is_hashed(rel.rsplit("/", 1)[1][:-3]):
+                    own["key"] = op.key
+                self.ctx.write(rel, body, {"langgraph": own})
+        if self._index.semantic:
+            stored = [s for s in (self._load(rel) for rel, op in puts.items() if op.value is not None) if s]
+            self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)
 
     @staticmethod
-    def _condition(ns: tuple[str, ...], cond: Any) -> bool:
-        path = tuple(cond.path)
-        if len(path) > len(ns):
+    def _item(s: _Stored, cls: type[Item] = Item, score: float | None = None) -> Item:
+        kwargs: dict[str, Any] = dict(namespace=s.namespace, key=s.key, value=s.value,
+                                      created_at=s.created, updated_at=s.updated)
+        if cls is SearchItem:
+            kwargs["score"] = score
+        return cls(**kwargs)
+
+    # ------------------------------------------------------------------ search
+    def _items_under(self, prefix: tuple[str, ...]) -> list[_Stored]:
+        folder = self._folder(prefix)
+        out = []
+        for rel in self.ctx.list(folder):
+            try:
+                stored = self._load(rel)
+            except ContextFSError:
+                continue  # a broken file under the prefix is not an item; get() reports it
+            if stored is not None and stored.namespace[: len(prefix)] == prefix:
+                out.append(stored)
+        return out
+
+    def _search(self, op: SearchOp, embed: Embedder) -> list[SearchItem]:
+        prefix = tuple(op.namespace_prefix)
+        limit, offset = max(0, int(op.limit)), max(0, int(op.offset))
+        words = query_words(op.query)
+        if words and self._index.semantic:
+            return self._semantic(op, prefix, embed, limit, offset)
+        if words:
+            hits = self.ctx.search(" ".join(words), path=self._folder(prefix), limit=_MAX_SCAN)
+            ranked: list[tuple[_Stored, float | None]] = []
+            for hit in hits:
+                stored = self._safe_load(hit.path)
+                if (stored and stored.index is not False and _matches(stored.value, op.filter)
+                        and stored.namespace[: len(prefix)] == prefix
+                        and self._index.matches_words(stored.value, stored.index, words)):
+                    ranked.append((stored, float(hit.score)))
+        else:
+            items = [s for s in self._items_under(prefix) if _matches(s.value, op.filter)]
+            items.sort(key=lambda s: (s.updated, s.rel), reverse=True)
+            ranked = [(s, None) for s in items]
+        return [self._item(s, SearchItem, score) for s, score in ranked[offset: offset + limit]]
+
+    def _safe_load(self, rel: str) -> _Stored | None:
+        try:
+            return self._load(rel)
+        except ContextFSError:
+            return None
+
+    def _semantic(self, op: SearchOp, prefix: tuple[str, ...], embed: Embedder, limit: int, offset: int) -> list[SearchItem]:
+        items = [s for s in self._items_under(prefix) if _matches(s.value, op.filter)]
+        vectors = self._index.vectors([(s.rel, s.version, s.value, s.index) for s in items], embed)
+        query = embed([op.query or ""])[0]
+        scored = [(max(cosine(query, v) for v in vectors[s.rel]), s) for s in items if vectors.get(s.rel)]
+        scored.sort(key=lambda pair: (-pair[0], pair[1].rel))
+        plain = [s for s in items if not vectors.get(s.rel)]
+        ranked: list[tuple[_Stored, float | None]] = [(s, score) for score, s in scored] + [(s, None) for s in plain]
+        return [self._item(s, SearchItem, score) for s, score in ranked[offset: offset + limit]]
+
+    def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        found = set()
+        for rel in self.ctx.list(self.prefix):
+            try:
+                where = self._locate(rel)
+            except ContextFSError:
+                continue
+            if where is not None:
+                found.add(where[0])
+        out = set()
+        for ns in found:
+            if all(_condition(ns, c) for c in op.match_conditions or ()):
+                out.add(ns[: op.max_depth] if op.max_depth is not None else ns)
+        return sorted(out)[op.offset: op.offset + op.limit]
+
+
+def _condition(ns: tuple[str, ...], cond: Any) -> bool:
+    path = tuple(cond.path)
+    if len(path) > len(ns):
+        return False
+    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path):]
+    return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+
+
+_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
+        "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+
+
+def _matches(value: Any, flt: Mapping[str, Any] | None) -> bool:
+    """LangGraph's filter: equality (nested dicts and lists compared deeply) or ``$op`` comparisons."""
+    for key, want in (flt or {}).items():
+        if not _compare(value.get(key) if isinstance(value, Mapping) else None, want):
             return False
-        part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path):]
-        return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
+    return True
+
+
+def _compare(have: Any, want: Any) -> bool:
+    if isinstance(want, Mapping):
+        if want and all(isinstance(k, str) and k.startswith("$") for k in want):
+            try:
+                return all(op in _OPS and _OPS[op](have, arg) for op, arg in want.items())
+            except TypeError:
+                return False
+        return isinstance(have, Mapping) and all(_compare(have.get(k), v) for k, v in want.items())
+    if isinstance(want, (list, tuple)):
+        return (isinstance(have, (list, tuple)) and len(have) == len(want)
+                and all(_compare(h, w) for h, w in zip(have, want, strict=True)))
+    return have == want

@@ -1,16 +1,26 @@
 """Anthropic's client-side memory tool (``memory_20250818``) backed by a context root.
 
 Claude's memory tool sends commands (``view``, ``create``, ``str_replace``, ``insert``,
-``delete``, ``rename``) against a ``/memories`` directory and expects the client to
-store the files. Here the directory is a folder of the context root, so every command
-is a gated path, an atomic write and a git commit by ``agent:claude-memory``; deletes go
-to the trash. Nothing here needs the ``anthropic`` package: bind ``MEMORY_TOOL_SPEC`` to a
-chat model (``ChatAnthropic(...).bind_tools([MEMORY_TOOL_SPEC])`` with the ``anthropic``
-extra) and pass each tool call to :meth:`MemoryToolAdapter.handle_tool_call`.
+``delete``, ``rename``) against a ``/memories`` directory and expects the client to keep
+the files. Here ``/memories`` is a folder of the context root (``memories/`` by default),
+so every command is an atomic write and a git commit by the adapter's actor, and deletes
+go to the trash. The commands follow the SDK's local-filesystem memory tool: ``create``
+refuses an existing file, directory views go two levels deep and leave hidden items out,
+files are created ``0600`` and folders ``0700``. Markdown files get contextfs's
+frontmatter (who wrote them, when); every other file (``.json``, ``.txt``...) is stored
+exactly as written.
+
+With the ``anthropic`` extra installed, :class:`MemoryToolAdapter` *is* the SDK's
+``BetaAbstractMemoryTool``, so ``client.beta.messages.tool_runner(tools=[adapter], ...)``
+runs it; refusals are raised as the SDK's ``ToolError`` (the runner reports them with
+``is_error``). Without the SDK it is a plain adapter: :meth:`~MemoryToolAdapter.run` takes
+a command mapping and returns text, and :meth:`~MemoryToolAdapter.handle_tool_call`
+answers a LangChain tool call with a ``ToolMessage``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -18,116 +28,279 @@ from langchain_core.messages import ToolMessage
 
 from contextfs.errors import ContextFSError
 
+from .memory_paths import VIRTUAL_ROOT, MemoryPaths
+from .tool_output import check_text_args
+
 if TYPE_CHECKING:
-    from contextfs.manager import ContextManager
+    from contextfs import ContextManager
 
-__all__ = ["MEMORY_TOOL_SPEC", "MemoryToolAdapter"]
+try:  # the SDK's base class when the anthropic extra is installed
+    from anthropic.lib.tools import BetaAbstractMemoryTool as _Base
+    from anthropic.lib.tools import ToolError as _SDKToolError
+except ImportError:  # pragma: no cover - exercised only without the extra
+    _Base = object  # type: ignore[assignment,misc]
 
-#: The tool definition to bind to an Anthropic chat model.
+    class _SDKToolError(Exception):  # type: ignore[no-redef]
+        def __init__(self, content: str) -> None:
+            super().__init__(content)
+            self.content = content
+
+
+__all__ = ["MEMORY_TOOL_SPEC", "MemoryToolAdapter", "MemoryToolError"]
+
+#: The tool definition to bind to an Anthropic chat model (the SDK's ``to_dict()``).
 MEMORY_TOOL_SPEC: dict[str, str] = {"type": "memory_20250818", "name": "memory"}
-_VIRTUAL_ROOT = "/memories"
+DEFAULT_MEMORY_ACTOR = "agent:claude-memory"
+_LINE_WIDTH = 6
+_COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+_FILE_MODE = 0o600
+_DIR_MODE = 0o700
 
 
-class MemoryToolAdapter:
-    """Execute memory-tool commands on ``<root>/<folder>`` with commits and soft deletes."""
+class MemoryToolError(ContextFSError, _SDKToolError):  # type: ignore[misc,valid-type]
+    """A memory command refused, in the tool's own terms (``/memories/...`` paths, command names).
 
-    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str = "agent:claude-memory") -> None:
+    It is a :class:`~contextfs.ContextFSError` and, with the SDK installed, also the SDK's
+    ``ToolError``, so the tool runner reports it to the model with ``is_error``.
+    """
+
+    def __init__(self, message: str) -> None:
+        _SDKToolError.__init__(self, message)
+        self.content = message
+
+
+class MemoryToolAdapter(_Base):  # type: ignore[misc,valid-type]
+    """Memory-tool commands on ``<root>/<folder>``, committed and soft-deleted."""
+
+    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str = DEFAULT_MEMORY_ACTOR,
+                 session: str | None = None, cache_control: Mapping[str, Any] | None = None) -> None:
+        if _Base is not object:
+            super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
+        self._cache = dict(cache_control) if cache_control else None
+        with ctx.provenance(actor=actor, session=session):
+            pass  # the manager's own checks of actor and session, now rather than on the first command
         self.ctx = ctx
-        self.folder = folder.strip("/")
+        self.paths = MemoryPaths(ctx, folder)
+        self.folder = self.paths.folder
         self.actor = actor
+        self.session = session
 
-    # ------------------------------------------------------------------ paths
-    def _rel(self, virtual: object) -> str:
-        """'/memories/a/b.md' -> '<folder>/a/b.md'; anything outside /memories is refused."""
-        if not isinstance(virtual, str) or not (
-            virtual == _VIRTUAL_ROOT or virtual.startswith(_VIRTUAL_ROOT + "/")
-        ):
-            raise _ToolInputError(f"path {virtual!r} is outside {_VIRTUAL_ROOT}; use a path like '/memories/notes.md'")
-        rest = virtual[len(_VIRTUAL_ROOT):].strip("/")
-        return f"{self.folder}/{rest}" if rest else self.folder
+    # ------------------------------------------------------------------ protocol surfaces
+    def to_dict(self) -> dict[str, Any]:
+        """The tool definition the API expects (what ``MEMORY_TOOL_SPEC`` holds, plus cache control)."""
+        out: dict[str, Any] = dict(MEMORY_TOOL_SPEC)
+        if self._cache is not None:
+            out["cache_control"] = self._cache
+        return out
 
-    def _virtual(self, rel: str) -> str:
-        return _VIRTUAL_ROOT + rel[len(self.folder):]
+    def call(self, input: object) -> str:  # noqa: A002 - the SDK's parameter name
+        """The SDK's entry point: one tool_use input; refusals raise :class:`MemoryToolError`."""
+        return self.execute(input)
 
-    # ------------------------------------------------------------------ commands
-    def execute(self, command: Mapping[str, Any]) -> str:
-        """Run one command object as Claude sends it; always returns text for the model."""
+    def execute(self, command: Any) -> str:
+        """Run one command (a mapping, or the SDK's typed command); raise MemoryToolError on refusal."""
+        name = _arg(command, "command")
+        if name not in _COMMANDS:
+            raise MemoryToolError(f"Unknown command {name!r}; use one of {', '.join(_COMMANDS)}")
         try:
-            name = command.get("command")
-            handler = getattr(self, f"_cmd_{name}", None) if isinstance(name, str) else None
-            if handler is None:
-                raise _ToolInputError(
-                    f"unknown command {name!r}; use view, create, str_replace, insert, delete or rename"
-                )
-            with self.ctx.provenance(actor=self.actor):
-                return handler(command)
-        except (ContextFSError, _ToolInputError) as exc:
+            with self.ctx.provenance(actor=self.actor, session=self.session):
+                return getattr(self, name)(command)
+        except MemoryToolError:
+            raise
+        except ContextFSError as exc:
+            raise MemoryToolError(self.paths.in_tool_terms(exc)) from exc
+
+    def run(self, command: Mapping[str, Any]) -> str:
+        """Like :meth:`execute`, but a refusal comes back as ``Error: ...`` text (for plain use)."""
+        try:
+            return self.execute(command)
+        except MemoryToolError as exc:
             return f"Error: {exc}"
-        except (KeyError, TypeError) as exc:
-            return f"Error: missing or invalid argument {exc}; send every argument the command needs"
 
     def handle_tool_call(self, tool_call: Mapping[str, Any]) -> ToolMessage:
-        """Turn a LangChain tool call named ``memory`` into the ToolMessage to send back."""
-        return ToolMessage(content=self.execute(tool_call.get("args", {})), tool_call_id=tool_call.get("id", ""))
+        """Answer a LangChain tool call named ``memory``; a refusal has ``status="error"``."""
+        call_id = str(tool_call.get("id") or "")
+        try:
+            return ToolMessage(content=self.execute(tool_call.get("args") or {}), tool_call_id=call_id, name="memory")
+        except MemoryToolError as exc:
+            return ToolMessage(content=f"Error: {exc}", tool_call_id=call_id, name="memory", status="error")
 
-    def _cmd_view(self, cmd: Mapping[str, Any]) -> str:
-        rel = self._rel(cmd["path"])
-        body = self.ctx.read(rel) if rel != self.folder else None
-        if body is None:
-            files = self.ctx.list(rel)
-            if not files and rel != self.folder:
-                return f"Error: {cmd['path']} does not exist; view {_VIRTUAL_ROOT} to see what is stored"
-            lines = [f"Files in {cmd['path']}:"] + [f"- {self._virtual(f)}" for f in files]
-            return "\n".join(lines) if files else f"{cmd['path']} is empty"
-        numbered = body.splitlines()
-        start, end = 1, len(numbered)
-        view_range = cmd.get("view_range")
-        if view_range:
-            start, end = int(view_range[0]), int(view_range[1])
-            if end == -1:
-                end = len(numbered)
-            if start < 1 or end < start or end > len(numbered):
-                raise _ToolInputError(f"view_range {list(view_range)} is outside 1..{len(numbered)}; pick lines inside the file")
-        return "\n".join(f"{i:6d}\t{numbered[i - 1]}" for i in range(start, end + 1))
+    # ------------------------------------------------------------------ commands
+    def view(self, command: Any) -> str:
+        virtual = _text(command, "path")
+        rel = self.paths.rel(virtual)
+        view_range = _arg(command, "view_range")
+        if self.paths.is_dir(rel) or rel == self.folder:
+            if view_range is not None:
+                raise MemoryToolError(f"view_range only applies to files, and {virtual} is a directory; view it without one")
+            return self._view_dir(virtual, rel)
+        if not self.ctx.exists(rel):
+            raise MemoryToolError(f"The path {virtual} does not exist. Please provide a valid path.")
+        content, trust = self.paths.read(rel)
+        lines = content.split("\n")
+        start, end = _line_range(view_range, len(lines), virtual)
+        numbered = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{lines[n - 1]}" for n in range(start, end + 1))
+        return f"Here's the content of {virtual} with line numbers:\n" + self.paths.as_data(numbered, virtual, trust, content)
 
-    def _cmd_create(self, cmd: Mapping[str, Any]) -> str:
-        rel = self._rel(cmd["path"])
-        self.ctx.write(rel, str(cmd["file_text"]))
-        return f"File created successfully at {cmd['path']}"
+    def _view_dir(self, virtual: str, rel: str) -> str:
+        entries = self.paths.tree(rel, depth=2)
+        shown = self.paths.virtual(rel)
+        total = sum(size for name, size, is_dir in entries if not is_dir and "/" not in name)
+        total += sum(size for name, size, is_dir in entries if is_dir and "/" not in name)
+        lines = [f"{_size(total)}\t{shown}"]
+        lines += [f"{_size(size)}\t{shown}/{name}{'/' if is_dir else ''}" for name, size, is_dir in entries]
+        header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
+        return header + "\n" + "\n".join(lines)
 
-    def _cmd_str_replace(self, cmd: Mapping[str, Any]) -> str:
-        rel = self._rel(cmd["path"])
-        self.ctx.edit(rel, str(cmd["old_str"]), str(cmd.get("new_str", "")))
-        return f"The file {cmd['path']} has been edited"
-
-    def _cmd_insert(self, cmd: Mapping[str, Any]) -> str:
-        rel = self._rel(cmd["path"])
-        doc = self.ctx.get(rel)
-        lines = doc.body.splitlines(keepends=True)
-        at = int(cmd["insert_line"])
-        if at < 0 or at > len(lines):
-            raise _ToolInputError(f"insert_line {at} is outside 0..{len(lines)}; 0 inserts before the first line")
-        text = str(cmd["insert_text"])
-        if not text.endswith("\n"):
-            text += "\n"
-        if at > 0 and not lines[at - 1].endswith("\n"):
-            lines[at - 1] += "\n"
-        lines.insert(at, text)
-        self.ctx.write(rel, "".join(lines), expected_version=doc.version)
-        return f"Text inserted at line {at} of {cmd['path']}"
-
-    def _cmd_delete(self, cmd: Mapping[str, Any]) -> str:
-        rel = self._rel(cmd["path"])
+    def create(self, command: Any) -> str:
+        virtual = _text(command, "path")
+        text = _text(command, "file_text", allow_empty=True)
+        rel = self.paths.rel(virtual)
         if rel == self.folder:
-            raise _ToolInputError(f"{_VIRTUAL_ROOT} itself cannot be deleted; delete the files in it")
+            raise MemoryToolError(f"{VIRTUAL_ROOT} is a directory; create a file inside it, e.g. {VIRTUAL_ROOT}/notes.md")
+        if self.paths.is_dir(rel) or self.ctx.exists(rel):
+            raise MemoryToolError(f"File {virtual} already exists")
+        made = self.paths.missing_dirs(rel)
+        self.paths.create(rel, text)
+        self._secure(rel, made)
+        return f"File created successfully at: {virtual}"
+
+    def str_replace(self, command: Any) -> str:
+        virtual = _text(command, "path")
+        old = _text(command, "old_str")
+        new = _text(command, "new_str", allow_empty=True)
+        rel = self._existing_file(virtual)
+        with self.ctx.transaction(f"memory-tool: str_replace {rel}", op="edit"):
+            content, _ = self.paths.read(rel)
+            count = content.count(old)
+            if count == 0:
+                raise MemoryToolError(
+                    f"No replacement was performed, old_str `{old}` did not appear verbatim in {virtual}.")
+            if count > 1:
+                starts = [i for i in range(len(content)) if content.startswith(old, i)]
+                at = ", ".join(str(content[:i].count("\n") + 1) for i in starts)
+                raise MemoryToolError(f"No replacement was performed. Multiple occurrences of old_str `{old}` "
+                                      f"in lines: {at}. Please ensure it is unique")
+            changed_line = content[: content.find(old)].count("\n")
+            updated = content.replace(old, new, 1)
+            self.paths.replace(rel, updated)
+        self._secure(rel, [])
+        new_lines = updated.split("\n")
+        first, last = max(0, changed_line - 2), min(len(new_lines), changed_line + 3)
+        snippet = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1))
+        return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + snippet
+
+    def insert(self, command: Any) -> str:
+        virtual = _text(command, "path")
+        at = _arg(command, "insert_line")
+        text = _text(command, "insert_text", allow_empty=True)
+        if isinstance(at, bool) or not isinstance(at, int):
+            raise MemoryToolError(f"insert_line must be a whole number (0 inserts before the first line), not {at!r}")
+        rel = self._existing_file(virtual)
+        with self.ctx.transaction(f"memory-tool: insert {rel}", op="edit"):
+            content, _ = self.paths.read(rel)
+            lines = content.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()  # a trailing newline ends the last line; it does not start another
+            if not 0 <= at <= len(lines):
+                raise MemoryToolError(f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}].")
+            lines.insert(at, text.rstrip("\n"))
+            updated = "\n".join(lines)
+            self.paths.replace(rel, updated if updated.endswith("\n") else updated + "\n")
+        self._secure(rel, [])
+        return f"The file {virtual} has been edited."
+
+    def delete(self, command: Any) -> str:
+        virtual = _text(command, "path")
+        rel = self.paths.rel(virtual)
+        if rel == self.folder:
+            raise MemoryToolError(f"Cannot delete the {VIRTUAL_ROOT} directory itself")
+        if not (self.paths.is_dir(rel) or self.ctx.exists(rel)):
+            raise MemoryToolError(f"The path {virtual} does not exist")
         entry = self.ctx.delete(rel)
-        return f"Deleted {cmd['path']} (kept in the trash as {entry.id}; it can be restored)"
+        return f"Successfully deleted {virtual} (kept in the context root's trash as {entry.id})"
 
-    def _cmd_rename(self, cmd: Mapping[str, Any]) -> str:
-        src, dst = self._rel(cmd["old_path"]), self._rel(cmd["new_path"])
-        self.ctx.move(src, dst)
-        return f"Renamed {cmd['old_path']} to {cmd['new_path']}"
+    def rename(self, command: Any) -> str:
+        old_virtual, new_virtual = _text(command, "old_path"), _text(command, "new_path")
+        src, dst = self.paths.rel(old_virtual), self.paths.rel(new_virtual)
+        if src == self.folder:
+            raise MemoryToolError(f"Cannot rename the {VIRTUAL_ROOT} directory itself")
+        if dst == self.folder or self.paths.is_dir(dst) or self.ctx.exists(dst):
+            raise MemoryToolError(f"The destination {new_virtual} already exists")
+        if not (self.paths.is_dir(src) or self.ctx.exists(src)):
+            raise MemoryToolError(f"The path {old_virtual} does not exist")
+        if dst.startswith(src + "/"):
+            raise MemoryToolError(f"Cannot move {old_virtual} into itself; pick a destination outside it")
+        made = self.paths.missing_dirs(dst)
+        self.paths.move(src, dst)
+        self._secure(dst, made)
+        return f"Successfully renamed {old_virtual} to {new_virtual}"
+
+    def clear_all_memory(self) -> str:
+        """Move everything under ``/memories`` to the trash (one commit); the SDK's reset."""
+        if self.ctx.list(self.folder):
+            self.ctx.delete(self.folder)
+        return "All memory cleared"
+
+    # ------------------------------------------------------------------ helpers
+    def _existing_file(self, virtual: str) -> str:
+        rel = self.paths.rel(virtual)
+        if self.paths.is_dir(rel):
+            raise MemoryToolError(f"The path {virtual} is not a file.")
+        if not self.ctx.exists(rel):
+            raise MemoryToolError(f"The path {virtual} does not exist. Please provide a valid path.")
+        return rel
+
+    def _secure(self, rel: str, new_dirs: list[str]) -> None:
+        """The SDK's modes: files owner-only (0600), folders it created owner-only (0700)."""
+        for folder, mode in [*((f, _DIR_MODE) for f in new_dirs), *((n, _FILE_MODE) for n in self.paths.files_under(rel))]:
+            # A vanished or swapped entry keeps its mode; the content is already committed.
+            with contextlib.suppress(ContextFSError):
+                self.ctx.files.chmod(folder, mode)
 
 
-class _ToolInputError(Exception):
-    """A command the model got wrong; reported back to it as text."""
+# ---------------------------------------------------------------------- argument reading
+def _arg(command: Any, name: str) -> Any:
+    if isinstance(command, Mapping):
+        return command.get(name)
+    return getattr(command, name, None)
+
+
+def _text(command: Any, name: str, *, allow_empty: bool = False) -> str:
+    value = _arg(command, name)
+    if not isinstance(value, str):
+        verb = _arg(command, "command")
+        raise MemoryToolError(f"{verb} needs `{name}` as a string (got {type(value).__name__}); send it again")
+    if not value and not allow_empty:
+        raise MemoryToolError(f"`{name}` is empty; send the exact text")
+    try:
+        check_text_args({name: value})
+    except ContextFSError as exc:
+        raise MemoryToolError(str(exc)) from exc
+    return value
+
+
+def _line_range(view_range: Any, count: int, virtual: str) -> tuple[int, int]:
+    """``[start, end]`` (1-based, inclusive; ``end`` -1 means the last line) checked against the file."""
+    if view_range is None:
+        return 1, count
+    if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
+            or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
+        raise MemoryToolError(
+            f"view_range must be two whole numbers [start, end] (end -1 for the last line), not {view_range!r}")
+    start, end = view_range
+    end = count if end == -1 else end
+    if start < 1 or start > count or end < start:
+        raise MemoryToolError(f"view_range {list(view_range)} is outside {virtual}'s lines 1..{count}; "
+                              "pick a start within the file and an end after it (or -1)")
+    return start, min(end, count)
+
+
+def _size(n: int) -> str:
+    """Sizes as the SDK prints them: 0B, 512B, 1.5K, 2M."""
+    value = float(n)
+    for unit in ("B", "K", "M", "G"):
+        if value < 1024 or unit == "G":
+            return f"{int(value)}{unit}" if value == int(value) else f"{value:.1f}{unit}"
+        value /= 1024
+    return f"{n}B"  # pragma: no cover

@@ -21,7 +21,7 @@ from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
 from .. import paths
-from ..document import blob_version, decode, parse
+from ..document import blob_version, load
 from ..errors import ContentError, ContextFSError, FrontmatterError
 from ..files import TMP_SUFFIX, RootFiles
 
@@ -303,7 +303,7 @@ def extract(files: RootFiles, rel: str) -> dict[str, Any] | None:
         return None
     meta: dict[str, Any] = {}
     try:
-        doc = parse(decode(data, rel), rel, version=blob_version(data))
+        doc = load(data, rel)
         meta, body, version, title = doc.metadata, doc.body, doc.version, doc.title
     except FrontmatterError as exc:
         log.warning("indexing %s by its raw text: %s", rel, exc)

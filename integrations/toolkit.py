@@ -1,0 +1,148 @@
+"""The one table of agent tools, shared by the LangChain and MCP adapters.
+
+Each :class:`ToolSpec` says everything about one tool that does not depend on the
+protocol: its name, group, description (when to use it), typed arguments with bounds
+(a pydantic model), whether it reads, writes or deletes, and the function that does the
+work. :mod:`contextfs.integrations.langchain_tools` and
+:mod:`contextfs.integrations.mcp_server` turn the same specs into their own tool objects,
+so the two can never drift apart.
+
+A :class:`Toolkit` binds the specs to one context root and one identity: every write a
+tool makes runs inside ``ctx.provenance(actor=..., session=...)``, so the commit author
+and trailers name the toolkit's actor and session whatever the model sends. A tool
+function either returns the text for the model or raises a
+:class:`~contextfs.ContextFSError`; each adapter turns that error into its protocol's
+error form in one place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from contextfs.errors import ConfigError
+
+from .tool_output import cap, check_text_args
+
+if TYPE_CHECKING:
+    from contextfs import ContextManager
+
+__all__ = [
+    "DEFAULT_ACTOR",
+    "GROUPS",
+    "ToolSpec",
+    "Toolkit",
+    "all_specs",
+    "format_error",
+    "select_specs",
+]
+
+#: Who tool writes are attributed to unless the toolkit is given another actor.
+DEFAULT_ACTOR = "agent:langchain"
+#: Tool groups, in the order tools are offered.
+GROUPS = ("store", "scopes", "memory", "topics")
+
+Access = Literal["read", "write", "delete"]
+
+
+def format_error(exc: Exception) -> str:
+    """The text a model sees for a refused call: ``Error:`` then the message and its fix."""
+    return f"Error: {exc}"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool, independent of the protocol that offers it."""
+
+    name: str
+    group: str
+    description: str
+    args: type[BaseModel]
+    run: Callable[[Toolkit, BaseModel], str]
+    #: ``read`` tools are always offered; ``write`` needs allow_write; ``delete`` allow_delete.
+    access: Access = "read"
+    #: May overwrite or remove what is there (MCP ``destructiveHint``); reversible through history.
+    destructive: bool = False
+    #: Calling it twice with the same arguments has no further effect (MCP ``idempotentHint``).
+    idempotent: bool = False
+    #: An argument set that succeeds on a fresh root seeded by the toolkit's tests and docs.
+    example: dict[str, Any] | None = None
+
+    @property
+    def read_only(self) -> bool:
+        return self.access == "read"
+
+
+class Toolkit:
+    """The specs bound to one manager, actor and session; runs one tool call at a time.
+
+    Layer objects (memory tiers, topics, scoped views) are made on first use and kept,
+    so their caches live as long as the toolkit.
+    """
+
+    def __init__(self, ctx: ContextManager, *, actor: str = DEFAULT_ACTOR, session: str | None = None) -> None:
+        with ctx.provenance(actor=actor, session=session):
+            pass  # validates actor and session with the manager's own rules, now rather than later
+        self.ctx = ctx
+        self.actor = actor
+        self.session = session
+        self._layers: dict[str, Any] = {}
+
+    def layer(self, name: str, make: Callable[[], Any]) -> Any:
+        """The layer object ``name``, made by ``make()`` the first time."""
+        if name not in self._layers:
+            self._layers[name] = make()
+        return self._layers[name]
+
+    def writing(self) -> Any:
+        """The provenance every tool write runs under."""
+        return self.ctx.provenance(actor=self.actor, session=self.session)
+
+    def call(self, spec: ToolSpec, args: BaseModel) -> str:
+        """Run one validated call; a refusal is raised as ContextFSError for the adapter to report."""
+        check_text_args(args.model_dump())
+        with self.writing():
+            out = spec.run(self, args)
+        return cap(out)
+
+
+_SLUG = re.compile(r"^[a-z][a-z_]*$")
+
+
+def all_specs() -> list[ToolSpec]:
+    """Every tool, grouped in :data:`GROUPS` order."""
+    from .tools_memory import MEMORY_TOOLS
+    from .tools_scopes import SCOPE_TOOLS
+    from .tools_store import STORE_TOOLS
+    from .tools_topics import TOPIC_TOOLS
+
+    specs = [*STORE_TOOLS, *SCOPE_TOOLS, *MEMORY_TOOLS, *TOPIC_TOOLS]
+    assert all(_SLUG.match(s.name) and s.group in GROUPS for s in specs)
+    return specs
+
+
+def select_specs(
+    groups: Iterable[str] | str | None = None, *, allow_write: bool = True, allow_delete: bool = False
+) -> list[ToolSpec]:
+    """The specs a model is offered for these groups and switches.
+
+    ``allow_delete`` needs ``allow_write`` (deleting is a write); asking for it alone, or
+    for a group that does not exist, is a :class:`~contextfs.ConfigError`.
+    """
+    if allow_delete and not allow_write:
+        raise ConfigError("allow_delete=True needs allow_write=True (deleting is a write); enable both or neither")
+    if groups is None:
+        wanted = set(GROUPS)
+    else:
+        wanted = {groups} if isinstance(groups, str) else set(groups)
+        unknown = sorted(wanted - set(GROUPS))
+        if unknown or not wanted:
+            raise ConfigError(
+                f"unknown tool group {unknown[0] if unknown else '(none)'!r}; pick from {', '.join(GROUPS)}"
+            )
+    allowed = {"read"} | ({"write"} if allow_write else set()) | ({"delete"} if allow_delete else set())
+    return [s for s in all_specs() if s.group in wanted and s.access in allowed]
