@@ -64,11 +64,11 @@ def _topics(kit: Toolkit) -> Topics:
 def open_topic(kit: Toolkit, a: TopicNameArgs) -> str:
     topics = _topics(kit)
     slug = topics.resolve(a.name)
-    before = topics.opened_since_compaction()
+    before = topics.block.opened_since_compaction()
     answer = topics.open_topic(a.name)
     # A summary is retrieved text; the topic API's one-line answers ("doesn't exist",
     # "already visible") are its own words and stay exactly as they are.
-    opened = slug is not None and slug not in before and slug in topics.opened_since_compaction()
+    opened = slug is not None and slug not in before and slug in topics.block.opened_since_compaction()
     return as_data(answer, f"topic {slug}") if opened else answer
 
 
@@ -87,13 +87,13 @@ def switch_topic(kit: Toolkit, a: SwitchArgs) -> str:
 
 
 def log_decision(kit: Toolkit, a: DecisionArgs) -> str:
-    did = _topics(kit).decide(a.topic, a.text, depends_on=a.depends_on or None, supersedes=a.supersedes,
+    did = _topics(kit).decisions.decide(a.topic, a.text, depends_on=a.depends_on or None, supersedes=a.supersedes,
                               reason=a.reason or None)
     return f"Recorded decision {did} in topic {a.topic}; decision_chain with {did!r} shows what it rests on."
 
 
 def decision_chain(kit: Toolkit, a: ChainArgs) -> str:
-    return as_data(_topics(kit).chain(a.topic, a.decision_id), f"decisions of topic {a.topic}")
+    return as_data(_topics(kit).decisions.chain(a.topic, a.decision_id), f"decisions of topic {a.topic}")
 
 
 TOPIC_TOOLS = [

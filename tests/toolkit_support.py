@@ -21,7 +21,7 @@ def seeded_root(root: Path) -> ContextManager:
     topics = Topics(ctx)
     topics.create("Billing migration", "Moving invoices off the old system; relevant when billing comes up",
                   name="billing-migration", summary="Invoices move to Postgres in two steps.", open=False)
-    topics.decide("billing-migration", "Keep the old system read-only during the move", reason="Auditors need it")
+    topics.decisions.decide("billing-migration", "Keep the old system read-only during the move", reason="Auditors need it")
     ctx.write("memory/old.md", "- An outdated fact\n")
     ctx.delete("memory/old.md")
     return ctx
