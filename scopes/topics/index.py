@@ -10,14 +10,14 @@ known the index costs a few stats.
 from __future__ import annotations
 
 import json
-import stat
 import logging
+import stat
 from collections.abc import Sequence
 from typing import Any
 
 from contextfs import store
-from contextfs.files import TMP_SUFFIX
 from contextfs.errors import ContextFSError
+from contextfs.files import TMP_SUFFIX
 from contextfs.tokens import TokenCounter
 
 from ..derived import CACHE_DIR
