@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import clock, history, paths, trash
-from .config import load_config
+from .config import CONFIG_PATH, load_config
 from .document import LIBRARY_KEYS, Document, is_markdown, load, serialize
 from .errors import (
     AlreadyExistsError,
@@ -39,8 +39,10 @@ from .errors import (
     VersioningError,
 )
 from .files import TMP_SUFFIX, RootFiles, typed_io
+from .guard import TRUST_ORDER, WriteGuard, is_agent, is_library_log
 from .history import HistoryEntry, RevertReport
 from .journal import Journal
+from .poisoning import trust_of
 from .provenance import Provenance, check_actor, check_token, email_of
 from .state import StateDir, find_repository
 from .sync import SyncReport, log_report, scan_outside_edits
@@ -424,15 +426,25 @@ class ContextManager:
         return sorted(out)
 
     # ------------------------------------------------------------ writing
-    def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None) -> bytes:
+    def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None,
+                new_part: str | None = None) -> bytes:
+        """The bytes to store, after the write gate (:mod:`contextfs.guard`) passed them.
+
+        ``new_part`` is the only new text (an append to a committed file): the secret
+        scan then looks at it alone, and the file keeps the trust it had at best.
+        """
         _check_text(rel, body)
-        if not is_markdown(rel):
+        prov = self.current_provenance
+        markdown = is_markdown(rel)
+        if not markdown:
             raw = body.encode("utf-8")  # stored exactly as written: see document.load
             if len(raw) > self.max_file_bytes:
                 raise ContentError(
                     f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; "
                     "split it into several files"
                 )
+            self.guard().check(rel, body, actor=prov.actor, markdown=False, library=self.in_library_write,
+                               scan=new_part)
             return raw
         base = dict(old.metadata) if old is not None else {}
         if user_meta is not None:
@@ -446,7 +458,9 @@ class ContextManager:
                 _check_text(rel, key, "a metadata key")
             if isinstance(value, str):
                 _check_text(rel, value, f"metadata {key!r}")
-        prov = self.current_provenance
+        requested = base.get("trust") if isinstance(base.get("trust"), str) else None
+        if new_part is not None and old is not None:
+            requested = TRUST_ORDER[max(TRUST_ORDER.index(t) for t in (trust_of(old.metadata), requested or "trusted"))]
         now = clock.iso()
         base.setdefault("created", now)
         base["updated"] = now
@@ -456,12 +470,53 @@ class ContextManager:
                 base.pop(key, None)
             else:
                 base[key] = value
-        data = serialize(base, body).encode("utf-8")
+        draft = serialize(base, body)
+        decision = self.guard().check(rel, draft, actor=prov.actor, markdown=True, library=self.in_library_write,
+                                      requested_trust=requested, scan=new_part)
+        if decision.trust != "trusted" or "trust" in base:
+            base["trust"] = decision.trust
+            draft = serialize(base, body)
+        data = draft.encode("utf-8")
         if len(data) > self.max_file_bytes:
             raise ContentError(
                 f"{rel} would be {len(data)} bytes, over the {self.max_file_bytes}-byte limit; split it into several files"
             )
         return data
+
+    def guard(self) -> WriteGuard:
+        """The write gate's content checks, as ``config.toml`` sets them (re-read when it changes)."""
+        folder = self.files.kind(".contextfs")
+        linked = folder == "link" or (folder == "dir" and self.files.kind(CONFIG_PATH) == "link")
+        st = self.files.lstat(CONFIG_PATH) if folder == "dir" and not linked else None
+        key = (st.st_mtime_ns, st.st_size) if st is not None else ("link" if linked else None)
+        cached = getattr(self, "_guard_cache", None)
+        if cached is None or cached[0] != key:
+            if linked:
+                # Settings behind a link (a hostile clone) are never read; the defaults are the strict ones.
+                log.warning("%s is a symlink; the write gate uses its default (strictest) settings", CONFIG_PATH)
+                cached = (key, WriteGuard({}))
+            else:
+                cached = (key, WriteGuard(self.config))
+            self._guard_cache = cached
+        return cached[1]
+
+    @property
+    def in_library_write(self) -> bool:
+        return bool(getattr(self._local, "library", 0))
+
+    @contextlib.contextmanager
+    def library_write(self) -> Iterator[None]:
+        """Writes in this block come from a layer writing a log it owns (``*.jsonl``).
+
+        Conversation logs and topic exchanges are appended by their own operations, which
+        mark each line's trust themselves; a generic write of such a log by an agent (a
+        tool call, say) is refused, so nobody can forge a logged message.
+        """
+        self._local.library = getattr(self._local, "library", 0) + 1
+        try:
+            yield
+        finally:
+            self._local.library -= 1
 
     def _check_version(self, rel: str, old: Document | None, expected: str | None) -> None:
         if expected is None:
@@ -472,16 +527,23 @@ class ContextManager:
                 f"{rel} changed since version {str(expected)[:12]} (now {str(current)[:12]}); read it again and retry"
             )
 
-    def _put(self, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None) -> Document:
+    def _put(self, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None,
+             new_part: str | None = None) -> Document:
         if old is not None and body == old.body and (
             meta is None or {k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
             == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
         ):
             _check_text(rel, body)
             return old  # nothing changes: no write, no commit
-        data = self._render(rel, body, meta, old)
+        if new_part is not None and (old is None or old.version != self._committed_version(rel)):
+            new_part = None  # what is there was never scanned as committed: scan all of it
+        data = self._render(rel, body, meta, old, new_part)
         change.write(rel, data, max_bytes=self.max_file_bytes)
         return load(data, rel)
+
+    def _committed_version(self, rel: str) -> str | None:
+        """The blob id ``rel`` has at HEAD (None when HEAD lacks it)."""
+        return self.git.head_blob(rel)
 
     def _refuse_folder(self, rel: str) -> None:
         if self.files.kind(rel) == "dir":
@@ -524,7 +586,7 @@ class ContextManager:
                 return old
             if body and not body.endswith("\n"):
                 body += "\n"
-            return self._put(change, rel, body + text, None, old)
+            return self._put(change, rel, body + text, None, old, new_part=text)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
@@ -581,6 +643,9 @@ class ContextManager:
             raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
         if rel_src == rel_dst:
             return rel_dst
+        if is_library_log(rel_dst) and is_agent(self.current_provenance.actor) and not self.in_library_write:
+            raise ContentError(f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
+                               "operations, so pick a name that does not end in .jsonl")
         with self.change("move", f"{rel_src} -> {rel_dst}") as change:
             if self.files.kind(rel_src) not in ("file", "dir"):
                 raise NotFoundError(f"{rel_src} does not exist; list files with list()", path=rel_src)
@@ -660,7 +725,10 @@ class ContextManager:
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
         with self._locked(), typed_io("sync"):
-            changes, report = scan_outside_edits(self.files, self.git)
+            guard = self.guard()
+            changes, report = scan_outside_edits(
+                self.files, self.git, skip=None,
+                check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human"))
             log_report(report)
             self.last_sync = report
             if not changes:

@@ -11,7 +11,7 @@ are none. On the way:
   (and the session trailer every write carries, so ``ctx.revert_session`` undoes it);
 * entries are structured and deduplicated (:mod:`.entries`), emotional colouring is
   filtered (:mod:`.hygiene`), and instruction-like text is never promoted
-  (:func:`contextfs.scopes.poisoning.assess`).
+  (:func:`contextfs.poisoning.assess`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from contextfs import clock
 from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
-from contextfs.scopes.poisoning import assess
+from contextfs.poisoning import assess
 from contextfs.scopes.topics import Topics
 
 from . import prompts

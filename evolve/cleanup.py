@@ -30,8 +30,8 @@ from contextfs import clock, store
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
+from contextfs.poisoning import assess
 from contextfs.scopes.derived import CACHE_DIR
-from contextfs.scopes.poisoning import assess
 
 from . import prompts
 from .entries import Change, EntryFile

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfs.errors import ContextFSError, EvolveError
-from contextfs.scopes.poisoning import assess
+from contextfs.poisoning import assess
 from contextfs.scopes.topics import Topic, Topics, open_section, slugify
 
 from . import prompts

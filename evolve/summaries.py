@@ -22,7 +22,7 @@ from contextfs import paths
 from contextfs.document import Document, blob_version, decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
-from contextfs.scopes.poisoning import assess
+from contextfs.poisoning import assess
 from contextfs.scopes.tiers import extract_abstract, extract_overview
 from contextfs.tokens import get_counter
 

@@ -18,6 +18,8 @@ derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` a
 
 from __future__ import annotations
 
+from contextfs.poisoning import Verdict, assess, render_untrusted
+
 from .memory import (
     ArchivalNote,
     ConversationBuffer,
@@ -28,7 +30,6 @@ from .memory import (
     Message,
 )
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
-from .poisoning import Verdict, assess, render_untrusted
 from .rules import Rule, ScopeRules, default_rules
 from .scoped import ScopedContext
 from .topics import IndexEntry, RouteResult, Topic, Topics

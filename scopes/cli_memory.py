@@ -12,9 +12,9 @@ import click
 
 from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.manager import ContextManager
+from contextfs.poisoning import POLICIES
 
 from .memory import ConversationBuffer, CoreBlock, Memory, MemoryHit
-from .poisoning import POLICIES
 
 __all__ = ["demo", "memory"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .poisoning import render_untrusted
+from contextfs.poisoning import render_untrusted
 
 __all__ = [
     "CUT_MARK",

@@ -63,7 +63,8 @@ def test_summarize_cleanup_and_json(root: Path) -> None:
 def test_compact_reads_a_session_log_and_refuses_without_model(root: Path) -> None:
     ctx = ContextManager(root, index=False)
     lines = "".join(json.dumps({"role": "user", "content": f"message {i} about billing"}) + "\n" for i in range(30))
-    ctx.write("sessions/s1.jsonl", lines)
+    with ctx.provenance(actor="human"):  # a log a person brought in (agents log through memory)
+        ctx.write("sessions/s1.jsonl", lines)
     fits = CliRunner().invoke(compact_cmd, ["--session", "s1"], obj={"root": str(root)})
     assert fits.exit_code == 0 and "nothing to compact" in fits.output
     over = CliRunner().invoke(compact_cmd, ["--session", "s1", "--budget", "5"], obj={"root": str(root)})

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextfs import poisoning
 from contextfs.errors import ConfigError, PoisoningError
-from contextfs.scopes import poisoning
-from contextfs.scopes.poisoning import (
+from contextfs.poisoning import (
     Verdict,
     apply_policy,
     assess,

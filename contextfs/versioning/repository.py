@@ -243,6 +243,14 @@ class GitStore:
         return prepared.sha
 
     # ---------------------------------------------------------------- reading
+    def head_blob(self, rel: str) -> str | None:
+        """The blob id of ``rel`` in HEAD's tree, or None (read in-process, trees cached)."""
+        head = self.head()
+        if head is None:
+            return None
+        entry = self.objects.lookup(self.objects.commit_tree(head), self.prefix + rel)
+        return None if entry is None or entry[1] == TREE_MODE else entry[0].hex()
+
     def blob_at(self, rel: str, rev: str) -> bytes | None:
         """The bytes of ``rel`` at ``rev``, or None if it did not exist then."""
         commit = self.resolve(rev)

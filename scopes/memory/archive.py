@@ -18,9 +18,9 @@ from contextfs import clock
 from contextfs.errors import ContentError, InvalidPathError, NotFoundError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
+from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
 
 from ..arguments import check_int, check_mapping, check_strings
-from ..poisoning import Verdict, apply_policy, assess, trust_of
 from .dedupe import DuplicateIndex
 from .records import (
     ARCHIVE_DIR,

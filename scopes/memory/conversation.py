@@ -17,9 +17,9 @@ from datetime import datetime
 from contextfs import clock
 from contextfs.errors import ContentError
 from contextfs.manager import ContextManager
+from contextfs.poisoning import assess
 
 from ..arguments import check_int, check_strings, check_text
-from ..poisoning import assess
 from .records import (
     ROLES,
     SESSIONS_DIR,
@@ -69,8 +69,9 @@ class ConversationLog:
         by_path: dict[str, list[str]] = defaultdict(list)
         for m in messages:
             by_path[self.path(m.session)].append(m.to_json() + "\n")
-        for rel, lines in by_path.items():
-            self._ctx.append(rel, "".join(lines))
+        with self._ctx.library_write():  # the logs are this layer's own
+            for rel, lines in by_path.items():
+                self._ctx.append(rel, "".join(lines))
 
     def log(self, role: str, content: str) -> Message:
         """Append one message to this session's log (one commit)."""

@@ -24,9 +24,9 @@ from contextfs.errors import (
     NotFoundError,
 )
 from contextfs.manager import ContextManager
+from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
 
 from ..packing import DroppedItem
-from ..poisoning import Verdict, apply_policy, assess, trust_of
 from .archive import Archive
 from .records import CORE_DIR, CoreBlock, CoreBlocks, MemorySettings, provenance
 

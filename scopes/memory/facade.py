@@ -20,10 +20,10 @@ from typing import Any
 
 from contextfs.errors import ConfigError, ContentError
 from contextfs.manager import ContextManager
+from contextfs.poisoning import check_policy, policy_from_config
 from contextfs.tokens import TokenCounter, get_counter
 
 from ..arguments import check_text
-from ..poisoning import check_policy, policy_from_config
 from .archive import Archive
 from .conversation import ConversationLog
 from .core_blocks import CoreMemory

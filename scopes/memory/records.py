@@ -15,10 +15,10 @@ from typing import Any
 
 from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
+from contextfs.poisoning import Verdict, render_memory
 from contextfs.tokens import TokenCounter
 
 from ..packing import DroppedItem
-from ..poisoning import Verdict, render_memory
 
 __all__ = [
     "ARCHIVE_DIR",

@@ -7,9 +7,9 @@ a ``Contextfs-Topic:`` trailer and ``git log topics/<slug>`` is the topic's audi
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextfs.errors import NotFoundError, TopicError
@@ -143,11 +143,17 @@ class Catalog:
         return active[0] if active else None
 
     # -------------------------------------------------------------- writing
+    @contextlib.contextmanager
     def transaction(self, op: str, subject: str, topic: str,
-                    extra: Mapping[str, str] | None = None) -> AbstractContextManager[ContextManager]:
-        """One commit ``topic-<op>: <subject>`` with a ``Contextfs-Topic`` trailer (plus ``extra``)."""
+                    extra: Mapping[str, str] | None = None) -> Iterator[ContextManager]:
+        """One commit ``topic-<op>: <subject>`` with a ``Contextfs-Topic`` trailer (plus ``extra``).
+
+        Topics own their ``exchanges.jsonl`` logs, so their writes are library writes.
+        """
         trailers = {"Contextfs-Topic": topic, **(extra or {})}
-        return self.ctx.transaction(f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers)
+        with self.ctx.transaction(f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers) as ctx, \
+                ctx.library_write():
+            yield ctx
 
     def update_meta(self, name: str, changes: Mapping[str, Any]) -> None:
         """Merge ``changes`` into a topic's ``topic.md`` frontmatter (inside a transaction)."""

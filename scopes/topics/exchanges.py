@@ -8,6 +8,7 @@ broke by hand.
 from __future__ import annotations
 
 from contextfs import clock
+from contextfs.poisoning import assess, render_untrusted
 
 from ..arguments import check_int
 from .catalog import Catalog
@@ -47,6 +48,11 @@ class Exchanges:
         limit = self._config.exchange_chars
         exchange = Exchange(time=clock.iso(), user=compress(user, limit), agent=compress(agent, limit),
                             session=ctx.current_provenance.session)
+        verdict = assess(f"{exchange.user}\n{exchange.agent}")
+        if verdict.suspicious:
+            # The log records what was said, so it never refuses a line; a flagged one is
+            # marked, and every rendering fences it as data.
+            exchange.extra["trust"] = "untrusted"
         with self._catalog.transaction("exchange", topic.name, topic.name):
             ctx.append(topic.path(EXCHANGES_FILE), render_exchange_line(exchange) + "\n")
         return exchange
@@ -69,6 +75,9 @@ class Exchanges:
         for number, (raw, ex) in enumerate(lines, start + 1):
             if ex is None:
                 out.append(f"{number}. (unreadable line) {compress(raw, 200)}")
+            elif ex.extra.get("trust", "trusted") != "trusted" or assess(f"{ex.user}\n{ex.agent}").suspicious:
+                said = f"user: {ex.user}\nagent: {ex.agent}"
+                out.append(f"{number}. [{ex.time[:16]}]\n" + render_untrusted(said, f"{topic_path(name, EXCHANGES_FILE)} line {number}"))
             else:
                 out.append(f"{number}. [{ex.time[:16]}] user: {ex.user}\n   agent: {ex.agent}")
         return "\n".join(out) + "\n"

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from contextfs.errors import ConfigError, PoisoningError
+from .errors import ConfigError, PoisoningError
 
 __all__ = [
     "POLICIES",
