@@ -159,8 +159,8 @@ class EvolvingAgent:
                 same_as=same if isinstance(same, str) else None,
                 supersedes=sup if isinstance(sup, str) else None,
             ))
-        kept, rejected = await self._screen(candidates)
-        return self._commit(task, result, success, kept, rejected)
+        kept, rejected, notes = await self._screen(candidates)
+        return self._commit(task, result, success, kept, rejected, notes)
 
     def complete_task_sync(self, task: str, result: str, success: bool) -> Outcome:
         """``complete_task`` for synchronous code (also works inside a running loop)."""
@@ -198,9 +198,15 @@ class EvolvingAgent:
             raise EvolveError("complete_task needs the result as text; pass str(result)")
         return " ".join(task.split()), result.strip()
 
-    async def _screen(self, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[Rejected]]:
-        """Sentiment hygiene, then the poisoning guard; model rewrites happen here, before writing."""
+    async def _screen(self, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[Rejected], tuple[str, ...]]:
+        """Sentiment hygiene, then the poisoning guard; model rewrites happen here, before writing.
+
+        The model's rewrite is an auxiliary step: when its answer is malformed, each item
+        keeps what the deterministic filter made of it (kept or dropped by its rules), the
+        fallback is reported in the outcome's notes, and the task's lesson and facts stand.
+        """
         rejected: list[Rejected] = []
+        notes: list[str] = []
         cleaned: list[tuple[_Candidate, str | None]] = []
         flagged: list[int] = []
         for i, cand in enumerate(candidates):
@@ -209,9 +215,15 @@ class EvolvingAgent:
             if res.flagged:
                 flagged.append(i)
         if flagged and self.llm is not None:
-            rewrites = await rewrite_with_model(self.llm, [candidates[i].text for i in flagged])
-            for i, text in zip(flagged, rewrites, strict=True):
-                cleaned[i] = (candidates[i], text)
+            try:
+                rewrites = await rewrite_with_model(self.llm, [candidates[i].text for i in flagged])
+            except EvolveError as exc:
+                note = f"sentiment rewrite skipped ({exc}); the deterministic filter decided {len(flagged)} item(s)"
+                log.warning("evolve: %s", note)
+                notes.append(note)
+            else:
+                for i, text in zip(flagged, rewrites, strict=True):
+                    cleaned[i] = (candidates[i], text)
         kept: list[_Candidate] = []
         for cand, text in cleaned:
             if text is None:
@@ -226,7 +238,7 @@ class EvolvingAgent:
                 continue
             title = clean(cand.title).text if cand.title else None
             kept.append(_Candidate(cand.kind, text, title, cand.same_as, cand.supersedes))
-        return kept, rejected
+        return kept, rejected, tuple(notes)
 
     def _archive_path(self, task: str) -> str:
         stamp = clock.now().strftime("%Y%m%d-%H%M")

@@ -85,7 +85,6 @@ def test_success_none_records_no_facts_and_no_lesson(root: Path) -> None:
         ['{"title": "x", "lesson": "truncated'],  # broken JSON lesson
         [_lesson(), '{"facts": [{"text": "cut off'],  # broken JSON facts after a good lesson
         [_lesson(), "I think it went okay, mostly."],  # prose where a list was asked
-        [_lesson(), '{"facts": [{"text": "Dana was furious!"}]}', '["only one", "too many"]'],  # bad rewrite
         [_lesson(), ""],  # empty answer
     ],
 )
@@ -97,6 +96,19 @@ def test_malformed_model_answer_leaves_tree_and_history_untouched(root: Path, re
     assert ctx.git.head() == head
     assert _snapshot(root) == files
     assert_clean(root)
+
+
+def test_a_malformed_rewrite_falls_back_and_keeps_the_lesson_and_facts(root: Path) -> None:
+    """The sentiment rewrite is auxiliary: its bad answer never costs the task its lesson and facts."""
+    ctx = ContextManager(root, index=False)
+    answers = [_lesson(), '{"facts": [{"text": "Dana was furious!"}, {"text": "Refunds settle in 3 days"}]}',
+               '["only one", "too many"]']
+    outcome = EvolvingAgent(ctx, FakeListChatModel(responses=answers)).complete_task_sync("T", "R", False)
+    assert outcome.commit is not None and len(outcome.lessons) == 1
+    assert [c.text for c in outcome.facts] == ["Refunds settle in 3 days"]
+    assert any("sentiment rewrite skipped" in n for n in outcome.notes)
+    assert [r.text for r in outcome.rejected] == ["Dana was furious!"]  # dropped by the deterministic rule
+    assert "Refunds settle in 3 days" in (root / "memory/facts.md").read_text()
 
 
 class _Exploding:
