@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContextFSError, ContextManager
+from contextfs.scopes import Memory, ScopedContext, Topics
 
 STRESS = bool(os.environ.get("CONTEXTFS_STRESS"))
 EXAMPLES = 1500 if STRESS else 60
@@ -191,6 +192,44 @@ _OPS: list[Callable[[ContextManager, str, str, str], Any]] = [
     lambda c, p, q, t: c.free_path(p),
     lambda c, p, q, t: c.revert_session(p),
 ]
+
+
+def _memory(c: ContextManager) -> Memory:
+    return Memory(c)
+
+
+def _topics(c: ContextManager) -> Topics:
+    return Topics(c)
+
+
+#: The memory tiers and topics take names (core block labels, topic names, tags) that
+#: become paths; they get the same tokens.
+_LAYER_OPS: list[Callable[[ContextManager, str, str, str], Any]] = [
+    lambda c, p, q, t: _memory(c).core_memory_append(p, t or "x"),
+    lambda c, p, q, t: _memory(c).core_memory_replace(p, "x", t),
+    lambda c, p, q, t: _memory(c).archival_memory_insert(t or "x", tags=[p, q]),
+    lambda c, p, q, t: _memory(c).archival_memory_search(t, tags=[p]),
+    lambda c, p, q, t: _memory(c).conversation_search(t, session=p),
+    lambda c, p, q, t: _memory(c).log_message(p, t),
+    lambda c, p, q, t: _topics(c).create(p, description=t),
+    lambda c, p, q, t: _topics(c).switch(p),
+    lambda c, p, q, t: _topics(c).open_topic(p),
+    lambda c, p, q, t: _topics(c).where.append(p, q, t or "x"),
+    lambda c, p, q, t: _topics(c).decisions.decide(p, t or "x", depends_on=[q]),
+    lambda c, p, q, t: _topics(c).record(p, t, topic=q),
+    lambda c, p, q, t: _topics(c).route(t or "x", task_id=p),
+    lambda c, p, q, t: ScopedContext(c).assemble("task", p, budget=500, query=t),
+    lambda c, p, q, t: ScopedContext(c).get_context(p),
+]
+
+
+@settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(op=st.sampled_from(range(len(_LAYER_OPS))), path=paths_st, other=paths_st, text=text_st)
+def test_memory_tiers_topics_and_scopes_on_hostile_input(arena: Any, op: int, path: str, other: str,
+                                                         text: str) -> None:
+    ctx = arena[0]
+    _call(lambda: _LAYER_OPS[op](ctx, path, other, text))
+    _check_oracle(arena)
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from filelock import FileLock, Timeout
 from whoosh import index as windex
 from whoosh.index import LockError
 from whoosh.query.qcore import QueryError
@@ -132,7 +131,7 @@ class SearchIndex:
         self.state = manager.state
         self.dir = self.state.file(INDEX_DIR)
         self.schema = make_schema()
-        self._file_lock = FileLock(str(self.state.file("index.lock")), timeout=_LOCK_TIMEOUT)
+        self._file_lock = self.state.lock("index.lock", timeout=_LOCK_TIMEOUT)
         self._mutex = threading.RLock()
         self._pending: set[str] = set()
         self._ix: Any = None
@@ -195,22 +194,8 @@ class SearchIndex:
 
     # ------------------------------------------------------------ locking
     def _locked(self) -> Any:
-        lock = self._file_lock
-
-        class _Ctx:
-            def __enter__(self_inner) -> None:
-                try:
-                    lock.acquire()
-                except Timeout:
-                    raise VersioningError(
-                        f"another process held {lock.lock_file} for over {_LOCK_TIMEOUT:.0f}s while indexing; "
-                        "wait for it, or delete the lock file if that process is gone"
-                    ) from None
-
-            def __exit__(self_inner, *exc: object) -> None:
-                lock.release()
-
-        return _Ctx()
+        """The index lock shared by every process of this root (the OS releases a dead one's)."""
+        return self._file_lock.held()
 
     # ------------------------------------------------------------ open / build
     def _drop(self) -> None:
