@@ -61,12 +61,13 @@ class JournalFile:
         self.durable = durable
         self._fd: int | None = None
 
-    def record(self, entry: dict[str, Any]) -> None:
+    def record(self, entry: dict[str, Any], *, durable: bool = True) -> None:
+        """Append one line; ``durable`` fsyncs it (and every line before it)."""
         line = (json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o600)
         os.write(self._fd, line)
-        if self.durable:
+        if self.durable and durable:
             os.fsync(self._fd)
 
     def close(self) -> None:

@@ -81,14 +81,14 @@ class Change:
                 have.append(value)
             self.trailers[key] = ", ".join(have)
 
-    def _record(self, entry: dict[str, Any]) -> None:
+    def _record(self, entry: dict[str, Any], *, durable: bool = True) -> None:
         if self._journal is None:
             try:
                 self._journal = self.journal.begin(self.header.to_json())
             except OSError as exc:
                 raise io_error("the contextfs journal", exc) from None
         try:
-            self._journal.record(entry)
+            self._journal.record(entry, durable=durable)
         except OSError as exc:
             raise io_error("the contextfs journal", exc) from None
 
@@ -99,7 +99,12 @@ class Change:
         data = self.files.read(rel)
         st = self.files.lstat(rel) if data is not None else None
         blob = self.git.store_blob(data) if data is not None else None
-        self._record({"touch": rel, "blob": blob})
+        if blob is not None:
+            self.git.objects.flush()  # the snapshot must outlive a power cut before it is needed
+        # A snapshot of existing bytes is made durable before they are replaced; a path
+        # that did not exist has nothing to lose, so its line is not fsynced (a kill still
+        # finds it: the page cache outlives the process).
+        self._record({"touch": rel, "blob": blob}, durable=blob is not None)
         faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data

@@ -220,7 +220,7 @@ def test_acknowledged_writes_are_fsynced(ctx: ContextManager, monkeypatch: pytes
     joined = "\n".join(synced)
     assert any(p.endswith("memory/facts.md") or ".cfs-tmp" in p for p in synced)  # the file itself
     assert "refs/heads/main.lock" in joined  # the branch, before it is renamed into place
-    assert sum(1 for p in synced if "tmp_obj_cfs" in p) >= len(objects)  # every new object
+    assert all(any(p.endswith(obj) for p in synced) for obj in objects)  # every new object
     assert any(p.endswith("/.git/refs/heads") for p in synced)  # the rename of the branch
 
 

@@ -5,10 +5,12 @@ the whole index and hashes trees in proportion to the repository; here a commit 
 its new blobs and only the trees on the changed paths (plus the commit object), so the
 cost follows the depth of the changed paths, not the number of files.
 
-Each loose object is written to a temporary file in the objects folder, ``fsync``-ed,
-and renamed into place, as git does with ``core.fsync=committed``; the folders that
-gained an entry are synced once per commit by :meth:`ObjectStore.flush`. Temporary names
-carry the writer's pid, so what a killed process left can be told from a live one's.
+Each loose object is written to a temporary file in the objects folder and renamed into
+place; :meth:`ObjectStore.flush`, called before a commit is published, makes them durable
+as git does with ``core.fsync=committed``: a few objects are ``fsync``-ed one by one with
+their folders, a batch (a large transaction) is flushed with one ``syncfs`` where Linux
+offers it. Temporary names carry the writer's pid, so what a killed process left can be
+told from a live one's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from git.objects.fun import tree_entries_from_data
 from gitdb import GitDB
 
 from ..errors import VersioningError
+from ..files import fsync_path, sync_filesystem
 
 __all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
 
@@ -32,6 +35,8 @@ TREE_MODE = 0o040000
 FILE_MODE = 0o100644
 EXEC_MODE = 0o100755
 _TMP_PREFIX = "tmp_obj_cfs-"
+#: Above this many new objects, one filesystem flush is cheaper than an fsync each.
+_BATCH = 16
 _TMP_NAME = re.compile(r"^tmp_obj_cfs-(\d+)-[0-9a-f]+$")
 
 #: (binary sha, mode, name) as git stores a tree entry.
@@ -61,6 +66,7 @@ class ObjectStore:
         self.durable = durable
         self._known_dirs: set[str] = set()
         self._dirty_dirs: set[str] = set()
+        self._unsynced: list[str] = []
         self._reader = GitDB(objects_dir)
         self._trees: dict[bytes, list[TreeEntry]] = {}
 
@@ -86,12 +92,11 @@ class ObjectStore:
                 view = memoryview(payload)
                 while view:
                     view = view[os.write(fd, view):]
-                if self.durable:
-                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(tmp, final)
             self._dirty_dirs.add(folder)
+            self._unsynced.append(final)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
@@ -112,18 +117,18 @@ class ObjectStore:
                 return False
 
     def flush(self) -> None:
-        """Make the renames of every object written since the last flush durable."""
-        if not self.durable:
-            self._dirty_dirs.clear()
+        """Make every object written since the last flush, and its folder entry, durable."""
+        written, folders = self._unsynced, sorted(self._dirty_dirs)
+        self._unsynced, self._dirty_dirs = [], set()
+        if not self.durable or not written:
             return
-        for folder in sorted(self._dirty_dirs):
-            with contextlib.suppress(OSError):
-                fd = os.open(folder, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-        self._dirty_dirs.clear()
+        if len(written) > _BATCH and sync_filesystem(self.dir):
+            return
+        try:
+            for path in written + folders:
+                fsync_path(path)
+        except OSError as exc:
+            raise VersioningError(f"cannot make git objects durable ({exc.strerror}); check the disk") from None
 
     def remove_leftovers(self) -> int:
         """Delete temporary object files of processes that are no longer running."""
