@@ -26,27 +26,25 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, history, paths, trash
+from . import clock, history, managed, paths, trash, writing
 from .config import CONFIG_PATH, load_config
-from .document import LIBRARY_KEYS, Document, is_markdown, load, serialize
+from .document import Document, load
 from .errors import (
-    AlreadyExistsError,
-    ConflictError,
     ContentError,
     InvalidArgumentError,
-    InvalidPathError,
     NotFoundError,
     VersioningError,
 )
 from .files import TMP_SUFFIX, RootFiles, typed_io
-from .guard import TRUST_ORDER, WriteGuard, is_agent, is_library_log
+from .guard import WriteGuard
 from .history import HistoryEntry, RevertReport
 from .journal import Journal
-from .poisoning import trust_of
 from .provenance import Provenance, check_actor, check_token, email_of
-from .state import StateDir, find_repository
-from .sync import SyncReport, log_report, scan_outside_edits
-from .transaction import Change, Header, recover
+from .rendering import clean_line
+from .state import StateDir, locate_root
+from .sync import SyncReport
+from .sync import sync as sync_outside_edits
+from .transaction import Change, Header, commit_message, recover
 from .trash import TrashEntry
 from .versioning import GitStore
 
@@ -58,46 +56,6 @@ __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "Sync
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-_GITIGNORE = """# managed by contextfs: temporary files, never committed
-*.cfs-tmp
-# derived state kept here by earlier versions (it now lives under .git/contextfs/)
-.contextfs/index/
-.contextfs/cache/
-.contextfs/logs/
-.contextfs/lock
-.contextfs/*.lock
-.contextfs/active-vocabulary.txt
-"""
-_GITATTRIBUTES = """# managed by contextfs
-# Store bytes exactly as written so blob ids match what contextfs hashes.
-* -text
-# Append-only logs merge by keeping both sides' lines.
-*.jsonl merge=union
-"""
-_MANAGED = {".gitignore": _GITIGNORE, ".gitattributes": _GITATTRIBUTES}
-
-
-def _clean_line(text: str, limit: int = 200) -> str:
-    line = " ".join(str(text).split())
-    return line[:limit]
-
-
-def _check_text(rel: str, value: object, what: str = "content") -> str:
-    """The write gate's checks on text itself: a string, storable as UTF-8, no NULs."""
-    if not isinstance(value, str):
-        raise ContentError(f"{what} for {rel} must be a string, not {type(value).__name__}; pass text")
-    if "\x00" in value:
-        raise ContentError(f"{what} for {rel} contains NUL bytes; contextfs stores text only")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ContentError(
-            f"{what} for {rel} contains a lone surrogate (U+{ord(value[exc.start]):04X} at character {exc.start}), "
-            "which is not valid text; remove it or encode the data"
-        ) from None
-    return value
-
-
 class ContextManager:
     """A context root: plain markdown files, a git commit for every change.
 
@@ -138,17 +96,7 @@ class ContextManager:
         self.durable = durable
         raw_root = Path(root)
         if read_only:
-            if not raw_root.is_dir():
-                raise NotFoundError(f"there is no context root at {raw_root}; create one with `contextfs init`",
-                                    path=str(raw_root))
-            self.root = raw_root.resolve()
-            found = find_repository(self.root)
-            if found is None:
-                raise NotFoundError(f"{self.root} is not inside a git repository; create a root there with "
-                                    "`contextfs init`", path=str(self.root))
-            workdir, git_dir = found
-            rel = self.root.relative_to(workdir.resolve()).as_posix()
-            prefix = "" if rel == "." else rel + "/"
+            self.root, git_dir, prefix = locate_root(raw_root)
             self._git: GitStore | None = None
         else:
             try:
@@ -167,7 +115,7 @@ class ContextManager:
         self._read_listeners: list[Callable[[str], None]] = []
         self.last_sync = SyncReport()
         if not read_only:
-            self._ensure_managed_files()
+            managed.ensure_root(self)
             if sync:
                 self.sync()
         if index:
@@ -243,7 +191,7 @@ class ContextManager:
 
     def _header(self, op: str, subject: str) -> Header:
         prov = self.current_provenance
-        return Header(op=op, subject=_clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
+        return Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
                       session=prov.session, turn=prov.turn)
 
     def _writable(self) -> None:
@@ -251,8 +199,10 @@ class ContextManager:
             raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
 
     @contextlib.contextmanager
-    def _locked(self) -> Iterator[None]:
-        """The write lock, with anything a killed writer left finished or undone first."""
+    def write_lock(self) -> Iterator[None]:
+        """The root's write lock (shared by every process), with anything a killed writer
+        left finished or undone first. Mutating calls take it; layers that must read and
+        commit as one step (sync) take it around both. Reads never need it."""
         self._writable()
         assert self._lock is not None
         with self._lock.held():
@@ -260,49 +210,14 @@ class ContextManager:
                 recover(self.files, self.git, self.journal)
             yield
 
-    def _ensure_managed_files(self) -> None:
-        with self._locked(), typed_io(str(self.root)):
-            self.git.ensure_split_index()
-            with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
-                self.files.mkdir(".contextfs")  # where committed settings go (config.toml)
-            change = Change(self.files, self.git, self.journal, self._header("init", "init"))
-            for name, text in _MANAGED.items():
-                data = text.encode()
-                if self.files.read(name) != data:
-                    change.write(name, data)
-            subject = "init: contextfs root"
-            if self.git.head() is None:
-                # Adopting a folder: what is already in it becomes the first commit.
-                edits, report = scan_outside_edits(self.files, self.git)
-                log_report(report)
-                own = [rel for rel in edits if rel not in _MANAGED]
-                for rel, data in edits.items():
-                    if rel not in _MANAGED:
-                        change.adopt(rel, data, executable=self._executable(rel))
-                if own:
-                    subject = f"init: adopt {len(own)} file(s)"
-            self._commit(change, subject)
-
-    def _executable(self, rel: str) -> bool:
+    def is_executable(self, rel: str) -> bool:
+        """True when the file at an already-gated path has its owner's execute bit."""
         st = self.files.lstat(rel)
         return bool(st is not None and st.st_mode & 0o100)
 
     # ------------------------------------------------------------ commits
     def _commit(self, change: Change, subject: str) -> str | None:
-        prov = self.current_provenance
-        body = "\n".join(f"- {op}" for op in change.ops[:50])
-        trailers = {"Contextfs-Op": change.header.op}
-        if prov.session:
-            trailers["Contextfs-Session"] = prov.session
-        if prov.turn:
-            trailers["Contextfs-Turn"] = prov.turn
-        for key, value in change.trailers.items():
-            if value:
-                trailers[key] = _clean_line(value, 120)
-        message = _clean_line(subject) + "\n\n"
-        if body:
-            message += body + "\n\n"
-        message += "".join(f"{k}: {v}\n" for k, v in trailers.items())
+        message = commit_message(change, subject, self.current_provenance)
         return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
 
     def _notify(self, changed: list[str]) -> None:
@@ -322,7 +237,7 @@ class ContextManager:
         gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
         is made (none when nothing changed).
         """
-        with self._locked(), typed_io(subject_path):
+        with self.write_lock(), typed_io(subject_path):
             txn: Change | None = getattr(self._local, "txn", None)
             if txn is not None:
                 txn.ops.append(f"{op}: {subject_path}")
@@ -344,14 +259,14 @@ class ContextManager:
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
-        with self._locked(), typed_io(_clean_line(message) or "transaction"):
+        with self.write_lock(), typed_io(clean_line(message) or "transaction"):
             outer: Change | None = getattr(self._local, "txn", None)
             if outer is not None:
                 outer.merge_trailers(trailers)
                 yield self
                 return
             self.git.check_writable()
-            subject = _clean_line(message) or "transaction"
+            subject = clean_line(message) or "transaction"
             txn = Change(self.files, self.git, self.journal, self._header(op, subject), trailers)
             self._local.txn = txn
             try:
@@ -426,63 +341,6 @@ class ContextManager:
         return sorted(out)
 
     # ------------------------------------------------------------ writing
-    def _render(self, rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None,
-                new_part: str | None = None) -> bytes:
-        """The bytes to store, after the write gate (:mod:`contextfs.guard`) passed them.
-
-        ``new_part`` is the only new text (an append to a committed file): the secret
-        scan then looks at it alone, and the file keeps the trust it had at best.
-        """
-        _check_text(rel, body)
-        prov = self.current_provenance
-        markdown = is_markdown(rel)
-        if not markdown:
-            raw = body.encode("utf-8")  # stored exactly as written: see document.load
-            if len(raw) > self.max_file_bytes:
-                raise ContentError(
-                    f"{rel} would be {len(raw)} bytes, over the {self.max_file_bytes}-byte limit; "
-                    "split it into several files"
-                )
-            self.guard().check(rel, body, actor=prov.actor, markdown=False, library=self.in_library_write,
-                               scan=new_part)
-            return raw
-        base = dict(old.metadata) if old is not None else {}
-        if user_meta is not None:
-            if not isinstance(user_meta, Mapping):
-                raise ContentError(f"metadata for {rel} must be a mapping; pass a dict")
-            kept = {k: v for k, v in base.items() if k in LIBRARY_KEYS}
-            base = {k: v for k, v in user_meta.items() if k not in LIBRARY_KEYS}
-            base.update(kept)
-        for key, value in base.items():
-            if isinstance(key, str):
-                _check_text(rel, key, "a metadata key")
-            if isinstance(value, str):
-                _check_text(rel, value, f"metadata {key!r}")
-        requested = base.get("trust") if isinstance(base.get("trust"), str) else None
-        if new_part is not None and old is not None:
-            requested = TRUST_ORDER[max(TRUST_ORDER.index(t) for t in (trust_of(old.metadata), requested or "trusted"))]
-        now = clock.iso()
-        base.setdefault("created", now)
-        base["updated"] = now
-        base["author"] = prov.actor
-        for key, value in (("session", prov.session), ("turn", prov.turn)):
-            if value is None:
-                base.pop(key, None)
-            else:
-                base[key] = value
-        draft = serialize(base, body)
-        decision = self.guard().check(rel, draft, actor=prov.actor, markdown=True, library=self.in_library_write,
-                                      requested_trust=requested, scan=new_part)
-        if decision.trust != "trusted" or "trust" in base:
-            base["trust"] = decision.trust
-            draft = serialize(base, body)
-        data = draft.encode("utf-8")
-        if len(data) > self.max_file_bytes:
-            raise ContentError(
-                f"{rel} would be {len(data)} bytes, over the {self.max_file_bytes}-byte limit; split it into several files"
-            )
-        return data
-
     def guard(self) -> WriteGuard:
         """The write gate's content checks, as ``config.toml`` sets them (re-read when it changes)."""
         folder = self.files.kind(".contextfs")
@@ -518,149 +376,34 @@ class ContextManager:
         finally:
             self._local.library -= 1
 
-    def _check_version(self, rel: str, old: Document | None, expected: str | None) -> None:
-        if expected is None:
-            return
-        current = old.version if old is not None else None
-        if current != expected:
-            raise ConflictError(
-                f"{rel} changed since version {str(expected)[:12]} (now {str(current)[:12]}); read it again and retry"
-            )
-
-    def _put(self, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None, old: Document | None,
-             new_part: str | None = None) -> Document:
-        if old is not None and body == old.body and (
-            meta is None or {k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
-            == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
-        ):
-            _check_text(rel, body)
-            return old  # nothing changes: no write, no commit
-        if new_part is not None and (old is None or old.version != self._committed_version(rel)):
-            new_part = None  # what is there was never scanned as committed: scan all of it
-        data = self._render(rel, body, meta, old, new_part)
-        change.write(rel, data, max_bytes=self.max_file_bytes)
-        return load(data, rel)
-
-    def _committed_version(self, rel: str) -> str | None:
-        """The blob id ``rel`` has at HEAD (None when HEAD lacks it)."""
-        return self.git.head_blob(rel)
-
-    def _refuse_folder(self, rel: str) -> None:
-        if self.files.kind(rel) == "dir":
-            raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
-
-    def write(
-        self,
-        path: str,
-        content: str,
-        metadata: Mapping[str, Any] | None = None,
-        *,
-        expected_version: str | None = None,
-        trailers: Mapping[str, str] | None = None,
-    ) -> Document:
+    def write(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
+              expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
-        rel = self.gate(path, write=True)
-        with self.change("write", rel, trailers=trailers) as change:
-            self._refuse_folder(rel)
-            old = self.load(rel)
-            self._check_version(rel, old, expected_version)
-            return self._put(change, rel, content, metadata, old)
+        return writing.write(self, path, content, metadata, expected_version=expected_version, trailers=trailers)
 
     def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
         """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
-        rel = self.gate(path, write=True)
-        with self.change("create", rel) as change:
-            if self.files.kind(rel) is not None:
-                raise AlreadyExistsError(f"{rel} already exists; use write() to replace it or pick another name")
-            return self._put(change, rel, content, metadata, None)
+        return writing.create(self, path, content, metadata)
 
     def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
         """Add text at the end of a file's body (creating the file when missing)."""
-        rel = self.gate(path, write=True)
-        _check_text(rel, text, "text")
-        with self.change("append", rel, trailers=trailers) as change:
-            self._refuse_folder(rel)
-            old = self.load(rel)
-            body = old.body if old is not None else ""
-            if not text and old is not None:
-                return old
-            if body and not body.endswith("\n"):
-                body += "\n"
-            return self._put(change, rel, body + text, None, old, new_part=text)
+        return writing.append(self, path, text, trailers=trailers)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
-        rel = self.gate(path, write=True)
-        if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
-            raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
-        _check_text(rel, new_text, "the new text")
-        with self.change("edit", rel) as change:
-            old = self.load(rel)
-            if old is None:
-                raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
-            self._check_version(rel, old, expected_version)
-            count = old.body.count(old_text)
-            if count != 1:
-                how = "does not occur" if count == 0 else f"occurs {count} times"
-                raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
-            return self._put(change, rel, old.body.replace(old_text, new_text, 1), None, old)
+        return writing.edit(self, path, old_text, new_text, expected_version=expected_version)
 
     def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
-        rel = self.gate(path, write=True)
-        if not isinstance(changes_, Mapping):
-            raise ContentError("metadata changes must be a mapping; pass a dict")
-        with self.change("meta", rel) as change:
-            old = self.load(rel)
-            if old is None:
-                raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
-            self._check_version(rel, old, expected_version)
-            meta = {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
-            for key, value in changes_.items():
-                if key in LIBRARY_KEYS:
-                    continue
-                if value is None:
-                    meta.pop(key, None)
-                else:
-                    meta[key] = value
-            return self._put(change, rel, old.body, meta, old)
+        return writing.update_metadata(self, path, changes_, expected_version=expected_version)
 
     def files_under(self, rel: str) -> list[str]:
         """Every file at or under an already-gated path (links never followed)."""
-        kind = self.files.kind(rel)
-        if kind == "file":
-            return [rel]
-        if kind != "dir":
-            return []
-        return sorted(st.rel for st in self.files.walk(rel))
+        return writing.files_under(self, rel)
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
-        rel_src = self.gate(src, write=True)
-        case_only = isinstance(dst, str) and rel_src.casefold() == paths.check(self.root, dst).casefold()
-        rel_dst = self.gate(dst, write=not case_only)
-        if rel_dst.split("/")[-1].casefold() in paths.MANAGED_FILES:
-            raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
-        if rel_src == rel_dst:
-            return rel_dst
-        if is_library_log(rel_dst) and is_agent(self.current_provenance.actor) and not self.in_library_write:
-            raise ContentError(f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
-                               "operations, so pick a name that does not end in .jsonl")
-        with self.change("move", f"{rel_src} -> {rel_dst}") as change:
-            if self.files.kind(rel_src) not in ("file", "dir"):
-                raise NotFoundError(f"{rel_src} does not exist; list files with list()", path=rel_src)
-            if self.files.kind(rel_dst) is not None and not case_only:
-                raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
-            if rel_dst.startswith(rel_src + "/"):
-                raise InvalidPathError(f"cannot move {rel_src!r} into itself; pick a destination outside it")
-            moved = self.files_under(rel_src)
-            if case_only:
-                tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
-                change.rename(rel_src, tmp, moved)
-                change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
-            else:
-                change.rename(rel_src, rel_dst, moved)
-        return rel_dst
+        return writing.move(self, src, dst)
 
     # ------------------------------------------------------------ trash
     def delete(self, path: str) -> TrashEntry:
@@ -724,27 +467,7 @@ class ContextManager:
 
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
-        with self._locked(), typed_io("sync"):
-            guard = self.guard()
-            changes, report = scan_outside_edits(
-                self.files, self.git, skip=None,
-                check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human"))
-            log_report(report)
-            self.last_sync = report
-            if not changes:
-                return []
-            with self.provenance(actor="human"):
-                change = Change(self.files, self.git, self.journal,
-                                self._header("sync", f"sync: {len(changes)} file(s) edited outside contextfs"))
-                for rel, data in changes.items():
-                    change.adopt(rel, data, executable=data is not None and self._executable(rel))
-                change.ops.extend(f"sync: {rel}" for rel in list(changes)[:50])
-                sha = self._commit(change, f"sync: {len(changes)} file(s) edited outside contextfs")
-            if sha is None:
-                return []
-            report.committed = sorted(changes)
-            log.info("committed %d file(s) edited outside contextfs", len(changes))
-            return sorted(changes)
+        return sync_outside_edits(self)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:

@@ -32,9 +32,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from .errors import ContentError, VersioningError
+from .errors import ContentError, NotFoundError, VersioningError
 
-__all__ = ["RootLock", "StateDir", "find_repository", "machine_key"]
+__all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key"]
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +65,44 @@ def find_repository(root: Path) -> tuple[Path, Path] | None:
     return None
 
 
+def locate_root(raw_root: Path) -> tuple[Path, Path, str]:
+    """(root, git dir, the root's folder inside the work tree) of an existing root.
+
+    For opening without creating anything: a missing folder or one outside any git
+    repository is NotFoundError naming the command that creates a root.
+    """
+    if not raw_root.is_dir():
+        raise NotFoundError(f"there is no context root at {raw_root}; create one with `contextfs init`",
+                            path=str(raw_root))
+    root = raw_root.resolve()
+    found = find_repository(root)
+    if found is None:
+        raise NotFoundError(f"{root} is not inside a git repository; create a root there with `contextfs init`",
+                            path=str(root))
+    workdir, git_dir = found
+    rel = root.relative_to(workdir.resolve()).as_posix()
+    return root, git_dir, "" if rel == "." else rel + "/"
+
+
 def _user_folder(env: str, fallback: str) -> Path:
     base = os.environ.get(env)
     return Path(base) if base and os.path.isabs(base) else Path.home() / fallback
 
 
+_KEYS: dict[Path, bytes] = {}
+
+
 def machine_key() -> bytes:
-    """A random key that never leaves this user account (created on first use)."""
+    """A random key that never leaves this user account (created on first use, then cached)."""
     folder = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs"
     path = folder / "index-key"
+    if path in _KEYS:
+        return _KEYS[path]
+    _KEYS[path] = key = _load_or_make_key(folder, path)
+    return key
+
+
+def _load_or_make_key(folder: Path, path: Path) -> bytes:
     try:
         data = path.read_bytes()
         if len(data) >= 32:

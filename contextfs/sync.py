@@ -21,12 +21,16 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .errors import ContextFSError, InvalidPathError
-from .files import TMP_SUFFIX, RootFiles
+from .files import TMP_SUFFIX, RootFiles, typed_io
 from .versioning import GitStore, operation_in_progress
 
-__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits"]
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -117,3 +121,32 @@ def scan_outside_edits(
 def log_report(report: SyncReport) -> None:
     for rel, why in sorted(report.held.items()):
         log.warning("not committing %s: %s", rel, why)
+
+
+def sync(ctx: ContextManager) -> list[str]:
+    """Commit what changed behind the store's back as ``human``; the paths committed.
+
+    The scan runs under the write lock, so a writer's change in flight (its files written,
+    its commit not yet made) is never mistaken for an edit. What was held back, and why,
+    is in ``ctx.last_sync``.
+    """
+    with ctx.write_lock(), typed_io("sync"):
+        guard = ctx.guard()
+        changes, report = scan_outside_edits(
+            ctx.files, ctx.git,
+            check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human"))
+        log_report(report)
+        ctx.last_sync = report
+        if not changes:
+            return []
+        head = ctx.git.head()
+        with ctx.provenance(actor="human"), \
+                ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
+            for rel, data in changes.items():
+                change.adopt(rel, data, executable=data is not None and ctx.is_executable(rel))
+            change.ops.extend(f"sync: {rel}" for rel in list(changes)[:50])
+        if ctx.git.head() == head:
+            return []
+        report.committed = sorted(changes)
+        log.info("committed %d file(s) edited outside contextfs", len(changes))
+        return report.committed

@@ -32,7 +32,7 @@ from .files import TMP_SUFFIX, RootFiles, io_error
 from .journal import Journal, JournalFile, Pending
 from .versioning import GitStore, Prepared
 
-__all__ = ["Change", "Header", "recover"]
+__all__ = ["Change", "Header", "commit_message", "recover"]
 
 log = logging.getLogger(__name__)
 
@@ -211,6 +211,23 @@ class Change:
         if notify is not None:
             notify(sorted(changed))
         return prepared.sha
+
+
+def commit_message(change: Change, subject: str, prov: Any) -> str:
+    """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
+    body = "\n".join(f"- {op}" for op in change.ops[:50])
+    trailers = {"Contextfs-Op": change.header.op}
+    if prov.session:
+        trailers["Contextfs-Session"] = prov.session
+    if prov.turn:
+        trailers["Contextfs-Turn"] = prov.turn
+    for key, value in change.trailers.items():
+        if value:
+            trailers[key] = " ".join(str(value).split())[:120]
+    message = " ".join(str(subject).split())[:200] + "\n\n"
+    if body:
+        message += body + "\n\n"
+    return message + "".join(f"{k}: {v}\n" for k, v in trailers.items())
 
 
 def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None]) -> None:

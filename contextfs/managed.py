@@ -1,0 +1,62 @@
+"""The files contextfs manages in a root, and adopting a folder as a root.
+
+``.gitignore`` keeps temporary files out of commits; ``.gitattributes`` stores bytes
+exactly as written (so blob ids match what contextfs hashes) and merges JSON Lines logs
+by keeping both sides' lines. Opening a folder for writing makes sure both are there; in
+a folder with no commit yet, whatever is already in it becomes the first commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING
+
+from .errors import InvalidPathError
+from .files import typed_io
+from .sync import log_report, scan_outside_edits
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = ["GITATTRIBUTES", "GITIGNORE", "MANAGED", "ensure_root"]
+
+GITIGNORE = """# managed by contextfs: temporary files, never committed
+*.cfs-tmp
+# derived state kept here by earlier versions (it now lives under .git/contextfs/)
+.contextfs/index/
+.contextfs/cache/
+.contextfs/logs/
+.contextfs/lock
+.contextfs/*.lock
+.contextfs/active-vocabulary.txt
+"""
+GITATTRIBUTES = """# managed by contextfs
+# Store bytes exactly as written so blob ids match what contextfs hashes.
+* -text
+# Append-only logs merge by keeping both sides' lines.
+*.jsonl merge=union
+"""
+MANAGED = {".gitignore": GITIGNORE, ".gitattributes": GITATTRIBUTES}
+
+
+def ensure_root(ctx: ContextManager) -> None:
+    """Write the managed files where they differ, adopting a new root's files (one commit)."""
+    with ctx.write_lock(), typed_io(str(ctx.root)):
+        ctx.git.ensure_split_index()
+        with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
+            ctx.files.mkdir(".contextfs")  # where committed settings go (config.toml)
+        adopted: dict[str, bytes | None] = {}
+        if ctx.git.head() is None:
+            # Adopting a folder: what is already in it becomes the first commit.
+            edits, report = scan_outside_edits(ctx.files, ctx.git)
+            log_report(report)
+            adopted = {rel: data for rel, data in edits.items() if rel not in MANAGED}
+        missing = {name: text.encode() for name, text in MANAGED.items() if ctx.files.read(name) != text.encode()}
+        if not missing and not adopted:
+            return  # nothing to write (and a root mid-merge still opens)
+        subject = f"adopt {len(adopted)} file(s)" if adopted else "contextfs root"
+        with ctx.change("init", subject) as change:
+            for name, data in missing.items():
+                change.write(name, data)
+            for rel, data in adopted.items():
+                change.adopt(rel, data, executable=ctx.is_executable(rel))

@@ -1,0 +1,170 @@
+"""Writing files: the store's mutating calls, each one change through the write gate.
+
+The :class:`~contextfs.manager.ContextManager` methods of the same names delegate here.
+Each call gates its paths, joins the open transaction or makes its own commit
+(:meth:`ContextManager.change`), and writes through :func:`put`, which renders the bytes
+with :mod:`contextfs.rendering` (frontmatter, the write gate) — or does nothing at all
+when nothing would change, so a no-op is no commit.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import paths, rendering
+from .document import LIBRARY_KEYS, Document, load
+from .errors import AlreadyExistsError, ConflictError, ContentError, InvalidPathError, NotFoundError
+from .files import TMP_SUFFIX
+from .guard import is_agent, is_library_log
+from .rendering import check_text
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+    from .transaction import Change
+
+__all__ = ["append", "check_version", "create", "edit", "files_under", "move", "put", "update_metadata", "write"]
+
+
+def check_version(rel: str, old: Document | None, expected: str | None) -> None:
+    """Refuse when the file is not at the version the caller read (ConflictError)."""
+    if expected is None:
+        return
+    current = old.version if old is not None else None
+    if current != expected:
+        raise ConflictError(
+            f"{rel} changed since version {str(expected)[:12]} (now {str(current)[:12]}); read it again and retry"
+        )
+
+
+def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None,
+        old: Document | None, new_part: str | None = None) -> Document:
+    """Render ``body`` through the write gate and write it as part of ``change``."""
+    if rendering.unchanged(old, body, meta):
+        check_text(rel, body)
+        return old  # nothing changes: no write, no commit
+    if new_part is not None and (old is None or old.version != ctx.git.head_blob(rel)):
+        new_part = None  # what is there was never scanned as committed: scan all of it
+    data = rendering.render(rel, body, meta, old, prov=ctx.current_provenance, guard=ctx.guard(),
+                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part)
+    change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    return load(data, rel)
+
+
+def refuse_folder(ctx: ContextManager, rel: str) -> None:
+    if ctx.files.kind(rel) == "dir":
+        raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
+
+
+def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
+          expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
+    """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
+    rel = ctx.gate(path, write=True)
+    with ctx.change("write", rel, trailers=trailers) as change:
+        refuse_folder(ctx, rel)
+        old = ctx.load(rel)
+        check_version(rel, old, expected_version)
+        return put(ctx, change, rel, content, metadata, old)
+
+
+def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
+    """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
+    rel = ctx.gate(path, write=True)
+    with ctx.change("create", rel) as change:
+        if ctx.files.kind(rel) is not None:
+            raise AlreadyExistsError(f"{rel} already exists; use write() to replace it or pick another name")
+        return put(ctx, change, rel, content, metadata, None)
+
+
+def append(ctx: ContextManager, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
+    """Add text at the end of a file's body (creating the file when missing)."""
+    rel = ctx.gate(path, write=True)
+    check_text(rel, text, "text")
+    with ctx.change("append", rel, trailers=trailers) as change:
+        refuse_folder(ctx, rel)
+        old = ctx.load(rel)
+        body = old.body if old is not None else ""
+        if not text and old is not None:
+            return old
+        if body and not body.endswith("\n"):
+            body += "\n"
+        return put(ctx, change, rel, body + text, None, old, new_part=text)
+
+
+def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
+    """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
+    rel = ctx.gate(path, write=True)
+    if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
+        raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
+    check_text(rel, new_text, "the new text")
+    with ctx.change("edit", rel) as change:
+        old = ctx.load(rel)
+        if old is None:
+            raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
+        check_version(rel, old, expected_version)
+        count = old.body.count(old_text)
+        if count != 1:
+            how = "does not occur" if count == 0 else f"occurs {count} times"
+            raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
+        return put(ctx, change, rel, old.body.replace(old_text, new_text, 1), None, old)
+
+
+def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
+    """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
+    rel = ctx.gate(path, write=True)
+    if not isinstance(changes_, Mapping):
+        raise ContentError("metadata changes must be a mapping; pass a dict")
+    with ctx.change("meta", rel) as change:
+        old = ctx.load(rel)
+        if old is None:
+            raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
+        check_version(rel, old, expected_version)
+        meta = {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
+        for key, value in changes_.items():
+            if key in LIBRARY_KEYS:
+                continue
+            if value is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = value
+        return put(ctx, change, rel, old.body, meta, old)
+
+
+def files_under(ctx: ContextManager, rel: str) -> list[str]:
+    """Every file at or under an already-gated path (links never followed)."""
+    kind = ctx.files.kind(rel)
+    if kind == "file":
+        return [rel]
+    if kind != "dir":
+        return []
+    return sorted(st.rel for st in ctx.files.walk(rel))
+
+
+def move(ctx: ContextManager, src: str, dst: str) -> str:
+    """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
+    rel_src = ctx.gate(src, write=True)
+    case_only = isinstance(dst, str) and rel_src.casefold() == paths.check(ctx.root, dst).casefold()
+    rel_dst = ctx.gate(dst, write=not case_only)
+    if rel_dst.split("/")[-1].casefold() in paths.MANAGED_FILES:
+        raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
+    if rel_src == rel_dst:
+        return rel_dst
+    if is_library_log(rel_dst) and is_agent(ctx.current_provenance.actor) and not ctx.in_library_write:
+        raise ContentError(f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
+                           "operations, so pick a name that does not end in .jsonl")
+    with ctx.change("move", f"{rel_src} -> {rel_dst}") as change:
+        if ctx.files.kind(rel_src) not in ("file", "dir"):
+            raise NotFoundError(f"{rel_src} does not exist; list files with list()", path=rel_src)
+        if ctx.files.kind(rel_dst) is not None and not case_only:
+            raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
+        if rel_dst.startswith(rel_src + "/"):
+            raise InvalidPathError(f"cannot move {rel_src!r} into itself; pick a destination outside it")
+        moved = ctx.files_under(rel_src)
+        if case_only:
+            tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
+            change.rename(rel_src, tmp, moved)
+            change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
+        else:
+            change.rename(rel_src, rel_dst, moved)
+    return rel_dst
