@@ -36,9 +36,7 @@ __all__ = [
     "TMP_SUFFIX",
     "FileStat",
     "RootFiles",
-    "fsync_path",
     "io_error",
-    "sync_filesystem",
     "typed_io",
 ]
 
@@ -77,47 +75,6 @@ def io_error(rel: str, exc: OSError) -> ContextFSError:
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return ContentError(f"{rel}: {exc.strerror}; check that the folder is writable")
     return ContentError(f"{rel}: {exc.strerror or exc}; check permissions and free disk space")
-
-
-def _load_syncfs() -> object | None:
-    try:
-        import ctypes
-        import ctypes.util
-
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        return getattr(libc, "syncfs", None)
-    except (OSError, AttributeError):  # no C library to load (some sandboxes), or no syncfs
-        return None
-
-
-_SYNCFS = _load_syncfs() if os.name == "posix" and hasattr(os, "O_DIRECTORY") else None
-
-
-def sync_filesystem(path: str | os.PathLike[str]) -> bool:
-    """Flush every dirty file of the filesystem holding ``path`` in one call (Linux ``syncfs``).
-
-    For a batch of new files this is one flush instead of one ``fsync`` each; False when
-    the platform has no such call, and the caller then syncs file by file.
-    """
-    if _SYNCFS is None:
-        return False
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        return _SYNCFS(fd) == 0  # type: ignore[operator]
-    finally:
-        os.close(fd)
-
-
-def fsync_path(path: str | os.PathLike[str]) -> None:
-    """fsync a file or folder by name (a read-only descriptor flushes its data too)."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager

@@ -29,12 +29,7 @@ from typing import TYPE_CHECKING, Any
 from . import clock, history, managed, paths, trash, writing
 from .config import CONFIG_PATH, load_config
 from .document import Document, load
-from .errors import (
-    ContentError,
-    InvalidArgumentError,
-    NotFoundError,
-    VersioningError,
-)
+from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .guard import WriteGuard
 from .history import HistoryEntry, RevertReport
