@@ -96,7 +96,7 @@ class CoreMemory:
         if trust == "quarantined":
             # A pinned block is read on every turn; quarantined text must never reach it.
             note = self._archive.insert(new_text, tags=["quarantined-core", label.lower()])
-            log.warning("quarantined text meant for core block %s in %s", label, note.path)
+            log.warning("quarantined text meant for core block %r in %s", label, note.path)
             try:
                 current = self.block(label)
             except NotFoundError:

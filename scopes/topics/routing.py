@@ -119,7 +119,7 @@ class Routing:
         if owner is None:
             owner, via = self._owner_by_keywords(_TASK_TAG.sub(" ", result_text)), "keyword"
         if owner is None:
-            log.warning("routed result matched no topic (task %s)", task)
+            log.warning("routed result matched no topic (task %r)", task)
             return RouteResult(action="unmatched", topic=None, text=result_text, task_id=task, via=None,
                                message="no topic owns this result; handle it in the current conversation "
                                        "or tag its task with topics.routing.tag_task()")
