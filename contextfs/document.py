@@ -21,16 +21,18 @@ whole mapping is dumped as before.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-import yaml
-from frontmatter.default_handlers import YAMLHandler
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from .errors import ContentError, ContextFSError, FrontmatterError
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "LIBRARY_KEYS",
@@ -49,21 +51,30 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 16
 _FENCE = re.compile(r"^---[ \t]*\r?$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
-_HANDLER = YAMLHandler()
 
 
-# libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
-_SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _lib() -> SimpleNamespace:
+    """PyYAML, the safe loader contextfs uses and python-frontmatter's handler, on first use.
 
+    Importing them costs about 15 ms (PyYAML compiles its reader's character classes at
+    import), paid by every CLI call that opens a root; a file without frontmatter, and
+    commands such as ``ls`` and ``log`` that parse none, do not need them.
+    """
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
-class _Loader(_SafeBase):  # type: ignore[misc,valid-type]
-    """Safe loading without the timestamp resolver: '2026-10-02' stays a string."""
+    # libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
+    base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+    class Loader(base):  # type: ignore[misc,valid-type]
+        """Safe loading without the timestamp resolver: '2026-10-02' stays a string."""
 
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    Loader.yaml_implicit_resolvers = {
+        key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return SimpleNamespace(yaml=yaml, Loader=Loader, handler=YAMLHandler())
 
 
 @dataclass(frozen=True)
@@ -125,9 +136,11 @@ def _split(text: str, path: str) -> tuple[str | None, str, int]:
 
 
 def _check_events(yaml_text: str, path: str, first_line: int) -> None:
+    lib = _lib()
+    yaml = lib.yaml
     depth = 0
     try:
-        for event in yaml.parse(yaml_text, Loader=_Loader):
+        for event in yaml.parse(yaml_text, Loader=lib.Loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = first_line + event.start_mark.line
                 raise FrontmatterError(
@@ -162,9 +175,10 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     if len(yaml_text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError(f"{path}: frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes; move data into the body")
     _check_events(yaml_text, path, first_line)
+    lib = _lib()
     try:
-        meta = _HANDLER.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
-    except yaml.YAMLError as exc:
+        meta = lib.handler.load(yaml_text, Loader=lib.Loader) if yaml_text.strip() else {}
+    except lib.yaml.YAMLError as exc:
         raise _yaml_error(exc, path, first_line) from None
     if meta is None:
         meta = {}
@@ -250,7 +264,7 @@ def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes |
 def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:
     # flow=True writes innermost lists and mappings inline ('tags: [a, b]'), for a key
     # the person wrote that way.
-    return _HANDLER.export(_plain(dict(metadata)), sort_keys=False, allow_unicode=True,
+    return _lib().handler.export(_plain(dict(metadata)), sort_keys=False, allow_unicode=True,
                            default_flow_style=None if flow else False, width=1000)
 
 
@@ -283,9 +297,11 @@ def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str
         nl = yaml_text.find("\n", at)
         return len(yaml_text) if nl < 0 else nl + 1
 
+    lib = _lib()
+    yaml = lib.yaml
     spans: list[list[Any]] = []  # [key, start of the key's line, end of the value's last content, flow]
     depth, flows, expect_key = 0, [], False
-    for event in yaml.parse(yaml_text, Loader=_Loader):
+    for event in yaml.parse(yaml_text, Loader=lib.Loader):
         if isinstance(event, yaml.CollectionStartEvent):
             if depth == 0:
                 if not isinstance(event, yaml.MappingStartEvent) or event.flow_style:
@@ -328,6 +344,7 @@ def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str
 
 def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | None:
     """The new frontmatter text, reusing ``previous``'s text for unchanged keys (or None)."""
+    lib = _lib()
     try:
         text = decode(previous, "<previous>") if isinstance(previous, bytes) else previous
         yaml_text, _, _ = _split(text, "<previous>")
@@ -335,7 +352,7 @@ def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | 
             return None  # no frontmatter, or line breaks that YAML and str.split disagree on
         old = parse(text).metadata
         split = _entries(yaml_text)
-    except (ContextFSError, yaml.YAMLError):
+    except (ContextFSError, lib.yaml.YAMLError):
         return None
     if split is None:
         return None
@@ -357,7 +374,7 @@ def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | 
     if not out.endswith("\n"):
         out += "\n"
     try:
-        again = yaml.load(out, Loader=_Loader) or {}
-    except yaml.YAMLError:
+        again = lib.yaml.load(out, Loader=lib.Loader) or {}
+    except lib.yaml.YAMLError:
         return None
     return out if _same(again, new) else None

@@ -20,6 +20,7 @@ like git's default.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 
 __all__ = ["GITIGNORE", "PATTERNS", "is_scratch"]
@@ -66,12 +67,16 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (".nfs*", "NFS: a file deleted while still open"),
 )
 
-_MATCH = re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob, _ in PATTERNS))
+@functools.cache
+def _matcher() -> re.Pattern[str]:
+    # Compiled on first use: about 1 ms, which a CLI call that never syncs should not pay.
+    return re.compile("|".join(f"(?:{fnmatch.translate(glob)})" for glob, _ in PATTERNS))
 
 
 def is_scratch(rel: str) -> bool:
     """True when any component of the root-relative path ``rel`` is a scratch name."""
-    return any(_MATCH.match(part) for part in rel.split("/") if part)
+    match = _matcher().match
+    return any(match(part) for part in rel.split("/") if part)
 
 
 def _gitignore_line(glob: str) -> str:

@@ -244,16 +244,16 @@ def test_help_imports_no_command(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "args, allowed",
     [
-        (("read", "memory/facts.md"), ()),
+        (("read", "memory/facts.md"), ("yaml",)),
         (("ls", "memory"), ()),
         (("log", "-n", "2"), ()),
-        (("context", "--scope", "task"), ("contextfs.scopes",)),
-        (("search", "webhook"), ("whoosh", "numpy")),
+        (("context", "--scope", "task"), ("contextfs.scopes", "yaml")),
+        (("search", "webhook"), ("whoosh", "numpy", "yaml")),
     ],
 )
 def test_commands_import_only_what_they_use(sample_root: Path, tmp_path: Path, args, allowed) -> None:
     loaded = _modules_after(tmp_path, "--root", str(sample_root), *args)
-    layers = (*HEAVY, "contextfs.scopes")
+    layers = (*HEAVY, "contextfs.scopes", "yaml")
     unexpected = sorted({m for m in loaded for h in layers if (m == h or m.startswith(h + "."))
                          and not any(m == a or m.startswith(a + ".") for a in allowed)})
     assert unexpected == [], f"contextfs {' '.join(args)} imported {unexpected}"
