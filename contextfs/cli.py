@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
 import click
@@ -25,7 +25,7 @@ import click
 from .cliutil import as_cli_error
 from .errors import ContextFSError
 
-__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main"]
+__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
 
 
 class CommandEntry(NamedTuple):
@@ -165,6 +165,23 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
     # The library logs without handlers; the CLI is the edge that decides how they look.
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s")
     click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session)
+
+
+def walk(group: click.Group | None = None, path: tuple[str, ...] = ("contextfs",),
+         ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """Every command under ``group`` (default: the whole CLI) with its path, depth first.
+
+    It imports every command's module: for the CLI reference and its tests, not for a call.
+    """
+    group = cli if group is None else group
+    ctx = click.Context(group, info_name=path[-1])
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None:
+            continue
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from walk(command, (*path, name))
 
 
 def main(argv: list[str] | None = None) -> None:

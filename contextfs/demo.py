@@ -101,7 +101,7 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     entries = ctx.history(limit=1000)
     _say(f"git log: {len(entries)} commits, every one authored by who wrote it; the newest {LOG_LINES}:")
     for h in entries[:LOG_LINES]:
-        _say(f"  {h.commit[:10]}  {h.author:<11} {h.message[:70]}")
+        _say(f"  {h.commit[:10]}  {h.author:<11} {textwrap.shorten(h.message, 72, placeholder=' ...')}")
     _say(f"the context root is {ctx.root}")
     _say(f"open it in any editor; see every change with: git -C {ctx.root} log --stat")
     ctx.close()

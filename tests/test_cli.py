@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import assert_clean, git
-from contextfs.cli import COMMANDS, cli
+from contextfs.cli import COMMANDS, cli, walk
 
 
 @pytest.fixture
@@ -176,20 +176,11 @@ def test_mcp_without_its_extra_prints_the_install_hint(run, monkeypatch: pytest.
 
 
 # ------------------------------------------------------------------ the command table
-def _walk(group: click.Group, prefix: list[str]):
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        yield [*prefix, name], command
-        if isinstance(command, click.Group):
-            yield from _walk(command, [*prefix, name])
-
-
 def test_every_command_has_an_example() -> None:
     runner = CliRunner()
     seen = 0
-    for path, _command in _walk(cli, []):
-        result = runner.invoke(cli, [*path, "--help"])
+    for path, _command in walk():
+        result = runner.invoke(cli, [*path[1:], "--help"])
         assert result.exit_code == 0, (path, result.output)
         assert "Example" in result.output, f"contextfs {' '.join(path)} --help has no example"
         seen += 1

@@ -31,7 +31,7 @@ import click
 import pytest
 
 from conftest import REPO
-from contextfs.cli import cli
+from contextfs.cli import cli, walk
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>```+|~~~+)[ \t]*(?P<info>[^`\n]*)$")
@@ -103,20 +103,11 @@ def test_the_cli_reference_is_current(monkeypatch: pytest.MonkeyPatch) -> None:
     assert status == 0, "docs/cli.md is stale: run 'make docs' (cog -r docs/cli.md)"
 
 
-def _commands(group: click.Group, path: list[str]):
-    ctx = click.Context(group)
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        yield [*path, name], command
-        if isinstance(command, click.Group):
-            yield from _commands(command, [*path, name])
-
-
 def test_every_command_and_option_is_in_the_cli_reference() -> None:
     text = (REPO / "docs" / "cli.md").read_text("utf-8")
     sections = dict(re.findall(r"^## (contextfs[^\n]*)\n(.*?)(?=^## |\Z)", text, re.S | re.M))
     missing = []
-    for path, command in _commands(cli, ["contextfs"]):
+    for path, command in walk():
         title = " ".join(path)
         if title not in sections:
             missing.append(title)
