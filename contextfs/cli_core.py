@@ -11,7 +11,6 @@ from typing import Any
 
 import click
 
-from . import paths
 from .cliutil import echo_data, open_manager, pass_manager, translate_errors
 from .errors import NotFoundError
 
@@ -113,8 +112,8 @@ def ls(ctx: Any, folder: str, as_json: bool) -> None:
     files = ctx.list(folder)
     if folder and not files:
         if ctx.exists(folder):
-            files = [paths.check(ctx.root, folder)]
-        elif not paths.full_path(ctx.root, paths.check(ctx.root, folder, allow_root=True)).is_dir():
+            files = [ctx.gate(folder)]
+        elif not ctx.is_folder(folder):
             raise NotFoundError(f"{folder} does not exist in {ctx.root}; list what does with 'contextfs ls'",
                                 path=folder)
     _echo_lines(files, as_json, lambda items: "\n".join(items))

@@ -170,7 +170,10 @@ def test_demo_errors_are_one_line(run, tmp_path: Path) -> None:
 
 
 def test_mcp_without_its_extra_prints_the_install_hint(run, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "mcp", None)  # what a missing package looks like to find_spec
+    # What a missing package looks like to the import system (submodules a test here may
+    # already have imported included).
+    for name in ["mcp", *[n for n in sys.modules if n.startswith("mcp.")]]:
+        monkeypatch.setitem(sys.modules, name, None)
     line = _one_error_line(run("mcp", ok=False))
     assert "pip install 'contextfs-git[mcp]'" in line
 
