@@ -1,7 +1,9 @@
 """The store's own commands: files, trash and history (``contextfs read``, ``log``, ...).
 
 Each is a thin call into :class:`contextfs.ContextManager`. They are registered in
-``contextfs.cli.COMMANDS`` and imported only when one of them runs.
+``contextfs.cli.COMMANDS`` and imported only when one of them runs. Commands that only
+read open the root read-only (``pass_reader``): they never create a root, sync, commit
+or wait for the write lock.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, open_manager, pass_manager, translate_errors
+from .cliutil import echo_data, open_manager, pass_manager, pass_reader, translate_errors
 from .errors import NotFoundError
 
 __all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert", "rm", "show", "trash", "write"]
@@ -35,7 +37,7 @@ def init(click_ctx: click.Context) -> None:
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print path, metadata, body and version as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def read(ctx: Any, path: str, as_json: bool) -> None:
     """Print a file's body (add --json for its metadata too).
 
@@ -99,7 +101,7 @@ def edit(ctx: Any, path: str, old: str, new: str) -> None:
 @click.argument("folder", default="")
 @click.option("--json", "as_json", is_flag=True, help="Print the paths as a JSON list.")
 @translate_errors
-@pass_manager
+@pass_reader
 def ls(ctx: Any, folder: str, as_json: bool) -> None:
     """List files under FOLDER (default: the whole root).
 
@@ -138,9 +140,9 @@ def rm(ctx: Any, path: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 @click.option("--purge", "purge_days", type=click.FloatRange(min=0), default=None, metavar="DAYS",
               help="Remove entries older than DAYS for good (git history keeps them).")
+@click.pass_context
 @translate_errors
-@pass_manager
-def trash(ctx: Any, as_json: bool, purge_days: float | None) -> None:
+def trash(click_ctx: click.Context, as_json: bool, purge_days: float | None) -> None:
     """List trash entries (or purge old ones).
 
     \b
@@ -148,6 +150,7 @@ def trash(ctx: Any, as_json: bool, purge_days: float | None) -> None:
       contextfs trash
       contextfs trash --purge 30
     """
+    ctx = open_manager(click_ctx, read_only=purge_days is None)
     if purge_days is not None:
         click.echo(f"purged {ctx.purge_trash(older_than=purge_days)} entries")
         return
@@ -194,7 +197,7 @@ def mv(ctx: Any, src: str, dst: str) -> None:
               help="How many commits to show, newest first (1 or more).")
 @click.option("--json", "as_json", is_flag=True, help="Print the commits with their trailers as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
     """Show the history of the root or of one file.
 
@@ -214,7 +217,7 @@ def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
 @click.argument("rev_a")
 @click.argument("rev_b", required=False)
 @translate_errors
-@pass_manager
+@pass_reader
 def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
     """Unified diff of a file between two revisions (or REV_A and now).
 
@@ -229,7 +232,7 @@ def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
 @click.argument("path")
 @click.option("--at", "rev", required=True, help="A commit id or HEAD~N.")
 @translate_errors
-@pass_manager
+@pass_reader
 def show(ctx: Any, path: str, rev: str) -> None:
     """Print a whole file, frontmatter included, at a revision.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, pass_manager, translate_errors
+from .cliutil import echo_data, pass_manager, pass_reader, translate_errors
 from .manager import ContextManager
 
 __all__ = ["demo", "reindex", "search"]
@@ -51,7 +51,7 @@ Examples:
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--json", "as_json", is_flag=True, help="Print hits (path, snippet, score, title, tags, ...) as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def search(
     ctx: ContextManager, query: str, path: str, tags: tuple[str, ...], kind: str | None, author: str | None,
     since: str | None, until: str | None, include_trash: bool, limit: int, as_json: bool,

@@ -31,6 +31,7 @@ __all__ = [
     "echo_data",
     "open_manager",
     "pass_manager",
+    "pass_reader",
     "to_jsonable",
     "translate_errors",
 ]
@@ -49,12 +50,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_manager(click_ctx: click.Context, *, index: bool = False) -> ContextManager:
+def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bool = False) -> ContextManager:
     """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once.
 
     The search index opens lazily on the first search: it notices commits made by
     other processes (its stamp is the HEAD it reflects), so commands that only write
-    do not pay for reconciling it.
+    do not pay for reconciling it. ``read_only`` opens an existing root without creating,
+    syncing or committing anything and without the write lock (a missing root is an
+    error naming ``contextfs init``): what every command that only reads asks for.
     """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
@@ -62,7 +65,7 @@ def open_manager(click_ctx: click.Context, *, index: bool = False) -> ContextMan
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
         factory = globals().get("ContextManager") or __getattr__("ContextManager")
-        manager = factory(root, actor=actor, session=obj.get("session"), index=index)
+        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only)
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
     return manager
@@ -75,6 +78,16 @@ def pass_manager(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         click_ctx = click.get_current_context()
         return func(open_manager(click_ctx), *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def pass_reader(func: F) -> F:
+    """Decorator: like :func:`pass_manager`, with the root opened read-only."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(open_manager(click.get_current_context(), read_only=True), *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 

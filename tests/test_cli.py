@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import assert_clean, git
+from contextfs import ContextManager
 from contextfs.cli import COMMANDS, cli, walk
 
 
@@ -92,6 +93,43 @@ def test_an_empty_listing_prints_nothing(run) -> None:
     assert run("ls").output == ""
     (run.root / "drafts").mkdir()  # an empty folder exists: nothing to list, not an error
     assert run("ls", "drafts").output == ""
+
+
+# ------------------------------------------------------------------ reading commands only read
+READERS = [("read", "memory/facts.md"), ("ls",), ("ls", "memory"), ("log",), ("log", "memory/facts.md"),
+           ("diff", "memory/facts.md", "HEAD"), ("show", "memory/facts.md", "--at", "HEAD"), ("trash",),
+           ("search", "postgres")]
+
+
+def _snapshot(repo: Path) -> tuple[str, bytes, str]:
+    return (git(repo, "rev-parse", "HEAD"), (repo / ".git" / "index").read_bytes(),
+            git(repo, "status", "--porcelain", "--untracked-files=all"))
+
+
+@pytest.mark.parametrize("args", [("read", "memory/facts.md"), ("ls",), ("log",), ("search", "x"), ("trash",)])
+def test_reading_commands_never_create_a_root(run, args, tmp_path: Path) -> None:
+    line = _one_error_line(run(*args, ok=False))
+    assert "contextfs init" in line and not run.root.exists()
+
+
+def test_reading_commands_leave_an_application_repository_as_it_was(tmp_path: Path) -> None:
+    app = tmp_path / "app"
+    app.mkdir()
+    git(app, "init", "-q")
+    (app / "main.py").write_text("print('app')\n", "utf-8")
+    git(app, "add", "main.py")
+    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    runner = CliRunner()
+    root = app / "context"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n")
+    (app / "main.py").write_text("print('work in progress')\n", "utf-8")  # the developer's own edit
+    (root / "memory" / "facts.md").write_text("- edited in an editor, not yet committed\n", "utf-8")
+    before = _snapshot(app)
+    for args in READERS:
+        result = runner.invoke(cli, ["--root", str(root), *args], catch_exceptions=False)
+        assert result.exit_code == 0, (args, result.output)
+    assert _snapshot(app) == before  # HEAD, the git index and the work tree: byte-identical
 
 
 # ------------------------------------------------------------------ errors
@@ -246,6 +284,7 @@ def test_help_imports_no_command(tmp_path: Path) -> None:
     ],
 )
 def test_commands_import_only_what_they_use(sample_root: Path, tmp_path: Path, args, allowed) -> None:
+    ContextManager(sample_root, index=False).close()  # a root: the reading commands never create one
     loaded = _modules_after(tmp_path, "--root", str(sample_root), *args)
     layers = (*HEAVY, "contextfs.scopes", "yaml")
     unexpected = sorted({m for m in loaded for h in layers if (m == h or m.startswith(h + "."))
