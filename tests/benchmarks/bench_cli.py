@@ -100,14 +100,14 @@ mark("import the CLI (contextfs.cli, cli_core)")
 import git
 mark("import GitPython (contextfs.versioning)")
 import filelock
-mark("import filelock (contextfs.store)")
+mark("import filelock (contextfs.state)")
 import contextfs.manager
 mark("import contextfs.manager (the rest)")
 from contextfs.manager import ContextManager
-ctx = ContextManager(root, actor="human", index=False, sync=False)
-mark("open the root, no sync")
-ctx.sync()
-mark("sync (git status)")
+ctx = ContextManager(root, actor="human", index=False, read_only=True)
+mark("open the root read-only (what reading commands do)")
+ContextManager(root, actor="human", index=False).close()
+mark("open it for writing instead (managed files, sync: git status)")
 ctx.get("memory/facts.md")
 mark("get memory/facts.md (PyYAML import + parse)")
 import numpy
