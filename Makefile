@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 DEMO_DIR ?= .demo/context
 
-.PHONY: demo test stress bench lint clean
+.PHONY: demo test stress bench lint docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ stress: $(DEVSTAMP)
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
+
+docs: $(DEVSTAMP)
+	$(BIN)/cog -r docs/cli.md
 
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check contextfs scopes evolve integrations tests

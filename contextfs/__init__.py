@@ -6,7 +6,8 @@ Whoosh index, and delivered in scopes under token budgets.
 
 from __future__ import annotations
 
-from .document import Document
+from typing import TYPE_CHECKING
+
 from .errors import (
     AlreadyExistsError,
     BudgetError,
@@ -25,22 +26,43 @@ from .errors import (
     TopicError,
     VersioningError,
 )
-from .manager import ContextManager, HistoryEntry, Provenance, RevertReport
-from .trash import TrashEntry
+
+if TYPE_CHECKING:  # for type checkers; at run time these load on first use (below)
+    from .document import Document
+    from .manager import ContextManager, HistoryEntry, Provenance, RevertReport
+    from .trash import TrashEntry
 
 __version__ = "0.1.0"
 
-_LAZY = {"ScopedContext": "contextfs.scopes.scoped", "ContextView": "contextfs.scopes.scoped"}
+# Re-exported on first use. The manager pulls in GitPython, PyYAML and filelock (about
+# 70 ms at import), which a command line that only prints help, or a module that only
+# needs the exception tree, should not pay for; the scoped-context names also keep the
+# core from importing the scopes layer.
+_LAZY = {
+    "ContextManager": "contextfs.manager",
+    "ContextView": "contextfs.scopes.scoped",
+    "Document": "contextfs.document",
+    "HistoryEntry": "contextfs.manager",
+    "Provenance": "contextfs.manager",
+    "RevertReport": "contextfs.manager",
+    "ScopedContext": "contextfs.scopes.scoped",
+    "TrashEntry": "contextfs.trash",
+}
 
 
 def __getattr__(name: str) -> object:
-    """Re-export the scoped-context entry points lazily (the core never imports scopes)."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'contextfs' has no attribute {name!r}")
     import importlib
 
-    return getattr(importlib.import_module(module), name)
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "AlreadyExistsError",

@@ -1,23 +1,150 @@
 """The ``contextfs`` command line: a thin layer over the Python API.
 
 The root comes from ``--root`` or ``CONTEXTFS_ROOT`` (default ``./context``). Data
-commands take ``--json``. A ContextFSError prints one line ending with the fix and
-exits 1. This is the only module that composes every layer.
+commands take ``--json``. Every failure prints one line, ``error: ...`` ending with the
+fix, on stderr, and exits non-zero (1, or 2 for a usage mistake).
+
+:data:`COMMANDS` is the whole command table: each command's name, the module and
+attribute that define it, and the one-line help ``contextfs --help`` shows. A command's
+module is imported only when that command runs (or its own ``--help`` is asked for), so
+a ``read`` never pays for the LangChain, Whoosh or tiktoken imports that other layers
+need; a test checks that each line here matches the command's own short help. This is
+the only module that composes every layer, and it does so by name.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 
 import click
 
-from .cliutil import echo_data, open_manager, pass_manager, translate_errors
+from .cliutil import as_cli_error
+from .errors import ContextFSError
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class CommandEntry(NamedTuple):
+    """One row of the command table."""
+
+    name: str
+    #: ``"package.module:attribute"`` of the click command, imported on first use.
+    target: str
+    #: The one-line help listed by ``contextfs --help`` (the command's own short help).
+    help: str
+    #: The heading it is listed under.
+    section: str
+
+
+_FILES, _HISTORY, _FIND, _LAYERS, _TOOLS = (
+    "Files", "History", "Search and context", "Topics, memory, evolving agent", "Tools",
+)
+
+#: Every command of ``contextfs``, in the order ``--help`` lists them.
+COMMANDS: tuple[CommandEntry, ...] = (
+    CommandEntry("init", "contextfs.cli_core:init",
+                 "Create or adopt a root and commit the files in it.", _FILES),
+    CommandEntry("read", "contextfs.cli_core:read", "Print a file's body (add --json for its metadata too).", _FILES),
+    CommandEntry("write", "contextfs.cli_core:write", "Write a file from stdin (or --file); one commit.", _FILES),
+    CommandEntry("edit", "contextfs.cli_core:edit",
+                 "Replace text that occurs exactly once in a file's body.", _FILES),
+    CommandEntry("ls", "contextfs.cli_core:ls", "List files under FOLDER (default: the whole root).", _FILES),
+    CommandEntry("rm", "contextfs.cli_core:rm", "Move a file or folder to the trash (never a hard delete).", _FILES),
+    CommandEntry("trash", "contextfs.cli_core:trash", "List trash entries (or purge old ones).", _FILES),
+    CommandEntry("restore", "contextfs.cli_core:restore",
+                 "Bring back a deleted file (by path or trash entry id).", _FILES),
+    CommandEntry("mv", "contextfs.cli_core:mv", "Move or rename a file or folder.", _FILES),
+    CommandEntry("log", "contextfs.cli_core:log", "Show the history of the root or of one file.", _HISTORY),
+    CommandEntry("diff", "contextfs.cli_core:diff",
+                 "Unified diff of a file between two revisions (or REV_A and now).", _HISTORY),
+    CommandEntry("show", "contextfs.cli_core:show",
+                 "Print a whole file, frontmatter included, at a revision.", _HISTORY),
+    CommandEntry("revert", "contextfs.cli_core:revert",
+                 "Undo as new commits: a file to a revision, or a whole session.", _HISTORY),
+    CommandEntry("search", "contextfs.cli_search:search",
+                 'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.', _FIND),
+    CommandEntry("reindex", "contextfs.cli_search:reindex",
+                 "Rebuild the search index from the files (or check it: --verify).", _FIND),
+    CommandEntry("context", "contextfs.scopes.cli_context:context",
+                 "Print the context for a scope, within a token budget.", _FIND),
+    CommandEntry("topic", "contextfs.scopes.cli_topics:topic",
+                 "Isolated topic contexts: switch, spawn, close, state, decisions, routing.", _LAYERS),
+    CommandEntry("memory", "contextfs.scopes.cli_memory:memory",
+                 "Memory tiers: pinned core blocks, archival notes, conversation recall.", _LAYERS),
+    CommandEntry("evolve", "contextfs.evolve.cli:evolve",
+                 "Improve the context after work: lessons, facts, summaries, compaction, cleanup.", _LAYERS),
+    CommandEntry("watch", "contextfs.cli_watch:watch",
+                 "Commit edits made outside contextfs (an editor, a script).", _TOOLS),
+    CommandEntry("demo", "contextfs.demo:demo",
+                 "Walk through every layer on a copy of the sample context.", _TOOLS),
+    CommandEntry("mcp", "contextfs.integrations.mcp_server:mcp",
+                 "Serve the context root to MCP clients over stdio (needs the 'mcp' extra).", _TOOLS),
+)
+
+
+class LazyGroup(click.Group):
+    """A click group whose commands come from a table and are imported when used.
+
+    Commands added with ``add_command`` work as in any group. Every exception a command
+    raises on purpose (a ``ContextFSError`` or a click error) leaves through
+    :func:`contextfs.cliutil.as_cli_error`, the CLI's one error path.
+    """
+
+    def __init__(self, *args: Any, table: Sequence[CommandEntry] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.table = {entry.name: entry for entry in table}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*self.table, *sorted(name for name in self.commands if name not in self.table)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in self.table:
+            module, _, attribute = self.table[cmd_name].target.partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            self.commands[cmd_name] = command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """List the commands from the table's help lines, without importing them."""
+        names = self.list_commands(ctx)
+        width = max(len(name) for name in names)  # one column width for every section
+        limit = formatter.width - 6 - width
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for name in names:
+            entry = self.table.get(name)
+            if entry is not None:
+                # click's own shortening, applied to the table's line instead of an imported command
+                short = click.Command(name, help=entry.help).get_short_help_str(limit)
+                sections.setdefault(entry.section, []).append((name.ljust(width), short))
+                continue
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                sections.setdefault("Other commands", []).append((name.ljust(width), command.get_short_help_str(limit)))
+        for title, rows in sections.items():
+            with formatter.section(title):
+                formatter.write_dl(rows)
+
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.ClickException as exc:
+            raise as_cli_error(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ContextFSError, click.ClickException) as exc:
+            raise as_cli_error(exc) from None
+
+
+@click.group("contextfs", cls=LazyGroup, table=COMMANDS,
+             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--root", envvar="CONTEXTFS_ROOT", default=None, metavar="DIR",
               help="Context root (default: $CONTEXTFS_ROOT or ./context).")
 @click.option("--actor", default="human", show_default=True,
@@ -40,287 +167,25 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
     click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session)
 
 
-@cli.command()
-@click.pass_context
-@translate_errors
-def init(click_ctx: click.Context) -> None:
-    """Create a root (or adopt a folder or repository) and commit what is in it.
+def walk(group: click.Group | None = None, path: tuple[str, ...] = ("contextfs",),
+         ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    """Every command under ``group`` (default: the whole CLI) with its path, depth first.
 
-    \b
-    Example:
-      contextfs --root ./context init
+    It imports every command's module: for the CLI reference and its tests, not for a call.
     """
-    ctx = open_manager(click_ctx)
-    click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.git.head())[:12]})")
-
-
-@cli.command()
-@click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print path, metadata, body and version as JSON.")
-@translate_errors
-@pass_manager
-def read(ctx, path: str, as_json: bool) -> None:
-    """Print a file's body (add --json for its metadata too).
-
-    \b
-    Example:
-      contextfs read memory/facts.md
-    """
-    doc = ctx.get(path)
-    if as_json:
-        echo_data(doc, True)
-    else:
-        click.echo(doc.body, nl=not doc.body.endswith("\n"))
-
-
-@cli.command()
-@click.argument("path")
-@click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
-              help="Read the content from this file instead of stdin.")
-@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="Set a frontmatter key (repeatable).")
-@click.option("--expected-version", default=None, help="Refuse if the file changed since this version.")
-@translate_errors
-@pass_manager
-def write(ctx, path: str, source, meta: tuple[str, ...], expected_version: str | None) -> None:
-    """Write a file from stdin (or --file); one commit.
-
-    \b
-    Example:
-      echo "# Title" | contextfs write project/README.md --meta title="Overview"
-    """
-    content = (source or sys.stdin).read()
-    metadata = None
-    if meta:
-        metadata = {}
-        for item in meta:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
-            metadata[key] = value
-    doc = ctx.write(path, content, metadata, expected_version=expected_version)
-    click.echo(f"wrote {doc.path} (version {doc.version[:12]})")
-
-
-@cli.command()
-@click.argument("path")
-@click.argument("old")
-@click.argument("new")
-@translate_errors
-@pass_manager
-def edit(ctx, path: str, old: str, new: str) -> None:
-    """Replace OLD with NEW in a file's body (OLD must occur exactly once).
-
-    \b
-    Example:
-      contextfs edit memory/facts.md "PostgreSQL 16" "PostgreSQL 17"
-    """
-    doc = ctx.edit(path, old, new)
-    click.echo(f"edited {doc.path} (version {doc.version[:12]})")
-
-
-@cli.command(name="ls")
-@click.argument("folder", default="")
-@click.option("--json", "as_json", is_flag=True)
-@translate_errors
-@pass_manager
-def ls(ctx, folder: str, as_json: bool) -> None:
-    """List files under FOLDER (default: the whole root).
-
-    \b
-    Example:
-      contextfs ls memory
-    """
-    echo_data(ctx.list(folder), as_json, lambda items: "\n".join(items))
-
-
-@cli.command()
-@click.argument("path")
-@translate_errors
-@pass_manager
-def rm(ctx, path: str) -> None:
-    """Move a file or folder to the trash (never a hard delete).
-
-    \b
-    Example:
-      contextfs rm task/subtasks/old.md && contextfs restore task/subtasks/old.md
-    """
-    entry = ctx.delete(path)
-    click.echo(f"moved {entry.original_path} to the trash as {entry.id}")
-
-
-@cli.command()
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--purge", "purge_days", type=float, default=None, metavar="DAYS",
-              help="Remove entries older than DAYS for good (git history keeps them).")
-@translate_errors
-@pass_manager
-def trash(ctx, as_json: bool, purge_days: float | None) -> None:
-    """List trash entries (or purge old ones).
-
-    \b
-    Example:
-      contextfs trash
-      contextfs trash --purge 30
-    """
-    if purge_days is not None:
-        click.echo(f"purged {ctx.purge_trash(older_than=purge_days)} entries")
-        return
-    echo_data(
-        ctx.trash(),
-        as_json,
-        lambda es: "\n".join(f"{e.id}  {e.deleted_at}  {e.actor:<14} {e.original_path}" for e in es) or "(trash is empty)",
-    )
-
-
-@cli.command()
-@click.argument("path_or_entry")
-@click.option("--to", default=None, help="Restore to another path.")
-@translate_errors
-@pass_manager
-def restore(ctx, path_or_entry: str, to: str | None) -> None:
-    """Bring back a deleted file (latest deletion of a path, or an entry id).
-
-    \b
-    Example:
-      contextfs restore memory/facts.md
-    """
-    click.echo(f"restored {ctx.restore(path_or_entry, to=to)}")
-
-
-@cli.command()
-@click.argument("src")
-@click.argument("dst")
-@translate_errors
-@pass_manager
-def mv(ctx, src: str, dst: str) -> None:
-    """Move or rename a file or folder.
-
-    \b
-    Example:
-      contextfs mv task/current.md task/history/2026-11-30.md
-    """
-    click.echo(f"moved {src} -> {ctx.move(src, dst)}")
-
-
-@cli.command()
-@click.argument("path", required=False)
-@click.option("-n", "--limit", default=20, show_default=True)
-@click.option("--json", "as_json", is_flag=True)
-@translate_errors
-@pass_manager
-def log(ctx, path: str | None, limit: int, as_json: bool) -> None:
-    """Show the history of the root or of one file.
-
-    \b
-    Example:
-      contextfs log memory/facts.md -n 5
-    """
-    echo_data(
-        ctx.history(path, limit=limit),
-        as_json,
-        lambda hs: "\n".join(f"{h.commit[:10]}  {h.date}  {h.author:<16} {h.message}" for h in hs),
-    )
-
-
-@cli.command()
-@click.argument("path")
-@click.argument("rev_a")
-@click.argument("rev_b", required=False)
-@translate_errors
-@pass_manager
-def diff(ctx, path: str, rev_a: str, rev_b: str | None) -> None:
-    """Unified diff of a file between two revisions (or REV_A and now).
-
-    \b
-    Example:
-      contextfs diff memory/facts.md HEAD~2
-    """
-    click.echo(ctx.diff(path, rev_a, rev_b) or "(no differences)", nl=False)
-
-
-@cli.command()
-@click.argument("path")
-@click.option("--at", "rev", required=True, help="A commit id or HEAD~N.")
-@translate_errors
-@pass_manager
-def show(ctx, path: str, rev: str) -> None:
-    """Print the whole file (frontmatter included) as it was at a revision.
-
-    \b
-    Example:
-      contextfs show memory/facts.md --at HEAD~3
-    """
-    text = ctx.show_at(path, rev)
-    if text is None:
-        raise click.ClickException(f"{path} did not exist at {rev}; pick a revision from 'contextfs log {path}'")
-    click.echo(text, nl=False)
-
-
-@cli.command()
-@click.argument("path", required=False)
-@click.option("--to", "rev", default=None, help="Make PATH what it was at this revision.")
-@click.option("--session", "session_id", default=None, help="Undo everything one session wrote.")
-@translate_errors
-@pass_manager
-def revert(ctx, path: str | None, rev: str | None, session_id: str | None) -> None:
-    """Undo changes as new commits: one file to a revision, or a whole session.
-
-    \b
-    Example:
-      contextfs revert memory/facts.md --to HEAD~1
-      contextfs revert --session s-20261130T101500-a1b2c3
-    """
-    if session_id:
-        report = ctx.revert_session(session_id)
-        click.echo(f"reverted {len(report.reverted)} commit(s) of {report.session}")
-        for conflict in report.conflicts:
-            click.echo(f"conflict (left alone): {conflict}")
-        return
-    if not path or not rev:
-        raise click.UsageError("give PATH and --to REV, or --session ID")
-    doc = ctx.revert(path, rev)
-    click.echo(f"reverted {path} to {rev}" + ("" if doc else " (it did not exist then: moved to trash)"))
-
-
-@cli.command()
-@click.option("--dir", "target", default=None, help="Where to create the demo root (default: a new temp folder).")
-@click.option("--source", default=None, help="Tree to copy (default: the bundled sample-context).")
-def demo(target: str | None, source: str | None) -> None:
-    """Walk through contextfs on a copy of sample-context/, printing each step.
-
-    \b
-    Example:
-      contextfs demo --dir /tmp/contextfs-demo
-    """
-    from .demo import run_demo
-
-    try:
-        run_demo(target, source)
-    except Exception as exc:  # the demo reports, then fails loudly
-        click.echo(f"demo failed: {type(exc).__name__}: {exc}", err=True)
-        raise SystemExit(1) from None
-
-
-def _register_layers() -> None:
-    """Attach the commands each layer defines in its own CLI module."""
-    import importlib
-
-    for module, names in (
-        ("contextfs.cli_search", ("search", "reindex")),
-        ("contextfs.scopes.cli_context", ("context",)),
-        ("contextfs.scopes.cli_topics", ("topic",)),
-        ("contextfs.scopes.cli_memory", ("memory",)),
-        ("contextfs.evolve.cli", ("evolve",)),
-        ("contextfs.cli_watch", ("watch",)),
-        ("contextfs.integrations.mcp_server", ("mcp",)),
-    ):
-        mod = importlib.import_module(module)
-        for name in names:
-            cli.add_command(getattr(mod, name))
+    group = cli if group is None else group
+    ctx = click.Context(group, info_name=path[-1])
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None:
+            continue
+        yield (*path, name), command
+        if isinstance(command, click.Group):
+            yield from walk(command, (*path, name))
 
 
 def main(argv: list[str] | None = None) -> None:
-    _register_layers()
+    """The ``contextfs`` console script."""
     cli.main(args=argv, prog_name="contextfs", standalone_mode=True)
 
 

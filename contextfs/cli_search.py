@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, pass_manager, translate_errors
+from .cliutil import echo_data, pass_manager, pass_reader, translate_errors
 from .manager import ContextManager
 
 __all__ = ["demo", "reindex", "search"]
@@ -51,12 +51,17 @@ Examples:
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
 @click.option("--json", "as_json", is_flag=True, help="Print hits (path, snippet, score, title, tags, ...) as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def search(
     ctx: ContextManager, query: str, path: str, tags: tuple[str, ...], kind: str | None, author: str | None,
     since: str | None, until: str | None, include_trash: bool, limit: int, as_json: bool,
 ) -> None:
-    """Search the context: plain words (ranked), "phrases", AND/OR/NOT, tag:, path:, updated:."""
+    """Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.
+
+    Plain words are ranked (BM25F: more of the words, and words in the title, rank
+    higher); a '*' query lists the most recently updated notes. The whole query syntax
+    is in docs/search.md.
+    """
     filters: dict[str, Any] = {}
     if tags:
         filters["tags"] = list(tags)
@@ -82,7 +87,7 @@ Examples:
 @translate_errors
 @pass_manager
 def reindex(ctx: ContextManager, verify: bool, as_json: bool) -> None:
-    """Rebuild the search index from the files (or verify it with --verify)."""
+    """Rebuild the search index from the files (or check it: --verify)."""
     if not verify:
         count = ctx.index.rebuild()
         echo_data({"rebuilt": True, "documents": count}, as_json,
@@ -107,21 +112,18 @@ def reindex(ctx: ContextManager, verify: bool, as_json: bool) -> None:
 
 def demo(ctx: ContextManager, say: Any) -> None:
     """Search the sample context: a natural question, a phrase, a tag, read-your-writes."""
+
+    def paths(hits: list[Any]) -> str:
+        return ", ".join(hit.path for hit in hits)
+
     question = "how do we retry failed webhook deliveries"
-    say(f"ctx.search({question!r}) ranks notes matching more of the words first:")
-    for hit in ctx.search(question, limit=3):
-        say(f"  {hit.path} ({hit.score:.1f}): {hit.snippet[:90]}...")
-    say("A phrase inside one folder: ctx.search('\"dead letter\"', path='task'):")
-    for path, snippet in ctx.search('"dead letter"', path="task", limit=2):
-        say(f"  [{path}] ...{snippet[:80]}...")
-    say("Precision with a tag and AND: ctx.search('tag:adr AND postgres'):")
-    for hit in ctx.search("tag:adr AND postgres", limit=2):
-        say(f"  {hit.path} — {hit.title}")
+    say(f"{question!r} (ranked): {paths(ctx.search(question, limit=3))}")
+    phrase = '"dead letter"'
+    say(f"the phrase {phrase} under task/: {paths(ctx.search(phrase, path='task', limit=2))}")
+    say(f"'tag:adr AND postgres': {paths(ctx.search('tag:adr AND postgres', limit=2))}")
     ctx.write("memory/archive/demo-search.md", "The staging Kafka cluster runs on three brokers.",
               {"title": "Staging Kafka", "tags": ["demo"]})
-    found = [hit.path for hit in ctx.search("kafka brokers", limit=3)]
-    say(f"A note written a moment ago is found at once (no reindex): {found}")
+    found = [hit.path for hit in ctx.search("kafka brokers", limit=2)]
     ctx.delete("memory/archive/demo-search.md")
-    found = [hit.path for hit in ctx.search("kafka brokers", limit=3)]
-    say(f"After ctx.delete() it is gone from results: {found}")
-    say(f"The most recently updated notes: {[h.path for h in ctx.search('*', limit=3)]}")
+    gone = [hit.path for hit in ctx.search("kafka brokers", limit=2)]
+    say(f"a note written a moment ago is found at once, no reindex: {found}; after delete: {gone}")

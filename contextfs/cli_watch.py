@@ -62,10 +62,12 @@ Examples:
 @click.pass_context
 @translate_errors
 def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
-    """Commit files edited outside contextfs (an editor, a script) as 'human'.
+    """Commit edits made outside contextfs (an editor, a script).
 
-    Without --once it keeps watching the context root and commits each burst of edits
-    once they settle; .git/, .contextfs/ and contextfs's own writes are ignored.
+    The commits are authored by 'human'. Without --once it keeps watching the context
+    root and commits each burst of edits once they settle; .git/, .contextfs/, editor
+    and OS scratch files (swap, backup, .DS_Store, ...) and contextfs's own writes are
+    ignored.
     """
     from . import watcher as watching  # the one module that imports watchdog
 
@@ -95,14 +97,15 @@ def demo(ctx: ContextManager, say: Any) -> None:
     """Show an edit made with a plain text editor being committed by ``sync()``."""
     rel = "memory/preferences.md"
     full = Path(ctx.root, *rel.split("/"))
-    say(f"A person opens {rel} in their editor and adds a line (no contextfs involved).")
     before = full.read_text("utf-8") if full.is_file() else ""
     full.parent.mkdir(parents=True, exist_ok=True)
     full.write_text(before.rstrip("\n") + "\n- Keep commit messages in the imperative mood\n", "utf-8")
+    (full.parent / ".preferences.md.swp").write_bytes(b"b0VIM 9.0\0")  # the editor's swap file
     committed = ctx.sync()
-    say(f"ctx.sync() committed: {', '.join(committed) or 'nothing'}")
+    say(f"a person adds a line to {rel} in vim; ctx.sync() committed: {', '.join(committed) or 'nothing'}")
     last = ctx.history(rel, limit=1)
     if last:
         say(f"git log {rel}: {last[0].commit[:10]} by {last[0].author}: {last[0].message}")
-    say(f"ctx.sync() again finds nothing new: {ctx.sync() or []}")
-    say("`contextfs watch` does the same automatically, a moment after each burst of edits settles.")
+    (full.parent / ".preferences.md.swp").unlink()
+    say("vim's .preferences.md.swp was left out (editor scratch files never enter history);")
+    say("`contextfs watch` does the same by itself, a moment after each burst of edits settles.")

@@ -2,6 +2,11 @@
 
 Layer CLI modules (``contextfs.scopes.cli_*``, ``contextfs.evolve.cli``) import from
 here rather than from ``contextfs.cli``, which composes them all.
+
+Failing cleanly has one path: :func:`as_cli_error` turns a ``ContextFSError`` or a click
+error into a :class:`CLIError`, shown as one line ``error: ...`` on stderr. The root
+group applies it to every command; :func:`translate_errors` applies it to one command
+invoked on its own (as tests do).
 """
 
 from __future__ import annotations
@@ -11,31 +16,56 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from .errors import ContextFSError
-from .manager import ContextManager
 
-__all__ = ["echo_data", "open_manager", "pass_manager", "to_jsonable"]
+if TYPE_CHECKING:
+    from .manager import ContextManager
+
+__all__ = [
+    "CLIError",
+    "as_cli_error",
+    "echo_data",
+    "open_manager",
+    "pass_manager",
+    "pass_reader",
+    "to_jsonable",
+    "translate_errors",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def open_manager(click_ctx: click.Context, *, index: bool = False) -> ContextManager:
+def __getattr__(name: str) -> Any:
+    # ``contextfs.manager`` (GitPython, PyYAML, filelock: about 70 ms of imports) is
+    # loaded when a command first opens the root, so ``--help`` and ``demo`` skip it.
+    # Tests may still replace ``cliutil.ContextManager``; open_manager uses theirs.
+    if name == "ContextManager":
+        from .manager import ContextManager
+
+        return ContextManager
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bool = False) -> ContextManager:
     """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once.
 
     The search index opens lazily on the first search: it notices commits made by
     other processes (its stamp is the HEAD it reflects), so commands that only write
-    do not pay for reconciling it.
+    do not pay for reconciling it. ``read_only`` opens an existing root without creating,
+    syncing or committing anything and without the write lock (a missing root is an
+    error naming ``contextfs init``): what every command that only reads asks for.
     """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
     if manager is None:
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
-        manager = ContextManager(root, actor=actor, session=obj.get("session"), index=index)
+        factory = globals().get("ContextManager") or __getattr__("ContextManager")
+        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only)
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
     return manager
@@ -48,6 +78,16 @@ def pass_manager(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         click_ctx = click.get_current_context()
         return func(open_manager(click_ctx), *args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def pass_reader(func: F) -> F:
+    """Decorator: like :func:`pass_manager`, with the root opened read-only."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return func(open_manager(click.get_current_context(), read_only=True), *args, **kwargs)
 
     return wrapper  # type: ignore[return-value]
 
@@ -78,20 +118,39 @@ def echo_data(value: Any, as_json: bool, text: Callable[[Any], str] | None = Non
 
 
 class CLIError(click.ClickException):
-    """A ContextFSError shown as one line; exit status 1."""
+    """An error shown as one line, ``error: <message>``, on stderr; exit status 1 (2 for usage)."""
 
-    exit_code = 1
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(" ".join(message.split()) or "failed")
+        self.exit_code = exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
         click.echo(f"error: {self.format_message()}", err=True, file=file)
 
 
+def as_cli_error(exc: ContextFSError | click.ClickException) -> CLIError:
+    """The CLI's form of ``exc``: one line that ends with the fix, and its exit status."""
+    if isinstance(exc, CLIError):
+        return exc
+    if isinstance(exc, click.UsageError):
+        message = exc.format_message().rstrip(".")
+        if exc.ctx is not None:
+            message += f"; see '{exc.ctx.command_path} --help'"
+        return CLIError(message, exit_code=exc.exit_code)
+    if isinstance(exc, click.ClickException):
+        return CLIError(exc.format_message(), exit_code=exc.exit_code)
+    return CLIError(str(exc))
+
+
 def translate_errors(func: F) -> F:
+    """Decorator: a ``ContextFSError`` raised by ``func`` leaves as a :class:`CLIError`."""
+
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
         except ContextFSError as exc:
-            raise CLIError(str(exc)) from None
+            raise as_cli_error(exc) from None
 
     return wrapper  # type: ignore[return-value]
+

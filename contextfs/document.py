@@ -5,20 +5,34 @@ strips whitespace from the body, and contextfs promises that a metadata-only cha
 leaves the body byte-for-byte. python-frontmatter's YAML handler still does the YAML
 work, with a loader that keeps dates as the strings the author wrote and after a pass
 over the YAML events that refuses aliases (billion-laughs bombs) and absurd nesting.
+
+Writing keeps a person's frontmatter as they wrote it. ``serialize(..., previous=text)``
+re-emits every top-level key whose value did not change from the previous text itself
+(its order, flow or block style, quoting, inline comment, and the comment lines above
+it); only keys whose value changed, and new keys, are dumped afresh, so a library write
+rewrites the lines of ``updated``, ``author``, ``session`` and ``turn`` and nothing else.
+The spans come from the same PyYAML events that the safety pass reads (their line and
+column marks). A round-trip YAML library (ruamel.yaml) was the alternative: it re-emits
+the whole mapping with its own indentation and line width, so untouched keys could still
+change, and it would be a second YAML stack and import on every CLI call. The reused
+text is checked by parsing it back; if that does not give exactly the new metadata, the
+whole mapping is dumped as before.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
-import yaml
-from frontmatter.default_handlers import YAMLHandler
+from .errors import ContentError, ContextFSError, FrontmatterError
 
-from .errors import ContentError, FrontmatterError
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "LIBRARY_KEYS",
@@ -37,21 +51,30 @@ MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 16
 _FENCE = re.compile(r"^---[ \t]*\r?$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
-_HANDLER = YAMLHandler()
 
 
-# libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
-_SafeBase: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+@functools.cache
+def _lib() -> SimpleNamespace:
+    """PyYAML, the safe loader contextfs uses and python-frontmatter's handler, on first use.
 
+    Importing them costs about 15 ms (PyYAML compiles its reader's character classes at
+    import), paid by every CLI call that opens a root; a file without frontmatter, and
+    commands such as ``ls`` and ``log`` that parse none, do not need them.
+    """
+    import yaml
+    from frontmatter.default_handlers import YAMLHandler
 
-class _Loader(_SafeBase):  # type: ignore[misc,valid-type]
-    """Safe loading without the timestamp resolver: '2026-10-02' stays a string."""
+    # libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
+    base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+    class Loader(base):  # type: ignore[misc,valid-type]
+        """Safe loading without the timestamp resolver: '2026-10-02' stays a string."""
 
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+    Loader.yaml_implicit_resolvers = {
+        key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    return SimpleNamespace(yaml=yaml, Loader=Loader, handler=YAMLHandler())
 
 
 @dataclass(frozen=True)
@@ -113,9 +136,11 @@ def _split(text: str, path: str) -> tuple[str | None, str, int]:
 
 
 def _check_events(yaml_text: str, path: str, first_line: int) -> None:
+    lib = _lib()
+    yaml = lib.yaml
     depth = 0
     try:
-        for event in yaml.parse(yaml_text, Loader=_Loader):
+        for event in yaml.parse(yaml_text, Loader=lib.Loader):
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = first_line + event.start_mark.line
                 raise FrontmatterError(
@@ -150,9 +175,10 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     if len(yaml_text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
         raise FrontmatterError(f"{path}: frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes; move data into the body")
     _check_events(yaml_text, path, first_line)
+    lib = _lib()
     try:
-        meta = _HANDLER.load(yaml_text, Loader=_Loader) if yaml_text.strip() else {}
-    except yaml.YAMLError as exc:
+        meta = lib.handler.load(yaml_text, Loader=lib.Loader) if yaml_text.strip() else {}
+    except lib.yaml.YAMLError as exc:
         raise _yaml_error(exc, path, first_line) from None
     if meta is None:
         meta = {}
@@ -213,8 +239,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def serialize(metadata: Mapping[str, Any], body: str) -> str:
-    """Render metadata and body; the body is appended exactly as given."""
+def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes | None = None) -> str:
+    """Render metadata and body; the body is appended exactly as given.
+
+    ``previous`` is the text the file holds now (or its bytes as stored): keys whose
+    value is unchanged keep their exact text from it, see the module docstring.
+    """
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
             raise FrontmatterError(f"metadata key {key!r} is not a non-empty string; use string keys")
@@ -225,5 +255,126 @@ def serialize(metadata: Mapping[str, Any], body: str) -> str:
         return body
     if not metadata:
         return "---\n---\n" + body
-    dumped = _HANDLER.export(_plain(dict(metadata)), sort_keys=False, allow_unicode=True, default_flow_style=False, width=1000)
-    return f"---\n{dumped}\n---\n{body}"
+    kept = _keep_previous(metadata, previous) if previous else None
+    if kept is not None:
+        return f"---\n{kept}---\n{body}"
+    return f"---\n{_dump(metadata)}\n---\n{body}"
+
+
+def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:
+    # flow=True writes innermost lists and mappings inline ('tags: [a, b]'), for a key
+    # the person wrote that way.
+    return _lib().handler.export(_plain(dict(metadata)), sort_keys=False, allow_unicode=True,
+                           default_flow_style=None if flow else False, width=1000)
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal with equal types all the way down (``True == 1`` in Python, not in YAML)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str] | None:
+    """Split a block mapping's text into (head, [(key, leading lines, key text, flow)], tail).
+
+    An entry's own text runs from its key's line to the end of the line where its value
+    ends (an inline comment stays with it); comment and blank lines between two entries
+    lead the next one. ``flow`` says the value was written inline (``[a, b]``). None when
+    the text is not a plain block mapping of scalar keys.
+    """
+    starts = [0]
+    starts += [i + 1 for i, ch in enumerate(yaml_text) if ch == "\n"]
+
+    def offset(mark: Any) -> int:
+        return starts[mark.line] + mark.column
+
+    def line_end(at: int) -> int:
+        nl = yaml_text.find("\n", at)
+        return len(yaml_text) if nl < 0 else nl + 1
+
+    lib = _lib()
+    yaml = lib.yaml
+    spans: list[list[Any]] = []  # [key, start of the key's line, end of the value's last content, flow]
+    depth, flows, expect_key = 0, [], False
+    for event in yaml.parse(yaml_text, Loader=lib.Loader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            if depth == 0:
+                if not isinstance(event, yaml.MappingStartEvent) or event.flow_style:
+                    return None
+                expect_key = True
+            elif depth == 1 and expect_key:
+                return None  # a collection used as a key
+            elif depth == 1:
+                spans[-1][3] = bool(event.flow_style)
+            depth += 1
+            flows.append(bool(event.flow_style))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            if flows.pop() and depth >= 1:
+                spans[-1][2] = offset(event.end_mark)  # just after the closing ] or }
+            if depth == 1:
+                expect_key = True
+        elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)) and depth >= 1:
+            if depth == 1 and expect_key:
+                if not isinstance(event, yaml.ScalarEvent):
+                    return None
+                spans.append([event.value, starts[event.start_mark.line], offset(event.end_mark), False])
+                expect_key = False
+            else:
+                spans[-1][2] = offset(event.end_mark)
+                if depth == 1:
+                    expect_key = True
+    if not spans or len({span[0] for span in spans}) != len(spans):
+        return None
+    # A value that ends at a line start (a block scalar takes its line break) ends there;
+    # otherwise the rest of its line (an inline comment) belongs to it.
+    line_starts = set(starts)
+    ends = [end if end in line_starts else line_end(end) for _, _, end, _ in spans]
+    entries = []
+    for i, (key, start, _, flow) in enumerate(spans):
+        lead_from = ends[i - 1] if i else start
+        entries.append((key, yaml_text[lead_from:start], yaml_text[start:ends[i]], flow))
+    return yaml_text[: spans[0][1]], entries, yaml_text[ends[-1]:]
+
+
+def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | None:
+    """The new frontmatter text, reusing ``previous``'s text for unchanged keys (or None)."""
+    lib = _lib()
+    try:
+        text = decode(previous, "<previous>") if isinstance(previous, bytes) else previous
+        yaml_text, _, _ = _split(text, "<previous>")
+        if not yaml_text or re.search("\r(?!\n)|[\x85\u2028\u2029]", yaml_text):
+            return None  # no frontmatter, or line breaks that YAML and str.split disagree on
+        old = parse(text).metadata
+        split = _entries(yaml_text)
+    except (ContextFSError, lib.yaml.YAMLError):
+        return None
+    if split is None:
+        return None
+    head, entries, tail = split
+    new = _plain(dict(metadata))
+    parts = [head]
+    for key, lead, own, flow in entries:
+        if key not in new:
+            continue
+        parts.append(lead)
+        parts.append(own if _same(new[key], old.get(key)) else _dump({key: new[key]}, flow=flow) + "\n")
+    parts.append(tail)
+    added = {k: v for k, v in new.items() if k not in old}
+    if added:
+        if not "".join(parts).endswith("\n"):
+            parts.append("\n")
+        parts.append(_dump(added) + "\n")
+    out = "".join(parts)
+    if not out.endswith("\n"):
+        out += "\n"
+    try:
+        again = lib.yaml.load(out, Loader=lib.Loader) or {}
+    except lib.yaml.YAMLError:
+        return None
+    return out if _same(again, new) else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from . import scratch
 from .errors import InvalidPathError
 from .files import typed_io
 from .sync import log_report, scan_outside_edits
@@ -29,7 +30,7 @@ GITIGNORE = """# managed by contextfs: temporary files, never committed
 .contextfs/lock
 .contextfs/*.lock
 .contextfs/active-vocabulary.txt
-"""
+""" + scratch.GITIGNORE
 GITATTRIBUTES = """# managed by contextfs
 # Store bytes exactly as written so blob ids match what contextfs hashes.
 * -text
@@ -48,7 +49,7 @@ def ensure_root(ctx: ContextManager) -> None:
         adopted: dict[str, bytes | None] = {}
         if ctx.git.head() is None:
             # Adopting a folder: what is already in it becomes the first commit.
-            edits, report = scan_outside_edits(ctx.files, ctx.git)
+            edits, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch)
             log_report(report)
             adopted = {rel: data for rel, data in edits.items() if rel not in MANAGED}
         missing = {name: text.encode() for name, text in MANAGED.items() if ctx.files.read(name) != text.encode()}

@@ -57,11 +57,12 @@ def _too_large(rel: str, size: int, limit: int) -> ContentError:
 
 def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None, *,
            prov: Provenance, guard: WriteGuard, library: bool, max_bytes: int,
-           new_part: str | None = None) -> bytes:
+           new_part: str | None = None, previous: bytes | None = None) -> bytes:
     """The bytes to store for one write, after the write gate passed them.
 
     ``new_part`` is the only new text (an append to a committed file): the secret scan
-    then looks at it alone, and the file keeps the trust it had at best.
+    then looks at it alone, and the file keeps the trust it had at best. ``previous`` is
+    what the file holds now: its unchanged frontmatter keys keep their exact text.
     """
     check_text(rel, body)
     if not is_markdown(rel):
@@ -94,12 +95,12 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
             base.pop(key, None)
         else:
             base[key] = value
-    draft = serialize(base, body)
+    draft = serialize(base, body, previous=previous)
     decision = guard.check(rel, draft, actor=prov.actor, markdown=True, library=library,
                            requested_trust=requested, scan=new_part)
     if decision.trust != "trusted" or "trust" in base:
         base["trust"] = decision.trust
-        draft = serialize(base, body)
+        draft = serialize(base, body, previous=previous)
     data = draft.encode("utf-8")
     if len(data) > max_bytes:
         raise _too_large(rel, len(data), max_bytes)

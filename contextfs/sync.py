@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from . import scratch
 from .errors import ContextFSError, InvalidPathError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .versioning import GitStore, operation_in_progress
@@ -133,7 +134,7 @@ def sync(ctx: ContextManager) -> list[str]:
     with ctx.write_lock(), typed_io("sync"):
         guard = ctx.guard()
         changes, report = scan_outside_edits(
-            ctx.files, ctx.git,
+            ctx.files, ctx.git, skip=scratch.is_scratch,
             check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human"))
         log_report(report)
         ctx.last_sync = report

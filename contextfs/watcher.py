@@ -9,6 +9,10 @@ What is not worth a sync:
 
 * anything under ``.git/`` and ``.contextfs/`` (git's own bookkeeping, the index, locks),
   and contextfs's temp files ``*.cfs-tmp``;
+* editor and OS scratch files (``contextfs.scratch``: vim's swap and backup files, emacs's
+  ``#name#``, JetBrains' ``___jb_tmp___``, ``.DS_Store``, ...). ``sync()`` skips them too, so
+  a save that goes through them (vim renames the file to ``name~``, writes the new one,
+  deletes the backup) is one commit of the final content once the burst settles;
 * contextfs's own writes. They are committed before the watcher hears of them. A change
   listener on the manager remembers the blob each commit left at each path, and an event
   whose file still holds exactly that blob is dropped. A sync commits only into ``.git/``,
@@ -34,6 +38,7 @@ from watchdog.observers import Observer
 from . import paths, store
 from .document import blob_version
 from .errors import ConfigError, ContextFSError
+from .scratch import is_scratch
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -49,11 +54,11 @@ _MAX_BACKOFF = 30.0
 
 
 def is_ignored(rel: str) -> bool:
-    """True for root-relative paths the watcher never syncs for (git, internal state, temp files)."""
+    """True for root-relative paths the watcher never syncs for (git, internal state, temp and scratch files)."""
     if not rel or rel == "." or rel.startswith("../") or rel == "..":
         return True
     first = rel.split("/", 1)[0]
-    return first in _IGNORED_DIRS or rel.endswith(store.TMP_SUFFIX)
+    return first in _IGNORED_DIRS or rel.endswith(store.TMP_SUFFIX) or is_scratch(rel)
 
 
 class _Handler(FileSystemEventHandler):

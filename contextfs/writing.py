@@ -47,7 +47,8 @@ def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[
     if new_part is not None and (old is None or old.version != ctx.git.head_blob(rel)):
         new_part = None  # what is there was never scanned as committed: scan all of it
     data = rendering.render(rel, body, meta, old, prov=ctx.current_provenance, guard=ctx.guard(),
-                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part)
+                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part,
+                            previous=ctx.files.read(rel) if old is not None else None)
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
     return load(data, rel)
 

@@ -9,6 +9,7 @@ steps that need one say so instead of pretending.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -217,26 +218,21 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     # start (measured with python -X importtime), and only this demo needs a fake model.
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    say("SCRIPTED MODEL: no real LLM is configured, so a FakeListChatModel replays canned answers;")
-    say("with --llm provider:model a real model writes them. Everything else below is real: files, git.")
+    say("SCRIPTED MODEL (a FakeListChatModel replays canned answers; --llm provider:model uses a real one);")
+    say("the files and commits below are real.")
     agent = EvolvingAgent(ctx, FakeListChatModel(responses=list(_SCRIPT)))
     task = "Add next_attempt_at to webhook_delivery on staging"
     result = ("Migration 2026_11_05_0930_next_attempt_at held an ACCESS EXCLUSIVE lock for 6 minutes; "
               "staging deliveries stalled and the deploy was rolled back. Ugh, what a painful afternoon!")
-    say(f"complete_task({task!r}, success=False)")
     outcome = agent.complete_task_sync(task, result, success=False)
-    for line in _outcome_text(outcome).splitlines():
-        say("  " + line)
-    entry = ctx.read("memory/lessons.md") or ""
-    say("memory/lessons.md now ends with:")
-    for line in entry.rstrip().splitlines()[-7:]:
-        say("  | " + line)
     h = ctx.history(limit=1)[0]
-    say(f"one commit: {h.commit[:10]} {h.message!r}  Contextfs-Task: {h.trailers.get('Contextfs-Task')}")
+    say(f"complete_task(..., success=False) -> one commit {h.commit[:10]} {h.message!r}:")
+    for line in _outcome_text(outcome).splitlines():
+        if line.lstrip().startswith(("lesson added", "fact added", "not persisted")):
+            say("  " + textwrap.shorten(line, 100, placeholder=" ..."))
     say(f"undo everything this session wrote: ctx.revert_session({h.session!r})")
-
     track_access(ctx)
     done = summarize(ctx, "project/glossary.md")
-    say(f"summarize project/glossary.md offline ({done.summary_by}): {done.abstract[:90]}")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"cleanup --dry-run: {len(report.actions)} action(s); access times start now in {ctx.state.file(ACCESS_FILE)}")
+    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: "
+        f"{len(report.actions)} action(s), access times start now in {ctx.state.file(ACCESS_FILE)}")

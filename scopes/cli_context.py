@@ -60,18 +60,20 @@ def context(
 
 
 def demo(ctx: Any, say: Callable[[str], None]) -> None:
-    """The same task scope at 8000, 2000 and 500 tokens, and what changed tier."""
+    """The same task scope at 8000, 2000 and 500 tokens, and what stepped down a tier."""
     scoped = ScopedContext(ctx)
     query = "webhook retry backoff dead-letter queue"
     previous: dict[str, str] = {}
     for budget in (8000, 2000, 500):
         view = scoped.assemble("task", budget=budget, query=query)
-        say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items, {len(view.dropped)} dropped")
+        tiers: dict[str, int] = {}
         for item in view.items:
-            before = previous.get(item.path)
-            change = f" (was {before})" if before and before != item.tier else ""
-            say(f"  {item.tier:<8} {item.tokens:>5}  {item.path}{change}")
-        for d in view.dropped:
-            say(f"  dropped         {d.path} ({d.reason})")
+            tiers[item.tier] = tiers.get(item.tier, 0) + 1
+        counts = ", ".join(f"{n} {tier}" for tier, n in tiers.items())
+        steps = [f"{i.path} {i.tier} (was {previous[i.path]})" for i in view.items
+                 if previous.get(i.path, i.tier) != i.tier]
+        say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items ({counts}), {len(view.dropped)} dropped"
+            + (f"; e.g. {', '.join(steps[:2])}" if steps else ""))
         previous = {i.path: i.tier for i in view.items}
-    say("Every view is reproducible: assemble(..., as_of=<commit>) returns the same bytes later.")
+    say(f"(the task scope, query {query!r}) pinned core memory stays full; the rest steps down")
+    say("full > excerpt > overview > abstract > cue; assemble(..., as_of=<commit>) gives the same bytes later.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -336,25 +337,18 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     topics.create("Home network", "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
                   name="home-network", vocabulary=["mesh", "VLAN"])
     topics.where.append("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
-    say("created topics school-run and home-network (each fact written to its own where-are-we.md)")
     a = topics.switch("school-run", budget=3000)
-    say(f"switch -> school-run: boot context {a.tokens} tokens, items: "
-        + ", ".join(f"{i.path}[{i.tier}]" for i in a.items))
-    say(f"  sees 'gate B': {'gate B' in a.text}; sees 'channel 149': {'channel 149' in a.text}")
+    say(f"switch -> school-run: a {a.tokens}-token boot context that sees 'gate B': {'gate B' in a.text}, "
+        f"'channel 149': {'channel 149' in a.text}")
     topics.record("Who picks up on Tuesday?", "You do, 15:10 at gate B.")
     b = topics.switch("home-network", budget=3000)
-    say(f"switch -> home-network: sees 'channel 149': {'channel 149' in b.text}; sees 'gate B': {'gate B' in b.text}")
-    topics.routing.tag_task("home-network", "router-fw")
-    found = topics.route("[task:router-fw] firmware 7.2 installed on the router")
-    say(f"route a sub-agent result while home-network is active: {found.action} ({found.topic})")
+    say(f"switch -> home-network: sees 'channel 149': {'channel 149' in b.text}, 'gate B': {'gate B' in b.text}")
     later = topics.route("the school run rota for next term is out")
-    say(f"route a school result: {later.action} under {later.topic}'s Pending Notifications")
+    say(f"a result for the paged topic is {later.action} under {later.topic}'s Pending Notifications")
     did = topics.decisions.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")
-    say(f"decision {did} recorded; chain:\n" + topics.decisions.chain("home-network", did).rstrip())
-    say(f"detect('who picks up the kids on tuesday?') -> {getattr(topics.detect('who picks up the kids on tuesday?'), 'name', None)}")
-    say(f"open_topic('k8s-cost-cuts') -> {topics.open_topic('k8s-cost-cuts')[:70]}...")
-    say(f"open_topic('k8s-cost-cuts') again -> {topics.open_topic('k8s-cost-cuts')}")
-    say(f"open_topic('no-such-topic') -> {topics.open_topic('no-such-topic')}")
-    say("the index every session starts with:\n" + topics.render_index().rstrip())
-    for h in ctx.history("topics/school-run", limit=5):
-        say(f"git log topics/school-run: {h.message}  [Contextfs-Topic: {h.trailers.get('Contextfs-Topic')}]")
+    detected = getattr(topics.detect("who picks up the kids on tuesday?"), "name", None)
+    say(f"decision {did} recorded with its reason; detect('who picks up the kids on tuesday?') -> {detected}")
+    index = topics.render_index().rstrip().splitlines()
+    say(f"every session starts with the topic index ({len(index) - 1} topics, one line each), e.g.:")
+    say("  " + textwrap.shorten(next((line for line in index if "home-network" in line), index[-1]), 100,
+                                placeholder=" ..."))

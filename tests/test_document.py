@@ -198,3 +198,177 @@ def test_manager_reports_bad_frontmatter_and_leaves_the_file(tmp_path: Path, nam
     # user keys it cannot read, so it refuses too; deleting always works.
     ctx.delete(name)
     assert not (root / name).exists()
+
+
+# ----------------------------------------------------------------- frontmatter kept as written
+LIBRARY_LINE = ("updated:", "author:", "session:", "turn:")
+PERSON = """---
+# What this note is about
+title: "Quarterly plan"
+tags: [a, b]   # keep these short
+created: 2024-01-05
+owner: 'Dana'
+reviewers:
+- Ines
+- Marisol
+---
+Body
+"""
+
+
+def _frontmatter_lines(text: str) -> list[str]:
+    return text.split("\n---\n", 1)[0].split("\n")[1:]
+
+
+def _library_write(previous: str, now: str = "2026-12-01T10:00:00Z", session: str | None = "s-1") -> str:
+    """What the manager does on a write that keeps the user keys: set the library keys."""
+    meta = dict(parse(previous).metadata)
+    meta.setdefault("created", now)
+    meta["updated"] = now
+    meta["author"] = "agent:planner"
+    if session is None:
+        meta.pop("session", None)
+    else:
+        meta["session"] = session
+    return serialize(meta, parse(previous).body, previous=previous)
+
+
+def _without_library_lines(lines: list[str]) -> list[str]:
+    return [line for line in lines if not line.startswith(LIBRARY_LINE)]
+
+
+def test_a_library_write_rewrites_only_library_lines() -> None:
+    out = _library_write(PERSON)
+    before, after = _frontmatter_lines(PERSON), _frontmatter_lines(out)
+    assert _without_library_lines(after) == before  # order, flow list, quotes, comments, created
+    assert [line for line in after if line.startswith(LIBRARY_LINE)] == [
+        "updated: '2026-12-01T10:00:00Z'", "author: agent:planner", "session: s-1"]
+    assert parse(out).body == "Body\n"
+    again = _library_write(out, now="2026-12-02T10:00:00Z", session=None)
+    assert "updated: '2026-12-02T10:00:00Z'" in again and "session:" not in again
+    assert _without_library_lines(_frontmatter_lines(again)) == before
+
+
+def test_a_changed_value_is_rewritten_in_its_own_style_and_place() -> None:
+    meta = dict(parse(PERSON).metadata)
+    meta["tags"] = ["a", "b", "c"]
+    del meta["reviewers"]
+    meta["status"] = "draft"
+    out = serialize(meta, "Body\n", previous=PERSON)
+    assert _frontmatter_lines(out) == [
+        "# What this note is about", 'title: "Quarterly plan"', "tags: [a, b, c]", "created: 2024-01-05",
+        "owner: 'Dana'", "status: draft"]
+    assert parse(out).metadata == meta
+
+
+@pytest.mark.parametrize(
+    "previous",
+    [
+        "---\n{title: T, tags: [a]}\n---\nflow mapping\n",  # not a block mapping: dumped whole
+        "no frontmatter at all\n",
+        "---\ntitle: [unclosed\n---\n",  # unreadable: dumped whole from the new metadata
+        "---\ntitle: T\rtags: [a]\n---\nold Mac line breaks\n",
+    ],
+)
+def test_unusable_previous_text_falls_back_to_a_full_dump(previous: str) -> None:
+    meta = {"title": "T", "tags": ["a"], "updated": "2026-12-01T10:00:00Z"}
+    out = serialize(meta, "b\n", previous=previous)
+    assert out == serialize(meta, "b\n") and parse(out).metadata == meta
+
+
+_WORDS = st.sampled_from(["alpha", "Beta", "two words", "x-1", "ünï", "a: b", "#tag", "it's", "2024-01-05", "42"])
+_KEYS = st.sampled_from(["title", "tags", "owner", "status", "aliases", "links", "priority", "notes", "kind",
+                         "created", "author", "updated", "session"])
+
+
+def _quote(word: str, style: str) -> str:
+    if style == "double":
+        return '"' + word.replace('"', '\\"') + '"'
+    if style == "single" or not word.replace(" ", "").replace("-", "").isalnum():
+        return "'" + word.replace("'", "''") + "'"
+    return word
+
+
+@st.composite
+def _user_entry(draw, key: str) -> list[str]:
+    """One top-level key as a person might write it: the lines of its text."""
+    style = draw(st.sampled_from(["plain", "double", "single"]))
+    words = draw(st.lists(_WORDS, min_size=1, max_size=3))
+    shape = draw(st.sampled_from(["scalar", "flow", "block", "block0", "map", "flowmap", "literal"]))
+    comment = draw(st.sampled_from(["", "  # why", " # ünïcode note"]))
+    if key in ("created", "author", "updated", "session"):
+        shape = "scalar"  # library keys hold one string
+    if shape == "scalar":
+        lines = [f"{key}: {_quote(words[0], style)}{comment}"]
+    elif shape == "flow":
+        lines = [f"{key}: [{', '.join(_quote(w, style) for w in words)}]{comment}"]
+    elif shape in ("block", "block0"):
+        pad = "  " if shape == "block" else ""
+        lines = [f"{key}:{comment}"] + [f"{pad}- {_quote(w, style)}" for w in words]
+    elif shape == "map":
+        lines = [f"{key}:"] + [f"  k{i}: {_quote(w, style)}" for i, w in enumerate(words)]
+    elif shape == "flowmap":
+        lines = [f"{key}: {{{', '.join(f'k{i}: {_quote(w, style)}' for i, w in enumerate(words))}}}{comment}"]
+    else:
+        lines = [f"{key}: |"] + [f"  {w}" for w in words]
+    lead = draw(st.sampled_from([[], ["# a comment above"], [""], ["", "# after a blank line"]]))
+    return lead + lines
+
+
+@st.composite
+def _person_frontmatter(draw) -> str:
+    keys = draw(st.lists(_KEYS, min_size=1, max_size=6, unique=True))
+    lines: list[str] = []
+    for key in keys:
+        lines += draw(_user_entry(key))
+    return "---\n" + "\n".join(lines) + "\n---\nThe body.\n"
+
+
+def _user_lines(text: str, had_created: bool) -> list[str]:
+    """The frontmatter lines that are not the library's (created counts once it existed)."""
+    keep = []
+    for line in _frontmatter_lines(text):
+        if line.startswith(LIBRARY_LINE) or (not had_created and line.startswith("created:")):
+            continue
+        keep.append(line)
+    return keep
+
+
+@settings(max_examples=150, deadline=None)
+@given(previous=_person_frontmatter())
+def test_library_writes_change_only_library_lines(previous: str) -> None:
+    had_created = "created" in parse(previous).metadata
+    out = _library_write(previous)
+    assert _user_lines(out, had_created) == _user_lines(previous, had_created)
+    expected = dict(parse(previous).metadata)
+    expected.setdefault("created", "2026-12-01T10:00:00Z")
+    expected.update(updated="2026-12-01T10:00:00Z", author="agent:planner", session="s-1")
+    assert parse(out).metadata == expected and parse(out).body == "The body.\n"
+
+
+def test_writes_through_the_manager_keep_a_persons_frontmatter(tmp_path: Path) -> None:
+    """Hypothesis through the real library: append, edit and write on hand-written files."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    counter = iter(range(10**6))
+
+    @settings(max_examples=25, deadline=None)
+    @given(previous=_person_frontmatter(), how=st.sampled_from(["append", "edit", "write"]))
+    def check(previous: str, how: str) -> None:
+        rel = f"notes/n{next(counter)}.md"
+        full = ctx.root / rel
+        full.parent.mkdir(exist_ok=True)
+        full.write_text(previous, "utf-8")
+        ctx.sync()  # the person's file as committed, byte for byte
+        had_created = "created" in parse(previous).metadata
+        if how == "append":
+            ctx.append(rel, "More.\n")
+        elif how == "edit":
+            ctx.edit(rel, "The body.", "The new body.")
+        else:
+            ctx.write(rel, "A new body.\n")
+        after = full.read_text("utf-8")
+        assert _user_lines(after, had_created) == _user_lines(previous, had_created)
+        assert parse(after).metadata["author"] == "agent"
+
+    check()
+    ctx.close()

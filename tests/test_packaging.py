@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import zipfile
 from pathlib import Path
 
@@ -104,9 +106,11 @@ def test_scanner_sees_relative_and_lazy_imports(tmp_path: Path) -> None:
     assert names["git"] is False
 
 
-@pytest.mark.slow
-def test_wheel_maps_sibling_folders_into_the_namespace(tmp_path: Path) -> None:
-    src = tmp_path / "src"
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from a copy of the source tree (no build isolation: no downloads)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"
     src.mkdir()
     for name in ("pyproject.toml", "LICENSE", "README.md"):
         if (REPO / name).exists():
@@ -114,7 +118,7 @@ def test_wheel_maps_sibling_folders_into_the_namespace(tmp_path: Path) -> None:
     for folder in ("contextfs", *LAYERS, "sample-context"):
         if (REPO / folder).exists():
             shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    out = tmp_path / "dist"
+    out = tmp / "dist"
     proc = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
         capture_output=True,
@@ -124,15 +128,61 @@ def test_wheel_maps_sibling_folders_into_the_namespace(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     wheels = list(out.glob("contextfs_git-*.whl"))
     assert len(wheels) == 1, list(out.iterdir())
-    names = zipfile.ZipFile(wheels[0]).namelist()
+    return wheels[0]
+
+
+@pytest.mark.slow
+def test_wheel_maps_sibling_folders_into_the_namespace(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     for layer in LAYERS:
         assert f"contextfs/{layer}/__init__.py" in names
         assert layer not in tops, f"bare top-level package {layer!r} in the wheel"
     assert "contextfs/__init__.py" in names and "contextfs/py.typed" in names
     assert tops <= {"contextfs", next(t for t in tops if t.endswith(".dist-info"))}
-    metadata = zipfile.ZipFile(wheels[0]).read(
+    metadata = zipfile.ZipFile(wheel).read(
         next(n for n in names if n.endswith(".dist-info/METADATA"))
     ).decode()
     assert "Name: contextfs-git" in metadata
     assert "Requires-Python: >=3.10" in metadata
+
+
+@pytest.mark.slow
+def test_wheel_ships_the_whole_sample_context(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    sample = {p.relative_to(REPO / "sample-context").as_posix() for p in (REPO / "sample-context").rglob("*")
+              if p.is_file()}
+    assert sample and {f"contextfs/sample_context/{rel}" for rel in sample} <= names
+
+
+@pytest.mark.slow
+def test_demo_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    """pip-install the wheel into a fresh venv outside the source tree, then `contextfs demo`.
+
+    The venv has no pip and no network: its only contextfs is the wheel, installed with
+    --no-deps, while the third-party dependencies come from this interpreter's
+    site-packages through a .pth line (a path added that way does not run the editable
+    install's own .pth hook, so the checkout stays invisible). `pip check` then verifies
+    that the wheel's declared requirements are all met there.
+    """
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "contextfs-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CONTEXTFS_ROOT", "VIRTUAL_ENV")}
+
+    def run(*args: str, cwd: Path = tmp_path) -> str:
+        proc = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        assert proc.returncode == 0, f"{' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
+        return proc.stdout
+
+    run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel))
+    run(str(python), "-m", "pip", "check")
+    where = run(str(python), "-c", "import contextfs.demo as d; print(d.__file__); print(d.find_sample_context())")
+    assert all(line.startswith(purelib) for line in where.split()), where  # not the checkout
+    target = tmp_path / "demo-root"
+    out = run(str(venv / "bin" / "contextfs"), "demo", "--dir", str(target))
+    assert f"the context root is {target.resolve()}" in out
+    assert "git log:" in out and (target / ".git").is_dir() and (target / "project" / "README.md").is_file()

@@ -7,6 +7,7 @@ Waiting is always a bounded poll (up to ~10 s) for something observable (a commi
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
 from contextfs.cli_watch import demo
 from contextfs.cli_watch import watch as watch_cmd
+from contextfs.scratch import is_scratch
 from contextfs.watcher import Watcher, is_ignored, watch
 
 WAIT = 10.0
@@ -63,7 +65,8 @@ class SyncSpy:
 
 def test_is_ignored() -> None:
     for rel in (".git/index", ".git", ".contextfs/index/MAIN.toc", ".contextfs/lock",
-                "memory/.facts.md.1a2b3c4d.cfs-tmp", "", ".", "..", "../elsewhere.md"):
+                "memory/.facts.md.1a2b3c4d.cfs-tmp", "", ".", "..", "../elsewhere.md",
+                "memory/.facts.md.swp", "memory/facts.md~", ".DS_Store", "memory/#facts.md#"):
         assert is_ignored(rel), rel
     for rel in ("memory/facts.md", ".trash/x/meta.json", "notes.md", "git/notes.md", "a.contextfs/b.md"):
         assert not is_ignored(rel), rel
@@ -173,6 +176,89 @@ def test_ignored_paths_never_trigger_a_sync(mgr: ContextManager) -> None:
     assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
 
 
+# ------------------------------------------------------------------ editors' saves
+FINAL = "- Database: PostgreSQL 17\n- Cache: Redis 7\n"
+
+
+def _vim(folder: Path) -> None:
+    """vim with its defaults (swapfile, writebackup, backupcopy=auto) saving facts.md."""
+    (folder / ".facts.md.swp").write_bytes(b"b0VIM 9.0\0" + b"\0" * 64)  # while editing
+    (folder / "4913").write_bytes(b"")  # can the folder be written?
+    (folder / "4913").unlink()
+    os.rename(folder / "facts.md", folder / "facts.md~")  # the backup
+    with open(folder / "facts.md", "w", encoding="utf-8") as fh:
+        fh.write(FINAL)
+        fh.flush()
+        os.fsync(fh.fileno())
+    (folder / "facts.md~").unlink()
+    (folder / ".facts.md.swp").write_bytes(b"b0VIM 9.0\0" + b"\1" * 64)  # still open in vim
+
+
+def _emacs(folder: Path) -> None:
+    """emacs: lock symlink, auto-save file, first save renames the original to name~."""
+    os.symlink("dana@laptop.4242:1700000000", folder / ".#facts.md")  # a dangling symlink, by design
+    (folder / "#facts.md#").write_text(FINAL[:20], "utf-8")
+    os.rename(folder / "facts.md", folder / "facts.md~")
+    (folder / "facts.md").write_text(FINAL, "utf-8")
+    (folder / "#facts.md#").unlink()
+
+
+def _jetbrains(folder: Path) -> None:
+    """JetBrains "safe write": new content to a temp name, old one renamed aside, then swapped."""
+    (folder / "facts.md___jb_tmp___").write_text(FINAL, "utf-8")
+    os.rename(folder / "facts.md", folder / "facts.md___jb_old___")
+    os.rename(folder / "facts.md___jb_tmp___", folder / "facts.md")
+    (folder / "facts.md___jb_old___").unlink()
+
+
+def _gedit(folder: Path) -> None:
+    """gedit (GIO): a hidden temp file renamed over the original, a backup kept as name~."""
+    (folder / ".goutputstream-5YQ8T2").write_text(FINAL, "utf-8")
+    shutil.copy2(folder / "facts.md", folder / "facts.md~")
+    os.replace(folder / ".goutputstream-5YQ8T2", folder / "facts.md")
+    (folder / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # and a Mac mounted the share
+
+
+@pytest.mark.parametrize("save", [_vim, _emacs, _jetbrains, _gedit], ids=["vim", "emacs", "jetbrains", "gedit"])
+def test_an_editor_save_is_one_commit_of_the_final_content(mgr: ContextManager, save) -> None:
+    root = mgr.root
+    mgr.write("memory/facts.md", "- Database: PostgreSQL 16\n")
+    before = commit_count(root)
+    spy = SyncSpy(mgr)
+    w = watch(mgr, debounce=60, max_delay=600)  # only stop() flushes: the burst is whole
+    try:
+        save(root / "memory")
+        (root / "sentinel.md").write_text("seen after the save\n", "utf-8")
+        wait_for(lambda: "sentinel.md" in w.pending, "the watcher to see the save")
+        assert w.pending == ["memory/facts.md", "sentinel.md"]  # no scratch path was ever queued
+    finally:
+        w.stop()
+    assert spy.calls == 1 and commit_count(root) == before + 1
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["memory/facts.md", "sentinel.md"]
+    assert git(root, "show", "HEAD:memory/facts.md").endswith(FINAL)
+    history = git(root, "log", "--all", "--name-only", "--format=").split()
+    assert [p for p in history if is_scratch(p)] == []
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_scratch_activity_alone_never_wakes_a_sync(mgr: ContextManager) -> None:
+    root = mgr.root
+    spy = SyncSpy(mgr)
+    w = watch(mgr, debounce=60, max_delay=600)
+    try:
+        (root / "memory").mkdir()
+        for i in range(5):  # vim rewriting its swap file while a person types
+            (root / "memory" / ".facts.md.swp").write_bytes(b"b0VIM 9.0\0" + bytes([i]) * 32)
+        (root / "memory" / ".DS_Store").write_bytes(b"Bud1")
+        (root / "sentinel.md").write_text("done\n", "utf-8")
+        wait_for(lambda: "sentinel.md" in w.pending, "the sentinel file to be seen")
+        assert w.pending == ["sentinel.md"]
+    finally:
+        w.stop()
+    assert spy.calls == 1
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["sentinel.md"]
+
+
 def test_watcher_rejects_bad_timing(mgr: ContextManager) -> None:
     with pytest.raises(ConfigError, match="debounce"):
         Watcher(mgr, debounce=-1)
@@ -230,8 +316,9 @@ def test_demo_shows_an_editor_edit_being_committed(sample_root: Path) -> None:
     lines: list[str] = []
     demo(ctx, lines.append)
     ctx.close()
-    assert any(line == "ctx.sync() committed: memory/preferences.md" for line in lines), lines
+    assert any(line.endswith("ctx.sync() committed: memory/preferences.md") for line in lines), lines
     assert any("by human: sync:" in line for line in lines), lines
     assert git(sample_root, "log", "-1", "--format=%an").strip() == "human"
     assert (sample_root / "memory" / "preferences.md").read_text("utf-8").endswith("imperative mood\n")
     assert git(sample_root, "status", "--porcelain") == ""
+    assert ".swp" not in git(sample_root, "log", "--all", "--name-only", "--format=")

@@ -1,0 +1,278 @@
+"""The store's own commands: files, trash and history (``contextfs read``, ``log``, ...).
+
+Each is a thin call into :class:`contextfs.ContextManager`. They are registered in
+``contextfs.cli.COMMANDS`` and imported only when one of them runs. Commands that only
+read open the root read-only (``pass_reader``): they never create a root, sync, commit
+or wait for the write lock.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from .cliutil import echo_data, open_manager, pass_manager, pass_reader, translate_errors
+from .errors import NotFoundError
+
+__all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert", "rm", "show", "trash", "write"]
+
+
+@click.command()
+@click.pass_context
+@translate_errors
+def init(click_ctx: click.Context) -> None:
+    """Create or adopt a root and commit the files in it.
+
+    \b
+    Example:
+      contextfs --root ./context init
+    """
+    ctx = open_manager(click_ctx)
+    click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.git.head())[:12]})")
+
+
+@click.command()
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print path, metadata, body and version as JSON.")
+@translate_errors
+@pass_reader
+def read(ctx: Any, path: str, as_json: bool) -> None:
+    """Print a file's body (add --json for its metadata too).
+
+    \b
+    Example:
+      contextfs read memory/facts.md
+    """
+    doc = ctx.get(path)
+    if as_json:
+        echo_data(doc, True)
+    else:
+        click.echo(doc.body, nl=not doc.body.endswith("\n"))
+
+
+@click.command()
+@click.argument("path")
+@click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
+              help="Read the content from this file instead of stdin.")
+@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="Set a frontmatter key (repeatable).")
+@click.option("--expected-version", default=None, help="Refuse if the file changed since this version.")
+@translate_errors
+@pass_manager
+def write(ctx: Any, path: str, source: Any, meta: tuple[str, ...], expected_version: str | None) -> None:
+    """Write a file from stdin (or --file); one commit.
+
+    \b
+    Example:
+      echo "# Title" | contextfs write project/README.md --meta title="Overview"
+    """
+    content = (source or sys.stdin).read()
+    metadata = None
+    if meta:
+        metadata = {}
+        for item in meta:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
+            metadata[key] = value
+    doc = ctx.write(path, content, metadata, expected_version=expected_version)
+    click.echo(f"wrote {doc.path} (version {doc.version[:12]})")
+
+
+@click.command()
+@click.argument("path")
+@click.argument("old")
+@click.argument("new")
+@translate_errors
+@pass_manager
+def edit(ctx: Any, path: str, old: str, new: str) -> None:
+    """Replace text that occurs exactly once in a file's body.
+
+    \b
+    Example:
+      contextfs edit memory/facts.md "PostgreSQL 16" "PostgreSQL 17"
+    """
+    doc = ctx.edit(path, old, new)
+    click.echo(f"edited {doc.path} (version {doc.version[:12]})")
+
+
+@click.command(name="ls")
+@click.argument("folder", default="")
+@click.option("--json", "as_json", is_flag=True, help="Print the paths as a JSON list.")
+@translate_errors
+@pass_reader
+def ls(ctx: Any, folder: str, as_json: bool) -> None:
+    """List files under FOLDER (default: the whole root).
+
+    A file path lists that file; a path that does not exist is an error.
+
+    \b
+    Example:
+      contextfs ls memory
+    """
+    files = ctx.list(folder)
+    if folder and not files:
+        if ctx.exists(folder):
+            files = [ctx.gate(folder)]
+        elif not ctx.is_folder(folder):
+            raise NotFoundError(f"{folder} does not exist in {ctx.root}; list what does with 'contextfs ls'",
+                                path=folder)
+    _echo_lines(files, as_json, lambda items: "\n".join(items))
+
+
+@click.command()
+@click.argument("path")
+@translate_errors
+@pass_manager
+def rm(ctx: Any, path: str) -> None:
+    """Move a file or folder to the trash (never a hard delete).
+
+    \b
+    Example:
+      contextfs rm task/subtasks/old.md && contextfs restore task/subtasks/old.md
+    """
+    entry = ctx.delete(path)
+    click.echo(f"moved {entry.original_path} to the trash as {entry.id}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
+@click.option("--purge", "purge_days", type=click.FloatRange(min=0), default=None, metavar="DAYS",
+              help="Remove entries older than DAYS for good (git history keeps them).")
+@click.pass_context
+@translate_errors
+def trash(click_ctx: click.Context, as_json: bool, purge_days: float | None) -> None:
+    """List trash entries (or purge old ones).
+
+    \b
+    Example:
+      contextfs trash
+      contextfs trash --purge 30
+    """
+    ctx = open_manager(click_ctx, read_only=purge_days is None)
+    if purge_days is not None:
+        click.echo(f"purged {ctx.purge_trash(older_than=purge_days)} entries")
+        return
+    echo_data(
+        ctx.trash(),
+        as_json,
+        lambda es: "\n".join(f"{e.id}  {e.deleted_at}  {e.actor:<14} {e.original_path}" for e in es) or "(trash is empty)",
+    )
+
+
+@click.command()
+@click.argument("path_or_entry")
+@click.option("--to", default=None, help="Restore to another path.")
+@translate_errors
+@pass_manager
+def restore(ctx: Any, path_or_entry: str, to: str | None) -> None:
+    """Bring back a deleted file (by path or trash entry id).
+
+    \b
+    Example:
+      contextfs restore memory/facts.md
+    """
+    click.echo(f"restored {ctx.restore(path_or_entry, to=to)}")
+
+
+@click.command()
+@click.argument("src")
+@click.argument("dst")
+@translate_errors
+@pass_manager
+def mv(ctx: Any, src: str, dst: str) -> None:
+    """Move or rename a file or folder.
+
+    \b
+    Example:
+      contextfs mv task/current.md task/history/2026-11-30.md
+    """
+    click.echo(f"moved {src} -> {ctx.move(src, dst)}")
+
+
+@click.command()
+@click.argument("path", required=False)
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1),
+              help="How many commits to show, newest first (1 or more).")
+@click.option("--json", "as_json", is_flag=True, help="Print the commits with their trailers as JSON.")
+@translate_errors
+@pass_reader
+def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
+    """Show the history of the root or of one file.
+
+    \b
+    Example:
+      contextfs log memory/facts.md -n 5
+    """
+    entries = ctx.history(path, limit=limit)
+    if path and not entries:
+        raise NotFoundError(f"no commit touches {path}; list the files with 'contextfs ls'", path=path)
+    _echo_lines(entries, as_json,
+                lambda hs: "\n".join(f"{h.commit[:10]}  {h.date}  {h.author:<16} {h.message}" for h in hs))
+
+
+@click.command()
+@click.argument("path")
+@click.argument("rev_a")
+@click.argument("rev_b", required=False)
+@translate_errors
+@pass_reader
+def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
+    """Unified diff of a file between two revisions (or REV_A and now).
+
+    \b
+    Example:
+      contextfs diff memory/facts.md HEAD~2
+    """
+    click.echo(ctx.diff(path, rev_a, rev_b) or "(no differences)", nl=False)
+
+
+@click.command()
+@click.argument("path")
+@click.option("--at", "rev", required=True, help="A commit id or HEAD~N.")
+@translate_errors
+@pass_reader
+def show(ctx: Any, path: str, rev: str) -> None:
+    """Print a whole file, frontmatter included, at a revision.
+
+    \b
+    Example:
+      contextfs show memory/facts.md --at HEAD~3
+    """
+    text = ctx.show_at(path, rev)
+    if text is None:
+        raise NotFoundError(f"{path} did not exist at {rev}; pick a revision from 'contextfs log {path}'", path=path)
+    click.echo(text, nl=False)
+
+
+@click.command()
+@click.argument("path", required=False)
+@click.option("--to", "rev", default=None, help="Make PATH what it was at this revision.")
+@click.option("--session", "session_id", default=None, help="Undo everything one session wrote.")
+@translate_errors
+@pass_manager
+def revert(ctx: Any, path: str | None, rev: str | None, session_id: str | None) -> None:
+    """Undo as new commits: a file to a revision, or a whole session.
+
+    \b
+    Example:
+      contextfs revert memory/facts.md --to HEAD~1
+      contextfs revert --session s-20261130T101500-a1b2c3
+    """
+    if session_id:
+        report = ctx.revert_session(session_id)
+        click.echo(f"reverted {len(report.reverted)} commit(s) of {report.session}")
+        for conflict in report.conflicts:
+            click.echo(f"conflict (left alone): {conflict}")
+        return
+    if not path or not rev:
+        raise click.UsageError("give PATH and --to REV, or --session ID")
+    doc = ctx.revert(path, rev)
+    click.echo(f"reverted {path} to {rev}" + ("" if doc else " (it did not exist then: moved to trash)"))
+
+
+def _echo_lines(items: list[Any], as_json: bool, text: Any) -> None:
+    """Like ``echo_data``, but an empty listing prints nothing rather than a blank line."""
+    if as_json or items:
+        echo_data(items, as_json, text)

@@ -1,0 +1,197 @@
+"""CLI latency benchmark: what an agent pays each time it shells out to ``contextfs``.
+
+Measures, in one run, the wall time of whole processes on a copy of ``sample-context/``:
+
+* the baseline ``python -c pass`` (a bare start of the same interpreter, the same venv);
+* ``contextfs --help``, ``read``, ``ls``, ``log``, ``search`` and ``context``.
+
+Each round runs every command once in a shuffled order (so a noisy neighbour on the
+machine spreads over all of them), after two warm-up runs of each (the first ``search``
+builds the index, the first ``context`` fills the token-count cache). Medians are
+reported with their ratio to the baseline's median, against the goals: ``read`` and ``ls``
+at most 4x a bare interpreter start, ``search`` and ``context`` at most 8x.
+
+``--importtime`` also runs each command once with ``python -X importtime`` and prints
+the packages whose imports cost the most (self time summed per top-level package), and
+``--phases`` times the steps of a ``read`` and the extra steps of ``search`` and
+``context`` inside fresh processes (medians): what the CLI costs and what the core does.
+Usage::
+
+    python tests/benchmarks/bench_cli.py [--rounds 21] [--importtime] [--phases]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "sample-context"
+
+#: (label, arguments after ``contextfs --root ROOT``, goal as a multiple of the baseline).
+COMMANDS: tuple[tuple[str, tuple[str, ...], float | None], ...] = (
+    ("--help", ("--help",), None),
+    ("read", ("read", "memory/facts.md"), 4.0),
+    ("ls", ("ls", "memory"), 4.0),
+    ("log", ("log", "-n", "5"), None),
+    ("search", ("search", "webhook retry backoff"), 8.0),
+    ("context", ("context", "--scope", "task", "--budget", "2000"), 8.0),
+)
+
+
+def _contextfs() -> list[str]:
+    """The installed console script next to this interpreter (what a user runs)."""
+    script = Path(sys.executable).with_name("contextfs")
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from contextfs.cli import main; main(sys.argv[1:])"]
+
+
+def _argv(label: str, root: Path) -> list[str]:
+    if label == "python -c pass":
+        return [sys.executable, "-c", "pass"]
+    args = next(a for name, a, _ in COMMANDS if name == label)
+    return [*_contextfs(), "--root", str(root), *args]
+
+
+def _run(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def _importtime(argv: list[str], env: dict[str, str], top: int) -> list[tuple[str, float]]:
+    """Self import time (ms) summed per top-level package, the largest first."""
+    proc = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True,
+                          text=True, check=False)
+    per_package: dict[str, float] = defaultdict(float)
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, _cumulative, name = line[len("import time:"):].split("|")
+        per_package[name.strip().split(".")[0]] += int(self_us) / 1000
+    return sorted(per_package.items(), key=lambda kv: -kv[1])[:top]
+
+
+#: Steps timed in one fresh process by ``--phases`` (each line: label, then the code).
+_PHASES = """
+import sys, time
+root = sys.argv[1]
+marks = [("start", time.perf_counter())]
+def mark(label):
+    marks.append((label, time.perf_counter()))
+import click
+mark("import click")
+import contextfs.cli, contextfs.cli_core
+mark("import the CLI (contextfs.cli, cli_core)")
+import git
+mark("import GitPython (contextfs.versioning)")
+import filelock
+mark("import filelock (contextfs.state)")
+import contextfs.manager
+mark("import contextfs.manager (the rest)")
+from contextfs.manager import ContextManager
+ctx = ContextManager(root, actor="human", index=False, read_only=True)
+mark("open the root read-only (what reading commands do)")
+ContextManager(root, actor="human", index=False).close()
+mark("open it for writing instead (managed files, sync: git status)")
+ctx.get("memory/facts.md")
+mark("get memory/facts.md (PyYAML import + parse)")
+import numpy
+mark("search: import numpy")
+import contextfs.search
+mark("search: import Whoosh and contextfs.search")
+ctx.search("webhook retry backoff", limit=10)
+mark("search: open the index + query")
+import contextfs.scopes
+mark("context: import contextfs.scopes")
+from contextfs.tokens import get_counter
+get_counter().count("warm up the encoder")
+mark("context: load the tiktoken encoding")
+print("\\n".join(f"{label}\\t{(t - marks[i][1]) * 1000:.2f}" for i, (label, t) in enumerate(marks[1:])))
+"""
+
+
+def _phases(root: Path, env: dict[str, str], runs: int) -> list[tuple[str, float]]:
+    samples: dict[str, list[float]] = {}
+    for _ in range(runs):
+        out = subprocess.run([sys.executable, "-c", _PHASES, str(root)], env=env, capture_output=True, text=True,
+                             check=True).stdout
+        for line in out.splitlines():
+            label, ms = line.split("\t")
+            samples.setdefault(label, []).append(float(ms))
+    return [(label, statistics.median(values)) for label, values in samples.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=21, help="measured runs of each command")
+    parser.add_argument("--importtime", action="store_true", help="also break down import time per command")
+    parser.add_argument("--phases", action="store_true", help="also time the steps inside one process")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="contextfs-bench-cli-") as tmp:
+        root = Path(tmp) / "context"
+        shutil.copytree(SAMPLE, root)
+        env = {**os.environ, "HOME": tmp, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+        env.pop("CONTEXTFS_ROOT", None)
+        subprocess.run([*_contextfs(), "--root", str(root), "init"], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        labels = ["python -c pass", *(name for name, _, _ in COMMANDS)]
+        for label in labels:  # warm-up: index build, token-count cache, OS file cache
+            for _ in range(2):
+                _run(_argv(label, root), env)
+        samples: dict[str, list[float]] = {label: [] for label in labels}
+        rng = random.Random(14)
+        for _ in range(args.rounds):
+            order = labels[:]
+            rng.shuffle(order)
+            for label in order:
+                samples[label].append(_run(_argv(label, root), env))
+
+        base = statistics.median(samples["python -c pass"])
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        print(f"CLI latency, {args.rounds} rounds; Python {platform.python_version()}; "
+              f"{os.cpu_count()} cores; load average {load:.2f}")
+        print()
+        print("| command | median | min | vs `python -c pass` | goal | status |")
+        print("|---|---:|---:|---:|---:|---|")
+        for label in labels:
+            med = statistics.median(samples[label])
+            goal = next((g for name, _, g in COMMANDS if name == label), None)
+            ratio = med / base
+            status = "" if goal is None else ("met" if ratio <= goal else "not met")
+            goal_text = "" if goal is None else f"<= {goal:g}x"
+            print(f"| `{label}` | {med * 1000:.0f} ms | {min(samples[label]) * 1000:.0f} ms "
+                  f"| {ratio:.1f}x | {goal_text} | {status} |")
+
+        if args.phases:
+            print()
+            print("| step (fresh process, median of 9) | ms |")
+            print("|---|---:|")
+            for label, ms in _phases(root, env, 9):
+                print(f"| {label} | {ms:.1f} |")
+
+        if args.importtime:
+            print()
+            print("Import time per command (self time summed per top-level package, one run):")
+            for label in labels[1:]:
+                parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in _importtime(_argv(label, root), env, 8))
+                print(f"- `{label}`: {parts}")
+
+
+if __name__ == "__main__":
+    main()
