@@ -225,7 +225,8 @@ def _memory_case(tool: MemoryToolAdapter, oracle: Oracle, command: dict) -> None
         out = oracle.run(tool.execute, command)
     except ContextFSError:
         return  # MemoryToolError: typed, and the SDK's ToolError
-    assert "canary" not in out and "root:x:0:0" not in out
+    # The canaries' contents, not their names: a path inside /memories may well be called 'canary'.
+    assert "canary: do not touch" not in out and "pinned canary" not in out and "root:x:0:0" not in out
 
 
 @pytest.mark.parametrize("bad", MEMORY_HAND)
