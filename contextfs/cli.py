@@ -24,6 +24,7 @@ import click
 
 from .cliutil import as_cli_error
 from .errors import ContextFSError
+from .fixes import speaking
 
 __all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
 
@@ -165,6 +166,7 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
     # The library logs without handlers; the CLI is the edge that decides how they look.
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s")
     click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session)
+    click_ctx.with_resource(speaking("cli"))  # an error's fix names commands, not Python calls
 
 
 def walk(group: click.Group | None = None, path: tuple[str, ...] = ("contextfs",),

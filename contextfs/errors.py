@@ -1,7 +1,10 @@
-"""The one exception tree of contextfs.
+"""The one exception tree of contextfs, and fixes said in the caller's own terms.
 
 Every failure a public call can raise is a :class:`ContextFSError`; messages end with
-the fix, because the reader is often an LLM that will retry with what it is told::
+the fix, because the reader is often an LLM that will retry with what it is told. A fix
+that names an operation is a :class:`Fix`, rendered in the terms of the interface in use
+(:func:`contextfs.fixes.speaking`): ``ctx.list('memory')`` from Python, ``contextfs ls memory`` from the
+CLI, ``list_context`` from an agent's tools::
 
     ContextFSError
     ├── InvalidPathError (ValueError)   traversal, absolute, reserved, bad names, symlinks
@@ -23,6 +26,8 @@ the fix, because the reader is often an LLM that will retry with what it is told
 
 from __future__ import annotations
 
+from .fixes import Fix
+
 __all__ = [
     "AlreadyExistsError",
     "BudgetError",
@@ -42,9 +47,22 @@ __all__ = [
     "VersioningError",
 ]
 
-
 class ContextFSError(Exception):
-    """Base of every error contextfs raises on purpose."""
+    """Base of every error contextfs raises on purpose.
+
+    ``fix`` (a :class:`Fix`) is appended to the message when it is shown, in the terms of
+    the interface the error was raised through.
+    """
+
+    def __init__(self, message: str, *args: object, fix: Fix | None = None) -> None:
+        super().__init__(message, *args)
+        self.message = message
+        self.fix = fix
+        if fix is not None:
+            self.rendered = f"{message}; {fix.render()}"  # said in the dialect where it was raised
+
+    def __str__(self) -> str:
+        return getattr(self, "rendered", None) or super().__str__()
 
 
 class InvalidPathError(ContextFSError, ValueError):
@@ -58,8 +76,8 @@ class InvalidArgumentError(ContextFSError, ValueError):
 class NotFoundError(ContextFSError, LookupError):
     """A file, folder, revision or trash entry does not exist."""
 
-    def __init__(self, message: str, path: str | None = None) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, path: str | None = None, *, fix: Fix | None = None) -> None:
+        super().__init__(message, fix=fix)
         self.path = path
 
 

@@ -31,6 +31,7 @@ from .config import CONFIG_PATH, load_config
 from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
+from .fixes import Fix
 from .guard import WriteGuard
 from .history import HistoryEntry, RevertReport
 from .journal import Journal
@@ -299,7 +300,7 @@ class ContextManager:
         rel = self.gate(path)
         doc = self.load(rel)
         if doc is None:
-            raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
+            raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0]))
         self._touched(rel)
         return doc
 

@@ -33,6 +33,7 @@ from typing import Any
 from filelock import FileLock, Timeout
 
 from .errors import ContentError, NotFoundError, VersioningError
+from .fixes import Fix
 
 __all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key"]
 
@@ -72,13 +73,11 @@ def locate_root(raw_root: Path) -> tuple[Path, Path, str]:
     repository is NotFoundError naming the command that creates a root.
     """
     if not raw_root.is_dir():
-        raise NotFoundError(f"there is no context root at {raw_root}; create one with `contextfs init`",
-                            path=str(raw_root))
+        raise NotFoundError(f"there is no context root at {raw_root}", path=str(raw_root), fix=Fix("init"))
     root = raw_root.resolve()
     found = find_repository(root)
     if found is None:
-        raise NotFoundError(f"{root} is not inside a git repository; create a root there with `contextfs init`",
-                            path=str(root))
+        raise NotFoundError(f"{root} is not inside a git repository", path=str(root), fix=Fix("init"))
     workdir, git_dir = found
     rel = root.relative_to(workdir.resolve()).as_posix()
     return root, git_dir, "" if rel == "." else rel + "/"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from . import clock, paths
 from .errors import AlreadyExistsError, ContextFSError, InvalidArgumentError, NotFoundError
 from .files import RootFiles
+from .fixes import Fix
 
 if TYPE_CHECKING:
     from .transaction import Change
@@ -110,9 +111,9 @@ def new_entry_id(files: RootFiles | None = None) -> str:
 def load_entry(files: RootFiles, entry_id: str) -> TrashEntry:
     """The entry ``entry_id``; a missing, damaged or hostile entry is NotFoundError."""
     if not isinstance(entry_id, str) or not is_entry_id(entry_id):
-        raise NotFoundError(f"{entry_id!r} is not a trash entry id; list entries with trash()", path=str(entry_id))
+        raise NotFoundError(f"{entry_id!r} is not a trash entry id", path=str(entry_id), fix=Fix("trash"))
     damaged = NotFoundError(
-        f"trash entry {entry_id!r} does not exist or is damaged; list entries with trash()", path=entry_id
+        f"trash entry {entry_id!r} does not exist or is damaged", path=entry_id, fix=Fix("trash")
     )
     try:
         raw = files.read(f"{TRASH_DIR}/{entry_id}/{ENTRY_FILE}")
@@ -176,7 +177,7 @@ def delete(change: Change, rel: str, prov: Any) -> TrashEntry:
     files = change.files
     kind = files.kind(rel)
     if kind not in ("file", "dir"):
-        raise NotFoundError(f"{rel} does not exist; list files with list()", path=rel)
+        raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0]))
     entry = TrashEntry(
         id=new_entry_id(files),
         original_path=rel,
@@ -198,7 +199,7 @@ def find(files: RootFiles, key: object, gate: Callable[[object], str]) -> TrashE
     rel = gate(key)
     matches = [e for e in list_entries(files) if e.original_path == rel]
     if not matches:
-        raise NotFoundError(f"nothing deleted from {rel} is in the trash; list entries with trash()", path=rel)
+        raise NotFoundError(f"nothing deleted from {rel} is in the trash", path=rel, fix=Fix("trash"))
     return max(matches, key=lambda e: e.id)  # ids are monotonic per root
 
 

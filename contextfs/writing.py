@@ -17,6 +17,7 @@ from . import paths, rendering
 from .document import LIBRARY_KEYS, Document, load
 from .errors import AlreadyExistsError, ConflictError, ContentError, InvalidPathError, NotFoundError
 from .files import TMP_SUFFIX
+from .fixes import Fix
 from .guard import is_agent, is_library_log
 from .rendering import check_text
 
@@ -74,7 +75,7 @@ def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, 
     rel = ctx.gate(path, write=True)
     with ctx.change("create", rel) as change:
         if ctx.files.kind(rel) is not None:
-            raise AlreadyExistsError(f"{rel} already exists; use write() to replace it or pick another name")
+            raise AlreadyExistsError(f"{rel} already exists", fix=Fix("replace", rel))
         return put(ctx, change, rel, content, metadata, None)
 
 
@@ -102,7 +103,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
     with ctx.change("edit", rel) as change:
         old = ctx.load(rel)
         if old is None:
-            raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
+            raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
         check_version(rel, old, expected_version)
         count = old.body.count(old_text)
         if count != 1:
@@ -119,7 +120,7 @@ def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any],
     with ctx.change("meta", rel) as change:
         old = ctx.load(rel)
         if old is None:
-            raise NotFoundError(f"{rel} does not exist; create it with write()", path=rel)
+            raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
         check_version(rel, old, expected_version)
         meta = {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
         for key, value in changes_.items():
@@ -156,7 +157,7 @@ def move(ctx: ContextManager, src: str, dst: str) -> str:
                            "operations, so pick a name that does not end in .jsonl")
     with ctx.change("move", f"{rel_src} -> {rel_dst}") as change:
         if ctx.files.kind(rel_src) not in ("file", "dir"):
-            raise NotFoundError(f"{rel_src} does not exist; list files with list()", path=rel_src)
+            raise NotFoundError(f"{rel_src} does not exist", path=rel_src, fix=Fix("list", rel_src.rpartition("/")[0]))
         if ctx.files.kind(rel_dst) is not None and not case_only:
             raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
         if rel_dst.startswith(rel_src + "/"):

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import ToolMessage
 
 from contextfs.errors import ContextFSError
+from contextfs.fixes import speaking
 
 from .memory_paths import VIRTUAL_ROOT, MemoryPaths
 from .tool_output import check_text_args
@@ -103,7 +104,7 @@ class MemoryToolAdapter(_Base):  # type: ignore[misc,valid-type]
         if name not in _COMMANDS:
             raise MemoryToolError(f"Unknown command {name!r}; use one of {', '.join(_COMMANDS)}")
         try:
-            with self.ctx.provenance(actor=self.actor, session=self.session):
+            with speaking("memory-tool"), self.ctx.provenance(actor=self.actor, session=self.session):
                 return getattr(self, name)(command)
         except MemoryToolError:
             raise

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel
 
 from contextfs.errors import ConfigError
+from contextfs.fixes import speaking
 
 from .tool_output import cap, check_text_args
 
@@ -105,7 +106,7 @@ class Toolkit:
     def call(self, spec: ToolSpec, args: BaseModel) -> str:
         """Run one validated call; a refusal is raised as ContextFSError for the adapter to report."""
         check_text_args(args.model_dump())
-        with self.writing():
+        with speaking("tools"), self.writing():  # a refusal's fix names the tools, not Python calls
             out = spec.run(self, args)
         return cap(out)
 

@@ -65,7 +65,7 @@ def test_write_keeps_user_metadata_and_metadata_replaces_it(ctx: ContextManager)
 def test_create_refuses_to_overwrite(ctx: ContextManager) -> None:
     ctx.create("task/current.md", "v1")
     head = git(ctx.root, "rev-parse", "HEAD")
-    with pytest.raises(AlreadyExistsError, match="use write"):
+    with pytest.raises(AlreadyExistsError, match=r"ctx\.write"):
         ctx.create("task/current.md", "v2")
     assert ctx.read("task/current.md") == "v1"
     assert git(ctx.root, "rev-parse", "HEAD") == head

@@ -318,9 +318,9 @@ def test_read_only_managers_never_write(tmp_path: Path) -> None:
         with pytest.raises(VersioningError, match="read-only"):
             ctx.write("b.md", "b")
     assert state(root) == before and commit_count(root) == count
-    with pytest.raises(ContextFSError, match="contextfs init"):
+    with pytest.raises(ContextFSError, match=r"ContextManager\(root\)"):
         ContextManager(tmp_path / "missing", read_only=True)
-    with pytest.raises(ContextFSError, match="contextfs init"):
+    with pytest.raises(ContextFSError, match=r"ContextManager\(root\)"):
         ContextManager(tmp_path, read_only=True)  # not a repository
     with pytest.raises(InvalidPathError):
         ContextManager(root, read_only=True).read("../x")

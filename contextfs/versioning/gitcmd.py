@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import NotFoundError, VersioningError
+from ..fixes import Fix
 
 __all__ = ["GitCommand", "check_rev"]
 
@@ -43,10 +44,7 @@ _KEEP_ENV = ("PATH", "HOME", "TMPDIR", "SYSTEMROOT", "GIT_CONFIG_GLOBAL", "GIT_C
 def check_rev(rev: object) -> str:
     """Accept only a commit id (4-40 hex digits) or HEAD with ~N/^N suffixes."""
     if not isinstance(rev, str) or not _REV.match(rev):
-        raise NotFoundError(
-            f"revision {rev!r} is not accepted; pass a commit id from the history (hex) or HEAD~N",
-            path=None,
-        )
+        raise NotFoundError(f"revision {rev!r} is not accepted (a commit id or HEAD~N)", path=None, fix=Fix("history"))
     return rev
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import git
 
 from ..errors import NotFoundError, VersioningError
+from ..fixes import Fix
 from .gitcmd import GitCommand, check_rev
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
@@ -80,7 +81,7 @@ class GitStore:
             self.repo = git.Repo(root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             if not create:
-                raise NotFoundError(f"{root} is not inside a git repository", path="") from None
+                raise NotFoundError(f"{root} is not inside a git repository", path="", fix=Fix("init")) from None
             self.repo = self._init(root, branch)
         except git.GitCommandNotFound:
             raise VersioningError("git is not installed; install git 2.28 or newer") from None
@@ -151,9 +152,9 @@ class GitStore:
             if isinstance(obj, git.Commit):
                 obj.tree  # noqa: B018
         except (git.BadName, ValueError, IndexError, git.BadObject):
-            raise NotFoundError(f"revision {rev!r} does not exist; pick one from the history") from None
+            raise NotFoundError(f"revision {rev!r} does not exist", fix=Fix("history")) from None
         if not isinstance(obj, git.Commit):
-            raise NotFoundError(f"revision {rev!r} is not a commit; pick one from the history")
+            raise NotFoundError(f"revision {rev!r} is not a commit", fix=Fix("history"))
         return obj
 
     # ---------------------------------------------------------------- commit

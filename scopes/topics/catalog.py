@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from contextfs.errors import NotFoundError, TopicError
+from contextfs.fixes import Fix
 from contextfs.manager import ContextManager
 
 from .files import TOPIC_FILE, TOPICS_DIR, check_slug, slugify, topic_path
@@ -131,7 +132,7 @@ class Catalog:
         topic = self.read(slug) if slug else None
         if topic is None:
             known = ", ".join(self.names()) or "none yet"
-            raise TopicError(f"no topic named {name!r} (topics: {known}); create it with Topics.create() or 'contextfs topic new'")
+            raise TopicError(f"no topic named {name!r} (topics: {known})", fix=Fix("topics"))
         return topic
 
     def exists(self, name: str) -> bool:

@@ -168,7 +168,7 @@ class Lifecycle:
             raise TopicError(
                 f"from_line {from_line!r} is outside {origin.name}'s {len(lines)} exchange(s); "
                 f"pass a line number from 1 to {len(lines)} (see exchanges.jsonl)" if lines else
-                f"{origin.name} has no exchanges to split; record exchanges first or use create()"
+                f"{origin.name} has no exchanges to split; record exchanges first, or start a new topic"
             )
         slug = check_slug(name) if name is not None else slugify(title)
         cue = description or f"{' '.join(title.split())}, split from {origin.title}; relevant when the conversation returns to it"

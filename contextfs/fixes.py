@@ -1,0 +1,71 @@
+"""Fixes said in the caller's own terms: Python, the CLI, an agent's tools, the memory tool.
+
+An error message ends with what to do next. When that is an operation ("list the
+folder", "create the file", "pick a commit from the history"), the error carries it as a
+:class:`Fix` and says it the way the interface in use spells it: ``ctx.list('memory')``
+from Python, ``contextfs ls memory`` from the CLI, ``list_context`` from LangChain and MCP
+tools, the ``view`` command from the memory tool. Each interface wraps its calls in
+:func:`speaking`; Python is the default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+__all__ = ["DIALECTS", "Fix", "speaking"]
+
+#: The interfaces a fix can be said in.
+DIALECTS = ("python", "cli", "tools", "memory-tool")
+_DIALECT: ContextVar[str] = ContextVar("contextfs_dialect", default="python")
+
+# action -> dialect -> template ({path!r} for Python, {arg} shell-quoted for the CLI).
+_FIXES: dict[str, dict[str, str]] = {
+    "list": {"python": "list what is there with ctx.list({path!r})", "cli": "list what is there with `contextfs ls {arg}`",
+             "tools": "see what is there with list_context", "memory-tool": "see what is there with the view command"},
+    "write": {"python": "create it with ctx.write({path!r}, text)", "cli": "create it with `contextfs write {arg}`",
+              "tools": "create it with write_context", "memory-tool": "create it with the create command"},
+    "replace": {"python": "replace it with ctx.write({path!r}, text) or pick another name",
+                "cli": "replace it with `contextfs write {arg}` or pick another name",
+                "tools": "replace it with write_context or pick another name",
+                "memory-tool": "pick another name, or delete it first"},
+    "trash": {"python": "list the deleted entries with ctx.trash()", "cli": "list the deleted entries with `contextfs trash`",
+              "tools": "restore_context takes the path a file had when it was deleted",
+              "memory-tool": "deleted memories are kept in the store's trash; ask a person to restore them"},
+    "history": {"python": "pick a commit id from ctx.history()", "cli": "pick a commit id from `contextfs log`",
+                "tools": "pick a commit id from context_history", "memory-tool": "ask a person to look at the history"},
+    "init": {"python": "create one with ContextManager(root)", "cli": "create one with `contextfs init`",
+             "tools": "ask a person to create one with `contextfs init`",
+             "memory-tool": "ask a person to create one with `contextfs init`"},
+    "topics": {"python": "create it with Topics(ctx).create(name), or list them with Topics(ctx).list()",
+               "cli": "create it with `contextfs topic new NAME`, or list them with `contextfs topic list`",
+               "tools": "see the topics with list_topics", "memory-tool": "ask a person to create the topic"},
+}
+
+
+@contextlib.contextmanager
+def speaking(dialect: str) -> Iterator[None]:
+    """Say fixes in ``dialect`` (one of :data:`DIALECTS`) for errors raised in this block."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"unknown dialect {dialect!r}; use one of {', '.join(DIALECTS)}")
+    token = _DIALECT.set(dialect)
+    try:
+        yield
+    finally:
+        _DIALECT.reset(token)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """What to do next, as an operation on a path; rendered in the caller's terms."""
+
+    action: str
+    path: str = ""
+
+    def render(self, dialect: str | None = None) -> str:
+        forms = _FIXES[self.action]
+        template = forms.get(dialect or _DIALECT.get(), forms["python"])
+        return template.format(path=self.path, arg=shlex.quote(self.path) if self.path else "")
