@@ -9,8 +9,10 @@
   core blocks, an archive searched by the index, and a recall log with eviction.
 
 Layout: the view assembly sits at the top — :mod:`.scoped` (``ScopedContext``),
-:mod:`.rules` (scope rules), :mod:`.packing` (the budget packer), :mod:`.tiers` (the five
-renderings of a file), :mod:`.pagein` (query page-in ranking), :mod:`.poisoning` (the guard
+:mod:`.rules` (scope rules), :mod:`.packing` (the budget packer), :mod:`.views` (what a view
+holds, and loading candidates), :mod:`.tiers` (the five renderings of a file),
+:mod:`.passages` (paragraphs, sentence windows and conversation turns), :mod:`.pagein`
+(passage ranking for query page-in), :mod:`.poisoning` (the guard
 for instruction-like text), :mod:`.arguments` (argument checks), :mod:`.derived` (paths of
 derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` and
 :mod:`.memory` packages.

@@ -23,8 +23,17 @@ from typing import Any
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
 from .arguments import check_choice, check_int, check_number, check_text
-from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_or_drop, pack, resolve_rev
-from .pagein import PAGERS, rank
+from .packing import (
+    Candidate,
+    ContextView,
+    DroppedItem,
+    PagedPassage,
+    ViewItem,
+    load_or_drop,
+    pack,
+    resolve_rev,
+)
+from .pagein import PAGERS, rank, relevance
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
@@ -33,8 +42,8 @@ __all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
 
 log = logging.getLogger(__name__)
 
-#: How many ranked files page-in considers (it stops earlier when its share is spent).
-PAGE_IN_LIMIT = 8
+#: How many ranked passages page-in considers (it stops earlier when the budget is spent).
+PAGE_IN_LIMIT = 400
 _TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
 
 
@@ -185,22 +194,21 @@ class ScopedContext:
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
         cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)
-        paged: list[Candidate] = []
+        paged: list[PagedPassage] = []
+        scores: dict[str, float] = {}
         if query and budget is not None and self.page_share > 0:
             exclude = {c.path for c in cands}
-            hits = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT * 3,
-                        pager=self.pager if rev is None else "exact")
             # Topics are isolated contexts: page-in never mixes another topic's files into
             # a view; only the topic the view was asked for (topic=...) may contribute.
             own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
-            hits = [(p, s) for p, s in hits if not p.startswith(f"{TOPICS_DIR}/") or (own and p.startswith(own))]
-            paged = [
-                Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
-                for k, (path, score) in enumerate(hits[:PAGE_IN_LIMIT], start=1)
-            ]
+            ranked = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT,
+                          pager=self.pager if rev is None else "exact",
+                          allow=lambda p: not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
+            paged = [PagedPassage(p.path, p.index, p.score) for p in ranked]
+            scores = relevance(self.ctx, query, [c.path for c in cands if not c.pinned], rev=rev)
         view = pack(
             self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev,
-            paged=paged, page_share=self.page_share,
+            paged=paged, page_share=self.page_share, relevance=scores,
         )
         view.meta.update({"scope": scope, "subtask": subtask_id, "topic": topic})
         return view

@@ -125,7 +125,7 @@ def test_page_in_finds_a_sentence_inside_a_long_paragraph(root: ContextManager) 
 
 
 def test_page_in_uses_the_budget_the_scope_leaves(root: ContextManager) -> None:
-    for i in range(30):
+    for i in range(80):
         root.write(f"notes/n{i}.md", f"# Note {i}\n\nThe harbor crane {i} lifts containers onto the barge at berth {i}.\n")
     view = ScopedContext(root).assemble("project", budget=2000, query="harbor crane containers barge")
     assert view.tokens <= 2000
