@@ -33,7 +33,7 @@ from .memory import (
 )
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
 from .rules import Rule, ScopeRules, default_rules
-from .scoped import ScopedContext
+from .scoped import PassageHit, ScopedContext
 from .topics import IndexEntry, RouteResult, Topic, Topics
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "Memory",
     "MemoryHit",
     "Message",
+    "PassageHit",
     "RouteResult",
     "Rule",
     "ScopeRules",

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
@@ -34,17 +35,43 @@ from .packing import (
     resolve_rev,
 )
 from .pagein import PAGERS, rank, relevance
+from .passages import chunks_of
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
-__all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
+__all__ = ["ContextView", "DroppedItem", "PassageHit", "ScopedContext", "ViewItem"]
 
 log = logging.getLogger(__name__)
 
 #: How many ranked passages page-in considers (it stops earlier when the budget is spent).
 PAGE_IN_LIMIT = 400
 _TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    """One passage that matches a query: where it is, what it says, and how well it matches.
+
+    ``note`` is a conversation turn's date and speaker ("2023-05-08 13:56 · Caroline"),
+    ``heading`` the section a markdown passage sits in.
+    """
+
+    path: str
+    first: int
+    last: int
+    text: str
+    score: float
+    heading: str = ""
+    note: str = ""
+
+    @property
+    def lines(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "lines": self.lines, "text": self.text, "score": round(self.score, 4),
+                "heading": self.heading, "note": self.note}
 
 
 class ScopedContext:
@@ -138,6 +165,30 @@ class ScopedContext:
         if not any(f"{folder}/{name}" in present for name, _ in _TOPIC_FILES):
             raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`")
         return found
+
+    # ------------------------------------------------------------ passages
+    def passages(self, query: str, *, limit: int = 10, as_of: str | None = None) -> list[PassageHit]:
+        """The ``limit`` passages of the whole tree that best match ``query``, best first.
+
+        The ranking page-in uses (BM25 over paragraphs, sentence windows of long prose and
+        conversation turns, at ``as_of`` when given): what a view would page in, as a list.
+        """
+        check_text(query, "query", fix="pass a few words to look for")
+        limit = check_int(limit, "limit", minimum=1, fix="pass how many passages to return, e.g. 10")
+        rev = resolve_rev(self.ctx, as_of)
+        out: list[PassageHit] = []
+        sources: dict[str, Any] = {}
+        for p in rank(self.ctx, query, rev=rev, exclude=set(), limit=limit):
+            if p.path not in sources:
+                sources[p.path] = load_or_drop(self.ctx, Candidate(p.path, "passage", 0), rev)
+            src = sources[p.path]
+            if not isinstance(src, Source):
+                continue
+            chunks = chunks_of(src.body, src.line_offset, src.path)
+            if 0 <= p.index < len(chunks):
+                ch = chunks[p.index]
+                out.append(PassageHit(p.path, ch.first, ch.last, ch.text, p.score, ch.heading, ch.note))
+        return out
 
     # ------------------------------------------------------------ views
     def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
