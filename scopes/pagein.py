@@ -102,6 +102,7 @@ class _TreeIndex:
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
         self.counts: dict[str, int] = {}  # rel -> how many passages it has
+        self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
         self.index = TermIndex(SCORER)
 
     def _stats(self, ctx: Any, rel: str, blob: str, sha: str) -> tuple[tuple[Counter[str], ...], bool]:
@@ -122,6 +123,7 @@ class _TreeIndex:
 
     def _remove(self, rel: str) -> None:
         self.blobs.pop(rel, None)
+        self.usable.pop(rel, None)
         for i in range(self.counts.pop(rel, 0)):
             self.index.remove((rel, i))
 
@@ -131,6 +133,7 @@ class _TreeIndex:
         if quarantined:
             return
         self.counts[rel] = len(passages)
+        self.usable[rel] = frozenset(i for i, counts in enumerate(passages) if counts)
         for i, counts in enumerate(passages):
             if counts:
                 self.index.add((rel, i), counts)
@@ -155,7 +158,7 @@ class _TreeIndex:
 
     def score(self, terms: tuple[str, ...], exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:
-        scores = self.index.scores(terms)
+        scores = _with_neighbours(self.index.scores(terms), self.usable)
         ranked = sorted(((round(s, 9), rel, i) for (rel, i), s in scores.items()
                          if rel not in exclude and (allow is None or allow(rel))),
                         key=lambda p: (-p[0], p[1], p[2]))
@@ -169,6 +172,26 @@ class _TreeIndex:
             if rel in wanted and s > best[rel]:
                 best[rel] = round(s, 9)
         return best
+
+
+#: A passage also counts this share of its neighbours' scores: in a conversation the answer
+#: is often the turn after the one that repeats the question's words, and in prose the
+#: sentence after the one that names the subject.
+NEIGHBOUR_WEIGHT = 0.5
+
+
+def _with_neighbours(scores: dict[Any, float], usable: dict[str, frozenset[int]]) -> dict[Any, float]:
+    """Each passage's score plus ``NEIGHBOUR_WEIGHT`` times each neighbour's, in a fixed order
+    (own, previous, next) so the sum is the same whatever order the index holds them in."""
+    if not NEIGHBOUR_WEIGHT or not scores:
+        return scores
+    keys = set(scores)
+    for rel, i in scores:
+        ok = usable.get(rel, frozenset())
+        keys.update((rel, n) for n in (i - 1, i + 1) if n in ok)
+    w = NEIGHBOUR_WEIGHT
+    return {(rel, i): scores.get((rel, i), 0.0) + w * scores.get((rel, i - 1), 0.0) + w * scores.get((rel, i + 1), 0.0)
+            for rel, i in keys}
 
 
 _HEADS: dict[str, _TreeIndex] = {}

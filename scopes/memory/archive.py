@@ -138,7 +138,7 @@ class Archive:
         rel = self._new_path(text, fp)
         with self._ctx.transaction(f"memory: archive {rel}", op="memory-archive", trailers={"Contextfs-Memory": "archive"}):
             self._ctx.create(rel, text.strip("\n") + "\n", meta)
-            self.duplicates.refresh(rel)
+            self.duplicates.refresh(rel, text)
         return self._note(rel, verdict=verdict)
 
     def invalidate(self, path: str, reason: str | None = None) -> ArchivalNote:

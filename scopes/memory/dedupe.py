@@ -68,14 +68,18 @@ class DuplicateIndex:
     def __init__(self, ctx: ContextManager, near_duplicate: float) -> None:
         self._ctx = ctx
         self._near = near_duplicate
-        self._recent: OrderedDict[str, None] = OrderedDict()
+        #: Notes this object wrote lately: path -> (fingerprint, word set), compared in memory.
+        self._recent: OrderedDict[str, tuple[str, frozenset[str], tuple[frozenset[str], frozenset[str]]]] = OrderedDict()
 
-    def refresh(self, rel: str) -> None:
-        """Remember a note just written (the index sees it only once it is committed)."""
-        self._recent[rel] = None
-        self._recent.move_to_end(rel)
-        while len(self._recent) > _RECENT:
-            self._recent.popitem(last=False)
+    def refresh(self, rel: str, text: str | None = None) -> None:
+        """Remember a note just written with ``text`` (the index sees it only once committed),
+        or forget it (``text=None``: retired, no longer a duplicate of anything)."""
+        self._recent.pop(rel, None)
+        if text is not None:
+            found = word_set(text)
+            self._recent[rel] = (contextfs_text.fingerprint(text), found, guarded_words(found))
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
 
     def _candidates(self, text: str) -> list[str]:
         query = _query(text)
@@ -85,7 +89,7 @@ class DuplicateIndex:
                 found = [h.path for h in self._ctx.search(query, path=ARCHIVE_DIR, limit=CANDIDATES)]
             except ContextFSError as exc:  # an index that cannot answer must not block a write
                 log.warning("duplicate check without the index (%s); comparing recent notes only", exc)
-        return list(dict.fromkeys([*found, *reversed(self._recent)]))
+        return found
 
     def find(self, text: str, *, ignore: str | None = None) -> str | None:
         """The path of an active note saying the same thing as ``text``, if any."""
@@ -93,6 +97,14 @@ class DuplicateIndex:
         words = word_set(text)
         guard = guarded_words(words)
         best: tuple[float, str] | None = None
+        # Recent notes first, in memory (no reads); a winner must still exist (a rolled-back
+        # transaction leaves an entry behind).
+        for rel, (other_fp, other, other_guard) in reversed(self._recent.items()):
+            if rel == ignore:
+                continue
+            same = other_fp == fp or (words and other_guard == guard and jaccard(words, other) >= self._near)
+            if same and self._ctx.exists(rel):
+                return rel
         for rel in self._candidates(text):
             if rel == ignore or not rel.endswith(".md"):
                 continue

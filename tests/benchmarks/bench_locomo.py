@@ -148,9 +148,15 @@ def ingest_markdown(tmp: Path, conv: Conversation) -> Root:
         when = conv.dates[n].strftime("%d %B %Y, %H:%M")
         lines = [f"# Session {n} ({when})", ""]
         for t in turns:
-            root.by_line[(f"conversations/session-{n:02d}.md", len(lines) + 1)] = t.dia
             lines += [f"{t.speaker}: {t.text}", ""]
-        ctx.write(f"conversations/session-{n:02d}.md", "\n".join(lines))
+        rel = f"conversations/session-{n:02d}.md"
+        ctx.write(rel, "\n".join(lines))
+        # The file's own line numbers (the library adds frontmatter above the body).
+        written = (ctx.read_raw(rel) or b"").decode("utf-8").splitlines()
+        at = 0
+        for t in turns:
+            at = written.index(f"{t.speaker}: {t.text}", at)
+            root.by_line[(rel, at + 1)] = t.dia
     root.ingest_ms_per_turn = (time.perf_counter() - started) * 1000 / len(conv.turns)
     return root
 
@@ -307,7 +313,7 @@ def run(data: Path, names: list[str], quick: bool) -> str:
             for root in (log, md, arch):
                 ingest[root.name].append(root.ingest_ms_per_turn)
             rankers = {**paths_for(log, md, arch), **baselines(conv, seed=int(name))}
-            for path, ranker in rankers.items():
+            for ranker in rankers.values():
                 ranker(questions[0][0])  # warm caches (index segments, page-in index)
             turns = {t.dia: t for t in conv.turns}
             scoped = {"log": ScopedContext(log.ctx), "markdown": ScopedContext(md.ctx), "archival": ScopedContext(arch.ctx)}
