@@ -148,14 +148,14 @@ def ingest_markdown(tmp: Path, conv: Conversation) -> Root:
         when = conv.dates[n].strftime("%d %B %Y, %H:%M")
         lines = [f"# Session {n} ({when})", ""]
         for t in turns:
-            lines += [f"{t.speaker}: {t.text}", ""]
+            lines += [f"{t.speaker}: {_norm(t.text)}", ""]
         rel = f"conversations/session-{n:02d}.md"
         ctx.write(rel, "\n".join(lines))
         # The file's own line numbers (the library adds frontmatter above the body).
         written = (ctx.read_raw(rel) or b"").decode("utf-8").splitlines()
         at = 0
         for t in turns:
-            at = written.index(f"{t.speaker}: {t.text}", at)
+            at = written.index(f"{t.speaker}: {_norm(t.text)}", at)
             root.by_line[(rel, at + 1)] = t.dia
     root.ingest_ms_per_turn = (time.perf_counter() - started) * 1000 / len(conv.turns)
     return root
