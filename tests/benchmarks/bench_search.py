@@ -269,10 +269,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,000 notes only")
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--sizes", type=int, nargs="*", help="corpus sizes to measure (default 1000 10000)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("GIT_CONFIG_GLOBAL", "/dev/null")
-    sizes = [1000] if args.quick else [1000, 10000]
+    sizes = args.sizes or ([1000] if args.quick else [1000, 10000])
     queries = make_queries(random.Random(42), args.queries)
     rows = [
         "| notes | measure | contextfs | baseline (same run) | ratio |",
