@@ -36,8 +36,9 @@ from whoosh.fields import ID, KEYWORD, TEXT, Schema
 from whoosh.highlight import ContextFragmenter
 from whoosh.qparser import MultifieldParser, OrGroup
 
-from contextfs import ContextManager, search_rank
-from contextfs.search.query import strip_frontmatter
+from contextfs import ContextManager
+from contextfs.search import rank as search_rank
+from contextfs.search.snippets import strip_frontmatter
 
 _COMMON = ["the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "they", "you", "were", "her", "she", "there", "been", "one", "all", "we", "their", "has", "would", "when", "if", "so", "no", "what", "up", "out", "who", "them", "some", "could", "more", "into", "its", "than", "then", "only", "other", "new", "also", "these", "two", "may", "first", "any", "like", "our", "over", "such", "very", "through", "most", "after"]
 _TECH = ["webhook", "retry", "backoff", "jitter", "queue", "broker", "partition", "tenant", "postgres", "redis", "kafka", "outbox", "invoice", "billing", "stripe", "proration", "cluster", "node", "pod", "deployment", "rollout", "canary", "latency", "throughput", "shard", "replica", "index", "schema", "migration", "rollback", "incident", "alert", "runbook", "dashboard", "grafana", "metric", "tracing", "span", "sampler", "token", "budget", "session", "agent", "context", "memory", "archive", "summary", "decision", "rationale", "tradeoff", "risk", "owner", "milestone", "subtask", "ticket", "release", "deploy", "terraform", "karpenter", "autoscaling", "spot", "instance", "eviction", "cache", "ttl", "lease", "lock", "mutex", "deadlock", "timeout", "certificate", "oidc", "auth0", "login", "dashboard", "role", "permission", "audit", "encryption", "secret", "rotation", "compliance", "gdpr", "vat", "shipment", "carrier", "tracking", "eta", "forecast", "model", "feature", "training", "drift", "validation", "dataset", "pipeline", "batch", "stream", "consumer", "producer", "offset", "commit", "snapshot", "restore", "backup", "replication", "failover", "region", "zone", "latency", "budget", "quota"]
