@@ -256,7 +256,7 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     # fresh process state: the same words, but every segment's postings are read anew.
     ctx = ContextManager(root, sync=False)
     ctx.search("warmup")
-    segments = len(ctx.index._searcher.reader().leaf_readers())
+    segments = len(ctx.index.searcher.reader().leaf_readers())
     search_rank._SEGMENTS.clear()
     after = latency(lambda q: ctx.search(q, limit=10), queries)
     again = latency(lambda q: ctx.search(q, limit=10), queries)
@@ -284,6 +284,7 @@ def main() -> None:
     try:
         for n in sizes:
             run(n, queries, rows, work)
+            print("\n".join(rows), flush=True)  # each size's rows as soon as they are measured
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("\n".join(rows))
