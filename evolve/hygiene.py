@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from contextfs.errors import EvolveError
+from contextfs.text import words
 
 from . import prompts
 from .llm import ask
@@ -168,7 +169,7 @@ def _one_pass(text: str, dropped: list[str]) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"\w+", text.lower())
+    return words(text)
 
 
 async def rewrite_with_model(llm: Any, items: Sequence[str]) -> list[str | None]:

@@ -9,8 +9,10 @@
   core blocks, an archive searched by the index, and a recall log with eviction.
 
 Layout: the view assembly sits at the top — :mod:`.scoped` (``ScopedContext``),
-:mod:`.rules` (scope rules), :mod:`.packing` (the budget packer), :mod:`.tiers` (the five
-renderings of a file), :mod:`.pagein` (query page-in ranking), :mod:`.poisoning` (the guard
+:mod:`.rules` (scope rules), :mod:`.packing` (the budget packer), :mod:`.views` (what a view
+holds, and loading candidates), :mod:`.tiers` (the five renderings of a file),
+:mod:`.passages` (paragraphs, sentence windows and conversation turns), :mod:`.pagein`
+(passage ranking for query page-in), :mod:`.poisoning` (the guard
 for instruction-like text), :mod:`.arguments` (argument checks), :mod:`.derived` (paths of
 derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` and
 :mod:`.memory` packages.
@@ -31,7 +33,7 @@ from .memory import (
 )
 from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
 from .rules import Rule, ScopeRules, default_rules
-from .scoped import ScopedContext
+from .scoped import PassageHit, ScopedContext
 from .topics import IndexEntry, RouteResult, Topic, Topics
 
 __all__ = [
@@ -46,6 +48,7 @@ __all__ = [
     "Memory",
     "MemoryHit",
     "Message",
+    "PassageHit",
     "RouteResult",
     "Rule",
     "ScopeRules",

@@ -23,188 +23,49 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
-from collections import OrderedDict
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from contextfs import paths
-from contextfs.document import blob_version, decode, parse
-from contextfs.errors import BudgetError, ConfigError, ContextFSError, NotFoundError
+from contextfs.errors import BudgetError, ConfigError
 from contextfs.tokens import get_counter
 
 from .arguments import check_int, check_number
-from .tiers import TIERS, Source, query_terms, render
+from .passages import chunks_of, is_heading
+from .tiers import TIERS, Source, query_terms, render, render_passages
+from .views import (
+    Candidate,
+    ContextView,
+    DroppedItem,
+    PagedPassage,
+    ViewItem,
+    load_or_drop,
+    load_source,
+    resolve_rev,
+)
 
-__all__ = ["Candidate", "ContextView", "DroppedItem", "ViewItem", "load_or_drop", "load_source", "pack", "resolve_rev"]
+__all__ = ["Candidate", "ContextView", "DroppedItem", "PagedPassage", "ViewItem", "load_or_drop", "load_source", "pack",
+           "resolve_rev"]
 
 log = logging.getLogger(__name__)
 
 _DROPPED = len(TIERS)
 #: Below this many tokens an excerpt shows too little to be worth its heading.
 MIN_EXCERPT_TOKENS = 40
+#: Page-in stops when less than this is left (a label and a few words).
+MIN_PASSAGE_TOKENS = 12
 _SEP = 1  # "\n\n" between sections
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """Something that may go into a view, and how much it matters."""
-
-    path: str
-    reason: str
-    priority: int
-    pinned: bool = False
-    body: str | None = None
-    min_tier: str = "cue"
-    title: str | None = None
-
-
-@dataclass(frozen=True)
-class ViewItem:
-    """One item shown in a view: at which tier, at what cost, and why it is there."""
-
-    path: str
-    tier: str
-    tokens: int
-    version: str
-    reason: str
-    priority: int = 0
-    pinned: bool = False
-    lines: str | None = None  # excerpt line ranges, e.g. "12-18,40"
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path, "tier": self.tier, "tokens": self.tokens, "version": self.version,
-            "reason": self.reason, "priority": self.priority, "pinned": self.pinned, "lines": self.lines,
-        }
-
-
-@dataclass(frozen=True)
-class DroppedItem:
-    """A candidate that is not in the view, and why."""
-
-    path: str
-    reason: str
-    tokens: int = 0  # what it would have cost in full (0 when it could not be read)
-    version: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "reason": self.reason, "tokens": self.tokens, "version": self.version}
-
-
-@dataclass(frozen=True)
-class ContextView:
-    """An assembled view: the text, its exact token count and the accounting behind it."""
-
-    text: str
-    tokens: int
-    budget: int | None
-    items: tuple[ViewItem, ...] = ()
-    dropped: tuple[DroppedItem, ...] = ()
-    manifest: tuple[tuple[str, str], ...] = ()
-    encoding: str = "cl100k_base"
-    query: str | None = None
-    as_of: str | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def __str__(self) -> str:
-        return self.text
-
-    def tier_of(self, path: str) -> str | None:
-        """The tier ``path`` is shown at, or None when it is not in the view."""
-        for item in self.items:
-            if item.path == path:
-                return item.tier
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "encoding": self.encoding,
-            "query": self.query,
-            "as_of": self.as_of,
-            **self.meta,
-            "items": [i.to_dict() for i in self.items],
-            "dropped": [d.to_dict() for d in self.dropped],
-            "manifest": [{"path": p, "version": v} for p, v in self.manifest],
-            "text": self.text,
-        }
-
-
-# ----------------------------------------------------------------- loading
-def resolve_rev(ctx: Any, rev: str | None) -> str | None:
-    """The full commit id for ``rev`` (NotFoundError when it does not exist)."""
-    if rev is None:
-        return None
-    return ctx.git.resolve(rev).hexsha
-
-
-_SOURCES: OrderedDict[tuple[str, str, str | None], Source] = OrderedDict()
-_SOURCES_SIZE = 4096
-_SOURCES_LOCK = threading.Lock()
-
-
-def _from_bytes(rel: str, data: bytes, title: str | None) -> Source:
-    """Parse once per (path, blob): YAML frontmatter costs milliseconds a file, hashing microseconds."""
-    key = (rel, blob_version(data), title)
-    with _SOURCES_LOCK:
-        hit = _SOURCES.get(key)
-        if hit is not None:
-            _SOURCES.move_to_end(key)
-            return hit
-    src = _parse_source(rel, data, title)
-    with _SOURCES_LOCK:
-        _SOURCES[key] = src
-        if len(_SOURCES) > _SOURCES_SIZE:
-            _SOURCES.popitem(last=False)
-    return src
-
-
-def _parse_source(rel: str, data: bytes, title: str | None) -> Source:
-    text = decode(data, rel)
-    doc = parse(text, rel, version=blob_version(data))
-    offset = text[: len(text) - len(doc.body)].count("\n") if doc.body and text.endswith(doc.body) else 0
-    return Source(rel, doc.body, dict(doc.metadata), doc.version or blob_version(data), offset, title)
-
-
-def load_source(ctx: Any, cand: Candidate, rev: str | None) -> Source | None:
-    """The candidate's content (at ``rev`` when given), or None when it does not exist."""
-    if cand.body is not None:
-        return Source(cand.path, cand.body, {}, blob_version(cand.body.encode("utf-8", "surrogatepass")), 0, cand.title)
-    rel = paths.check(ctx.root, cand.path)
-    data = ctx.git.blob_at(rel, rev) if rev is not None else ctx.read_raw(rel)
-    if data is None:
-        return None
-    return _from_bytes(rel, data, cand.title)
-
-
-def load_or_drop(ctx: Any, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
-    """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
-    exists but cannot be read (binary, not UTF-8, broken frontmatter...).
-
-    An unreadable file is left out and reported (in the view's ``dropped`` and a logged
-    warning), pinned or not: one bad file must never take every view down with it.
-    """
-    try:
-        return load_source(ctx, cand, rev)
-    except NotFoundError:
-        return None
-    except ContextFSError as exc:
-        log.warning("leaving %s out of the view: %s", cand.path, exc)
-        return DroppedItem(cand.path, f"unreadable: {exc}")
 
 
 # ----------------------------------------------------------------- packing
 class _Slot:
-    __slots__ = ("cand", "src", "order", "level", "text", "cost", "min_level", "paged", "full_cost")
+    __slots__ = ("cand", "src", "order", "level", "text", "cost", "min_level", "paged", "full_cost", "relevance")
 
-    def __init__(self, cand: Candidate, src: Source, order: int, paged: bool = False) -> None:
+    def __init__(self, cand: Candidate, src: Source, order: int, paged: bool = False, relevance: float = 0.0) -> None:
         self.cand = cand
         self.src = src
         self.order = order
         self.paged = paged
+        self.relevance = relevance
         self.level = 0
         self.text: str | None = None
         self.cost = 0
@@ -213,7 +74,14 @@ class _Slot:
 
     @property
     def key(self) -> tuple[int, int]:
+        """Where the item sits in the view's text: rule order."""
         return (self.cand.priority, self.order)
+
+    @property
+    def rank(self) -> tuple[int, float, int, int]:
+        """How much the item matters when room is short: with a query, items that answer
+        it first (best answer first), then the rest in rule order."""
+        return (0 if self.relevance > 0 else 1, -self.relevance, self.cand.priority, self.order)
 
 
 class _Packer:
@@ -263,7 +131,7 @@ class _Packer:
         for slot in others:
             self.place(slot, 0)
         total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
-        ranked = sorted(others, key=lambda s: s.key)
+        ranked = sorted(others, key=lambda s: s.rank)
         stuck: set[int] = set()
         while total > target:
             movable = [s for s in ranked if s.level < s.min_level and id(s) not in stuck]
@@ -329,24 +197,29 @@ def pack(
     encoding: str | None = None,
     as_of: str | None = None,
     header: str | None = None,
-    paged: Sequence[Candidate] = (),
+    paged: Sequence[PagedPassage] = (),
     page_share: float = 0.0,
+    relevance: Mapping[str, float] | None = None,
 ) -> ContextView:
     """Pack ``candidates`` into a view of at most ``budget`` tokens (no limit when None).
 
-    ``paged`` are ranked extra candidates (search hits) that may use up to ``page_share``
-    of the budget left after the pinned items, each as a whole file when it fits there or
-    as excerpts around the query; whatever they leave goes back to ``candidates``.
+    ``paged`` are ranked passages from outside the candidates (best first). They are
+    guaranteed ``page_share`` of the budget left after the pinned items, and take
+    whatever else the candidates leave: the budget is a cap the view comes close to when
+    there is matching material. ``relevance`` (path -> score for ``query``) orders the
+    unpinned candidates when room is short: the ones that answer the query keep their
+    richer tiers.
     """
     if budget is not None:
         check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
                   error=ConfigError)
     check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.35", error=ConfigError)
     _check_candidates(candidates)
-    _check_candidates(paged)
+    _check_passages(paged)
     counter = get_counter(encoding)
     rev = resolve_rev(ctx, as_of)
     packer = _Packer(counter, query_terms(query))
+    scores = dict(relevance or {})
 
     slots: list[_Slot] = []
     dropped: list[DroppedItem] = []
@@ -355,6 +228,7 @@ def pack(
     for order, cand in indexed:
         slot = _make_slot(ctx, cand, order, rev, seen, dropped)
         if slot is not None:
+            slot.relevance = float(scores.get(cand.path, 0.0)) if query else 0.0
             slots.append(slot)
 
     header_text = header.rstrip("\n") if header else None
@@ -366,7 +240,7 @@ def pack(
     for slot in slots:
         slot.full_cost = packer.section(slot, 0)[1] if not slot.cand.pinned else slot.cost
 
-    paged_slots: list[_Slot] = []
+    sections: list[_Paged] = []
     if budget is None:
         for slot in others:
             packer.place(slot, 0)
@@ -378,14 +252,21 @@ def pack(
                 f"the budget of {budget} tokens cannot hold the pinned items alone, which need "
                 f"{fixed + pinned_cost} tokens: {sizes}; raise the budget or shorten or unpin them"
             )
+        paging = bool(paged) and page_share > 0 and bool(query)
         target = budget
         for _attempt in range(12):
-            page_used = 0
-            if paged and page_share > 0 and query:
-                paged_slots = _page_in(ctx, packer, paged, rev, seen, int((target - fixed - pinned_cost) * page_share), len(candidates))
-                page_used = sum(s.cost for s in paged_slots)
-            packer.fit(pinned, others, target, fixed + page_used)
-            text = _join(header_text, slots, paged_slots)
+            sections = []
+            if paging:
+                # The candidates fit around a reserve; page-in then takes the reserve and
+                # whatever the candidates left; what page-in leaves goes back to them.
+                reserve = int((target - fixed - pinned_cost) * page_share)
+                packer.fit(pinned, others, target, fixed + reserve)
+                room = target - fixed - pinned_cost - sum(s.cost for s in others)
+                sections = _page_in(ctx, packer, paged, rev, seen, room)
+                packer.fit(pinned, others, target, fixed + sum(p.cost for p in sections))
+            else:
+                packer.fit(pinned, others, target, fixed)
+            text = _join(header_text, slots, sections)
             total = counter.count(text)
             if total <= budget:
                 break
@@ -398,11 +279,11 @@ def pack(
         else:  # pragma: no cover - each attempt lowers the target by at least the overshoot
             raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
 
-    text = _join(header_text, slots, paged_slots)
+    text = _join(header_text, slots, sections)
     total = counter.count(text)
     items: list[ViewItem] = []
     manifest: list[tuple[str, str]] = []
-    for slot in _ordered(slots) + paged_slots:
+    for slot in _ordered(slots):
         if slot.level >= _DROPPED:
             dropped.append(DroppedItem(slot.src.path, f"over budget: {slot.cand.reason}", slot.full_cost - _SEP, slot.src.version))
             continue
@@ -412,10 +293,25 @@ def pack(
             slot.cand.priority, slot.cand.pinned, _lines_of(slot.text) if tier == "excerpt" else None,
         ))
         manifest.append((slot.src.path, slot.src.version))
+    for k, sec in enumerate(sections, start=1):
+        items.append(ViewItem(
+            sec.src.path, "excerpt", sec.cost - _SEP, sec.src.version,
+            f"paged in for the query (best passage score {sec.score:.3f})", 1000 + k, False, _lines_of(sec.text),
+        ))
+        manifest.append((sec.src.path, sec.src.version))
     return ContextView(
         text=text, tokens=total, budget=budget, items=tuple(items), dropped=tuple(dropped),
         manifest=tuple(manifest), encoding=counter.name or counter.requested, query=query, as_of=rev,
     )
+
+
+def _check_passages(paged: Sequence[PagedPassage]) -> None:
+    if isinstance(paged, (str, bytes)) or not isinstance(paged, Sequence):
+        raise ConfigError(f"pack() takes paged= as a list of PagedPassage objects, got {type(paged).__name__}")
+    for p in paged:
+        if not isinstance(p, PagedPassage):
+            raise ConfigError(f"pack() takes paged= as PagedPassage objects, got {type(p).__name__}; "
+                              "build them with PagedPassage(path, index, score)")
 
 
 def _make_slot(
@@ -442,43 +338,98 @@ def _make_slot(
     return _Slot(cand, src, order, paged)
 
 
+class _Paged:
+    """The passages of one file paged into a view."""
+
+    __slots__ = ("cost", "picked", "score", "src", "text")
+
+    def __init__(self, src: Source, score: float) -> None:
+        self.src = src
+        self.score = score
+        self.picked: list[int] = []
+        self.text = ""
+        self.cost = 0
+
+
+#: Page-in stops after this many passages in a row did not fit.
+_MISSES = 40
+
+
 def _page_in(
-    ctx: Any, packer: _Packer, paged: Sequence[Candidate], rev: str | None, seen: set[str], share: int, base: int
-) -> list[_Slot]:
-    """Fill ``share`` tokens with ranked hits: whole small files, excerpts of large ones."""
-    out: list[_Slot] = []
-    left = share
-    taken = set(seen)
-    for i, cand in enumerate(paged):
-        if left < MIN_EXCERPT_TOKENS:
+    ctx: Any, packer: _Packer, paged: Sequence[PagedPassage], rev: str | None, seen: set[str], room: int
+) -> list[_Paged]:
+    """Fill ``room`` tokens with ranked passages, best first, then their neighbours.
+
+    A passage is taken when it fits; files are shown as one excerpt section each (in the
+    order of their best passage), their passages in file order with neighbours joined.
+    When the matching passages are in, the passages next to them fill what is left.
+    """
+    sections: dict[str, _Paged] = {}
+    skipped: set[str] = set(seen)
+    left = room
+    misses = 0
+
+    def cost_with(sec: _Paged, picked: list[int]) -> tuple[str, int]:
+        text = render_passages(sec.src, picked)
+        return text, packer.count(text) + _SEP
+
+    def take(sec: _Paged, index: int) -> bool:
+        nonlocal left
+        if index in sec.picked:
+            return True
+        text, cost = cost_with(sec, [*sec.picked, index])
+        if cost - sec.cost > left:
+            return False
+        left -= cost - sec.cost
+        sec.picked.append(index)
+        sec.text, sec.cost = text, cost
+        return True
+
+    for p in paged:
+        if left < MIN_PASSAGE_TOKENS or misses >= _MISSES:
             break
-        slot = _make_slot(ctx, cand, base + i, rev, taken, [], paged=True)
-        if slot is None:
+        if p.path in skipped:
             continue
-        text, cost = packer.section(slot, 0)
-        slot.full_cost = cost
-        # A whole file only when it leaves room for the next hits; else the passages that match.
-        if text is not None and cost <= left and cost <= share // 3:
-            slot.level, slot.text, slot.cost = 0, text, cost
-        else:
-            allowance = min(left, max(share // 2, MIN_EXCERPT_TOKENS))
-            # Paged excerpts carry only the passages that match; the rest of the share
-            # goes to the next hit.
-            text, cost = packer.section(slot, TIERS.index("excerpt"), allowance, only_matches=True)
-            if text is None or cost > left:
+        sec = sections.get(p.path)
+        if sec is None:
+            src = _paged_source(ctx, p.path, rev)
+            if src is None:
+                skipped.add(p.path)
                 continue
-            slot.level, slot.text, slot.cost = TIERS.index("excerpt"), text, cost
-        out.append(slot)
-        left -= slot.cost
-    return out
+            sec = _Paged(src, p.score)
+        if not 0 <= p.index < len(chunks_of(sec.src.body, sec.src.line_offset, sec.src.path)):
+            continue  # a ranking from other bytes than these: never show a wrong passage
+        if take(sec, p.index):
+            sections.setdefault(p.path, sec)
+            misses = 0
+        else:
+            misses += 1
+    # Neighbours: the passages around each match, best file first, while they fit.
+    for sec in list(sections.values()):
+        chunks = chunks_of(sec.src.body, sec.src.line_offset, sec.src.path)
+        for index in list(sec.picked):
+            for near in (index - 1, index + 1):
+                if left < MIN_PASSAGE_TOKENS:
+                    break
+                if 0 <= near < len(chunks) and not is_heading(chunks[near]) and near not in sec.picked:
+                    take(sec, near)
+    return [s for s in sections.values() if s.picked]
+
+
+def _paged_source(ctx: Any, path: str, rev: str | None) -> Source | None:
+    """A paged file's content, or None when it cannot be shown (gone, unreadable, quarantined, empty)."""
+    src = load_or_drop(ctx, Candidate(path, "paged in", 0), rev)
+    if not isinstance(src, Source) or src.trust == "quarantined" or not src.body.strip():
+        return None
+    return src
 
 
 def _ordered(slots: list[_Slot]) -> list[_Slot]:
     return sorted(slots, key=lambda s: (not s.cand.pinned, s.key))
 
 
-def _join(header: str | None, slots: list[_Slot], paged: list[_Slot]) -> str:
+def _join(header: str | None, slots: list[_Slot], paged: list[_Paged]) -> str:
     parts = [header] if header else []
     parts += [s.text for s in _ordered(slots) if s.text is not None and s.level < _DROPPED]
-    parts += [s.text for s in paged if s.text is not None]
+    parts += [s.text for s in paged if s.text]
     return "\n\n".join(parts)

@@ -1,77 +1,111 @@
-"""Page-in ranking: which files outside a scope best match a query, reproducibly.
+"""Page-in ranking: which passages outside a scope best answer a query, reproducibly.
 
 A view assembled ``as_of`` a past commit must be byte-for-byte the view assembled when that
 commit was the head. The live Whoosh index cannot promise that: it only knows the present,
 and its scores drift with segment merges and deleted-document statistics. So the default
-ranker here is BM25 computed in-process over the markdown files *of one commit*, a pure
-function of that commit's blobs: the same commit always yields the same ranking.
+ranker here is BM25 computed in-process over the *passages* (:mod:`.passages`) of the
+markdown files and conversation logs *of one commit*, a pure function of that commit's
+blobs: the same commit always yields the same ranking.
 
-Cost is kept low with two caches that cannot change results: per-blob term counts keyed by
-the blob id (content-addressed), and one inverted index per root, moved from commit to
-commit by re-reading only the paths ``git diff-tree`` reports. A warm look-up at an
-unchanged head touches only the postings of the query terms.
+Passages, not files, are ranked, across every file: a 60-sentence paragraph is cut into
+sentence windows and a conversation log into its messages, so the passage holding the
+answer competes on its own, and many files can contribute. Each passage is matched on its
+text, its section heading and its file's real title (never the file name; archival notes
+are named after their first words).
 
-``pager="search"`` ranks with the live index instead (``ctx.search``), for callers that
-prefer Whoosh's field boosts and phrase syntax and do not need ``as_of`` reproduction.
+Cost is kept low with two caches that cannot change results: per-blob passages and term
+counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.TermIndex`
+per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
+reports. A warm look-up at an unchanged head reads only the postings of the query terms.
+
+``pager="search"`` orders files with the live index instead (``ctx.search``), for callers
+that prefer Whoosh's field boosts and query syntax and do not need ``as_of`` reproduction.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError
+from contextfs.text import BM25, TermIndex
+from contextfs.turns import is_log
 
-from .tiers import query_terms, terms_of
+from .passages import Chunk, chunk_terms, chunks_of, is_heading
+from .tiers import query_terms
 
-__all__ = ["PAGERS", "rank"]
+__all__ = ["PAGERS", "Passage", "rank", "relevance"]
 
 log = logging.getLogger(__name__)
 
 PAGERS = ("exact", "search")
-_K1 = 1.2
-# Weak length normalisation: a long file costs little here (page-in shows only its
-# matching passages), so it should not lose to a short file that merely mentions a term.
-_B = 0.3
-#: Path and title words are counted this many times (a cheap BM25F): names identify files.
-_NAME_WEIGHT = 3
-_BLOB_CACHE: OrderedDict[str, tuple[Counter[str], int, bool]] = OrderedDict()
+#: Passages are short, so length normalisation is BM25's usual 0.75.
+SCORER = BM25(k1=1.2, b=0.75)
+_BLOB_CACHE: OrderedDict[str, tuple[tuple[Counter[str], ...], bool]] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
 
 
+@dataclass(frozen=True)
+class Passage:
+    """One ranked passage: the file, the passage's index in :func:`chunks_of`, its score."""
+
+    path: str
+    index: int
+    score: float
+
+
 def _eligible(rel: str) -> bool:
+    if is_log(rel):
+        return True
     return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
 
 
-def _doc_stats(rel: str, data: bytes) -> tuple[Counter[str], int, bool]:
+def _title(meta: dict[str, Any], body: str) -> str:
+    title = meta.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    for line in body.splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return ""
+
+
+def _passages_of(rel: str, data: bytes) -> tuple[tuple[Counter[str], ...], bool]:
+    """Term counts of each passage of a file (empty for headings), and whether it is quarantined."""
     try:
-        doc = parse(decode(data, rel), rel)
+        text = decode(data, rel)
+        if is_log(rel):
+            meta, body, offset = {}, text, 0
+        else:
+            doc = parse(text, rel)
+            meta, body = doc.metadata, doc.body
+            offset = text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
     except ContextFSError:
-        return Counter(), 0, False
-    meta = doc.metadata
-    quarantined = meta.get("trust") == "quarantined"
-    names = " ".join([rel.rsplit(".", 1)[0].replace("/", " ").replace("-", " "), str(meta.get("title") or doc.title)])
-    extra = " ".join(str(meta.get(k, "")) for k in ("abstract", "tags") if meta.get(k))
-    terms = terms_of(names) * _NAME_WEIGHT + terms_of(extra + " " + doc.body)
-    return Counter(terms), len(terms), quarantined
+        return (), False
+    if meta.get("trust") == "quarantined":
+        return (), True
+    title = _title(meta, body)
+    chunks: tuple[Chunk, ...] = chunks_of(body, offset, rel)
+    return tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) for ch in chunks), False
 
 
 class _TreeIndex:
-    """BM25 statistics for the eligible files of one commit."""
+    """BM25 statistics for the passages of the eligible files of one commit."""
 
     def __init__(self) -> None:
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
-        self.postings: dict[str, dict[str, int]] = {}
-        self.lengths: dict[str, int] = {}
-        self.total = 0
+        self.counts: dict[str, int] = {}  # rel -> how many passages it has
+        self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
+        self.index = TermIndex(SCORER)
 
-    def _stats(self, ctx: Any, rel: str, blob: str, sha: str) -> tuple[Counter[str], int, bool]:
+    def _stats(self, ctx: Any, rel: str, blob: str, sha: str) -> tuple[tuple[Counter[str], ...], bool]:
         with _LOCK:
             hit = _BLOB_CACHE.get(blob)
             if hit is not None:
@@ -80,7 +114,7 @@ class _TreeIndex:
         data = ctx.read_raw(rel) if sha == ctx.git.head() else None
         if data is None or blob_version(data) != blob:
             data = ctx.git.blob_at(rel, sha) or b""
-        stats = _doc_stats(rel, data)
+        stats = _passages_of(rel, data)
         with _LOCK:
             _BLOB_CACHE[blob] = stats
             if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
@@ -88,35 +122,23 @@ class _TreeIndex:
         return stats
 
     def _remove(self, rel: str) -> None:
-        if rel not in self.blobs:
-            return
-        del self.blobs[rel]
-        length = self.lengths.pop(rel, None)
-        if length is None:
-            return
-        self.total -= length
-        for term in list(self._terms.pop(rel, ())):
-            plist = self.postings.get(term)
-            if plist is not None:
-                plist.pop(rel, None)
-                if not plist:
-                    del self.postings[term]
+        self.blobs.pop(rel, None)
+        self.usable.pop(rel, None)
+        for i in range(self.counts.pop(rel, 0)):
+            self.index.remove((rel, i))
 
     def _add(self, ctx: Any, rel: str, blob: str, sha: str) -> None:
         self.blobs[rel] = blob
-        counts, length, quarantined = self._stats(ctx, rel, blob, sha)
-        if quarantined or not length:
+        passages, quarantined = self._stats(ctx, rel, blob, sha)
+        if quarantined:
             return
-        self.lengths[rel] = length
-        self.total += length
-        self._terms[rel] = tuple(counts)
-        for term, tf in counts.items():
-            self.postings.setdefault(term, {})[rel] = tf
-
-    _terms: dict[str, tuple[str, ...]]
+        self.counts[rel] = len(passages)
+        self.usable[rel] = frozenset(i for i, counts in enumerate(passages) if counts)
+        for i, counts in enumerate(passages):
+            if counts:
+                self.index.add((rel, i), counts)
 
     def build(self, ctx: Any, sha: str) -> None:
-        self._terms = {}
         for rel, blob in sorted(ctx.git.files_at(sha).items()):
             if _eligible(rel):
                 self._add(ctx, rel, blob, sha)
@@ -134,24 +156,42 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
-    def score(self, terms: tuple[str, ...], exclude: set[str], limit: int) -> list[tuple[str, float]]:
-        n = len(self.lengths)
-        if not n or not terms:
-            return []
-        avg = self.total / n
-        scores: dict[str, float] = {}
-        for term in terms:
-            plist = self.postings.get(term)
-            if not plist:
-                continue
-            idf = math.log(1 + (n - len(plist) + 0.5) / (len(plist) + 0.5))
-            for rel in sorted(plist):  # a fixed order keeps float sums identical across builds
-                tf = plist[rel]
-                norm = tf * (_K1 + 1) / (tf + _K1 * (1 - _B + _B * self.lengths[rel] / avg))
-                scores[rel] = scores.get(rel, 0.0) + idf * norm
-        ranked = sorted(((round(s, 9), rel) for rel, s in scores.items() if rel not in exclude),
-                        key=lambda p: (-p[0], p[1]))
-        return [(rel, s) for s, rel in ranked[:limit]]
+    def score(self, terms: tuple[str, ...], exclude: set[str], limit: int,
+              allow: Callable[[str], bool] | None = None) -> list[Passage]:
+        scores = _with_neighbours(self.index.scores(terms), self.usable)
+        ranked = sorted(((round(s, 9), rel, i) for (rel, i), s in scores.items()
+                         if rel not in exclude and (allow is None or allow(rel))),
+                        key=lambda p: (-p[0], p[1], p[2]))
+        return [Passage(rel, i, s) for s, rel, i in ranked[:limit]]
+
+    def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:
+        """The best passage score of each of ``paths`` (0 when nothing matches)."""
+        wanted = set(paths)
+        best = dict.fromkeys(paths, 0.0)
+        for (rel, _i), s in self.index.scores(terms).items():
+            if rel in wanted and s > best[rel]:
+                best[rel] = round(s, 9)
+        return best
+
+
+#: A passage also counts this share of its neighbours' scores: in a conversation the answer
+#: is often the turn after the one that repeats the question's words, and in prose the
+#: sentence after the one that names the subject.
+NEIGHBOUR_WEIGHT = 0.5
+
+
+def _with_neighbours(scores: dict[Any, float], usable: dict[str, frozenset[int]]) -> dict[Any, float]:
+    """Each passage's score plus ``NEIGHBOUR_WEIGHT`` times each neighbour's, in a fixed order
+    (own, previous, next) so the sum is the same whatever order the index holds them in."""
+    if not NEIGHBOUR_WEIGHT or not scores:
+        return scores
+    keys = set(scores)
+    for rel, i in scores:
+        ok = usable.get(rel, frozenset())
+        keys.update((rel, n) for n in (i - 1, i + 1) if n in ok)
+    w = NEIGHBOUR_WEIGHT
+    return {(rel, i): scores.get((rel, i), 0.0) + w * scores.get((rel, i - 1), 0.0) + w * scores.get((rel, i + 1), 0.0)
+            for rel, i in keys}
 
 
 _HEADS: dict[str, _TreeIndex] = {}
@@ -188,13 +228,27 @@ def _index_for(ctx: Any, sha: str) -> _TreeIndex:
 
 
 def rank(
-    ctx: Any, query: str, *, rev: str | None, exclude: set[str], limit: int = 8, pager: str = "exact"
-) -> list[tuple[str, float]]:
-    """The best ``limit`` files for ``query`` at commit ``rev`` (head when None), best first."""
-    if pager == "search" and rev is None:
-        hits = ctx.search(query, limit=limit + len(exclude))
-        return [(h.path, float(h.score)) for h in hits if h.path not in exclude and _eligible(h.path)][:limit]
+    ctx: Any, query: str, *, rev: str | None, exclude: set[str], limit: int = 300, pager: str = "exact",
+    allow: Callable[[str], bool] | None = None,
+) -> list[Passage]:
+    """The best ``limit`` passages for ``query`` at commit ``rev`` (head when None), best first.
+
+    Files in ``exclude``, and files ``allow`` says no to, never contribute.
+    """
     sha = rev or ctx.git.head()
     if sha is None:
         return []
-    return _index_for(ctx, sha).score(query_terms(query), exclude, limit)
+    passages = _index_for(ctx, sha).score(query_terms(query), exclude, limit if pager != "search" else 100_000, allow)
+    if pager == "search" and rev is None:
+        # Files in the live index's order; within a file, its passages by score.
+        order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if _eligible(h.path)}
+        passages = sorted((p for p in passages if p.path in order), key=lambda p: (order[p.path], -p.score, p.index))
+    return passages[:limit]
+
+
+def relevance(ctx: Any, query: str, paths: list[str], *, rev: str | None) -> dict[str, float]:
+    """How well each file answers ``query``: its best passage's score (0 when none matches)."""
+    sha = rev or ctx.git.head()
+    if sha is None or not paths:
+        return dict.fromkeys(paths, 0.0)
+    return _index_for(ctx, sha).best_of(query_terms(query), paths)

@@ -18,24 +18,60 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
 from .arguments import check_choice, check_int, check_number, check_text
-from .packing import Candidate, ContextView, DroppedItem, ViewItem, load_or_drop, pack, resolve_rev
-from .pagein import PAGERS, rank
+from .packing import (
+    Candidate,
+    ContextView,
+    DroppedItem,
+    PagedPassage,
+    ViewItem,
+    load_or_drop,
+    pack,
+    resolve_rev,
+)
+from .pagein import PAGERS, rank, relevance
+from .passages import chunks_of
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 
-__all__ = ["ContextView", "DroppedItem", "ScopedContext", "ViewItem"]
+__all__ = ["ContextView", "DroppedItem", "PassageHit", "ScopedContext", "ViewItem"]
 
 log = logging.getLogger(__name__)
 
-#: How many ranked files page-in considers (it stops earlier when its share is spent).
-PAGE_IN_LIMIT = 8
+#: How many ranked passages page-in considers (it stops earlier when the budget is spent).
+PAGE_IN_LIMIT = 400
 _TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
+
+
+@dataclass(frozen=True)
+class PassageHit:
+    """One passage that matches a query: where it is, what it says, and how well it matches.
+
+    ``note`` is a conversation turn's date and speaker ("2023-05-08 13:56 · Caroline"),
+    ``heading`` the section a markdown passage sits in.
+    """
+
+    path: str
+    first: int
+    last: int
+    text: str
+    score: float
+    heading: str = ""
+    note: str = ""
+
+    @property
+    def lines(self) -> str:
+        return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "lines": self.lines, "text": self.text, "score": round(self.score, 4),
+                "heading": self.heading, "note": self.note}
 
 
 class ScopedContext:
@@ -130,6 +166,30 @@ class ScopedContext:
             raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`")
         return found
 
+    # ------------------------------------------------------------ passages
+    def passages(self, query: str, *, limit: int = 10, as_of: str | None = None) -> list[PassageHit]:
+        """The ``limit`` passages of the whole tree that best match ``query``, best first.
+
+        The ranking page-in uses (BM25 over paragraphs, sentence windows of long prose and
+        conversation turns, at ``as_of`` when given): what a view would page in, as a list.
+        """
+        check_text(query, "query", fix="pass a few words to look for")
+        limit = check_int(limit, "limit", minimum=1, fix="pass how many passages to return, e.g. 10")
+        rev = resolve_rev(self.ctx, as_of)
+        out: list[PassageHit] = []
+        sources: dict[str, Any] = {}
+        for p in rank(self.ctx, query, rev=rev, exclude=set(), limit=limit):
+            if p.path not in sources:
+                sources[p.path] = load_or_drop(self.ctx, Candidate(p.path, "passage", 0), rev)
+            src = sources[p.path]
+            if not isinstance(src, Source):
+                continue
+            chunks = chunks_of(src.body, src.line_offset, src.path)
+            if 0 <= p.index < len(chunks):
+                ch = chunks[p.index]
+                out.append(PassageHit(p.path, ch.first, ch.last, ch.text, p.score, ch.heading, ch.note))
+        return out
+
     # ------------------------------------------------------------ views
     def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
         """The scope's context as text: whole files in the plain format without a budget, a packed view with one."""
@@ -185,22 +245,21 @@ class ScopedContext:
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
         cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)
-        paged: list[Candidate] = []
+        paged: list[PagedPassage] = []
+        scores: dict[str, float] = {}
         if query and budget is not None and self.page_share > 0:
             exclude = {c.path for c in cands}
-            hits = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT * 3,
-                        pager=self.pager if rev is None else "exact")
             # Topics are isolated contexts: page-in never mixes another topic's files into
             # a view; only the topic the view was asked for (topic=...) may contribute.
             own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
-            hits = [(p, s) for p, s in hits if not p.startswith(f"{TOPICS_DIR}/") or (own and p.startswith(own))]
-            paged = [
-                Candidate(path, f"paged in for the query (rank {k}, score {score:.3f})", 1000 + k)
-                for k, (path, score) in enumerate(hits[:PAGE_IN_LIMIT], start=1)
-            ]
+            ranked = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT,
+                          pager=self.pager if rev is None else "exact",
+                          allow=lambda p: not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
+            paged = [PagedPassage(p.path, p.index, p.score) for p in ranked]
+            scores = relevance(self.ctx, query, [c.path for c in cands if not c.pinned], rev=rev)
         view = pack(
             self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev,
-            paged=paged, page_share=self.page_share,
+            paged=paged, page_share=self.page_share, relevance=scores,
         )
         view.meta.update({"scope": scope, "subtask": subtask_id, "topic": topic})
         return view

@@ -13,14 +13,17 @@ Nothing here reads files or clocks: every function is a pure function of its inp
 
 from __future__ import annotations
 
-import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from contextfs import text as contextfs_text
 from contextfs.poisoning import render_untrusted
+from contextfs.turns import is_log
+
+from .passages import Chunk, blocks, chunk_terms, chunks_of, is_heading
 
 __all__ = [
     "CUT_MARK",
@@ -31,10 +34,11 @@ __all__ = [
     "clip",
     "extract_abstract",
     "extract_overview",
-    "query_terms",
     "join_sections",
     "plain_section",
+    "query_terms",
     "render",
+    "render_passages",
     "terms_of",
 ]
 
@@ -44,20 +48,7 @@ TIERS: tuple[str, ...] = ("full", "excerpt", "overview", "abstract", "cue")
 CUT_MARK = " […]"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_-])")
-_WORD = re.compile(r"[a-z0-9]+")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
-_ITEM = re.compile(r"^\s{0,3}([-*+]|\d+[.)])\s")
-_STOP = frozenset(
-    """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers him his how i if in into is it its itself just
-    me more most my no nor not now of off on once only or other our ours out over own same she
-    should so some such than that the their theirs them then there these they this those through
-    to too under until up very was we were what when where which while who whom why will with
-    would you your yours yet may might must shall us also via per""".split()  # noqa: SIM905
-)
-#: Large paragraphs are split into lines so an excerpt can take one bullet of a long list.
-_MAX_CHUNK_CHARS = 600
 
 
 @dataclass(frozen=True)
@@ -86,49 +77,11 @@ class Source:
         return self.path
 
 
-@dataclass(frozen=True)
-class Chunk:
-    """A paragraph (or one line of a long one) with its 1-based file line range."""
-
-    first: int
-    last: int
-    text: str
-    heading: str
-
-
 # ----------------------------------------------------------------- words
-def _stem(word: str) -> str:
-    for suffix in ("ingly", "edly", "ings", "ing", "ies", "ied", "es", "ed", "ly", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                word += "y"
-            break
-    return word
-
-
-@lru_cache(maxsize=65536)
-def _norm(word: str) -> str | None:
-    if (len(word) < 2 and not word.isdigit()) or word in _STOP:
-        return None
-    return _stem(word)
-
-
-def terms_of(text: str) -> list[str]:
-    """Lower-cased, stop-word-free, lightly stemmed words: the unit of lexical matching."""
-    out = []
-    for word in _WORD.findall(text.lower()):
-        term = _norm(word)
-        if term is not None:
-            out.append(term)
-    return out
-
-
-def query_terms(query: str | None) -> tuple[str, ...]:
-    """The distinct terms of a query, in first-seen order."""
-    if not query:
-        return ()
-    return tuple(dict.fromkeys(terms_of(query)))
+#: Lower-cased, stop-word-free, stemmed words: the unit of lexical matching (contextfs.text).
+terms_of = contextfs_text.terms
+#: The distinct terms of a query, in first-seen order.
+query_terms = contextfs_text.query_terms
 
 
 # ----------------------------------------------------------------- text
@@ -220,120 +173,40 @@ def extract_overview(body: str, title: str | None = None, max_words: int = 90) -
     return clip(text, max_words + 10)
 
 
-# ----------------------------------------------------------------- chunks
-def chunks_of(body: str, line_offset: int = 0) -> tuple[Chunk, ...]:
-    """Paragraphs with line ranges; long paragraphs split into their lines."""
-    return _chunks(body, line_offset)
-
-
-@lru_cache(maxsize=4096)
-def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
-    out: list[Chunk] = []
-    heading = ""
-    block: list[tuple[int, str]] = []
-    fenced = False
-
-    def flush() -> None:
-        if not block:
-            return
-        text = "\n".join(line for _, line in block)
-        if len(text) > _MAX_CHUNK_CHARS and not fenced_block(block):
-            # One chunk per list item (continuation lines stay with their item).
-            items: list[list[tuple[int, str]]] = []
-            for n, line in block:
-                if not items or _ITEM.match(line):
-                    items.append([])
-                items[-1].append((n, line))
-            for item in items:
-                out.append(Chunk(item[0][0], item[-1][0], "\n".join(t for _, t in item), heading))
-        else:
-            out.append(Chunk(block[0][0], block[-1][0], text, heading))
-        block.clear()
-
-    def fenced_block(lines: list[tuple[int, str]]) -> bool:
-        return lines[0][1].lstrip().startswith(("```", "~~~"))
-
-    for i, line in enumerate(body.splitlines(), start=1 + line_offset):
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            if not fenced:
-                flush()
-            fenced = not fenced
-            block.append((i, line))
-            if not fenced:
-                flush()
-            continue
-        if fenced:
-            block.append((i, line))
-            continue
-        m = _HEADING.match(stripped)
-        if m:
-            flush()
-            heading = m.group(2).strip()
-            out.append(Chunk(i, i, line, heading))
-            continue
-        if not stripped:
-            flush()
-            continue
-        block.append((i, line))
-    flush()
-    return tuple(out)
-
-
-@lru_cache(maxsize=65536)
-def _chunk_terms(text: str, heading: str) -> tuple[str, ...]:
-    return tuple(terms_of(text + " " + heading))
-
-
+# ----------------------------------------------------------------- excerpts
 def _select(
     chunks: Sequence[Chunk],
     terms: tuple[str, ...],
     allowance: int,
     count: Callable[[str], int],
     only_matches: bool = False,
-) -> list[Chunk]:
-    """The chunks to show within ``allowance`` tokens: best matches first, then the lead."""
-    # A heading alone says little, and every chunk's label already names its section.
-    usable = [i for i, ch in enumerate(chunks) if not _HEADING.match(ch.text.strip())]
+    title: str = "",
+) -> list[int]:
+    """The passages to show within ``allowance`` tokens: best matches first, then the lead.
+
+    Matches are ranked with BM25 over the file's own passages (a term in every paragraph
+    says little, a rare one identifies the passage).
+    """
+    # A heading alone says little, and every passage's label already names its section.
+    usable = [i for i, ch in enumerate(chunks) if not is_heading(ch)]
     order = usable
     if terms:
-        wanted = set(terms)
-        found = {idx: [t for t in _chunk_terms(chunks[idx].text, chunks[idx].heading) if t in wanted] for idx in usable}
-        df: dict[str, int] = {}
-        for hits in found.values():
-            for t in set(hits):
-                df[t] = df.get(t, 0) + 1
-        n = max(1, len(usable))
-        # Rare terms identify the passage; a term in every paragraph says little (IDF within the file).
-        weight = {t: math.log(1 + n / (1 + df_t)) + 0.1 for t, df_t in df.items()}
-        scored = []
-        for idx in usable:
-            hits = found[idx]
-            if hits:
-                score = sum(weight[t] for t in set(hits)) + 0.05 * min(len(hits), 8)
-                scored.append((-score, idx))
-        scored.sort()
-        matched = [idx for _, idx in scored]
+        docs = [Counter(chunk_terms(chunks[i], title)) for i in usable]
+        scores = contextfs_text.BM25().scores(terms, docs)
+        matched = [idx for score, idx in sorted(((-s, i) for s, i in zip(scores, usable) if s > 0))]  # noqa: B905
         seen = set(matched)
         order = matched if only_matches else matched + [i for i in usable if i not in seen]
     picked: list[int] = []
     used = 0
     for idx in order:
-        ch = chunks[idx]
-        cost = count(_chunk_text(ch)) + 4  # the join and a possible "[…]" line
+        cost = count(blocks(chunks, [idx])[0]) + 4  # the join and a possible "[…]" line
         if used + cost > allowance:
             if terms:
                 continue  # a later, smaller match may still fit
             break
         picked.append(idx)
         used += cost
-    return [chunks[i] for i in sorted(picked)]
-
-
-def _chunk_text(ch: Chunk) -> str:
-    where = f"lines {ch.first}-{ch.last}" if ch.last != ch.first else f"line {ch.first}"
-    label = f" · {ch.heading}" if ch.heading and not _HEADING.match(ch.text.strip()) else ""
-    return f"[{where}{label}]\n{ch.text}"
+    return sorted(picked)
 
 
 # ----------------------------------------------------------------- rendering
@@ -364,7 +237,11 @@ def render(
         desc = clip(_meta_text(src, "abstract") or title, 16)
         return f"- `{src.path}` [cue] {desc}"
     if tier == "full":
-        content = src.body.strip("\n")
+        if is_log(src.path):  # a conversation log: its messages, with date and speaker
+            chunks = chunks_of(src.body, src.line_offset, src.path)
+            content = "\n".join(blocks(chunks, range(len(chunks)), lambda t: _fence(src, t)))
+        else:
+            content = src.body.strip("\n")
         heading = f"## {src.path} [full]"
     elif tier == "overview":
         content = _meta_text(src, "overview") or extract_overview(src.body, title if src.title or _meta_text(src, "title") else None)
@@ -375,20 +252,13 @@ def render(
     elif tier == "excerpt":
         if allowance is None or count is None:
             raise ValueError("excerpt needs an allowance and a counter")
-        chunks = chunks_of(src.body, src.line_offset)
+        chunks = chunks_of(src.body, src.line_offset, src.path)
         heading = f"## {src.path} [excerpt]"
         overhead = count(heading) + 2 + (60 if untrusted else 0)
-        picked = _select(chunks, terms, allowance - overhead, count, only_matches)
-        if not picked or len(picked) == sum(1 for c in chunks if not _HEADING.match(c.text.strip())):
+        picked = _select(chunks, terms, allowance - overhead, count, only_matches, _title(src))
+        if not picked or len(picked) == sum(1 for c in chunks if not is_heading(c)):
             return None
-        parts: list[str] = []
-        prev: Chunk | None = None
-        for ch in picked:
-            if prev is not None and ch.first > prev.last + 1 and not _only_blank_between(chunks, prev, ch):
-                parts.append("[…]")
-            parts.append(_chunk_text(ch))
-            prev = ch
-        content = "\n".join(parts)
+        return render_passages(src, picked)
     else:
         raise ValueError(f"unknown tier {tier!r}")
     if not content:
@@ -398,8 +268,16 @@ def render(
     return f"{heading}\n{content}"
 
 
-def _only_blank_between(chunks: Sequence[Chunk], a: Chunk, b: Chunk) -> bool:
-    return not any(a.last < c.first < b.first for c in chunks)
+def render_passages(src: Source, picked: Sequence[int]) -> str:
+    """``src`` as an excerpt of the picked passages (indexes into its :func:`chunks_of`)."""
+    chunks = chunks_of(src.body, src.line_offset, src.path)
+    if is_log(src.path):  # each message carries its own trust
+        content = "\n".join(blocks(chunks, picked, lambda t: _fence(src, t)))
+    else:
+        content = "\n".join(blocks(chunks, picked))
+        if src.trust != "trusted":
+            content = _fence(src, content)
+    return f"## {src.path} [excerpt]\n{content}"
 
 
 def plain_section(label: str, body: str) -> str:

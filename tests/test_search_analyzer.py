@@ -1,10 +1,11 @@
-"""The fused analyzer and postings formats must index what Whoosh's stock ones do.
+"""The index reads text exactly as every other ranker does (contextfs.text), and its
+postings formats write what Whoosh's own formats would.
 
-They are speed-ups only: a document indexed through them has to produce the same terms,
-frequencies and encoded bytes as Whoosh's StemmingAnalyzer (with contextfs's 40-character
-word limit and word pattern, which leaves out Whoosh-Reloaded's '*') and its Frequency and Positions formats, or search results would quietly
-differ from Whoosh's. One deliberate difference: positions skip stop words ("the retry"
-puts "retri" at 0, Whoosh at 1); queries are analysed the same way, so phrases still match.
+The analyzer is a thin Whoosh face over :mod:`contextfs.text`: its tokens, per-term counts
+and positions must be the text module's terms, or a word the index holds would not be the
+word page-in, memory search and topic detection match on. ``StemFrequency`` and
+``StemPositions`` are speed-ups only: the postings they encode must be the bytes Whoosh's
+``Frequency`` and ``Positions`` encode from the same analyzer.
 """
 
 from __future__ import annotations
@@ -13,37 +14,48 @@ from collections import Counter
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from whoosh.analysis import StemmingAnalyzer
 from whoosh.formats import Frequency, Positions
 
-from contextfs.search.schema import WORD, FusedStemmingAnalyzer, StemFrequency, StemPositions
+from contextfs import text
+from contextfs.search.schema import StemFrequency, StemPositions, TextAnalyzer
 
 _WORDS = st.sampled_from([
     "the", "and", "Policies", "policy", "retry", "RETRYING", "retries", "a", "x", "é", "naïve",
     "v1.2.3", "foo_bar", "under_score", "42", "3.14", "e.g.", "don't", "webhooks", "Webhook",
-    "ab" * 25, "Ünïcödé", "日本語", "running", "runs", "ran",
+    "ab" * 25, "Ünïcödé", "日本語", "running", "runs", "ran", "What", "did", "when", "7", "ＦＵＬＬ", "Straße",
 ])
-_SEPARATORS = st.sampled_from([" ", "  ", "\n", ", ", ". ", " - ", "\t", "/", "(", ")", "#", "**"])
+_SEPARATORS = st.sampled_from([" ", "  ", "\n", ", ", ". ", " - ", "\t", "/", "(", ")", "#", "**", "?", ":"])
 _TEXT = st.lists(st.tuples(_WORDS, _SEPARATORS), max_size=60).map(lambda parts: "".join(w + s for w, s in parts))
 
 
 @settings(max_examples=300, deadline=None)
 @given(_TEXT)
-def test_fused_analyzer_matches_whoosh(text: str) -> None:
-    fused, stock = FusedStemmingAnalyzer(), StemmingAnalyzer(expression=WORD, maxsize=40)
-    expected = [t.text for t in stock(text)]
-    assert [(t.text, t.pos) for t in fused(text, positions=True)] == [(w, i) for i, w in enumerate(expected)]
-    assert fused.stems(text) == expected
-    assert fused.stem_counts(text) == dict(Counter(expected))
+def test_analyzer_yields_the_text_modules_terms(value: str) -> None:
+    ana = TextAnalyzer()
+    expected = text.terms(value)
+    assert [(t.text, t.pos) for t in ana(value, positions=True)] == [(w, i) for i, w in enumerate(expected)]
+    assert ana.stems(value) == expected
+    assert ana.stem_counts(value) == dict(Counter(expected))
+    assert text.term_counts(value) == dict(Counter(expected))
 
 
 @settings(max_examples=200, deadline=None)
 @given(_TEXT, st.sampled_from([1.0, 2.0, 3.0]))
-def test_fast_formats_write_the_same_postings(text: str, boost: float) -> None:
-    fused = FusedStemmingAnalyzer()
-    stock = StemmingAnalyzer(expression=WORD, maxsize=40)
-    assert sorted(StemFrequency(field_boost=boost).word_values(text, fused)) == \
-        sorted(Frequency(field_boost=boost).word_values(text, stock))
-    # Positions: Whoosh's own format driving the fused analyzer gives the same bytes.
-    assert sorted(StemPositions(field_boost=boost).word_values(text, fused)) == \
-        sorted(Positions(field_boost=boost).word_values(text, fused))
+def test_fast_formats_write_the_same_postings(value: str, boost: float) -> None:
+    ana = TextAnalyzer()
+    assert sorted(StemFrequency(field_boost=boost).word_values(value, ana)) == \
+        sorted(Frequency(field_boost=boost).word_values(value, ana))
+    assert sorted(StemPositions(field_boost=boost).word_values(value, ana)) == \
+        sorted(Positions(field_boost=boost).word_values(value, ana))
+
+
+def test_question_words_and_function_words_are_stop_words() -> None:
+    assert text.terms("What did Melanie paint? When did she go, and how?") == ["melani", "paint", "go"]
+    assert text.terms("Caroline's 7 May 2023 notes, v1.2.3 and 4.5 LPA") == \
+        ["carolin", "7", "may", "2023", "note", "v1.2.3", "4.5", "lpa"]
+
+
+def test_words_are_folded_the_same_way_everywhere() -> None:
+    assert text.terms("ＦＵＬＬ width") == text.terms("full WIDTH")
+    assert text.terms("retries nightly") == text.terms("retry night")
+    assert text.fingerprint("Port 5433, is open!") == text.fingerprint("port 5433 is   open")

@@ -3,8 +3,6 @@
 * ``_word_starts`` replaced a ``\\b(prefix|...)`` IGNORECASE regex scan for snippets:
   Hypothesis checks it finds the same positions on text with punctuation, underscores,
   digits, case and letters whose lower case is longer.
-* ``_plain_words`` builds plain-word queries without Whoosh's parser: the query object and
-  the snippet words must equal the parser's.
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextfs.search.query import _MAX_MATCHES, _prefixes, _word_starts, make_snippet
+from contextfs.search.snippets import _MAX_MATCHES, _prefixes, _word_starts, make_snippet
 
 _PIECES = st.sampled_from(["retry", "Retries", "RETR", "queue", "queues", "x", "_retry", "pre", "retry_queue",
                            "9retry", " ", "  ", "\n", ".", ",", "-", "(", "é", "İ", "policy", "policies"])
@@ -42,34 +40,3 @@ def test_snippet_shows_the_densest_window() -> None:
     assert "retry queue" in snippet and "policy" in snippet
     assert len(snippet) <= 200
     assert make_snippet("# Heading\n\nFirst line of text.", []) == "First line of text."
-
-
-_QUERY_WORDS = st.sampled_from(["webhook", "retries", "retry", "the", "of", "a", "x", "AND", "OR", "NOT", "and",
-                                "v2", "x_y", "12", "Ünïcödé", "日本語", "Policies", "ab" * 21, "ANDMAYBE", "Or"])
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(_QUERY_WORDS, min_size=1, max_size=8), st.sampled_from([" ", "  ", "\t", " \n "]))
-def test_plain_word_fast_path_builds_what_the_parser_builds(words: list[str], sep: str) -> None:
-    """Plain-word queries skip Whoosh's parser; the result must be the parser's, exactly."""
-    from unittest import mock
-
-    from contextfs.errors import SearchIndexError
-    from contextfs.search import query as search_query
-    from contextfs.search.schema import make_schema
-
-    schema = make_schema()
-    text = sep.join(words)
-    fast = search_query._plain_words(text.strip(), schema)
-    with mock.patch.object(search_query, "_plain_words", lambda *_: None):
-        try:
-            slow = search_query.parse_query(text, schema)
-        except SearchIndexError:
-            slow = None
-    if fast is None:
-        # Operator words, or nothing searchable (stop words only: the full parser refuses
-        # the query or leaves nothing to match), are left to the full parser.
-        assert slow is None or not slow.words or any(w in {"AND", "OR", "NOT", "ANDMAYBE"} for w in words)
-        return
-    assert slow is not None
-    assert (fast.query, fast.words, fast.most_recent) == (slow.query, slow.words, slow.most_recent)

@@ -45,7 +45,7 @@ def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path
         ctx.write("topics/scaling.md", "# Scaling\n\nKarpenter scales the cluster on spot instances.\n")
         ctx.delete("project/decisions/0004-arq-over-celery.md")
         for query in QUERIES:
-            assert fast_terms(parse_query(query, ctx.index.schema).query) is not None, query
+            assert fast_terms(parse_query(query).query) is not None, query
             fast, slow = _both(ctx, monkeypatch, query)
             assert fast == slow, query
             assert fast, query
@@ -60,10 +60,9 @@ def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path
 def test_other_query_shapes_use_whoosh(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "ctx", actor="agent")
     try:
-        schema = ctx.index.schema
         for query in ('"dead letter"', "kafka AND brokers", "letter NOT dead", "webho*", "tag:adr", "*",
                       "postgres tag:adr"):
-            assert fast_terms(parse_query(query, schema).query) is None, query
+            assert fast_terms(parse_query(query).query) is None, query
     finally:
         ctx.close()
 

@@ -52,7 +52,8 @@ from ..document import blob_version
 from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import typed_io
 from .codec import PackedCodec
-from .query import build_filter, parse_query
+from .filters import build_filter
+from .query import parse_query
 from .querying import Queries, SearchHit
 from .rank import weighting
 from .schema import extract, indexable, make_schema, walk_indexable
@@ -300,8 +301,7 @@ class SearchIndex:
         count = 0
         try:
             for rel in files:
-                doc = extract(self.files, rel)
-                if doc is not None:
+                for doc in extract(self.files, rel) or ():
                     writer.add_document(**doc)
                     count += 1
             writer.commit()
@@ -326,25 +326,32 @@ class SearchIndex:
                 shutil.rmtree(entry, ignore_errors=True)
 
     # ------------------------------------------------------------ keeping current
-    def _indexed_stats(self) -> dict[str, list[Any]]:
-        """path -> [stat, version, docnum] for every document (a path listed twice is a duplicate)."""
+    def _indexed_stats(self) -> tuple[dict[str, list[Any]], set[str]]:
+        """path -> [stat, version] for every indexed file, and the files indexed twice.
+
+        A conversation log has one document per message; it is indexed twice when one of
+        its lines (or a plain file) appears in two documents.
+        """
         out: dict[str, list[Any]] = {}
+        seen: set[tuple[str, Any]] = set()
+        twice: set[str] = set()
         reader = self.searcher.reader()
-        for docnum, fields in reader.iter_docs():
+        for _docnum, fields in reader.iter_docs():
             rel = fields.get("rel")
-            if rel in out:
-                out[rel].append(docnum)
-            else:
-                out[rel] = [fields.get("stat"), fields.get("version"), docnum]
-        return out
+            key = (rel, fields.get("line"))
+            if key in seen:
+                twice.add(rel)
+            seen.add(key)
+            out.setdefault(rel, [fields.get("stat"), fields.get("version")])
+        return out, twice
 
     def _reconcile_locked(self, stamp: dict[str, Any]) -> None:
         """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
         on_disk = walk_indexable(self.files)
-        indexed = self._indexed_stats()
+        indexed, twice = self._indexed_stats()
         changed = {rel for rel, st in on_disk.items() if rel not in indexed or _stat(indexed[rel][0]) != st}
         changed |= {rel for rel in indexed if rel not in on_disk}
-        changed |= {rel for rel, info in indexed.items() if len(info) > 3}  # duplicates
+        changed |= twice
         head = self.manager.git.head()
         if changed:
             log.info("search index: %d file(s) changed since it was last updated; re-indexing them", len(changed))
@@ -391,8 +398,7 @@ class SearchIndex:
             try:
                 _delete_paths(writer, todo, self._open_segment_readers())
                 for rel in todo:
-                    doc = extract(self.files, rel)
-                    if doc is not None:
+                    for doc in extract(self.files, rel) or ():
                         writer.add_document(**doc)
             except BaseException:
                 writer.cancel()
@@ -465,7 +471,7 @@ class SearchIndex:
         """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
         rel_path = paths.check(self.root, path, allow_root=True)
         filt, include_trash = build_filter(rel_path, filters)
-        parsed = parse_query(query, self.schema)
+        parsed = parse_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int):
             try:
                 limit = int(limit)  # type: ignore[call-overload]
@@ -542,7 +548,7 @@ class SearchIndex:
                 self._apply(todo, head, force_commit=old != head)
                 stamp = read_stamp(self.dir, self.state) or stamp
             on_disk = walk_indexable(self.files)
-            indexed = self._indexed_stats()
+            indexed, twice = self._indexed_stats()
             report.checked = len(on_disk)
             for rel in sorted(on_disk):
                 info = indexed.get(rel)
@@ -556,7 +562,7 @@ class SearchIndex:
                 if data is not None and blob_version(data) != info[1]:
                     report.stale.append(rel)
             report.extra = sorted(rel for rel in indexed if rel not in on_disk)
-            report.duplicates = sorted(rel for rel, info in indexed.items() if len(info) > 3)
+            report.duplicates = sorted(twice)
             if fix and not report.ok:
                 todo = set(report.missing) | set(report.stale) | set(report.extra) | set(report.duplicates)
                 self._apply(todo, self.manager.git.head(), force_commit=True)

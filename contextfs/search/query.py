@@ -1,255 +1,460 @@
-"""Turning a user's query and filters into a Whoosh query, and cutting snippets.
+"""The query language: an agent's question as plain words, operators only when unambiguous.
 
-Queries come from agents as often as from people, so the parser is forgiving where a
-question is natural language (plain words are OR-ed and ranked by how many match) and
-strict where a typo would silently change the meaning (unbalanced parentheses, unknown
-fields, wildcards that would expand to half the vocabulary): those raise
-``SearchIndexError`` with a hint instead of returning something surprising.
+Queries come from language models as often as from people, and a question is natural
+language: "When did Caroline go to the support group?", "What is CS:GO?", a stray quote.
+So text is plain words unless it is written as an operator beyond doubt:
+
+* ``AND``, ``OR``, ``NOT`` in upper case (lower-case ``and`` is a word);
+* ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation);
+* ``(groups)`` when the parentheses balance (a stray one is punctuation);
+* ``field:value`` when ``field`` is a known field, written in lower case with the value
+  right after the colon (``CS:GO`` and ``colour:red`` are words, ``path: x`` too);
+* ``*`` after at least two letters (``webho*``); ``?`` is always punctuation.
+
+Everything else is a word, read by :mod:`contextfs.text` (stop words and question words
+dropped, stems matched). Natural text therefore never raises. What does raise
+``SearchIndexError``, with a hint, is operator syntax that cannot mean anything: an
+operator with nothing on one side (``foo AND``), a field clause that would match
+everything (``title:*``), a date it cannot read, a query too long or too large.
+
+The parser builds Whoosh query objects directly (no Whoosh parser): plain words become
+one flat OR of terms over the text fields, which :mod:`.rank` scores block-at-a-time.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
 from typing import Any
 
 from whoosh import query as wq
-from whoosh.qparser import FieldAliasPlugin, MultifieldParser, OrGroup
-from whoosh.qparser.plugins import GtLtPlugin
 
+from .. import text as contextfs_text
 from ..errors import SearchIndexError
-from .schema import WORD, FusedStemmingAnalyzer, parse_when
+from .filters import date_query
 
 __all__ = [
+    "FIELD_BOOSTS",
+    "MAX_CLAUSES",
     "MAX_EXPANSION",
     "MAX_QUERY_CHARS",
     "ParsedQuery",
-    "PhraseCheck",
-    "build_filter",
+    "SEARCH_FIELDS",
     "check_expansion",
-    "loosen_phrases",
-    "make_snippet",
     "parse_query",
-    "strip_frontmatter",
 ]
 
 MAX_QUERY_CHARS = 2000
+#: Distinct words a query may hold (plain-word questions keep their first this many).
 MAX_CLAUSES = 64
 #: How many index terms one wildcard or prefix may expand to before the query is refused.
 MAX_EXPANSION = 512
-SEARCH_FIELDS = ["title", "meta", "body"]
+SEARCH_FIELDS = ("title", "meta", "body")
 FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0}
-_TEXT_FIELDS = {"title", "meta", "body"}
-_FIELD_ALIASES = {"tags": ["tag"], "kind": ["folder_kind"], "title": ["name"]}
-_KNOWN_FIELDS = set(SEARCH_FIELDS) | {"tags", "path", "kind", "author", "trust", "updated", "tag", "name"}
+_TEXT_FIELDS = frozenset(SEARCH_FIELDS)
+#: Known field names (as written in a query) -> index field.
+_FIELDS = {
+    "title": "title", "name": "title", "meta": "meta", "body": "body", "tags": "tags", "tag": "tags",
+    "path": "path", "kind": "kind", "folder_kind": "kind", "author": "author", "trust": "trust",
+    "speaker": "speaker", "role": "role", "updated": "updated",
+}
+#: Field clauses that narrow plain words instead of adding to them.
+_QUALIFIERS = frozenset({"path", "tags", "kind", "author", "trust", "speaker", "role"})
 _HINT = (
-    "use plain words, \"quoted phrases\", AND/OR/NOT, (groups), tag:x, path:folder, "
-    "updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
+    "plain words always work; for operators write AND/OR/NOT in upper case, \"quoted phrases\", (groups), "
+    "tag:x, path:folder, updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
 )
-_FIELD_REF = re.compile(r"(?<![\w\"])([A-Za-z_][\w-]*):(?!//)(?=\S)")
-_DATE_CLAUSE = re.compile(
-    r"(?<!\S)updated:(?:\[\s*(?P<a>[^\]\s]*)\s+(?:to|TO)\s+(?P<b>[^\]\s]*)\s*\]|(?P<op>[<>]=?)?(?P<v>[^\s)]+))"
+_TOKEN = re.compile(
+    r"(?P<space>\s+)"
+    r"|(?<![^\s(])updated:(?P<date>\[\s*(?P<a>[^\]\s]*)\s+(?:to|TO)\s+(?P<b>[^\]\s]*)\s*\]|(?P<op>[<>]=?)?(?P<v>[^\s()\"]+))"
+    r"|(?P<quote>\")|(?P<open>\()|(?P<close>\))|(?P<chunk>[^\s\"()]+)"
 )
+_FIELD_CHUNK = re.compile(r"([a-z_]+):(.*)", re.S)
+_WILDCARD = re.compile(r"[^\W_]{2}[\w.\-]*\*[\w.*\-]*")
+_OPERATORS = frozenset({"AND", "OR", "NOT"})
 
 
 @dataclass
 class ParsedQuery:
-    """A parsed query plus what snippets and ranking need to know about it."""
+    """A parsed query plus what snippets and ranking need to know about it.
 
-    query: wq.Query
+    ``query`` is None when the text holds no searchable word (only stop words or
+    punctuation): such a query matches nothing, and that is not an error.
+    """
+
+    query: wq.Query | None
     most_recent: bool = False
     words: list[str] = field(default_factory=list)
 
 
-_PARSERS: dict[int, MultifieldParser] = {}
+# ------------------------------------------------------------------ tokens
+@dataclass
+class _Tok:
+    kind: str  # words, phrase, wild, field, date, star, AND, OR, NOT, open, close
+    start: int
+    end: int
+    text: str = ""
+    field: str | None = None  # the index field of a field clause
+    value: Any = None  # terms, phrase text, wildcard pattern, a date query, a group of tokens
 
 
-def _parser(schema: Any) -> MultifieldParser:
-    """One parser per schema object: building one costs more than parsing a query."""
-    cached = _PARSERS.get(id(schema))
-    if cached is not None and cached.schema is schema:
-        return cached
-    # A plain OR (no coordination factor): BM25 already sums per-word scores, so notes
-    # matching more words rank higher, and Whoosh can skip low-scoring blocks.
-    parser = MultifieldParser(SEARCH_FIELDS, schema, fieldboosts=FIELD_BOOSTS, group=OrGroup)
-    parser.add_plugin(FieldAliasPlugin(_FIELD_ALIASES))
-    parser.add_plugin(GtLtPlugin())
-    _PARSERS[id(schema)] = parser
-    return parser
-
-
-def _date_bound(text: str, *, end: bool) -> datetime:
-    """'2026', '2026-09', '2026-09-14' or a full ISO time, as the start (or end) of that period."""
-    text = text.strip()
-    try:
-        if re.fullmatch(r"\d{4}", text):
-            start = datetime(int(text), 1, 1)
-            stop = datetime(int(text) + 1, 1, 1)
-        elif re.fullmatch(r"\d{4}-\d{1,2}", text):
-            y, m = (int(x) for x in text.split("-"))
-            start = datetime(y, m, 1)
-            stop = datetime(y + (m == 12), m % 12 + 1, 1)
-        elif re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
-            start = datetime.fromisoformat("-".join(f"{int(x):02d}" if i else x for i, x in enumerate(text.split("-"))))
-            stop = start + timedelta(days=1)
+def _lex(text: str) -> list[_Tok]:
+    """Raw tokens: spaces dropped, dates read, quotes/parens/chunks kept for pairing."""
+    out: list[_Tok] = []
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind == "space":
+            continue
+        if m.group("date") is not None:
+            out.append(_Tok("date", m.start(), m.end(), m.group(), value=date_query(m)))
+        elif kind in ("quote", "open", "close"):
+            out.append(_Tok(kind, m.start(), m.end(), m.group()))
         else:
-            moment = parse_when(text)
-            if moment is None:
-                raise ValueError(text)
-            return moment
-    except ValueError:
-        raise SearchIndexError(
-            f"cannot read the date {text!r} in the query; write dates as 2026, 2026-09 or 2026-09-14"
-        ) from None
-    return stop - timedelta(microseconds=1) if end else start
+            out.append(_Tok("chunk", m.start(), m.end(), m.group()))
+    return out
 
 
-def _date_query(match: re.Match[str]) -> wq.Query:
-    if match.group("a") is not None:
-        a, b = match.group("a"), match.group("b")
-        low = _date_bound(a, end=False) if a and a != "*" else None
-        high = _date_bound(b, end=True) if b and b != "*" else None
-        return wq.DateRange("updated", low, high)
-    op, value = match.group("op"), match.group("v")
-    if not op:
-        return wq.DateRange("updated", _date_bound(value, end=False), _date_bound(value, end=True))
-    if op == ">":
-        return wq.DateRange("updated", _date_bound(value, end=True), None, startexcl=True)
-    if op == ">=":
-        return wq.DateRange("updated", _date_bound(value, end=False), None)
-    if op == "<":
-        return wq.DateRange("updated", None, _date_bound(value, end=False), endexcl=True)
-    return wq.DateRange("updated", None, _date_bound(value, end=True))
+def _pair_quotes(toks: list[_Tok], text: str) -> list[_Tok]:
+    """Quotes that pair up (left to right) become phrases; an odd one out is punctuation."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        if tok.kind != "quote":
+            out.append(tok)
+            i += 1
+            continue
+        close = next((j for j in range(i + 1, len(toks)) if toks[j].kind == "quote"), None)
+        if close is None:
+            i += 1  # unpaired: punctuation
+            continue
+        end = toks[close].end
+        out.append(_Tok("phrase", tok.start, end, text[tok.start:end], value=text[tok.end:toks[close].start]))
+        i = close + 1
+    return out
 
 
-def _check_syntax(text: str) -> None:
-    depth = 0
-    in_quote = False
-    for ch in text:
-        if ch == '"':
-            in_quote = not in_quote
-        elif not in_quote and ch == "(":
-            depth += 1
-        elif not in_quote and ch == ")":
-            depth -= 1
-            if depth < 0:
-                break
-    if in_quote:
-        raise SearchIndexError(f"the query has an unclosed quote; close the phrase with \" or drop it; {_HINT}")
-    if depth != 0:
-        raise SearchIndexError(f"the query has unbalanced parentheses; close every ( with ); {_HINT}")
-    unquoted = re.sub(r'"[^"]*"', " ", text)
-    for match in _FIELD_REF.finditer(unquoted):
-        name = match.group(1)
-        if name not in _KNOWN_FIELDS:
+def _pair_parens(toks: list[_Tok]) -> list[_Tok]:
+    """Parentheses that balance stay as groups; a stray one is punctuation."""
+    stack: list[int] = []
+    keep: set[int] = set()
+    for i, tok in enumerate(toks):
+        if tok.kind == "open":
+            stack.append(i)
+        elif tok.kind == "close" and stack:
+            keep.update((stack.pop(), i))
+    return [t for i, t in enumerate(toks) if t.kind not in ("open", "close") or i in keep]
+
+
+def _classify(toks: list[_Tok]) -> list[_Tok]:
+    """Chunks become operators, field clauses, wildcards or plain words."""
+    out: list[_Tok] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        i += 1
+        if tok.kind != "chunk":
+            out.append(tok)
+            continue
+        chunk = tok.text
+        if chunk in _OPERATORS:
+            out.append(_Tok(chunk, tok.start, tok.end, chunk))
+            continue
+        if chunk == "*":
+            out.append(_Tok("star", tok.start, tok.end, chunk))
+            continue
+        m = _FIELD_CHUNK.fullmatch(chunk)
+        name = _FIELDS.get(m.group(1)) if m else None
+        if m and name is not None and name != "updated":
+            value = m.group(2)
+            if value:
+                out.append(_Tok("field", tok.start, tok.end, chunk, field=name, value=value))
+                continue
+            nxt = toks[i] if i < len(toks) else None
+            if nxt is not None and nxt.start == tok.end and nxt.kind in ("phrase", "open"):
+                out.append(_Tok("field", tok.start, tok.end, chunk, field=name, value=None))
+                continue
+        if _WILDCARD.fullmatch(chunk.rstrip(",.;:!?")):
+            out.append(_Tok("wild", tok.start, tok.end, chunk, value=chunk.rstrip(",.;:!?").lower()))
+            continue
+        out.append(_Tok("words", tok.start, tok.end, chunk, value=contextfs_text.terms(chunk)))
+    return out
+
+
+# ------------------------------------------------------------------ structure
+class _Parser:
+    """Recursive descent over the classified tokens: NOT binds tightest, then AND, then OR;
+    words written next to each other form a group (OR-ed, see ``_Compiler.group``)."""
+
+    def __init__(self, toks: list[_Tok]) -> None:
+        self.toks = toks
+        self.i = 0
+
+    def peek(self) -> _Tok | None:
+        return self.toks[self.i] if self.i < len(self.toks) else None
+
+    def take(self) -> _Tok:
+        tok = self.toks[self.i]
+        self.i += 1
+        return tok
+
+    def group(self) -> tuple[str, list[Any]]:
+        items = []
+        while self.peek() is not None and self.peek().kind != "close":  # type: ignore[union-attr]
+            items.append(self.or_())
+        return ("group", items)
+
+    def _operand(self, op: str) -> None:
+        nxt = self.peek()
+        if nxt is None or nxt.kind in ("close", "AND", "OR"):
+            where = "at the end" if nxt is None else f"before {nxt.text!r}"
             raise SearchIndexError(
-                f"unknown field {name!r} in the query; known fields are "
-                f"{', '.join(sorted(_KNOWN_FIELDS - {'name'}))}; {_HINT}"
+                f"{op} needs a word after it ({op} {where}); add the word, or write '{op.lower()}' "
+                f"in lower case to search for it as a word; {_HINT}"
             )
 
+    def or_(self) -> Any:
+        left = self.and_()
+        while self.peek() is not None and self.peek().kind == "OR":  # type: ignore[union-attr]
+            self.take()
+            self._operand("OR")
+            left = ("or", [left, self.and_()])
+        return left
 
-def _split_not(q: wq.Query) -> wq.Query:
-    """Make 'a b NOT c' mean (a OR b) minus c; a bare NOT inside an OR would match everything."""
-    if isinstance(q, wq.Or):
-        negatives = [_split_not(k.query) for k in q.subqueries if isinstance(k, wq.Not)]
-        positives = [_split_not(k) for k in q.subqueries if not isinstance(k, wq.Not)]
-        kids = positives
-        if negatives:
-            base = q.__class__(positives, boost=q.boost, scale=getattr(q, "scale", None)) if positives else wq.Every()
-            if len(positives) == 1:
-                base = positives[0]
-            neg = negatives[0] if len(negatives) == 1 else wq.Or(negatives)
-            return wq.AndNot(base, neg)
-        return q.__class__(kids, boost=q.boost, scale=getattr(q, "scale", None))
-    if isinstance(q, wq.And):
-        negatives = [_split_not(k.query) for k in q.subqueries if isinstance(k, wq.Not)]
-        positives = [_split_not(k) for k in q.subqueries if not isinstance(k, wq.Not)]
-        base = wq.And(positives, boost=q.boost) if len(positives) > 1 else (positives[0] if positives else wq.Every())
-        if negatives:
-            return wq.AndNot(base, negatives[0] if len(negatives) == 1 else wq.Or(negatives))
-        return base
-    if isinstance(q, wq.Not):
-        return wq.AndNot(wq.Every(), _split_not(q.query))
-    if isinstance(q, wq.AndNot):
-        return wq.AndNot(_split_not(q.a), _split_not(q.b))
-    if isinstance(q, wq.AndMaybe):
-        return wq.AndMaybe(_split_not(q.a), _split_not(q.b))
-    return q
+    def and_(self) -> Any:
+        left = self.unary()
+        while self.peek() is not None and self.peek().kind == "AND":  # type: ignore[union-attr]
+            self.take()
+            self._operand("AND")
+            left = ("and", [left, self.unary()])
+        return left
 
+    def unary(self) -> Any:
+        tok = self.peek()
+        if tok is not None and tok.kind == "NOT":
+            self.take()
+            self._operand("NOT")
+            return ("not", self.unary())
+        return self.atom()
 
-_QUALIFIERS = {"path", "tags", "kind", "author", "trust"}
-
-
-def _is_qualifier(q: wq.Query) -> bool:
-    leaves = list(_leaves(q))
-    return bool(leaves) and all(leaf.field() in _QUALIFIERS for leaf in leaves)
-
-
-def _narrow(q: wq.Query) -> wq.Query:
-    """'postgres tag:adr path:project' means postgres *within* that tag and folder.
-
-    Plain words are OR-ed, but a field clause written next to them is a qualifier, so it
-    is required rather than just one more way to match. Qualifiers alone (tag:a OR tag:b)
-    keep their own operators.
-    """
-    if not isinstance(q, wq.Or):
-        return q
-    quals = [k for k in q.subqueries if _is_qualifier(k)]
-    rest = [k for k in q.subqueries if not _is_qualifier(k)]
-    if not quals or not rest:
-        return q
-    words = rest[0] if len(rest) == 1 else q.__class__(rest, boost=q.boost, scale=getattr(q, "scale", None))
-    return wq.And([words, *quals])
+    def atom(self) -> Any:
+        tok = self.take()
+        if tok.kind in ("AND", "OR"):
+            raise SearchIndexError(
+                f"{tok.kind} needs words on both sides ({tok.kind} at the start of a query or group); "
+                f"add the word before it, or write '{tok.kind.lower()}' in lower case; {_HINT}"
+            )
+        if tok.kind == "open":
+            inner = self.group()
+            self.take()  # the matching close (parentheses were paired)
+            return inner
+        if tok.kind == "field" and tok.value is None:
+            nxt = self.take()
+            inner = self.group() if nxt.kind == "open" else None
+            if nxt.kind == "open":
+                self.take()
+                return ("field-group", tok.field, inner)
+            return ("leaf", _Tok("phrase", nxt.start, nxt.end, nxt.text, field=tok.field, value=nxt.value))
+        return ("leaf", tok)
 
 
-def _leaves(q: wq.Query) -> Iterable[wq.Query]:
-    if q.is_leaf():
-        yield q
-        return
-    for child in q.children():
-        yield from _leaves(child)
+class _Compiler:
+    """Parsed structure -> Whoosh query; parts without searchable words drop out."""
 
+    def __init__(self, plain_cap: int | None) -> None:
+        self.words: list[str] = []
+        self.star = False
+        self.plain_cap = plain_cap
 
-_PLAIN_WORDS = re.compile(r"[\w\s]+")
-#: Words Whoosh's parser reads as operators (case-sensitive, as Whoosh matches them).
-_OPERATORS = frozenset({"AND", "OR", "NOT", "ANDNOT", "ANDMAYBE"})
-
-
-def _plain_words(text: str, schema: Any) -> ParsedQuery | None:
-    """The parsed form of a query of plain words only, built without Whoosh's parser.
-
-    An agent's question is almost always this shape, and Whoosh's parser (plugins, a
-    tagging pass, then ``normalize()`` deep-copying every term) took about a millisecond of
-    a query. The result is exactly what the full path builds (a test compares them): an OR
-    over the three text fields with their boosts, one term per distinct stem, in order.
-    Anything else (operators, quotes, fields, wildcards, punctuation) returns None.
-    """
-    if not _PLAIN_WORDS.fullmatch(text):
-        return None
-    tokens = text.split()
-    if len(tokens) > MAX_CLAUSES or any(t in _OPERATORS for t in tokens):
-        return None
-    analyzer = schema["body"].analyzer
-    if not isinstance(analyzer, FusedStemmingAnalyzer) or any(schema[n].analyzer is not analyzer for n in SEARCH_FIELDS):
-        return None
-    stems: list[str] = []
-    for token in tokens:
-        found = [t.text for t in analyzer(token, mode="query")]
-        if len(found) > 1:
+    # -- leaves
+    def _terms(self, stems: list[str], fieldname: str | None) -> wq.Query | None:
+        stems = list(dict.fromkeys(stems))
+        if not stems:
             return None
-        if found and found[0] not in stems:
-            stems.append(found[0])
-    if not stems:
-        return None  # only stop words: the full path explains the problem
-    terms = [wq.Term(name, stem, boost=FIELD_BOOSTS[name]) for stem in stems for name in SEARCH_FIELDS]
-    return ParsedQuery(wq.Or(terms), words=stems)
+        if fieldname is None:
+            self.words.extend(stems)
+            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f]) for s in stems for f in SEARCH_FIELDS])
+        if fieldname in _TEXT_FIELDS:
+            self.words.extend(stems)
+            leaves = [wq.Term(fieldname, s) for s in stems]
+            return leaves[0] if len(leaves) == 1 else wq.Or(leaves)
+        return None
+
+    def _phrase(self, text: str, fieldname: str | None) -> wq.Query | None:
+        if fieldname is not None and fieldname not in _TEXT_FIELDS:
+            return self._exact(fieldname, text)
+        stems = contextfs_text.terms(text)
+        if len(stems) < 2:
+            return self._terms(stems, fieldname)
+        self.words.extend(stems)
+        if fieldname is not None:
+            return wq.Phrase(fieldname, stems)
+        return wq.Or([wq.Phrase(f, stems, boost=FIELD_BOOSTS[f]) for f in SEARCH_FIELDS])
+
+    def _wild(self, pattern: str, fieldname: str | None) -> wq.Query:
+        fields = [fieldname] if fieldname is not None else list(SEARCH_FIELDS)
+        head = pattern.split("*", 1)[0]
+        if fieldname is None or fieldname in _TEXT_FIELDS:
+            self.words.append(head)
+        simple = pattern.endswith("*") and "*" not in pattern[:-1]
+        make = (lambda f: wq.Prefix(f, head)) if simple else (lambda f: wq.Wildcard(f, pattern))
+        leaves = [make(f) for f in fields]
+        if fieldname is None:
+            for leaf, f in zip(leaves, fields):  # noqa: B905 - same length
+                leaf.boost = FIELD_BOOSTS[f]
+        return leaves[0] if len(leaves) == 1 else wq.Or(leaves)
+
+    @staticmethod
+    def _exact(fieldname: str, value: str) -> wq.Query | None:
+        value = value.strip()
+        if fieldname == "tags":
+            value = value.lower()
+        elif fieldname == "path":
+            value = value.strip("/")
+        return wq.Term(fieldname, value) if value else None
+
+    def _field(self, tok: _Tok) -> wq.Query | None:
+        name, value = tok.field, str(tok.value)
+        assert name is not None
+        if value.strip("*?") == "":
+            raise SearchIndexError(f"{tok.text!r} would match everything; drop it, or search for * alone; {_HINT}")
+        if _WILDCARD.fullmatch(value):
+            return self._wild(value.lower(), name)
+        if name in _TEXT_FIELDS:
+            return self._terms(contextfs_text.terms(value), name)
+        return self._exact(name, value)
+
+    def leaf(self, tok: _Tok) -> wq.Query | None:
+        if tok.kind == "words":
+            return self._terms(tok.value, None)
+        if tok.kind == "phrase":
+            return self._phrase(tok.value, tok.field)
+        if tok.kind == "wild":
+            return self._wild(tok.value, None)
+        if tok.kind == "field":
+            return self._field(tok)
+        if tok.kind == "date":
+            return tok.value
+        if tok.kind == "star":
+            self.star = True
+            return wq.Every()
+        raise AssertionError(tok.kind)  # pragma: no cover
+
+    # -- structure
+    def node(self, node: Any, fieldname: str | None = None) -> wq.Query | None:
+        kind = node[0]
+        if kind == "leaf":
+            tok = node[1]
+            if fieldname is not None and tok.kind in ("words", "phrase", "wild"):
+                tok = _Tok("field" if tok.kind != "phrase" else "phrase", tok.start, tok.end, tok.text, field=fieldname,
+                           value=tok.text if tok.kind != "phrase" else tok.value)
+            return self.leaf(tok)
+        if kind == "field-group":
+            return self.group(node[2][1], node[1])
+        if kind == "group":
+            return self.group(node[1], fieldname)
+        if kind == "not":
+            inner = self.node(node[1], fieldname)
+            return None if inner is None else wq.AndNot(wq.Every(), inner)
+        parts = [self.node(child, fieldname) for child in node[1]]
+        if kind == "and":
+            return self._and(node[1], parts)
+        kept = [p for p in parts if p is not None]
+        if not kept:
+            return None
+        return kept[0] if len(kept) == 1 else self._or(kept)
+
+    @staticmethod
+    def _negated(q: wq.Query | None) -> wq.Query | None:
+        """The subtracted part of ``NOT x`` as compiled (AndNot(Every, x)), else None."""
+        if isinstance(q, wq.AndNot) and isinstance(q.a, wq.Every):
+            return q.b
+        return None
+
+    def _and(self, children: list[Any], parts: list[wq.Query | None]) -> wq.Query | None:
+        positives = [p for p in parts if p is not None and self._negated(p) is None]
+        negatives = [self._negated(p) for p in parts if p is not None and self._negated(p) is not None]
+        base: wq.Query | None = None
+        if positives:
+            base = positives[0] if len(positives) == 1 else wq.And(positives)
+        if negatives:
+            neg = negatives[0] if len(negatives) == 1 else wq.Or(negatives)
+            return wq.AndNot(base if base is not None else wq.Every(), neg)
+        return base
+
+    @staticmethod
+    def _or(parts: list[wq.Query]) -> wq.Query:
+        # Plain-word ORs merge into one flat OR of terms (the shape the fast ranker scores).
+        if all(type(p) is wq.Or and all(type(k) is wq.Term for k in p.subqueries) for p in parts):
+            terms = [k for p in parts for k in p.subqueries]
+            return wq.Or(list(dict.fromkeys(terms)))
+        return wq.Or(parts)
+
+    def group(self, items: list[Any], fieldname: str | None = None) -> wq.Query | None:
+        """Words side by side: OR-ed and ranked; field clauses next to them narrow them.
+
+        ``postgres tag:adr path:project`` means postgres within that tag and folder; date
+        clauses are always requirements; ``NOT x`` subtracts x from the rest.
+        """
+        plain: list[str] = []
+        positives: list[wq.Query] = []
+        qualifiers: list[wq.Query] = []
+        dates: list[wq.Query] = []
+        negatives: list[wq.Query] = []
+        for item in items:
+            if item[0] == "leaf" and item[1].kind == "words" and fieldname is None:
+                plain.extend(item[1].value)
+                continue
+            if item[0] == "leaf" and item[1].kind == "date":
+                dates.append(item[1].value)
+                continue
+            q = self.node(item, fieldname)
+            if q is None:
+                continue
+            neg = self._negated(q)
+            if neg is not None:
+                negatives.append(neg)
+            elif _qualifies(q):
+                qualifiers.append(q)
+            else:
+                positives.append(q)
+        if plain:
+            stems = list(dict.fromkeys(plain))
+            if self.plain_cap is not None:
+                stems = stems[: self.plain_cap]
+            words = self._terms(stems, None)
+            if words is not None:
+                positives.insert(0, words)
+        if positives:
+            base: wq.Query | None = positives[0] if len(positives) == 1 else self._or(positives)
+            required = [base, *qualifiers, *dates]
+        else:
+            base = None
+            if len(qualifiers) > 1:
+                qualifiers = [wq.Or(qualifiers)]  # qualifiers alone keep their OR
+            required = [*qualifiers, *dates]
+        core = required[0] if len(required) == 1 else (wq.And(required) if required else None)
+        if negatives:
+            neg = negatives[0] if len(negatives) == 1 else wq.Or(negatives)
+            return wq.AndNot(core if core is not None else wq.Every(), neg)
+        return core
 
 
-def parse_query(text: object, schema: Any) -> ParsedQuery:
-    """Parse ``text``; raise SearchIndexError (with a hint) when it is malformed or too big."""
+def _qualifies(q: wq.Query) -> bool:
+    """True when every part of ``q`` is a field clause that narrows (tag:, path:, dates...)."""
+    leaves = _leaves(q)
+    return bool(leaves) and all(leaf.field() in _QUALIFIERS or leaf.field() == "updated" for leaf in leaves)
+
+
+def _leaves(q: wq.Query) -> list[wq.Query]:
+    if q.is_leaf():
+        return [q]
+    return [leaf for child in q.children() for leaf in _leaves(child)]
+
+
+def parse_query(text: object) -> ParsedQuery:
+    """Parse ``text``; raise SearchIndexError (with a hint) only for operator misuse or size."""
     if not isinstance(text, str):
         raise SearchIndexError(f"a query must be a string, not {type(text).__name__}; {_HINT}")
     if len(text) > MAX_QUERY_CHARS:
@@ -262,206 +467,19 @@ def parse_query(text: object, schema: Any) -> ParsedQuery:
     stripped = text.strip()
     if not stripped:
         raise SearchIndexError(f"the query is empty; {_HINT}")
-    if stripped == "*":
-        return ParsedQuery(wq.Every(), most_recent=True)
-    fast = _plain_words(stripped, schema)
-    if fast is not None:
-        return fast
-    _check_syntax(stripped)
-    dates = [_date_query(m) for m in _DATE_CLAUSE.finditer(stripped)]
-    rest = _DATE_CLAUSE.sub(" ", stripped).strip()
-    if rest in ("", "*"):
-        base: wq.Query = wq.Every()
-        most_recent = True
-    else:
-        try:
-            base = _parser(schema).parse(rest, normalize=False)
-        except SearchIndexError:
-            raise
-        except Exception as exc:  # whoosh raises assorted errors on odd input
-            raise SearchIndexError(f"cannot parse the query ({exc}); {_HINT}") from None
-        if base is wq.NullQuery or isinstance(base, type(wq.NullQuery)):
-            raise SearchIndexError(f"the query has no searchable words (only stop words or symbols); {_HINT}")
-        most_recent = False
-        base = _narrow(_split_not(base)).normalize()
-    leaves = list(_leaves(base))
+    toks = _classify(_pair_parens(_pair_quotes(_lex(stripped), stripped)))
+    plain = all(t.kind == "words" for t in toks)
+    compiler = _Compiler(MAX_CLAUSES if plain else None)
+    query = compiler.group(_Parser(toks).group()[1])
+    if query is None:
+        return ParsedQuery(None)
+    leaves = _leaves(query)
     if len(leaves) > MAX_CLAUSES * len(SEARCH_FIELDS):
         raise SearchIndexError(
             f"the query has too many terms ({len(leaves) // len(SEARCH_FIELDS)}); keep it under {MAX_CLAUSES} words"
         )
-    for leaf in leaves:
-        if isinstance(leaf, wq.Every) and leaf.fieldname:
-            raise SearchIndexError(f"a bare * inside a query matches everything; drop it or search for * alone; {_HINT}")
-        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
-            stem = re.split(r"[*?]", leaf.text, maxsplit=1)[0]
-            if len(stem) < 2:
-                raise SearchIndexError(
-                    f"the wildcard {leaf.text!r} is too broad; put at least two letters before * or ?"
-                )
-    words: list[str] = []
-    for leaf in leaves:
-        if leaf.field() in _TEXT_FIELDS:
-            if isinstance(leaf, wq.Phrase):
-                words.extend(leaf.words)
-            elif isinstance(leaf, (wq.Term, wq.Prefix, wq.Wildcard)):
-                words.append(re.split(r"[*?]", str(leaf.text), maxsplit=1)[0])
-    words = list(dict.fromkeys(w for w in words if w))
-    final = wq.And([base, *dates]) if dates else base
-    return ParsedQuery(final, most_recent=most_recent, words=words)
-
-
-# ------------------------------------------------------------------ phrases on the body
-# The body is indexed without positions (reading them was half of a query's time), so a
-# quoted phrase cannot be matched by the index alone. The index finds candidates that hold
-# every word of the phrase; the phrase itself is then checked against the file's text, which
-# is the truth anyway. Title and meta keep positions: they are short and Whoosh matches
-# phrases in them exactly.
-def _body_phrase(q: wq.Query) -> bool:
-    return isinstance(q, wq.Phrase) and q.fieldname == "body"
-
-
-def _has_body_phrase(q: wq.Query) -> bool:
-    return _body_phrase(q) or (not q.is_leaf() and any(_has_body_phrase(k) for k in q.children()))
-
-
-def _loosen(q: wq.Query) -> wq.Query:
-    """A query matching a superset of ``q``'s documents, with no phrase on the body.
-
-    A body phrase becomes the AND of its words; a negated part that holds a body phrase
-    is dropped (excluding nothing keeps the candidates a superset). ``PhraseCheck`` then
-    decides each candidate exactly.
-    """
-    if _body_phrase(q):
-        terms = [wq.Term("body", w, boost=q.boost) for w in q.words]
-        return terms[0] if len(terms) == 1 else wq.And(terms, boost=q.boost)
-    if not _has_body_phrase(q):
-        return q
-    if isinstance(q, wq.Not):
-        return wq.Every()
-    if isinstance(q, wq.AndNot):
-        return _loosen(q.a) if _has_body_phrase(q.b) else wq.AndNot(_loosen(q.a), q.b)
-    if isinstance(q, (wq.AndMaybe, wq.Require)):
-        return q.__class__(_loosen(q.a), _loosen(q.b))
-    if isinstance(q, (wq.And, wq.Or, wq.DisjunctionMax)):
-        return q.__class__([_loosen(k) for k in q.subqueries], boost=q.boost)
-    raise SearchIndexError(f"a quoted phrase cannot be used inside {type(q).__name__}; {_HINT}")
-
-
-def _body_tokens(analyzer: Any, body: str) -> dict[str, list[int]]:
-    """stem -> positions in ``body``, numbered as the index numbers them (stop words skipped)."""
-    out: dict[str, list[int]] = {}
-    stems = analyzer.stems(body) if hasattr(analyzer, "stems") else [t.text for t in analyzer(body)]
-    for pos, stem in enumerate(stems):
-        out.setdefault(stem, []).append(pos)
-    return out
-
-
-def _phrase_in(tokens: dict[str, list[int]], words: list[str], slop: int) -> bool:
-    current: set[int] = set(tokens.get(words[0], ()))
-    for word in words[1:]:
-        if not current:
-            return False
-        if slop == 1:
-            current = {p for p in tokens.get(word, ()) if p - 1 in current}
-        else:
-            current = {p for p in tokens.get(word, ()) if any(0 < p - q <= slop for q in current)}
-    return bool(current)
-
-
-def _starts_word(text: str, i: int) -> bool:
-    """True when a word of the analyzer's tokenizer starts at ``text[i]``."""
-    if i == 0:
-        return True
-    before = text[i - 1]
-    if before.isalnum() or before == "_":
-        return False
-    return not (before == "." and i >= 2 and (text[i - 2].isalnum() or text[i - 2] == "_"))
-
-
-def _phrase_at_anchors(analyzer: Any, body: str, words: list[str]) -> bool:
-    """Adjacent-phrase check that stems only the words right after each candidate start.
-
-    Porter stemming only rewrites the end of a word (at most the last three letters of
-    the stem differ from the word), so every word whose stem is ``words[0]`` starts with
-    that stem minus three letters; each such place is checked by stemming forward.
-    """
-    low = body.lower()
-    first = words[0]
-    prefix = first[: max(1, len(first) - 3)]
-    n = len(words)
-    i = low.find(prefix)
-    while i >= 0:
-        if _starts_word(low, i):
-            got = 0
-            for match in WORD.finditer(low, i):
-                stem = analyzer.stem_of(match.group())
-                if stem is None:
-                    if got == 0:
-                        break  # the anchor itself is a stop word
-                    continue
-                if stem != words[got]:
-                    break
-                got += 1
-                if got == n:
-                    return True
-        i = low.find(prefix, i + 1)
-    return False
-
-
-class PhraseCheck:
-    """Exact evaluation of a query whose body phrases the index could only approximate.
-
-    ``loose`` is what Whoosh runs (a superset of the true matches); ``holds(docnum, body)``
-    decides a candidate exactly: body phrases against the text, every other part of the
-    query by the documents Whoosh says match it.
-    """
-
-    def __init__(self, query: wq.Query, loose: wq.Query, searcher: Any, analyzer: Any) -> None:
-        self.query = query
-        self.loose = loose
-        self.searcher = searcher
-        self.analyzer = analyzer
-        self._sets: dict[int, frozenset[int]] = {}
-
-    def _docs(self, q: wq.Query) -> frozenset[int]:
-        got = self._sets.get(id(q))
-        if got is None:
-            got = self._sets[id(q)] = frozenset(self.searcher.docs_for_query(q))
-        return got
-
-    def holds(self, docnum: int, body: str) -> bool:
-        tokens: dict[str, list[int]] | None = None
-
-        def ev(q: wq.Query) -> bool:
-            nonlocal tokens
-            if _body_phrase(q):
-                if q.words and max(1, int(q.slop)) == 1 and hasattr(self.analyzer, "stem_of"):
-                    return _phrase_at_anchors(self.analyzer, body, q.words)
-                if tokens is None:
-                    tokens = _body_tokens(self.analyzer, body)
-                return bool(q.words) and _phrase_in(tokens, q.words, max(1, int(q.slop)))
-            if not _has_body_phrase(q):
-                return docnum in self._docs(q)
-            if isinstance(q, wq.Not):
-                return not ev(q.query)
-            if isinstance(q, wq.AndNot):
-                return ev(q.a) and not ev(q.b)
-            if isinstance(q, wq.Require):
-                return ev(q.a) and ev(q.b)
-            if isinstance(q, wq.AndMaybe):
-                return ev(q.a)
-            if isinstance(q, wq.And):
-                return all(ev(k) for k in q.subqueries)
-            return any(ev(k) for k in q.subqueries)  # Or, DisjunctionMax
-
-        return ev(self.query)
-
-
-def loosen_phrases(q: wq.Query) -> wq.Query | None:
-    """The index-only superset of ``q`` when it has phrases on the body, else None."""
-    if not _has_body_phrase(q):
-        return None
-    return _loosen(q).normalize()
+    most_recent = compiler.star and not compiler.words
+    return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)))
 
 
 def check_expansion(q: wq.Query, reader: Any) -> None:
@@ -474,151 +492,3 @@ def check_expansion(q: wq.Query, reader: Any) -> None:
                     f"{leaf.text!r} matches more than {MAX_EXPANSION} different words; "
                     "make the wildcard more specific"
                 )
-
-
-def _as_list(value: Any, name: str) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, (list, tuple, set, frozenset)) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise SearchIndexError(f"the {name} filter must be a string or a list of strings")
-
-
-def _moment(value: Any, name: str, *, end: bool) -> datetime:
-    if isinstance(value, datetime):
-        return parse_when(value) or value
-    if isinstance(value, date):
-        return _date_bound(value.isoformat(), end=end)
-    if isinstance(value, str):
-        return _date_bound(value, end=end)
-    raise SearchIndexError(f"the {name} filter must be a date, a datetime or an ISO string like 2026-09-14")
-
-
-FILTERS = ("author", "folder", "include_trash", "kind", "since", "tag", "tags", "trust", "until")
-
-
-def build_filter(path_rel: str, filters: dict[str, Any]) -> tuple[wq.Query | None, bool]:
-    """The filter query for ``path=`` and keyword filters, and whether trash is included."""
-    unknown = set(filters) - set(FILTERS)
-    if unknown:
-        raise SearchIndexError(
-            f"unknown search filter {sorted(unknown)[0]!r}; use one of {', '.join(FILTERS)}"
-        )
-    parts: list[wq.Query] = []
-    if path_rel:
-        parts.append(wq.Term("path", path_rel))
-    for name in ("tag", "tags"):
-        if filters.get(name) is not None:
-            for tag in _as_list(filters[name], name):
-                parts.append(wq.Term("tags", tag.strip().lower()))
-    if filters.get("kind") is not None:
-        parts.append(wq.Or([wq.Term("kind", k) for k in _as_list(filters["kind"], "kind")]))
-    if filters.get("folder") is not None:
-        folders = [f.strip("/") for f in _as_list(filters["folder"], "folder")]
-        parts.append(wq.Or([wq.Term("path", f) for f in folders if f]))
-    if filters.get("author") is not None:
-        options: list[wq.Query] = []
-        for who in _as_list(filters["author"], "author"):
-            options.append(wq.Term("author", who))
-            if who == "agent":  # 'agent' means any agent, named or not
-                options.append(wq.Prefix("author", "agent:"))
-        parts.append(wq.Or(options))
-    if filters.get("trust") is not None:
-        parts.append(wq.Or([wq.Term("trust", t) for t in _as_list(filters["trust"], "trust")]))
-    since, until = filters.get("since"), filters.get("until")
-    if since is not None or until is not None:
-        parts.append(wq.DateRange(
-            "updated",
-            _moment(since, "since", end=False) if since is not None else None,
-            _moment(until, "until", end=True) if until is not None else None,
-        ))
-    include_trash = bool(filters.get("include_trash", False))
-    if not parts:
-        return None, include_trash
-    return (parts[0] if len(parts) == 1 else wq.And(parts)), include_trash
-
-
-# ------------------------------------------------------------------ snippets
-_SPACE = re.compile(r"\s+")
-
-
-def strip_frontmatter(text: str) -> str:
-    """The body of a markdown file, found without parsing YAML (snippets only need text)."""
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    if not text.startswith("---"):
-        return text
-    first_nl = text.find("\n")
-    if first_nl < 0 or text[:first_nl].rstrip() != "---":
-        return text
-    match = re.search(r"^(?:---|\.\.\.)[ \t]*\r?$", text[first_nl + 1:], re.MULTILINE)
-    if match is None:
-        return text
-    return text[first_nl + 1 + match.end():].lstrip("\r\n")
-
-
-def _prefixes(words: list[str]) -> list[str]:
-    """What to look for in the text for each query word, longest first.
-
-    Index terms are stems ('polici'); one letter is cut so 'policy' and 'policies' both match.
-    """
-    out = {(w[:-1] if len(w) > 4 else w) for w in (word.lower() for word in words)}
-    return sorted((p for p in out if p), key=len, reverse=True)
-
-
-_MAX_MATCHES = 400
-
-
-def _word_starts(body: str, prefixes: list[str]) -> list[tuple[int, str]]:
-    """``(position, prefix)`` of every word of ``body`` that starts with a prefix, in order.
-
-    The same matches as the regex ``\b(prefix|...)`` with IGNORECASE, found with
-    ``str.find`` on the lower-cased text (C speed; the regex tried every position). Where
-    lower-casing changes the text's length (a few Unicode letters) the regex is used.
-    """
-    low = body.lower()
-    if len(low) != len(body):
-        pattern = re.compile(r"\b(" + "|".join(map(re.escape, prefixes)) + ")", re.IGNORECASE)
-        return [(m.start(), m.group(1).lower()) for m in itertools.islice(pattern.finditer(body), _MAX_MATCHES)]
-    taken: dict[int, str] = {}
-    for prefix in prefixes:  # longest first: a position keeps the longest prefix, as the regex does
-        i = low.find(prefix)
-        found = 0
-        while i >= 0 and found < _MAX_MATCHES:
-            if i not in taken and (i == 0 or not (low[i - 1].isalnum() or low[i - 1] == "_")):
-                taken[i] = prefix
-                found += 1
-            i = low.find(prefix, i + 1)
-    return sorted(taken.items())[:_MAX_MATCHES]
-
-
-def make_snippet(body: str, words: list[str], width: int = 200) -> str:
-    """About ``width`` characters of ``body`` around the densest cluster of query words."""
-    prefixes = _prefixes(words)
-    start = 0
-    if prefixes:
-        matches = _word_starts(body, prefixes)
-        if matches:
-            best, best_score = matches[0][0], 0
-            wanted = len({w for _, w in matches})  # the most distinct words any window can hold
-            for i, (pos, _) in enumerate(matches):
-                distinct = {w for p, w in matches[i:i + 12] if p < pos + width}
-                if len(distinct) > best_score:
-                    best, best_score = pos, len(distinct)
-                    if best_score >= wanted:  # every query word is in this window: no better one
-                        break
-            start = max(0, best - width // 4)
-            while start > 0 and not body[start - 1].isspace() and best - start < width // 2:
-                start -= 1
-    else:
-        # No words to show (a '*' or filter-only query): skip a leading heading line.
-        lines = body.lstrip().splitlines()
-        while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
-            lines.pop(0)
-        body = "\n".join(lines)
-    chunk = body[start:start + width + 40]
-    text = _SPACE.sub(" ", chunk).strip()
-    if len(text) > width:
-        cut = text.rfind(" ", 0, width)
-        text = text[: cut if cut > width // 2 else width]
-    return text

@@ -18,9 +18,12 @@ from whoosh import query as wq
 
 from ..document import blob_version
 from ..errors import ContextFSError
-from .query import PhraseCheck, check_expansion, loosen_phrases, make_snippet, strip_frontmatter
+from ..turns import turn_at
+from .phrases import PhraseCheck, loosen_phrases
+from .query import check_expansion
 from .rank import fast_terms, top_docs
 from .rank import weighting as weighting_
+from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,6 +47,15 @@ class SearchHit:
     author: str | None = None
     trust: str | None = None
     kind: str = ""
+    #: Conversation turns (``sessions/*.jsonl``): the message's line, who said it and in which role.
+    line: int | None = None
+    speaker: str | None = None
+    role: str | None = None
+
+    @property
+    def ref(self) -> str:
+        """``path`` for a file, ``path#L<line>`` for a conversation turn."""
+        return self.path if self.line is None else f"{self.path}#L{self.line}"
 
     def __iter__(self) -> Iterator[str]:
         yield self.path
@@ -59,7 +71,8 @@ class SearchHit:
         return {
             "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
             "tags": list(self.tags), "updated": self.updated, "version": self.version,
-            "author": self.author, "trust": self.trust, "kind": self.kind,
+            "author": self.author, "trust": self.trust, "kind": self.kind, "line": self.line,
+            "speaker": self.speaker, "role": self.role,
         }
 
 
@@ -73,6 +86,8 @@ class Queries:
 
     def run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
         """Run a parsed query on the index's current searcher."""
+        if parsed.query is None:
+            return []  # only stop words or punctuation: nothing to match
         searcher = self.index.searcher
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
@@ -166,7 +181,16 @@ class Queries:
             self.index.notify([rel])  # gone behind our back: drop it from the index next time
             return None
         text = data.decode("utf-8", errors="replace")
-        body = strip_frontmatter(text)
+        line = fields.get("line")
+        turn = None
+        if line is not None:
+            turn = turn_at(text, int(line))
+            if turn is None:  # the log changed under the index: re-index it, show nothing stale
+                self.index.notify([rel])
+                return None
+            body = turn.content
+        else:
+            body = strip_frontmatter(text)
         if check is not None and not check.holds(docnum, body):
             return None
         updated = fields.get("updated")
@@ -180,6 +204,9 @@ class Queries:
             updated=updated.isoformat() + "Z" if isinstance(updated, datetime) else None,
             version=blob_version(data),
             author=fields.get("author") or None,
-            trust=fields.get("trust") or None,
+            trust=(turn.trust if turn is not None else fields.get("trust")) or None,
             kind=fields.get("kind") or "",
+            line=None if turn is None else turn.line,
+            speaker=None if turn is None else turn.speaker,
+            role=None if turn is None else turn.role,
         )

@@ -10,29 +10,29 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from collections import Counter
 from datetime import date, datetime, timezone
 from typing import Any
 
-from whoosh.analysis import STOP_WORDS, Analyzer, Token
+from whoosh.analysis import Analyzer, Token
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.formats import Frequency, Positions
-from whoosh.lang.porter import stem as porter_stem
 from whoosh.system import pack_uint
 
 from .. import paths
+from .. import text as contextfs_text
 from ..document import blob_version, load
 from ..errors import ContentError, ContextFSError, FrontmatterError
 from ..files import TMP_SUFFIX, RootFiles
+from ..turns import is_log, read_turns
 
 __all__ = [
     "INDEXED_SUFFIXES",
-    "FusedStemmingAnalyzer",
+    "SCHEMA_FINGERPRINT",
     "StemFrequency",
     "StemPositions",
-    "WORD",
-    "SCHEMA_FINGERPRINT",
     "TRASH_FILES",
+    "TextAnalyzer",
+    "WORD",
     "extract",
     "indexable",
     "make_schema",
@@ -42,7 +42,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Text files that are notes; logs (.jsonl) and trash bookkeeping (entry.json) are not.
+#: Text files that are notes (conversation logs, ``sessions/*.jsonl``, are indexed per turn).
 INDEXED_SUFFIXES = (".md", ".markdown", ".txt")
 #: Soft-deleted files live below this prefix inside each trash entry.
 TRASH_FILES = re.compile(r"^\.trash/[^/]+/files/.+")
@@ -50,90 +50,60 @@ _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _MAX_INDEXED_CHARS = 1 << 20
 
 
-#: How the analyzer splits text into words (before lower-casing, stop words and stemming).
-WORD = _WORD = re.compile(r"\w+(?:\.?\w+)*", re.UNICODE)
+#: How the analyzer splits text into words (before normalisation, stop words and stemming).
+WORD = contextfs_text.WORD
 
 
-class FusedStemmingAnalyzer(Analyzer):
-    """Whoosh's StemmingAnalyzer (regex words, lowercase, stop words, Porter stems) in one loop.
+class TextAnalyzer(Analyzer):
+    """The index's analyzer: the terms of :mod:`contextfs.text`, as Whoosh tokens.
 
-    The stock analyzer chains four generators per token; fusing them, with a stem cache
-    that is never evicted, roughly halves the analysis part of an index build. It produces
-    the same terms and the same (renumbered, stop-word-free) positions.
+    Every ranker in contextfs reads text through :mod:`contextfs.text`; the index does too,
+    so a word the index holds is the word page-in, memory and topic detection match on.
+    Positions are numbered over terms only (stop words take none), and queries are
+    analysed the same way, so phrases match across stop words.
     """
 
-    def __init__(self, minsize: int = 2, maxsize: int = 40) -> None:
-        self.minsize = minsize
-        self.maxsize = maxsize
-        self._stems: dict[str, str] = {}
-
-    def __getstate__(self) -> dict[str, Any]:  # Whoosh pickles the schema: leave the cache out
-        return {"minsize": self.minsize, "maxsize": self.maxsize}
+    def __getstate__(self) -> dict[str, Any]:  # Whoosh pickles the schema
+        return {}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._stems = {}
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and (other.minsize, other.maxsize) == (self.minsize, self.maxsize)  # type: ignore[attr-defined]
+        return type(other) is type(self)
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self.minsize, self.maxsize))
+        return hash(type(self).__name__)
 
-    def stem_of(self, word: str) -> str | None:
+    @staticmethod
+    def stem_of(word: str) -> str | None:
         """The term for one lower-case word, or None when the index drops it (stop word, size)."""
-        if len(word) < self.minsize or len(word) > self.maxsize or word in STOP_WORDS:
-            return None
-        text = self._stems.get(word)
-        if text is None:
-            text = self._stems[word] = porter_stem(word)
-        return text
+        return contextfs_text.term(word)
 
-    def stems(self, value: str) -> list[str]:
+    @staticmethod
+    def stems(value: str) -> list[str]:
         """The terms of ``value`` in order; a term's index is its position in the index."""
-        stems = self._stems
-        lo, hi = self.minsize, self.maxsize
-        out = []
-        for word in _WORD.findall(value.lower()):
-            if len(word) < lo or len(word) > hi or word in STOP_WORDS:
-                continue
-            text = stems.get(word)
-            if text is None:
-                text = stems[word] = porter_stem(word)
-            out.append(text)
-        return out
+        return contextfs_text.terms(value)
 
-    def stem_counts(self, value: str) -> dict[str, int]:
-        """How often each term occurs in ``value``: the same as counting ``stems(value)``.
-
-        Words are counted first (in C, by ``Counter``) and stemmed once per distinct word,
-        so the Python loop runs over the vocabulary of a note, not over every word in it.
-        """
-        out: dict[str, int] = {}
-        for word, n in Counter(_WORD.findall(value.lower())).items():
-            text = self.stem_of(word)
-            if text is not None:
-                out[text] = out.get(text, 0) + n
-        return out
+    @staticmethod
+    def stem_counts(value: str) -> dict[str, int]:
+        """How often each term occurs in ``value``: the same as counting ``stems(value)``."""
+        return contextfs_text.term_counts(value)
 
     def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
                  removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
                  mode: str = "", **kwargs: Any) -> Any:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
-        stems = self._stems
-        if len(stems) > 500_000:
-            stems.clear()
-        lo, hi = self.minsize, self.maxsize
         pos = start_pos
-        matches = _WORD.finditer(value) if tokenize else [re.match(r"(?s).*", value)]
+        matches = WORD.finditer(value) if tokenize else [re.match(r"(?s).*", value)]
         for match in matches:
-            word = match.group().lower()
-            stopped = len(word) < lo or len(word) > hi or word in STOP_WORDS
-            if stopped and removestops:
-                continue
-            text = stems.get(word)
-            if text is None:
-                text = stems[word] = porter_stem(word)
+            word = match.group().casefold()
+            text = contextfs_text.term(word)
+            stopped = text is None
+            if stopped:
+                if removestops:
+                    continue
+                text = word
             token.text = text
             token.stopped = stopped
             token.boost = 1.0
@@ -187,9 +157,12 @@ def _text_field(analyzer: Any, *, positions: bool, stored: bool = False, field_b
 def make_schema() -> Schema:
     """The index layout. Change it and bump ``SCHEMA_FINGERPRINT``'s inputs: old indexes rebuild."""
     # One analyzer object shared by the text fields, so its stem cache is shared too.
-    ana = FusedStemmingAnalyzer()
+    ana = TextAnalyzer()
     return Schema(
-        rel=ID(unique=True, stored=True),
+        # The file. A conversation log has one document per message (its turns), each
+        # with the message's line number in ``line``; every other file has one document.
+        rel=ID(stored=True),
+        line=STORED(),
         # Every ancestor folder and the file itself: 'path:topics' matches whole components.
         path=KEYWORD(commas=True),
         title=_text_field(ana, positions=True, stored=True, field_boost=3.0),
@@ -204,6 +177,9 @@ def make_schema() -> Schema:
         kind=ID(stored=True),
         author=ID(stored=True),
         trust=ID(stored=True),
+        # Conversation turns: who spoke ("Caroline") and in which role ("user").
+        speaker=ID(stored=True),
+        role=ID(stored=True),
         trash=ID(),
         updated=DATETIME(stored=True, sortable=True),
         version=STORED(),
@@ -215,14 +191,17 @@ def _fingerprint() -> str:
     schema = make_schema()
     desc = ";".join(f"{name}:{type(schema[name]).__name__}:{getattr(schema[name], 'field_boost', 1)}"
                     for name in schema.names())
-    return hashlib.sha1(f"v3|{desc}|{','.join(INDEXED_SUFFIXES)}".encode()).hexdigest()[:16]
+    rules = f"text{contextfs_text.RULES_VERSION}|{type(schema['body'].analyzer).__name__}"
+    return hashlib.sha1(f"v4|{desc}|{rules}|{','.join(INDEXED_SUFFIXES)}|logs".encode()).hexdigest()[:16]
 
 
 SCHEMA_FINGERPRINT = _fingerprint()
 
 
 def indexable(rel: str) -> bool:
-    """True for root-relative paths of files the index covers."""
+    """True for root-relative paths of files the index covers (notes and conversation logs)."""
+    if is_log(rel):
+        return True
     if not rel.lower().endswith(INDEXED_SUFFIXES) or rel.endswith(TMP_SUFFIX):
         return False
     top = rel.split("/", 1)[0]
@@ -284,12 +263,43 @@ def _tags(value: Any) -> list[str]:
     return [t.strip().lower().replace(",", " ") for t in items if t and t.strip()]
 
 
-def extract(files: RootFiles, rel: str) -> dict[str, Any] | None:
-    """The index fields for one file, or None when it does not exist (or is not text).
+def _real_title(meta: dict[str, Any], body: str) -> str:
+    """The frontmatter title, else the first heading, else nothing.
+
+    A file name is not a title: archival notes are named after their first words (a date
+    and a slug, often chat filler), and boosting those as a title ranks the filler.
+    """
+    title = meta.get("title")
+    if isinstance(title, str) and title.strip():
+        return title.strip()
+    match = _HEADING.search(body)
+    return match.group(1).strip() if match else ""
+
+
+def _turn_docs(base: dict[str, Any], text: str, rel: str) -> list[dict[str, Any]]:
+    """One document per message of a conversation log: who said what, and when."""
+    turns, bad = read_turns(text)
+    if bad:
+        log.warning("%s: lines %s are not messages; not indexing them", rel, ", ".join(map(str, bad[:5])))
+    docs = []
+    for turn in turns:
+        doc = dict(base)
+        doc.update({
+            "line": turn.line, "title": "", "meta": turn.speaker or "", "body": turn.content[:_MAX_INDEXED_CHARS],
+            "speaker": turn.speaker or "", "role": turn.role,
+            "trust": turn.trust if turn.trust in ("trusted", "untrusted", "quarantined") else "untrusted",
+            "updated": parse_when(turn.time) or base["updated"],
+        })
+        docs.append(doc)
+    return docs
+
+
+def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
+    """The index documents of one file, or None when it does not exist (or is not text).
 
     Reads through the confined file layer and the document codec; a file with broken
     frontmatter is still indexed by its raw text so it stays findable, and nothing is
-    ever written back.
+    ever written back. A conversation log yields one document per message.
     """
     try:
         st = files.lstat(rel)
@@ -301,35 +311,43 @@ def extract(files: RootFiles, rel: str) -> dict[str, Any] | None:
         return None
     if data is None:
         return None
+    mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).replace(tzinfo=None)
+    top = rel.split("/", 1)[0]
+    if is_log(rel):
+        text = data.decode("utf-8", errors="replace")
+        base = {
+            "rel": rel, "path": ",".join(s.replace(",", " ") for s in _ancestors(rel)), "tags": "",
+            "kind": top, "author": "", "trash": "0", "updated": mtime, "version": blob_version(data),
+            "stat": (st.st_mtime_ns, st.st_size),
+        }
+        return _turn_docs(base, text, rel)
     meta: dict[str, Any] = {}
     try:
         doc = load(data, rel)
-        meta, body, version, title = doc.metadata, doc.body, doc.version, doc.title
+        meta, body, version = doc.metadata, doc.body, doc.version
+        title = _real_title(meta, body)
     except FrontmatterError as exc:
         log.warning("indexing %s by its raw text: %s", rel, exc)
         body = data.decode("utf-8", errors="replace")
-        version, title = blob_version(data), rel.rsplit("/", 1)[-1]
+        version, title = blob_version(data), ""
     except ContentError as exc:
         log.warning("not indexing %s: %s", rel, exc)
         return None
     body = body[:_MAX_INDEXED_CHARS]
-    top = rel.split("/", 1)[0]
     in_trash = top == ".trash"
     if in_trash:
         original = rel.split("/", 3)[3]
         kind = original.split("/", 1)[0] if "/" in original else ""
-        scopes = _ancestors(rel)
     else:
         kind = top if "/" in rel else ""
-        scopes = _ancestors(rel)
-    updated = parse_when(meta.get("updated")) or parse_when(meta.get("created"))
-    if updated is None:
-        updated = datetime.fromtimestamp(st.st_mtime, timezone.utc).replace(tzinfo=None)
+    scopes = _ancestors(rel)
+    updated = parse_when(meta.get("updated")) or parse_when(meta.get("created")) or mtime
     trust = meta.get("trust")
     tags = _tags(meta.get("tags"))
     abstract = " ".join(_text(meta.get(k)) for k in ("abstract", "description", "overview", "summary"))
-    return {
+    return [{
         "rel": rel,
+        "line": None,
         "path": ",".join(s.replace(",", " ") for s in scopes),
         "title": title,
         "meta": "\n".join((abstract.strip(), "\n".join(_HEADING.findall(body)), " ".join(tags))),
@@ -338,8 +356,10 @@ def extract(files: RootFiles, rel: str) -> dict[str, Any] | None:
         "kind": kind,
         "author": str(meta.get("author") or ""),
         "trust": trust if isinstance(trust, str) and trust else "trusted",
+        "speaker": "",
+        "role": "",
         "trash": "1" if in_trash else "0",
         "updated": updated,
         "version": version,
         "stat": (st.st_mtime_ns, st.st_size),
-    }
+    }]

@@ -31,7 +31,7 @@ STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 WHOOSH_VERSION = whoosh.versionstring()
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
-INDEX_FORMAT = 3  # 2: body indexed without positions; 3: packed postings blocks
+INDEX_FORMAT = 4  # 2: body indexed without positions; 3: packed postings blocks; 4: contextfs.text terms, conversation turns
 #: Files Whoosh rewrites in place or that the stamp itself is: not checksummed.
 UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 

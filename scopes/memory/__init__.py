@@ -8,12 +8,15 @@ Modules: :mod:`.facade` (:class:`Memory`), :mod:`.core_blocks` (pinned core bloc
 :mod:`.archive` (archival notes and their search), :mod:`.dedupe` (near-duplicate
 index), :mod:`.conversation` (session logs and recall search), :mod:`.buffer` (the
 conversation window and its summarizers), :mod:`.records` (the values handed out, the
-folders) and :mod:`.text` (every word, stopword, fingerprint and BM25 rule the tiers use).
+folders). Every word, stop-word, fingerprint and BM25 rule comes from :mod:`contextfs.text`.
 """
 
 from __future__ import annotations
 
+from contextfs.text import fingerprint
+
 from .buffer import ConversationBuffer, ExtractiveSummarizer, LLMSummarizer, Summarizer
+from .dedupe import word_set
 from .facade import Memory
 from .records import (
     ARCHIVE_DIR,
@@ -27,7 +30,6 @@ from .records import (
     MemorySettings,
     Message,
 )
-from .text import fingerprint, word_set
 
 __all__ = [
     "ARCHIVE_DIR",

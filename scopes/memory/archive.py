@@ -19,6 +19,7 @@ from contextfs.errors import ContentError, InvalidPathError, NotFoundError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
 from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
+from contextfs.text import fingerprint, words
 
 from ..arguments import check_int, check_mapping, check_strings
 from .dedupe import DuplicateIndex
@@ -31,7 +32,6 @@ from .records import (
     provenance,
     source_label,
 )
-from .text import fingerprint, words
 
 __all__ = ["Archive", "check_tags"]
 
@@ -138,7 +138,7 @@ class Archive:
         rel = self._new_path(text, fp)
         with self._ctx.transaction(f"memory: archive {rel}", op="memory-archive", trailers={"Contextfs-Memory": "archive"}):
             self._ctx.create(rel, text.strip("\n") + "\n", meta)
-            self.duplicates.refresh(rel)
+            self.duplicates.refresh(rel, text)
         return self._note(rel, verdict=verdict)
 
     def invalidate(self, path: str, reason: str | None = None) -> ArchivalNote:
@@ -176,7 +176,7 @@ class Archive:
     ) -> list[MemoryHit]:
         """The ``top_k`` notes best matching ``query``, each with its source (see ``Memory``)."""
         # Plain words only: an agent's question must not turn into query syntax (AND, tag:, "...").
-        plain = " ".join(words(query)) if isinstance(query, str) else ""
+        plain = " ".join(words(query))[:1900] if isinstance(query, str) else ""
         if not plain:
             raise ContentError("archival_memory_search needs a query; pass a few words about the fact you need")
         top_k = max(1, check_int(top_k, "top_k", fix="pass how many notes to return, e.g. 5"))

@@ -18,16 +18,17 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from contextfs import clock
 from contextfs.errors import BudgetError, ContextFSError
+from contextfs.text import content_words, raw_words
 from contextfs.tokens import TokenCounter
 
 from ..arguments import check_int, check_number
 from .facade import Memory
 from .records import SESSIONS_DIR, Message
-from .text import content_words, raw_words
 
 __all__ = ["ConversationBuffer", "ExtractiveSummarizer", "LLMSummarizer", "Summarizer"]
 
@@ -38,7 +39,7 @@ Summarizer = Callable[[str, Sequence[Message], int], str]
 
 MIN_TOKENS = 32
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_LINE = re.compile(r"^- (?P<role>\w+)(?: \(turn (?P<turn>[^)]*)\))?: (?P<text>.*)$")
+_LINE = re.compile(r"^- (?P<role>[^:(]+?)(?: \(turn (?P<turn>[^)]*)\))?: (?P<text>.*)$")
 
 
 class ExtractiveSummarizer:
@@ -74,7 +75,7 @@ class ExtractiveSummarizer:
                 if cut != sentence:
                     cut = cut.rstrip() + "…"
                 where = f" (turn {m.turn})" if m.turn else ""
-                out.append(f"- {m.role}{where}: {cut}")
+                out.append(f"- {m.who}{where}: {cut}")
         return out
 
     def __call__(self, previous: str, evicted: Sequence[Message], max_tokens: int) -> str:
@@ -121,7 +122,7 @@ class LLMSummarizer:
         self.counter = counter
 
     def __call__(self, previous: str, evicted: Sequence[Message], max_tokens: int) -> str:
-        shown = "\n".join(f"{m.role} (turn {m.turn}): {m.content}" for m in evicted if m.trust == "trusted")
+        shown = "\n".join(f"{m.who} (turn {m.turn}): {m.content}" for m in evicted if m.trust == "trusted")
         prompt = self.PROMPT.format(tokens=max_tokens, previous=previous or "(empty)", messages=shown or "(none)")
         try:
             reply = self.model.invoke(prompt)
@@ -154,6 +155,7 @@ class ConversationBuffer:
         summary_share: float = 0.25,
         headroom: float = 0.3,
         resume: bool = True,
+        carry: bool = True,
     ) -> None:
         check_int(max_tokens, "max_tokens", minimum=MIN_TOKENS, expect=f"an integer of at least {MIN_TOKENS}",
                   fix="give the window more room", error=BudgetError)
@@ -182,8 +184,13 @@ class ConversationBuffer:
         self._tokens: list[int] = []
         self.summary = ""
         self.evicted = 0  # how many logged messages have left the window, oldest first
+        #: The earlier session whose summary and last messages this one started from.
+        self.carried_from: str | None = None
+        self._unsaved = False
         if resume:
             self._resume()
+        if carry and not self.summary and not self._messages:
+            self._carry()
 
     # ------------------------------------------------------------ state
     def _resume(self) -> None:
@@ -192,6 +199,8 @@ class ConversationBuffer:
             doc = self.ctx.get(self.summary_path)
             self.summary = doc.body.strip("\n")
             self.evicted = int(doc.metadata.get("evicted", 0))
+            carried = doc.metadata.get("carried_from")
+            self.carried_from = carried if isinstance(carried, str) and carried else None
         except ContextFSError:
             self.summary, self.evicted = "", 0
         except (TypeError, ValueError):
@@ -205,10 +214,39 @@ class ConversationBuffer:
                                       trailers={"Contextfs-Memory": "recall"}):
                 self._save_summary()
 
+    def _carry(self) -> None:
+        """Start a new session from the last one: its summary plus the messages still in its window.
+
+        What the previous session ended with is folded (through the same summarizer) into
+        this session's running summary, so the conversation carries across sessions; the
+        earlier logs stay searchable (``conversation_search``, views with a query).
+        """
+        earlier = [s for s in self.memory.sessions() if s != self.session]
+        if not earlier:
+            return
+        prev = earlier[-1]
+        previous, evicted = "", 0
+        try:
+            doc = self.ctx.get(f"{SESSIONS_DIR}/{prev}.summary.md")
+            previous, evicted = doc.body.strip("\n"), int(doc.metadata.get("evicted", 0))
+        except (ContextFSError, TypeError, ValueError):
+            previous, evicted = "", 0
+        tail = self.memory.messages(prev)[evicted:]
+        summary = self.summarizer(previous, tail, self.summary_tokens).strip("\n") if tail else previous
+        if self.counter.count(summary) > self.summary_tokens:
+            summary = self.counter.truncate(summary, self.summary_tokens)
+        if summary:
+            self.summary, self.carried_from, self._unsaved = summary, prev, True
+
     def _summary_message(self) -> Message | None:
         if not self.summary:
             return None
-        head = f"Summary of {self.evicted} earlier message(s); the full text is in {self.log_path}:\n"
+        if self.carried_from is not None:
+            head = (f"Summary of the conversation so far (carried from session {self.carried_from}"
+                    f"{f' and {self.evicted} earlier message(s) of this one' if self.evicted else ''}); "
+                    f"the logs are in {SESSIONS_DIR}/:\n")
+        else:
+            head = f"Summary of {self.evicted} earlier message(s); the full text is in {self.log_path}:\n"
         return Message(role="system", content=head + self.summary, time="", session=self.session)
 
     def window(self) -> list[Message]:
@@ -224,14 +262,16 @@ class ConversationBuffer:
         return self.counter.count(self.render())
 
     # ------------------------------------------------------------ turns
-    def add(self, role: str, content: str) -> list[Message]:
+    def add(self, role: str, content: str, *, speaker: str | None = None,
+            time: datetime | str | None = None) -> list[Message]:
         """Log a message and put it in the window; return the messages evicted by it.
 
-        Session and turn come from the manager's provenance. One commit covers the log
-        line and, when something was evicted, the updated summary.
+        Session and turn come from the manager's provenance; ``speaker`` names who said it
+        and ``time`` when (default now). One commit covers the log line and, when
+        something was evicted (or a summary was carried from the last session), the summary.
         """
         with self.ctx.provenance(session=self.session):
-            msg = self.memory.make_message(role, content)
+            msg = self.memory.make_message(role, content, speaker=speaker, time=time)
             self._messages.append(msg)
             self._tokens.append(self.counter.count(msg.render()))
             try:
@@ -244,7 +284,7 @@ class ConversationBuffer:
             with self.ctx.transaction(f"memory: {what} {self.log_path}", op="memory-evict" if evicted else "memory-log",
                                       trailers={"Contextfs-Memory": "recall"}):
                 self.memory.log_messages([msg])
-                if evicted:
+                if evicted or self._unsaved:
                     self._save_summary()
         return evicted
 
@@ -285,6 +325,7 @@ class ConversationBuffer:
             self.summary = self.counter.truncate(self.summary, self.summary_tokens)
 
     def _save_summary(self) -> None:
+        self._unsaved = False
         meta = {
             "title": f"Summary of session {self.session}",
             "tags": ["summary", "conversation"],
@@ -292,4 +333,6 @@ class ConversationBuffer:
             "log": self.log_path,
             "summarised_at": clock.iso(),
         }
+        if self.carried_from is not None:
+            meta["carried_from"] = self.carried_from
         self.ctx.write(self.summary_path, self.summary + "\n" if self.summary else "", meta)

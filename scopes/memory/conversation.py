@@ -2,22 +2,28 @@
 
 The log is a record of what was said, so it never refuses a line: a message the
 poisoning guard flags is logged marked ``untrusted`` (policy ``tag``) or
-``quarantined``, and recall fences or hides it. Search is BM25 over the messages that
-pass the filters (:func:`~.text.bm25`), newest first on ties.
+``quarantined``, and recall fences or hides it. Each message has a role, an optional
+named speaker ("Caroline") and a time (now, or the time a transcript gives).
+
+Search goes through the search index, which holds every message of every log as its own
+document (:mod:`contextfs.turns`): the same BM25F ranking, stop words and stems as
+``ctx.search``, filtered by session, role, speaker and time; newest first on ties.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from contextfs import clock
 from contextfs.errors import ContentError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import assess
+from contextfs.turns import LOG_SUFFIX, read_turns, session_of, turn_at
 
 from ..arguments import check_int, check_strings, check_text
 from .records import (
@@ -30,11 +36,32 @@ from .records import (
     parse_time,
     provenance,
 )
-from .text import bm25
 
-__all__ = ["ConversationLog"]
+__all__ = ["ConversationLog", "check_speaker"]
 
 log = logging.getLogger(__name__)
+
+_SPEAKER = re.compile(r"^[^\x00-\x1f\x7f:]{1,64}$")
+_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def check_speaker(speaker: object) -> str | None:
+    """A speaker's name (1-64 characters, one line, no ':'), or None; ContentError otherwise."""
+    if speaker is None:
+        return None
+    if not isinstance(speaker, str) or not _SPEAKER.match(speaker.strip() or "\n"):
+        raise ContentError(f"speaker {speaker!r} is not accepted; use a name of 1-64 characters on one line, "
+                           "without ':' (e.g. 'Caroline')")
+    return speaker.strip()
+
+
+def _iso(value: datetime | str | None, name: str) -> str:
+    """A message time as ISO-8601 UTC with a 'Z' (now when None)."""
+    if value is None:
+        return clock.iso()
+    moment = parse_time(value, name)
+    assert moment is not None
+    return clock.iso(moment)
 
 
 class ConversationLog:
@@ -49,20 +76,24 @@ class ConversationLog:
         sid = session or self._ctx.current_provenance.session
         if not sid:
             raise ContentError("no session is set; open the manager with session=... or use ctx.provenance(session=...)")
-        return f"{SESSIONS_DIR}/{sid}.jsonl"
+        return f"{SESSIONS_DIR}/{sid}{LOG_SUFFIX}"
 
-    def make_message(self, role: str, content: str) -> Message:
-        """A message stamped with the current session, turn and time (not yet logged)."""
+    def make_message(self, role: str, content: str, *, speaker: str | None = None,
+                     time: datetime | str | None = None) -> Message:
+        """A message stamped with the current session and turn, and ``time`` (default now); not yet logged."""
         if role not in ROLES:
-            raise ContentError(f"role {role!r} is not accepted; use one of {', '.join(ROLES)}")
+            raise ContentError(f"role {role!r} is not accepted; use one of {', '.join(ROLES)} "
+                               "(name the person with speaker=...)")
         if not isinstance(content, str):
             raise ContentError(f"message content must be a string, got {type(content).__name__}; pass text")
+        name = check_speaker(speaker)
+        stamp = _iso(time, "time")
         verdict = assess(content)
         # The log is a record of what was said, so it never refuses a line; flagged lines
         # are marked so recall fences them (or, under refuse/quarantine, hides them).
         trust = "trusted" if not verdict.suspicious else ("untrusted" if self._settings.policy == "tag" else "quarantined")
         session, turn, _ = provenance(self._ctx)
-        return Message(role=role, content=content, time=clock.iso(), turn=turn, session=session, trust=trust)
+        return Message(role=role, content=content, time=stamp, turn=turn, session=session, trust=trust, speaker=name)
 
     def append(self, messages: Sequence[Message]) -> None:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""
@@ -73,32 +104,70 @@ class ConversationLog:
             for rel, lines in by_path.items():
                 self._ctx.append(rel, "".join(lines))
 
-    def log(self, role: str, content: str) -> Message:
+    def log(self, role: str, content: str, *, speaker: str | None = None, time: datetime | str | None = None) -> Message:
         """Append one message to this session's log (one commit)."""
-        msg = self.make_message(role, content)
+        msg = self.make_message(role, content, speaker=speaker, time=time)
         with self._ctx.transaction(f"memory: log {self.path()}", op="memory-log", trailers={"Contextfs-Memory": "recall"}):
             self.append([msg])
         return msg
+
+    def import_transcript(self, turns: Iterable[Mapping[str, Any] | Sequence[Any]], *, session: str,
+                          roles: Mapping[str, str] | None = None, default_role: str = "user") -> list[Message]:
+        """Log an existing conversation: each turn with its speaker, text and time, in one commit.
+
+        A turn is a mapping with ``text`` (or ``content``), ``speaker`` and ``time`` (ISO
+        string or datetime; optional ``role``), or a ``(speaker, text, time)`` tuple.
+        ``roles`` maps speaker names to roles (default ``default_role``). Each message's
+        ``turn`` is its number in the transcript, so citations point at it.
+        """
+        if not isinstance(session, str) or not _SESSION.match(session):
+            raise ContentError(f"session {session!r} is not accepted; use 1-128 letters, digits and . _ - "
+                               "(e.g. 'session-2023-05-08')")
+        roles = dict(roles or {})
+        msgs: list[Message] = []
+        with self._ctx.provenance(session=session):
+            for n, raw in enumerate(turns, 1):
+                if isinstance(raw, Mapping):
+                    speaker, text, when = raw.get("speaker"), raw.get("text", raw.get("content")), raw.get("time")
+                    role = raw.get("role") or roles.get(str(speaker), default_role)
+                elif isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == 3:
+                    speaker, text, when = raw
+                    role = roles.get(str(speaker), default_role)
+                else:
+                    raise ContentError(f"turn {n} of the transcript is not accepted; pass a mapping with "
+                                       "speaker, text and time, or a (speaker, text, time) tuple")
+                with self._ctx.provenance(turn=n):
+                    msgs.append(self.make_message(str(role), text, speaker=speaker, time=when))
+            if msgs:
+                with self._ctx.transaction(f"memory: import {len(msgs)} message(s) into {self.path()}",
+                                           op="memory-import", trailers={"Contextfs-Memory": "recall"}):
+                    self.append(msgs)
+        return msgs
 
     def messages(self, session: str | None = None) -> list[Message]:
         """Every logged message of one session (default: the current one), oldest first."""
         return list(self._read(self.path(session)))
 
+    def sessions(self) -> list[str]:
+        """The sessions that have a log, oldest last message first."""
+        out = []
+        for rel in self._ctx.list(SESSIONS_DIR):
+            if rel.endswith(LOG_SUFFIX) and rel.count("/") == 1:
+                msgs = list(self._read(rel))
+                out.append((msgs[-1].time if msgs else "", session_of(rel)))
+        return [sid for _time, sid in sorted(out)]
+
     def _read(self, rel: str) -> Iterable[Message]:
         body = self._ctx.read(rel)
         if body is None:
             return
-        sid = rel[len(SESSIONS_DIR) + 1 : -len(".jsonl")]
-        for n, line in enumerate(body.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                yield Message(role=str(data["role"]), content=str(data["content"]), time=str(data.get("time", "")),
-                              turn=None if data.get("turn") is None else str(data["turn"]), session=sid,
-                              trust=str(data.get("trust", "trusted")))
-            except (ValueError, KeyError, TypeError):
-                log.warning("%s line %d is not a message; skipping it", rel, n)
+        sid = session_of(rel)
+        turns, bad = read_turns(body)
+        for n in bad:
+            log.warning("%s line %d is not a message; skipping it", rel, n)
+        for t in turns:
+            yield Message(role=t.role, content=t.content, time=t.time, turn=t.turn, session=sid, trust=t.trust,
+                          speaker=t.speaker)
 
     def search(
         self,
@@ -109,35 +178,47 @@ class ConversationLog:
         until: datetime | str | None = None,
         limit: int = 10,
         *,
+        speakers: Sequence[str] | None = None,
         include_quarantined: bool = False,
     ) -> list[MemoryHit]:
         """Old messages matching ``query`` (all sessions unless one is named), best first."""
         check_text(query, "query", fix="pass a few words, or '' for the newest messages", error=ContentError)
         limit = max(1, check_int(limit, "limit", fix="pass how many messages to return, e.g. 10"))
         start, end = parse_time(since, "since"), parse_time(until, "until")
+        filters: dict[str, Any] = {"trust": ["trusted", "untrusted", "quarantined"] if include_quarantined
+                                   else ["trusted", "untrusted"]}
         if roles is not None:
             roles = check_strings(roles, "roles", fix=f"pass some of {', '.join(ROLES)}", error=ContentError)
             bad = [r for r in roles if r not in ROLES]
             if bad:
                 raise ContentError(f"role {bad[0]!r} is not accepted; use some of {', '.join(ROLES)}")
-        logs = [self.path(session)] if session else [p for p in self._ctx.list(SESSIONS_DIR) if p.endswith(".jsonl")]
-        pool: list[tuple[Message, str, int]] = []
-        for rel in logs:
-            for i, m in enumerate(self._read(rel)):
-                if roles is not None and m.role not in roles:
-                    continue
-                if m.trust == "quarantined" and not include_quarantined:
-                    continue
-                if start or end:
-                    t = parse_time(m.time, "time") if m.time else None
-                    if t is None or (start and t < start) or (end and t > end):
-                        continue
-                pool.append((m, rel, i))
-        scores = bm25([m.content for m, _, _ in pool], query) if query.strip() else [0.0] * len(pool)
-        ranked = [(s, m, rel, i) for s, (m, rel, i) in zip(scores, pool, strict=True) if s > 0 or not query.strip()]
-        ranked.sort(key=lambda r: (-round(r[0], 6), newest_first(r[1].time), r[2], -r[3]))
-        return [
-            MemoryHit(path=f"{rel}#L{i + 1}", text=m.content, score=s, source=m.source, session=m.session,
-                      turn=m.turn, updated=m.time, tags=(), trust=m.trust, role=m.role)
-            for s, m, rel, i in ranked[:limit]
-        ]
+            filters["role"] = list(roles)
+        if speakers is not None:
+            filters["speaker"] = [check_speaker(s) for s in
+                                  check_strings(speakers, "speakers", fix="pass names like ['Caroline']", error=ContentError)]
+        if start is not None:
+            filters["since"] = start
+        if end is not None:
+            filters["until"] = end
+        where = self.path(session) if session else SESSIONS_DIR
+        words = " ".join(query.split())[:1900]
+        hits = self._ctx.search(words or "*", path=where, limit=min(1000, limit + 10), **filters)
+        texts: dict[str, str | None] = {}
+        out: list[MemoryHit] = []
+        for hit in hits:
+            if hit.line is None:
+                continue  # a summary or other file under sessions/
+            if hit.path not in texts:
+                texts[hit.path] = self._ctx.read(hit.path)
+            body = texts[hit.path]
+            turn = turn_at(body, hit.line) if body is not None else None
+            if turn is None:
+                continue
+            sid = session_of(hit.path)
+            msg = Message(role=turn.role, content=turn.content, time=turn.time, turn=turn.turn, session=sid,
+                          trust=turn.trust, speaker=turn.speaker)
+            out.append(MemoryHit(path=f"{hit.path}#L{turn.line}", text=turn.content, score=float(hit.score),
+                                 source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
+                                 trust=turn.trust, role=turn.role, speaker=turn.speaker))
+        out.sort(key=lambda h: (-round(h.score, 6), newest_first(h.updated), h.path))
+        return out[:limit]

@@ -1,121 +1,124 @@
 """Near-duplicate detection over the archive: is this fact already stored?
 
-An exact duplicate has the same :func:`~.text.fingerprint` (the words in order); a near
-duplicate has a word-set Jaccard of at least ``near_duplicate`` and the same numbers and
-negations. The index of fingerprints and words is derived from the notes on first use
-and kept current by a change listener on the manager; it never returns a note that no
-longer exists or is no longer active.
+An exact duplicate has the same :func:`contextfs.text.fingerprint` (the words in order);
+a near duplicate has a word-set Jaccard of at least ``near_duplicate`` and the same numbers
+and negations. Candidates come from the search index: a note that shares 85% of a text's
+words shares its rare words too, so it ranks among the first hits for those words, and
+only those few notes are read. The cost of an insert therefore does not grow with the
+archive (the index does the looking up), and a note written by another process is seen as
+soon as it is committed.
+
+Notes this object wrote inside a transaction that has not committed yet are not in the
+index; they are kept aside and compared too, so two inserts in one transaction still
+dedupe against each other.
 """
 
 from __future__ import annotations
 
-import math
-from collections import defaultdict
+import logging
+from collections import OrderedDict
 
+from contextfs import text as contextfs_text
 from contextfs.errors import ContextFSError
 from contextfs.manager import ContextManager
 
 from .records import ARCHIVE_DIR
-from .text import fingerprint, guarded_words, hash_order, jaccard, word_set
 
-__all__ = ["DuplicateIndex"]
+__all__ = ["NEGATIONS", "DuplicateIndex", "guarded_words", "jaccard", "word_set"]
+
+log = logging.getLogger(__name__)
+
+#: Words that flip a fact's meaning while barely moving its word set.
+NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "isn", "aren", "wasn", "don", "doesn", "didn", "won",
+                       "cannot"})
+#: How many of the best-matching notes are compared with a new one.
+CANDIDATES = 8
+_RECENT = 256
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The distinct normalised words of ``text``, stop words included (for near-duplicate checks)."""
+    return frozenset(contextfs_text.words(text))
+
+
+def guarded_words(found: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """(numbers, negations) of a word set: two notes are only near duplicates when these agree.
+
+    Numbers and negations change a fact's meaning while barely moving Jaccard
+    ("port 5433" vs "port 5434", "is" vs "is never").
+    """
+    numbers = frozenset(w for w in found if any(ch.isdigit() for ch in w))
+    return numbers, found & NEGATIONS
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def _query(text: str) -> str:
+    """The note's own words as a plain-word query (the parser drops stop words)."""
+    return " ".join(list(dict.fromkeys(contextfs_text.content_words(text)))[:64])[:1900]
 
 
 class DuplicateIndex:
-    """Fingerprints and a word index of the archive's notes, built lazily from the files."""
+    """Finds the active note that says the same thing as a text, through the search index."""
 
     def __init__(self, ctx: ContextManager, near_duplicate: float) -> None:
         self._ctx = ctx
         self._near = near_duplicate
-        self._notes: dict[str, tuple[str, frozenset[str], str]] | None = None
-        self._by_fp: dict[str, set[str]] = defaultdict(set)
-        self._by_word: dict[str, set[str]] = defaultdict(set)
-        ctx.add_listener(self._on_change)
+        #: Notes this object wrote lately: path -> (fingerprint, word set), compared in memory.
+        self._recent: OrderedDict[str, tuple[str, frozenset[str], tuple[frozenset[str], frozenset[str]]]] = OrderedDict()
 
-    def _on_change(self, changed: list[str]) -> None:
-        if self._notes is None:
-            return
-        for rel in changed:
-            if rel.startswith(ARCHIVE_DIR + "/") and rel.endswith(".md"):
-                self._forget(rel)
-                self._remember(rel)
+    def refresh(self, rel: str, text: str | None = None) -> None:
+        """Remember a note just written with ``text`` (the index sees it only once committed),
+        or forget it (``text=None``: retired, no longer a duplicate of anything)."""
+        self._recent.pop(rel, None)
+        if text is not None:
+            found = word_set(text)
+            self._recent[rel] = (contextfs_text.fingerprint(text), found, guarded_words(found))
+            while len(self._recent) > _RECENT:
+                self._recent.popitem(last=False)
 
-    def _forget(self, rel: str) -> None:
-        assert self._notes is not None
-        entry = self._notes.pop(rel, None)
-        if entry is None:
-            return
-        fp, words, _status = entry
-        self._by_fp[fp].discard(rel)
-        for w in words:
-            self._by_word[w].discard(rel)
-
-    def _remember(self, rel: str) -> None:
-        assert self._notes is not None
-        try:
-            doc = self._ctx.get(rel)
-        except ContextFSError:
-            return  # gone (deleted or moved) or unreadable: nothing to dedupe against
-        status = str(doc.metadata.get("status", "active"))
-        words = word_set(doc.body)
-        fp = str(doc.metadata.get("fingerprint") or fingerprint(doc.body))
-        self._notes[rel] = (fp, words, status)
-        self._by_fp[fp].add(rel)
-        for w in words:
-            self._by_word[w].add(rel)
-
-    def refresh(self, rel: str) -> None:
-        """Re-read one note now.
-
-        Inside a transaction the listener fires only at commit; refreshing right after a
-        write lets a second insert in the same transaction already see this note.
-        """
-        if self._notes is not None:
-            self._forget(rel)
-            self._remember(rel)
-
-    def _load(self) -> None:
-        if self._notes is not None:
-            return
-        self._notes = {}
-        for rel in self._ctx.list(ARCHIVE_DIR):
-            if rel.endswith(".md"):
-                self._remember(rel)
-
-    def _live(self, rel: str, ignore: str | None) -> bool:
-        assert self._notes is not None
-        if rel == ignore or self._notes[rel][2] != "active":
-            return False
-        if not self._ctx.exists(rel):  # a rolled-back transaction or an outside delete
-            self._forget(rel)
-            return False
-        return True
+    def _candidates(self, text: str) -> list[str]:
+        query = _query(text)
+        found: list[str] = []
+        if query:
+            try:
+                found = [h.path for h in self._ctx.search(query, path=ARCHIVE_DIR, limit=CANDIDATES)]
+            except ContextFSError as exc:  # an index that cannot answer must not block a write
+                log.warning("duplicate check without the index (%s); comparing recent notes only", exc)
+        return found
 
     def find(self, text: str, *, ignore: str | None = None) -> str | None:
         """The path of an active note saying the same thing as ``text``, if any."""
-        self._load()
-        assert self._notes is not None
-        fp = fingerprint(text)
-        for rel in sorted(self._by_fp.get(fp, set()).copy()):
-            if self._live(rel, ignore):
-                return rel
+        fp = contextfs_text.fingerprint(text)
         words = word_set(text)
-        if not words:
-            return None
-        # Prefix filtering: two sets with Jaccard >= t must share one of the first
-        # |A| - ceil(t*|A|) + 1 words of A under any fixed global order.
-        order = sorted(words, key=hash_order)
-        prefix = order[: len(words) - math.ceil(self._near * len(words)) + 1]
-        candidates: set[str] = set()
-        for w in prefix:
-            candidates |= self._by_word.get(w, set())
         guard = guarded_words(words)
         best: tuple[float, str] | None = None
-        for rel in sorted(candidates):
-            if rel not in self._notes:
+        # Recent notes first, in memory (no reads); a winner must still exist (a rolled-back
+        # transaction leaves an entry behind).
+        for rel, (other_fp, other, other_guard) in reversed(self._recent.items()):
+            if rel == ignore:
                 continue
-            other = self._notes[rel][1]
-            if guarded_words(other) != guard or not self._live(rel, ignore):
+            same = other_fp == fp or (words and other_guard == guard and jaccard(words, other) >= self._near)
+            if same and self._ctx.exists(rel):
+                return rel
+        for rel in self._candidates(text):
+            if rel == ignore or not rel.endswith(".md"):
+                continue
+            try:
+                doc = self._ctx.get(rel)
+            except ContextFSError:
+                self._recent.pop(rel, None)  # rolled back, deleted or unreadable
+                continue
+            if str(doc.metadata.get("status", "active")) != "active":
+                continue
+            if contextfs_text.fingerprint(doc.body) == fp:
+                return rel
+            other = word_set(doc.body)
+            if not words or guarded_words(other) != guard:
                 continue
             score = jaccard(words, other)
             if score >= self._near and (best is None or (score, rel) > best):

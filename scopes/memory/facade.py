@@ -14,7 +14,7 @@ instruction to the agent goes through :mod:`contextfs.scopes.poisoning`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -176,17 +176,34 @@ class Memory:
         """``sessions/<session>.jsonl`` (default: the current session)."""
         return self._log.path(session)
 
-    def make_message(self, role: str, content: str) -> Message:
-        """A message stamped with the current session, turn and time (not yet logged)."""
-        return self._log.make_message(role, content)
+    def make_message(self, role: str, content: str, *, speaker: str | None = None,
+                     time: datetime | str | None = None) -> Message:
+        """A message stamped with the current session and turn, said by ``speaker`` at ``time``
+        (default now); not yet logged."""
+        return self._log.make_message(role, content, speaker=speaker, time=time)
 
     def log_messages(self, messages: Sequence[Message]) -> None:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""
         self._log.append(messages)
 
-    def log_message(self, role: str, content: str) -> Message:
+    def log_message(self, role: str, content: str, *, speaker: str | None = None,
+                    time: datetime | str | None = None) -> Message:
         """Append one message to this session's log (one commit)."""
-        return self._log.log(role, content)
+        return self._log.log(role, content, speaker=speaker, time=time)
+
+    def import_transcript(self, turns: Iterable[Mapping[str, Any] | Sequence[Any]], *, session: str,
+                          roles: Mapping[str, str] | None = None, default_role: str = "user") -> list[Message]:
+        """Log an existing dated conversation with named speakers into ``sessions/<session>.jsonl``.
+
+        Each turn is ``{"speaker": "Caroline", "text": "...", "time": "2023-05-08T13:56:00Z"}``
+        (or a ``(speaker, text, time)`` tuple); ``roles`` maps speakers to roles (default
+        ``default_role``). One commit; the messages are searchable and page into views.
+        """
+        return self._log.import_transcript(turns, session=session, roles=roles, default_role=default_role)
+
+    def sessions(self) -> list[str]:
+        """The sessions that have a conversation log, least recently active first."""
+        return self._log.sessions()
 
     def messages(self, session: str | None = None) -> list[Message]:
         """Every logged message of one session (default: the current one), oldest first."""
@@ -201,11 +218,15 @@ class Memory:
         until: datetime | str | None = None,
         limit: int = 10,
         *,
+        speakers: Sequence[str] | None = None,
         include_quarantined: bool = False,
     ) -> list[MemoryHit]:
         """Old messages matching ``query`` (all sessions unless one is named), best first.
 
-        Scored with BM25 over the messages that pass the filters, so rare words count more;
-        newer messages win ties. An empty query lists the newest matching messages.
+        Ranked by the search index, which holds each message as its own document (BM25F:
+        rare words count more; question words and stop words do not count); newer
+        messages win ties. ``roles``/``speakers`` keep messages of those roles or named
+        speakers; an empty query lists the newest matching messages.
         """
-        return self._log.search(query, session, roles, since, until, limit, include_quarantined=include_quarantined)
+        return self._log.search(query, session, roles, since, until, limit, speakers=speakers,
+                                include_quarantined=include_quarantined)

@@ -6,17 +6,16 @@ at write time and never from the text: :func:`source_label` is how it is shown.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
 
 from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import Verdict, render_memory
 from contextfs.tokens import TokenCounter
+from contextfs.turns import SESSIONS_DIR, format_line
 
 from ..packing import DroppedItem
 
@@ -42,7 +41,6 @@ __all__ = [
 
 CORE_DIR = "memory/core"
 ARCHIVE_DIR = "memory/archive"
-SESSIONS_DIR = "sessions"
 DEFAULT_CORE_LIMIT = 500
 DEFAULT_NEAR_DUPLICATE = 0.85
 ROLES = ("user", "assistant", "system", "tool")
@@ -159,6 +157,7 @@ class MemoryHit:
     trust: str
     status: str = "active"
     role: str | None = None  # set for conversation hits
+    speaker: str | None = None  # conversation hits with a named speaker
 
     @property
     def rendered(self) -> str:
@@ -168,7 +167,12 @@ class MemoryHit:
 
 @dataclass(frozen=True)
 class Message:
-    """One line of a conversation log."""
+    """One line of a conversation log.
+
+    ``role`` is what the message is in the conversation (``user``, ``assistant``,
+    ``system``, ``tool``); ``speaker`` names who said it when there is a name
+    ("Caroline"), so a chat between two people needs no role tricks.
+    """
 
     role: str
     content: str
@@ -176,19 +180,22 @@ class Message:
     turn: str | None = None
     session: str | None = None
     trust: str = "trusted"
+    speaker: str | None = None
 
     def to_json(self) -> str:
-        data: dict[str, Any] = {"role": self.role, "content": self.content, "time": self.time, "turn": self.turn}
-        if self.trust != "trusted":
-            data["trust"] = self.trust
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return format_line(self.role, self.content, self.time, self.turn, trust=self.trust, speaker=self.speaker)
 
     @property
     def source(self) -> str:
         return source_label(self.session, self.turn)
 
+    @property
+    def who(self) -> str:
+        """The speaker's name, else the role."""
+        return self.speaker or self.role
+
     def render(self) -> str:
         """The message as one prompt line (untrusted content is fenced)."""
         if self.trust == "trusted":
-            return f"{self.role}: {self.content}"
-        return f"{self.role}: " + render_memory(self.content, self.source, self.trust)
+            return f"{self.who}: {self.content}"
+        return f"{self.who}: " + render_memory(self.content, self.source, self.trust)

@@ -7,19 +7,20 @@ it must be cheap and give the same answer every time. Two stages, first hit wins
    ``aliases`` are matched against word windows of the message with difflib, so
    "switch to the biling migraton" still finds ``billing-migration``.
 2. **BM25** over each topic's title, description (the cue), one-line summary,
-   vocabulary and aliases, computed here from word counts. The best topic must reach
+   vocabulary and aliases, with the words, stop words, stems and BM25 of
+   :mod:`contextfs.text`. The best topic must reach
    ``threshold`` and beat the runner-up by ``margin`` (a ratio); otherwise the message
    is ambiguous and nothing is returned, because a wrong switch costs more than none.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+
+from contextfs import text as contextfs_text
+from contextfs.text import bm25_scores
 
 __all__ = [
     "DEFAULT_FUZZY_RATIO",
@@ -41,28 +42,9 @@ DEFAULT_MARGIN = 1.5
 #: difflib ratio for a window of the message to count as naming a topic.
 DEFAULT_FUZZY_RATIO = 0.85
 
-_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "let", "me", "more", "most", "my", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "out", "over", "own", "please", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "relevant", "topic", "topics", "switch", "let's", "lets", "go", "back", "talk", "want", "need", "also", "new", "someone"]
-)
-
-
-def _stem(word: str) -> str:
-    """A tiny suffix stripper so 'invoices' meets 'invoice' and 'images' meets 'image'."""
-    for suffix in ("ing", "ies", "es", "s", "ed"):
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            if suffix == "ies":
-                return word[:-3] + "y"
-            if suffix == "es" and not word.endswith(("ses", "xes", "zes", "ches", "shes")):
-                return word[:-1]
-            return word[: -len(suffix)]
-    return word
-
-
 def tokenize(text: str) -> list[str]:
-    """Lowercase word stems without stopwords."""
-    words = _WORD.findall(str(text).lower().replace("’", "'"))
-    return [_stem(w.split("'")[0]) for w in words if w not in STOPWORDS and len(w) > 1]
+    """The terms of ``text`` (:func:`contextfs.text.terms`: stop words out, stems in)."""
+    return contextfs_text.terms(str(text))
 
 
 def keywords(text: str) -> set[str]:
@@ -90,7 +72,7 @@ class Detection:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD.findall(str(text).lower().replace("-", " ").replace("_", " "))
+    return contextfs_text.words(str(text))
 
 
 def fuzzy_match(message: str, phrase: str, ratio: float = DEFAULT_FUZZY_RATIO) -> float:
@@ -125,29 +107,6 @@ def fuzzy_match(message: str, phrase: str, ratio: float = DEFAULT_FUZZY_RATIO) -
             best = max(best, matcher.ratio())
     needed = max(ratio, 0.95) if size == 1 else ratio
     return best if best >= needed else 0.0
-
-
-def bm25_scores(query: Iterable[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    """Okapi BM25 of a tokenized query against tokenized documents (Lucene's non-negative idf)."""
-    n = len(docs)
-    if n == 0:
-        return []
-    counts = [Counter(d) for d in docs]
-    lengths = [len(d) for d in docs]
-    avg = (sum(lengths) / n) or 1.0
-    df: Counter[str] = Counter()
-    for c in counts:
-        df.update(c.keys())
-    scores = [0.0] * n
-    for term in set(query):
-        if term not in df:
-            continue
-        idf = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
-        for i, c in enumerate(counts):
-            tf = c.get(term, 0)
-            if tf:
-                scores[i] += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[i] / avg))
-    return scores
 
 
 def detect(

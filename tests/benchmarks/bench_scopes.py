@@ -95,6 +95,105 @@ def build_quality_tree(root: Path, n_facts: int, n_filler: int, seed: int = 7) -
     return ctx, questions
 
 
+# Long documents: (fact, paraphrased question, words a distractor shares with the question).
+LONG_TEMPLATES = [
+    ("The {s} importer writes its nightly snapshots to the bucket {v}.",
+     "Where do the {s} snapshots end up every night?", "snapshots"),
+    ("{s} deployments must be approved by {v} before they reach production.",
+     "Who has to approve a {s} deployment?", "deployment approvals"),
+    ("The {s} worker pool is capped at {v} concurrent jobs.",
+     "How many jobs can {s} run at once?", "jobs"),
+    ("Alerts for {s} page the on-call channel {v}.",
+     "Which channel is paged when {s} raises an alert?", "alert channel"),
+    ("The {s} API rejects payloads larger than {v}.",
+     "What is the largest payload the {s} API accepts?", "API payloads"),
+]
+
+
+def _prose(rng: random.Random, subjects: list[str], sentences: int) -> str:
+    """One long paragraph of filler that keeps naming subjects (names recur across files)."""
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 14))]
+        if rng.random() < 0.5:
+            words.insert(rng.randint(0, len(words)), rng.choice(subjects))
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+def build_long_tree(root: Path, n_subjects: int, seed: int = 11) -> tuple[ContextManager, list[tuple[str, str]]]:
+    """Design notes of long prose paragraphs, the answer in the middle of one; every subject is
+    named in many other files, some next to the question's own words."""
+    rng = random.Random(seed)
+    shutil.copytree(SAMPLE, root)
+    ctx = ContextManager(root, index=True)
+    subjects = [SUBJECTS[i % len(SUBJECTS)] + ("" if i < len(SUBJECTS) else f"-{i}") for i in range(n_subjects)]
+    questions: list[tuple[str, str]] = []
+    with ctx.transaction("bench: long documents"):
+        for i, subject in enumerate(subjects):
+            kind = i % len(LONG_TEMPLATES)
+            fact_t, q_t, _ = LONG_TEMPLATES[kind]
+            fact = fact_t.format(s=subject, v=value(rng, kind))
+            questions.append((q_t.format(s=subject), fact))
+            paras = [_prose(rng, subjects, rng.randint(10, 16)) for _ in range(12)]
+            k = rng.randint(2, 10)
+            sentences = paras[k].split(". ")
+            at = len(sentences) // 2
+            paras[k] = ". ".join(sentences[:at]) + ". " + fact + " " + ". ".join(sentences[at:])
+            ctx.write(f"project/design/{subject.lower()}.md",
+                      f"# {subject} design notes\n\n" + "\n\n".join(paras) + "\n")
+        for j in range(3 * n_subjects):  # meeting notes: names and question words, never the answer
+            named = rng.sample(subjects, 4)
+            paras = []
+            for s in named:
+                _, _, shared = LONG_TEMPLATES[rng.randrange(len(LONG_TEMPLATES))]
+                paras.append(f"{s} came up again: the {shared} review for {s} moves to next week. "
+                             + _prose(rng, subjects, rng.randint(6, 10)))
+            ctx.write(f"notes/meetings/m{j:03d}.md", f"# Meeting {j}\n\n" + "\n\n".join(paras) + "\n")
+    return ctx, questions
+
+
+def long_documents(quick: bool) -> tuple[list[str], dict[int, float], dict[int, float]]:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-scopes-long-"))
+    ctx, questions = build_long_tree(tmp / "ctx", 25 if quick else 50)
+    budgets = (1000, 2000, 4000)
+    ours: dict[int, float] = {}
+    base: dict[int, float] = {}
+    used: dict[int, float] = {}
+    over = 0
+    counter = get_counter()
+    scoped = ScopedContext(ctx)
+    for budget in budgets:
+        hits = hits_base = 0
+        tokens = []
+        for q, fact in questions:
+            view = scoped.assemble("task", budget=budget, query=q)
+            over += view.tokens > budget
+            tokens.append(view.tokens)
+            hits += fact in " ".join(view.text.split())
+            text = baseline_view(ctx, q, budget, with_seed=False)
+            over += counter.count(text) > budget
+            hits_base += fact in " ".join(text.split())
+        ours[budget], base[budget] = hits / len(questions), hits_base / len(questions)
+        used[budget] = sum(tokens) / len(tokens)
+    lines = [
+        f"Long documents: {len(questions)} paraphrased questions over a tree of {len(ctx.list(''))} files: each "
+        "answer sits in the middle of a 10-16 sentence paragraph of a 12-paragraph design note, and every "
+        "subject is named in many other files (meeting notes that also use the question's words). "
+        f"Views over budget: {over}.",
+        "",
+        "| view | recall @1,000 | recall @2,000 | recall @4,000 |",
+        "|---|---|---|---|",
+        "| baseline: whole files in search order (Whoosh), truncated | " + " | ".join(f"{base[b]:.2f}" for b in budgets) + " |",
+        "| ScopedContext, task scope, default settings | "
+        + " | ".join(f"{ours[b]:.2f} ({_ratio(ours[b], base[b])})" for b in budgets) + " |",
+        "| tokens used by ScopedContext (mean) | " + " | ".join(f"{used[b]:,.0f}" for b in budgets) + " |",
+    ]
+    ctx.close()
+    shutil.rmtree(tmp, ignore_errors=True)
+    return lines, ours, base
+
+
 def seed_context(ctx: ContextManager, scope: str = "task") -> str:
     """The seed's ScopedContext behaviour (whole files, fixed list), re-implemented."""
     order = ["project/README.md", "memory/facts.md", "memory/preferences.md", "skills/coding-style.md"]
@@ -202,6 +301,7 @@ def speed(quick: bool) -> list[str]:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"n{i:05d}.md").write_text(f"# Note {i}\n\n{filler(rng, 6)}\n\n{filler(rng, 6)}\n", "utf-8")
     query = "webhook retry backoff dead letter queue"
+    common = "cargo manifest tariff audit"  # words in most of the generated notes
     for name, root in (("sample context", tmp / "sample"), (f"{n_big:,} files", big)):
         ctx = ContextManager(root, index=False)
         scoped = ScopedContext(ctx)
@@ -212,6 +312,9 @@ def speed(quick: bool) -> list[str]:
         warm = _time(lambda s=scoped: s.assemble("task", budget=4000, query=query), 15)
         seed = _time(lambda c=ctx: seed_context(c), 15)
         rows.append(f"| {name} | {cold:.1f} | {warm:.1f} | {seed:.1f} | ×{warm / seed:.1f} |")
+        if root == big:
+            busy = _time(lambda s=scoped: s.assemble("task", budget=4000, query=common), 15)
+            rows.append(f"| {name}, query of words in most notes | – | {busy:.1f} | {seed:.1f} | ×{busy / seed:.1f} |")
         ctx.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return [
@@ -229,6 +332,9 @@ def main() -> int:
     args = parser.parse_args()
     q_lines, _ = quality(args.quick)
     print("\n".join(q_lines))
+    print()
+    l_lines, _, _ = long_documents(args.quick)
+    print("\n".join(l_lines))
     print()
     print("\n".join(speed(args.quick)))
     return 0

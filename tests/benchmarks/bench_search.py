@@ -36,8 +36,9 @@ from whoosh.fields import ID, KEYWORD, TEXT, Schema
 from whoosh.highlight import ContextFragmenter
 from whoosh.qparser import MultifieldParser, OrGroup
 
-from contextfs import ContextManager, search_rank
-from contextfs.search.query import strip_frontmatter
+from contextfs import ContextManager
+from contextfs.search import rank as search_rank
+from contextfs.search.snippets import strip_frontmatter
 
 _COMMON = ["the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be", "by", "on", "not", "he", "this", "are", "or", "his", "from", "at", "which", "but", "have", "an", "they", "you", "were", "her", "she", "there", "been", "one", "all", "we", "their", "has", "would", "when", "if", "so", "no", "what", "up", "out", "who", "them", "some", "could", "more", "into", "its", "than", "then", "only", "other", "new", "also", "these", "two", "may", "first", "any", "like", "our", "over", "such", "very", "through", "most", "after"]
 _TECH = ["webhook", "retry", "backoff", "jitter", "queue", "broker", "partition", "tenant", "postgres", "redis", "kafka", "outbox", "invoice", "billing", "stripe", "proration", "cluster", "node", "pod", "deployment", "rollout", "canary", "latency", "throughput", "shard", "replica", "index", "schema", "migration", "rollback", "incident", "alert", "runbook", "dashboard", "grafana", "metric", "tracing", "span", "sampler", "token", "budget", "session", "agent", "context", "memory", "archive", "summary", "decision", "rationale", "tradeoff", "risk", "owner", "milestone", "subtask", "ticket", "release", "deploy", "terraform", "karpenter", "autoscaling", "spot", "instance", "eviction", "cache", "ttl", "lease", "lock", "mutex", "deadlock", "timeout", "certificate", "oidc", "auth0", "login", "dashboard", "role", "permission", "audit", "encryption", "secret", "rotation", "compliance", "gdpr", "vat", "shipment", "carrier", "tracking", "eta", "forecast", "model", "feature", "training", "drift", "validation", "dataset", "pipeline", "batch", "stream", "consumer", "producer", "offset", "commit", "snapshot", "restore", "backup", "replication", "failover", "region", "zone", "latency", "budget", "quota"]
@@ -255,7 +256,7 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     # fresh process state: the same words, but every segment's postings are read anew.
     ctx = ContextManager(root, sync=False)
     ctx.search("warmup")
-    segments = len(ctx.index._searcher.reader().leaf_readers())
+    segments = len(ctx.index.searcher.reader().leaf_readers())
     search_rank._SEGMENTS.clear()
     after = latency(lambda q: ctx.search(q, limit=10), queries)
     again = latency(lambda q: ctx.search(q, limit=10), queries)
@@ -269,10 +270,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="1,000 notes only")
     parser.add_argument("--queries", type=int, default=60)
+    parser.add_argument("--sizes", type=int, nargs="*", help="corpus sizes to measure (default 1000 10000)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     os.environ.setdefault("GIT_CONFIG_GLOBAL", "/dev/null")
-    sizes = [1000] if args.quick else [1000, 10000]
+    sizes = args.sizes or ([1000] if args.quick else [1000, 10000])
     queries = make_queries(random.Random(42), args.queries)
     rows = [
         "| notes | measure | contextfs | baseline (same run) | ratio |",
@@ -282,6 +284,7 @@ def main() -> None:
     try:
         for n in sizes:
             run(n, queries, rows, work)
+            print("\n".join(rows), flush=True)  # each size's rows as soon as they are measured
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print("\n".join(rows))

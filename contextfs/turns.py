@@ -1,0 +1,98 @@
+"""The conversation log format: ``sessions/<session>.jsonl``, one JSON object per message.
+
+A line is ``{"role": ..., "content": ..., "time": ..., "turn": ..., "speaker": ...}`` (plus
+``"trust"`` when the poisoning guard flagged it). The memory layer writes these lines; the
+search index and page-in read them back as *turns*, one passage per line, each with its
+speaker, session and time, so past conversations can be searched and paged into a view.
+Reading is forgiving: a line that is not a message is skipped, never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "read_turns", "session_of", "turn_at"]
+
+SESSIONS_DIR = "sessions"
+LOG_SUFFIX = ".jsonl"
+_LOG = re.compile(r"^sessions/[^/]+\.jsonl$")
+
+
+def is_log(rel: str) -> bool:
+    """True for root-relative paths of conversation logs (``sessions/<session>.jsonl``)."""
+    return bool(_LOG.match(rel))
+
+
+def session_of(rel: str) -> str:
+    """The session id a log path names."""
+    return rel.rsplit("/", 1)[-1][: -len(LOG_SUFFIX)]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a log, with its 1-based line number in the file."""
+
+    line: int
+    role: str
+    content: str
+    time: str = ""
+    turn: str | None = None
+    trust: str = "trusted"
+    speaker: str | None = None
+
+    @property
+    def who(self) -> str:
+        """The speaker's name when the message has one, else its role."""
+        return self.speaker or self.role
+
+
+def format_line(role: str, content: str, time: str, turn: str | None, *, trust: str = "trusted",
+                speaker: str | None = None) -> str:
+    """One log line (no newline)."""
+    data: dict[str, Any] = {"role": role, "content": content, "time": time, "turn": turn}
+    if speaker:
+        data["speaker"] = speaker
+    if trust != "trusted":
+        data["trust"] = trust
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+def _turn(n: int, line: str) -> Turn | None:
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or "role" not in data or "content" not in data:
+        return None
+    speaker = data.get("speaker")
+    return Turn(
+        line=n, role=str(data["role"]), content=str(data["content"]), time=str(data.get("time") or ""),
+        turn=None if data.get("turn") is None else str(data["turn"]), trust=str(data.get("trust", "trusted")),
+        speaker=str(speaker) if isinstance(speaker, str) and speaker.strip() else None,
+    )
+
+
+def read_turns(text: str) -> tuple[list[Turn], list[int]]:
+    """The messages of a log's text, and the line numbers that are not messages."""
+    turns: list[Turn] = []
+    bad: list[int] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        turn = _turn(n, line)
+        if turn is None:
+            bad.append(n)
+        else:
+            turns.append(turn)
+    return turns, bad
+
+
+def turn_at(text: str, line: int) -> Turn | None:
+    """The message on 1-based ``line`` of a log's text, or None when that line is not one."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    return _turn(line, lines[line - 1])
