@@ -86,7 +86,6 @@ def test_a_fix_is_said_where_the_error_was_raised() -> None:
     with speaking("cli"):
         error = NotFoundError("a.md does not exist", path="a.md", fix=Fix("list", "notes"))
     assert str(error).endswith("`contextfs ls notes`")  # shown later, outside the block: still the CLI's words
-    with pytest.raises(ValueError):
-        with speaking("klingon"):
-            pass
+    with pytest.raises(ValueError), speaking("klingon"):
+        pass
     assert isinstance(error, ContextFSError) and error.path == "a.md"
