@@ -54,7 +54,7 @@ def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'contextfs' has no attribute {name!r}")
-    import importlib
+    import importlib  # only here: the lazy re-exports above are the point
 
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value

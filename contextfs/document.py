@@ -61,8 +61,8 @@ def _lib() -> SimpleNamespace:
     import), paid by every CLI call that opens a root; a file without frontmatter, and
     commands such as ``ls`` and ``log`` that parse none, do not need them.
     """
-    import yaml
-    from frontmatter.default_handlers import YAMLHandler
+    import yaml  # lazy: about 15 ms, see above
+    from frontmatter.default_handlers import YAMLHandler  # lazy, with PyYAML
 
     # libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
     base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

@@ -15,8 +15,9 @@ __all__ = ["fsync_path", "sync_filesystem"]
 
 def _load_syncfs() -> object | None:
     try:
+        # ctypes only where syncfs is looked up (once): nothing else needs it
         import ctypes
-        import ctypes.util
+        import ctypes.util  # noqa: I001
 
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         return getattr(libc, "syncfs", None)

@@ -26,10 +26,10 @@ import secrets
 import stat
 import unicodedata
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
+from .walking import FileStat, walk_fd, walk_paths
 
 __all__ = [
     "MAX_READ_BYTES",
@@ -49,16 +49,6 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXE
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FD_OPS = bool(_NOFOLLOW) and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
-
-
-@dataclass(frozen=True)
-class FileStat:
-    """What a listing needs to know about one regular file."""
-
-    rel: str
-    mtime_ns: int
-    size: int
-    executable: bool
 
 
 def _symlink_error(rel: str) -> InvalidPathError:
@@ -318,69 +308,22 @@ class RootFiles:
             if rel:
                 with self._parent(rel) as (pfd, name, disk):
                     if pfd < 0:
-                        yield from self._walk_paths(disk, skip)
+                        yield from walk_paths(self.root, disk, skip)
                         return
                     try:
                         fd, _real = self._step(pfd, name, rel, create=False)
                     except FileNotFoundError:
                         return
-                    yield from self._walk_fd(fd, disk + "/", skip, top=False)
+                    yield from walk_fd(fd, disk + "/", skip, top=False)
             else:
                 fd = self._open_root()
                 if not _FD_OPS:
                     os.close(fd)
-                    yield from self._walk_paths("", skip)
+                    yield from walk_paths(self.root, "", skip)
                     return
-                yield from self._walk_fd(fd, "", skip, top=True)
+                yield from walk_fd(fd, "", skip, top=True)
         except (FileNotFoundError, NotADirectoryError):
             return
-
-    def _walk_fd(self, fd: int, prefix: str, skip: frozenset[str], *, top: bool) -> Iterator[FileStat]:
-        """Walk the folder open at ``fd`` (closing it), depth first, without following links."""
-        try:
-            with os.scandir(fd) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
-            os.close(fd)
-            return
-        folders = []
-        try:
-            for entry in entries:
-                try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if not (top and entry.name in skip) and entry.name != ".git":
-                            folders.append(entry.name)
-                        continue
-                    if not entry.is_file(follow_symlinks=False):
-                        continue  # symlinks, sockets, devices
-                    st = entry.stat(follow_symlinks=False)
-                except OSError:
-                    continue
-                yield FileStat(prefix + entry.name, st.st_mtime_ns, st.st_size, bool(st.st_mode & 0o100))
-            for name in folders:
-                try:
-                    child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
-                except OSError:
-                    continue  # vanished or swapped for a link since the listing: skip it
-                yield from self._walk_fd(child, prefix + name + "/", skip, top=False)
-        finally:
-            os.close(fd)
-
-    def _walk_paths(self, rel: str, skip: frozenset[str]) -> Iterator[FileStat]:
-        base = self.root / rel if rel else self.root
-        for dirpath, dirnames, filenames in os.walk(base):
-            here = Path(dirpath)
-            dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink() and d != ".git"
-                                 and not (here == self.root and d in skip))
-            for name in sorted(filenames):
-                full = here / name
-                try:
-                    st = os.lstat(full)
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    yield FileStat(full.relative_to(self.root).as_posix(), st.st_mtime_ns, st.st_size,
-                                   bool(st.st_mode & 0o100))
 
     # ------------------------------------------------------------ writing
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:

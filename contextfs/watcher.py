@@ -72,7 +72,7 @@ class _Handler(FileSystemEventHandler):
             return  # the files inside report themselves; an empty folder is not content
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             if raw:
-                self._watcher._saw(os.fsdecode(raw))
+                self._watcher.saw(os.fsdecode(raw))
 
 
 class Watcher:
@@ -182,7 +182,7 @@ class Watcher:
             data = store.read_bytes(paths.full_path(self.root, rel)) if not is_ignored(rel) else None
             self._committed[rel] = blob_version(data) if data is not None else None
 
-    def _saw(self, path: str) -> None:
+    def saw(self, path: str) -> None:
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
         if is_ignored(rel):
             return

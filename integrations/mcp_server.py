@@ -29,7 +29,10 @@ from pydantic import Field
 from contextfs.cliutil import open_manager, translate_errors
 from contextfs.errors import ContextFSError
 
-from .toolkit import GROUPS, Toolkit, ToolSpec, select_specs
+from .tool_output import fence_view
+from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .tools_scopes import scoped_view, view_header
+from .tools_topics import ListTopicsArgs
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -51,6 +54,7 @@ _INSTRUCTIONS = (
 def load_server_class() -> type:
     """``mcp.server.mcpserver.MCPServer`` (mcp 2.x), or an ImportError with the install hint."""
     try:
+        # The optional 'mcp' extra: imported only to serve.
         from mcp.server.mcpserver import MCPServer
     except ImportError as exc:
         raise ImportError(_INSTALL_HINT) from exc
@@ -64,7 +68,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec) -> Any:
     constraints (``ge``, ``le``, ``pattern``, lengths) ride along as ``Annotated``
     metadata, so the schema a client sees is the one LangChain validates against.
     """
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ToolError  # the optional 'mcp' extra
 
     params = []
     annotations: dict[str, Any] = {}
@@ -100,8 +104,9 @@ def build_server(
 ) -> Any:
     """An MCP server with the context tools and resources registered (not yet running)."""
     server_cls = load_server_class()
+    # The optional 'mcp' extra, present once load_server_class() returned.
     from mcp.server.mcpserver.exceptions import ResourceError
-    from mcp.types import ToolAnnotations
+    from mcp.types import ToolAnnotations  # noqa: I001
 
     specs = select_specs(groups, allow_write=allow_write, allow_delete=allow_delete)
     kit = Toolkit(ctx, actor=actor, session=session)
@@ -121,9 +126,6 @@ def build_server(
             structured_output=False,
         )
 
-    from .tool_output import fence_view
-    from .tools_scopes import scoped_view, view_header
-
     @server.resource("contextfs://scope/{scope}", name="scoped-view", mime_type="text/markdown",
                      description="The packed context of a scope (project, task or subtask) within 4000 tokens.")
     def scope_resource(scope: str) -> str:
@@ -138,8 +140,6 @@ def build_server(
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")
     def topics_resource() -> str:
-        from .tools_topics import ListTopicsArgs
-
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
         except ContextFSError as exc:
@@ -149,8 +149,6 @@ def build_server(
 
 
 def _spec(name: str) -> ToolSpec:
-    from .toolkit import all_specs
-
     return next(s for s in all_specs() if s.name == name)
 
 

@@ -116,10 +116,11 @@ _SLUG = re.compile(r"^[a-z][a-z_]*$")
 
 def all_specs() -> list[ToolSpec]:
     """Every tool, grouped in :data:`GROUPS` order."""
-    from .tools_memory import MEMORY_TOOLS
-    from .tools_scopes import SCOPE_TOOLS
-    from .tools_store import STORE_TOOLS
-    from .tools_topics import TOPIC_TOOLS
+    # The tool tables import this module (ToolSpec, Toolkit), so they are read when asked for.
+    from .tools_memory import MEMORY_TOOLS  # (see above)
+    from .tools_scopes import SCOPE_TOOLS  # (see above)
+    from .tools_store import STORE_TOOLS  # (see above)
+    from .tools_topics import TOPIC_TOOLS  # (see above)
 
     specs = [*STORE_TOOLS, *SCOPE_TOOLS, *MEMORY_TOOLS, *TOPIC_TOOLS]
     assert all(_SLUG.match(s.name) and s.group in GROUPS for s in specs)

@@ -51,7 +51,7 @@ from .. import faults, paths
 from ..document import blob_version
 from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import typed_io
-from .codec import PackedCodec
+from . import compat
 from .filters import build_filter
 from .query import parse_query
 from .querying import Queries, SearchHit
@@ -283,7 +283,7 @@ class SearchIndex:
         procs = min(_PARALLEL_PROCS, os.cpu_count() or 1)
         if procs > 1 and len(files) >= _PARALLEL_MIN_FILES:
             try:
-                count = self._write_all(ix.writer(procs=procs, multisegment=True, limitmb=_POOL_MB, codec=PackedCodec()), files)
+                count = self._write_all(ix.writer(procs=procs, multisegment=True, limitmb=_POOL_MB, codec=compat.codec()), files)
                 with ix.searcher() as check:
                     if check.doc_count_all() == count:
                         return count
@@ -295,7 +295,7 @@ class SearchIndex:
                 os.unlink(entry.path)
             ix = windex.create_in(folder, self.schema)
         # One writer: Whoosh sorts postings in memory runs and writes one compact segment.
-        return self._write_all(ix.writer(limitmb=_POOL_MB, codec=PackedCodec()), files)
+        return self._write_all(ix.writer(limitmb=_POOL_MB, codec=compat.codec()), files)
 
     def _write_all(self, writer: Any, files: list[str]) -> int:
         count = 0
@@ -424,7 +424,7 @@ class SearchIndex:
     def _writer(self) -> Any:
         for attempt in range(40):
             try:
-                return self._ix.writer(codec=PackedCodec())
+                return self._ix.writer(codec=compat.codec())
             except LockError:
                 # Our file lock is held, so a whoosh lock now is stale (a crashed process).
                 if attempt == 20:
@@ -579,7 +579,7 @@ class SearchIndex:
     def optimize(self) -> None:
         """Merge every segment into one (slow; ``reindex`` is usually the better fix)."""
         with self._mutex, self._locked(), typed_io("the search index"):
-            self._ix.optimize(codec=PackedCodec())
+            self._ix.optimize(codec=compat.codec())
             self._refresh()
 
 

@@ -19,6 +19,7 @@ from whoosh import query as wq
 from ..document import blob_version
 from ..errors import ContextFSError
 from ..turns import turn_at
+from . import compat
 from .phrases import PhraseCheck, loosen_phrases
 from .query import check_expansion
 from .rank import fast_terms, top_docs
@@ -93,7 +94,7 @@ class Queries:
         mask = None if include_trash else self._trash_docs(searcher)
         hits: list[SearchHit] = []
         want = limit
-        terms = None if parsed.most_recent else fast_terms(parsed.query)
+        terms = None if parsed.most_recent or compat.native() else fast_terms(parsed.query)
         if terms is not None:
             # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
             cache = self._searcher_cache(searcher)

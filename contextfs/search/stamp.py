@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import whoosh
 
-from .codec import CODEC_ID
+from .compat import codec_id
 from .schema import SCHEMA_FINGERPRINT
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
                 previous: dict[str, Any] | None = None) -> None:
     data = {
         "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-        "codec": CODEC_ID, "whoosh": WHOOSH_VERSION, "build": build, "head": head,
+        "codec": codec_id(), "whoosh": WHOOSH_VERSION, "build": build, "head": head,
         "files": file_sums(folder, (previous or {}).get("files") or {}),
     }
     data["mac"] = state.sign(_canonical(data))
@@ -66,7 +66,7 @@ def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
 def valid(stamp: dict[str, Any] | None) -> bool:
     """True when the stamp describes an index this version of contextfs can read."""
     return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
-            and stamp.get("codec") == CODEC_ID and stamp.get("whoosh") == WHOOSH_VERSION)
+            and stamp.get("codec") == codec_id() and stamp.get("whoosh") == WHOOSH_VERSION)
 
 
 def _index_files(folder: Path) -> list[os.DirEntry[str]]:
