@@ -348,7 +348,7 @@ def test_segments_of_similar_size_are_merged_as_flushes_add_them(ctx: ContextMan
             ctx.edit("flush/r0/n0.md", "about the okapi", "about the okapi again")
         assert len(ctx.search("okapi", limit=1000)) == 60 * (round_ + 1)
         counts.append(len(ctx.index.searcher.reader().leaf_readers()))
-    # Four per size class before a flush adds one (search.index._SEGMENTS_PER_TIER): at most five.
+    # Four per size class before a flush adds one (search.segments._SEGMENTS_PER_TIER): at most five.
     assert max(counts) <= 5, counts
     assert counts[-1] < counts[-2], counts  # the tenth flush merged the four before it
     assert ctx.index.verify(fix=False).ok

@@ -347,7 +347,7 @@ def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Pat
     """Large rebuilds use Whoosh's worker processes; the result must equal a one-writer build."""
     import multiprocessing
 
-    from contextfs.search import index as search_index
+    from contextfs.search import segments as search_segments
 
     root = make_root(tmp_path)
     with ContextManager(root) as ctx:
@@ -357,7 +357,7 @@ def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Pat
             return sorted((-round(h.score, 6), h.path) for h in ctx.search(q, limit=50))
 
         single = {q: ranked(q) for q in ("shard", "kafka", "number7", '"shard rebalancing"')}
-        monkeypatch.setattr(search_index, "_PARALLEL_MIN_FILES", 1)
+        monkeypatch.setattr(search_segments, "_PARALLEL_MIN_FILES", 1)
         assert ctx.index.rebuild() == len(NOTES) + 30
         assert multiprocessing.active_children() == []
         assert ctx.index.doc_count() == len(NOTES) + 30
