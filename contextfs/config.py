@@ -1,12 +1,16 @@
 """``.contextfs/config.toml``: committed settings, read at the edges and passed in.
 
-Only reading lives here; layers that own a section (scopes, topics, memory) validate
-their own part and raise ConfigError with the key that is wrong.
+Reading lives here, and so does the list of tables the file may hold: a misspelled table
+(``[sopes]``) is a ConfigError that names the closest known one, never silently ignored.
+Each layer validates its own table's keys and values with :func:`check_keys` (an unknown
+key such as ``core_limt`` is refused the same way) and raises ConfigError naming the key.
 """
 
 from __future__ import annotations
 
+import difflib
 import sys
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import ConfigError, ContextFSError, InvalidPathError
@@ -17,9 +21,33 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-__all__ = ["CONFIG_PATH", "load_config"]
+__all__ = ["CONFIG_PATH", "TABLES", "check_keys", "load_config"]
 
 CONFIG_PATH = ".contextfs/config.toml"
+#: Every table the file may hold, and the layer that reads it.
+TABLES = {
+    "scopes": "scoped views (contextfs.scopes)",
+    "topics": "topics (contextfs.scopes.topics)",
+    "compaction": "topic compaction (contextfs.evolve)",
+    "memory": "memory tiers and the poisoning policy",
+    "secrets": "the secret scanner of the write gate",
+    "evolve": "the evolving agent's cleanup",
+}
+
+
+def _unknown(what: str, kind: str, name: str, known: Iterable[str]) -> ConfigError:
+    choices = sorted(known)
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]}? " if close else ""
+    return ConfigError(f"{CONFIG_PATH}: {what} is not a known {kind}; {hint}use one of {', '.join(choices)}")
+
+
+def check_keys(table: str, section: Mapping[str, Any], known: Iterable[str]) -> None:
+    """Refuse a key of ``[table]`` that is not in ``known`` (ConfigError naming it)."""
+    known = set(known)
+    for key in section:
+        if key not in known:
+            raise _unknown(f"[{table}] {key}", "key", str(key), known)
 
 
 def load_config(files: RootFiles) -> dict[str, Any]:
@@ -44,6 +72,12 @@ def load_config(files: RootFiles) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise ConfigError(f"{CONFIG_PATH}: it is not UTF-8 text; re-save it as UTF-8") from None
     try:
-        return tomllib.loads(text)
+        config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{CONFIG_PATH}: invalid TOML ({exc}); fix the file or delete it to use the defaults") from None
+    for name, value in config.items():
+        if name not in TABLES:
+            raise _unknown(f"[{name}]", "table", name, TABLES)
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{CONFIG_PATH}: {name} must be a table; write it as a [{name}] section")
+    return config

@@ -14,8 +14,15 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import paths, rendering
-from .document import LIBRARY_KEYS, Document, load
-from .errors import AlreadyExistsError, ConflictError, ContentError, InvalidPathError, NotFoundError
+from .document import LIBRARY_KEYS, Document, blob_version, decode, load
+from .errors import (
+    AlreadyExistsError,
+    ConflictError,
+    ContentError,
+    FrontmatterError,
+    InvalidPathError,
+    NotFoundError,
+)
 from .files import TMP_SUFFIX
 from .fixes import Fix
 from .guard import is_agent, is_library_log
@@ -59,14 +66,27 @@ def refuse_folder(ctx: ContextManager, rel: str) -> None:
         raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
 
 
+def load_or_broken(ctx: ContextManager, rel: str) -> tuple[Document | None, Document | None]:
+    """(the document, None), or (None, the raw text as a body-only document) when its
+    frontmatter cannot be read: a broken file can still be replaced or repaired."""
+    try:
+        return ctx.load(rel), None
+    except FrontmatterError:
+        data = ctx.files.read(rel) or b""
+        return None, Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
+
+
 def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
           expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
-    """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
+    """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
+
+    A file whose frontmatter cannot be read is replaced whole (its old keys cannot be kept).
+    """
     rel = ctx.gate(path, write=True)
     with ctx.change("write", rel, trailers=trailers) as change:
         refuse_folder(ctx, rel)
-        old = ctx.load(rel)
-        check_version(rel, old, expected_version)
+        old, broken = load_or_broken(ctx, rel)
+        check_version(rel, old or broken, expected_version)
         return put(ctx, change, rel, content, metadata, old)
 
 
@@ -101,15 +121,29 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
         raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
     check_text(rel, new_text, "the new text")
     with ctx.change("edit", rel) as change:
-        old = ctx.load(rel)
-        if old is None:
+        old, broken = load_or_broken(ctx, rel)
+        target = old or broken
+        if target is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
-        check_version(rel, old, expected_version)
-        count = old.body.count(old_text)
+        check_version(rel, target, expected_version)
+        count = target.body.count(old_text)
         if count != 1:
             how = "does not occur" if count == 0 else f"occurs {count} times"
             raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
-        return put(ctx, change, rel, old.body.replace(old_text, new_text, 1), None, old)
+        new_body = target.body.replace(old_text, new_text, 1)
+        if broken is not None:
+            # Broken frontmatter: the edit works on the raw text (that is how it gets
+            # repaired), and the result is stored as written, through the write gate.
+            rendering.check_text(rel, new_body)
+            ctx.guard().check(rel, new_body, actor=ctx.current_provenance.actor, markdown=False,
+                              library=ctx.in_library_write)
+            data = new_body.encode("utf-8")
+            change.write(rel, data, max_bytes=ctx.max_file_bytes)
+            try:
+                return load(data, rel)
+            except FrontmatterError:
+                return Document(path=rel, metadata={}, body=new_body, version=blob_version(data))
+        return put(ctx, change, rel, new_body, None, old)
 
 
 def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:

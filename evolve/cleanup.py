@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from contextfs import clock, store
+from contextfs.config import check_keys
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
@@ -266,7 +267,8 @@ def cleanup(
     """Archive files unread for ``older_than_days`` and consolidate lessons; one commit."""
     if older_than_days < 0:
         raise EvolveError("older_than_days must be zero or more; pass e.g. 30")
-    settings = ctx.config.get("evolve", {}) if isinstance(ctx.config.get("evolve"), dict) else {}
+    settings = ctx.config.get("evolve", {})
+    check_keys("evolve", settings, ("archive_dir", "protect"))
     archive_dir = str(settings.get("archive_dir", ARCHIVE_DIR)).strip("/") or ARCHIVE_DIR
     protect = tuple(protect if protect is not None else settings.get("protect", DEFAULT_PROTECT))
     access = track_access(ctx)

@@ -324,3 +324,44 @@ def test_read_only_managers_never_write(tmp_path: Path) -> None:
         ContextManager(tmp_path, read_only=True)  # not a repository
     with pytest.raises(InvalidPathError):
         ContextManager(root, read_only=True).read("../x")
+
+
+# ----------------------------------------------------------------- settings
+@pytest.mark.parametrize("text, message", [
+    ("[sopes]\nproject = []\n", r"\[sopes\] is not a known table; did you mean scopes\?"),
+    ("[memory]\ncore_limt = 5\n", r"\[memory\] core_limt is not a known key; did you mean core_limit\?"),
+    ("[evolve]\narchive = 'x'\n", r"\[evolve\] archive is not a known key"),
+    ("[compaction]\nmax_token = 9000\n", r"\[compaction\] max_token is not a known key"),
+    ("memory = 3\n", r"memory must be a table"),
+])
+def test_misspelled_settings_are_refused_not_ignored(ctx: ContextManager, text: str, message: str) -> None:
+    from contextfs import ConfigError
+    from contextfs.scopes import Memory, Topics
+
+    (ctx.root / ".contextfs" / "config.toml").write_text(text)
+    with pytest.raises(ConfigError, match=message):
+        _ = ctx.config
+        Memory(ctx)
+        Topics(ctx)
+        from contextfs.evolve import cleanup
+
+        cleanup.cleanup(ctx, dry_run=True)
+
+
+def test_a_file_with_broken_frontmatter_can_be_replaced_or_repaired(ctx: ContextManager) -> None:
+    from contextfs import FrontmatterError
+
+    (ctx.root / "bad.md").write_text("---\ntags: [a, b\n---\nbody text\n")
+    (ctx.root / "worse.md").write_text("---\ntitle: [x\n---\nkeep me\n")
+    ctx.sync()
+    with pytest.raises(FrontmatterError):
+        ctx.get("bad.md")
+    repaired = ctx.edit("bad.md", "tags: [a, b\n", "tags: [a, b]\n")
+    assert repaired.metadata["tags"] == ["a", "b"] and repaired.body == "body text\n"
+    replaced = ctx.write("worse.md", "a fresh start")
+    assert replaced.body == "a fresh start" and "title" not in replaced.metadata
+    assert_clean(ctx.root)
+    with pytest.raises(FrontmatterError):
+        (ctx.root / "bad.md").write_text("---\n[\n---\n")
+        ctx.sync()
+        ctx.update_metadata("bad.md", {"k": "v"})  # merging keys needs readable keys

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from contextfs.config import check_keys
 from contextfs.errors import ConfigError, ContentError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import check_policy, policy_from_config
@@ -47,6 +48,10 @@ def _int_option(value: Any, name: str, low: int) -> int:
     return value
 
 
+#: The keys of ``[memory]`` in config.toml (``poisoning`` also sets the write gate's policy).
+MEMORY_KEYS = ("core_limit", "encoding", "near_duplicate", "poisoning")
+
+
 class Memory:
     """The three memory tiers of one context root, with the tool surface agents call.
 
@@ -70,6 +75,7 @@ class Memory:
         section = ctx.config.get("memory", {})
         if not isinstance(section, Mapping):
             raise ConfigError("[memory] in config.toml must be a table; write it as [memory] with key = value lines")
+        check_keys("memory", section, MEMORY_KEYS)
         chosen = check_policy(policy) if policy is not None else policy_from_config(ctx.config)
         limit = _int_option(core_limit if core_limit is not None else section.get("core_limit", DEFAULT_CORE_LIMIT), "core_limit", 1)
         near = near_duplicate if near_duplicate is not None else section.get("near_duplicate", DEFAULT_NEAR_DUPLICATE)

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from contextfs.config import check_keys
 from contextfs.errors import ConfigError, TopicError
 from contextfs.tokens import get_counter
 
@@ -103,13 +104,10 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
     section = config.get("topics", {})
     if not isinstance(section, Mapping):
         raise ConfigError("[topics] must be a table; write it as a '[topics]' section in .contextfs/config.toml")
-    unknown = sorted(set(section) - _KNOWN)
-    if unknown:
-        raise ConfigError(
-            f"[topics] {unknown[0]} is not a known key; use one of {', '.join(sorted(_KNOWN))} or remove it"
-        )
+    check_keys("topics", section, _KNOWN)
     max_open = _int(section, "max_open_tokens", 4000)
     compaction = config.get("compaction", {})
+    check_keys("compaction", compaction, ("max_tokens",))
     fallback = compaction.get("max_tokens", DEFAULT_COMPACTION_BUDGET) if isinstance(compaction, Mapping) else DEFAULT_COMPACTION_BUDGET
     if "compaction_budget" in section:
         budget = _int(section, "compaction_budget", DEFAULT_COMPACTION_BUDGET)
