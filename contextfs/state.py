@@ -232,6 +232,24 @@ class StateDir:
         except OSError as exc:
             log.warning("could not write %s (%s); it will be rebuilt", target, exc.strerror)
 
+    def read_bytes(self, name: str) -> bytes | None:
+        """A derived file's bytes, or None (missing or unreadable: it is rebuilt)."""
+        try:
+            return self.file(name).read_bytes()
+        except OSError:
+            return None
+
+    def write_bytes(self, name: str, data: bytes) -> None:
+        """Replace a derived file atomically (no fsync: losing one costs a rebuild)."""
+        target = self.file(name)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+        except OSError as exc:
+            log.warning("could not write %s (%s); it will be rebuilt", target, exc.strerror)
+
     def sign(self, payload: bytes) -> str:
         """An HMAC of ``payload`` with this user's machine key."""
         return hmac.new(machine_key(), payload, hashlib.sha256).hexdigest()

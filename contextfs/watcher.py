@@ -35,9 +35,10 @@ from typing import TYPE_CHECKING
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from . import paths, store
+from . import paths
 from .document import blob_version
 from .errors import ConfigError, ContextFSError
+from .files import TMP_SUFFIX
 from .scratch import is_scratch
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ def is_ignored(rel: str) -> bool:
     if not rel or rel == "." or rel.startswith("../") or rel == "..":
         return True
     first = rel.split("/", 1)[0]
-    return first in _IGNORED_DIRS or rel.endswith(store.TMP_SUFFIX) or is_scratch(rel)
+    return first in _IGNORED_DIRS or rel.endswith(TMP_SUFFIX) or is_scratch(rel)
 
 
 class _Handler(FileSystemEventHandler):
@@ -179,8 +180,15 @@ class Watcher:
         if self._observer is None:
             return
         for rel in changed:
-            data = store.read_bytes(paths.full_path(self.root, rel)) if not is_ignored(rel) else None
+            data = self._read(rel) if not is_ignored(rel) else None
             self._committed[rel] = blob_version(data) if data is not None else None
+
+    def _read(self, rel: str) -> bytes | None:
+        """The file's bytes through the confined file layer (a link reads as nothing)."""
+        try:
+            return self.ctx.files.read(rel)
+        except ContextFSError:
+            return None
 
     def saw(self, path: str) -> None:
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
@@ -201,7 +209,7 @@ class Watcher:
             prefix = rel + "/"
             return not full.exists() and any(k.startswith(prefix) for k in list(self._committed))
         try:
-            data = store.read_bytes(full)
+            data = self._read(rel)
         except ContextFSError:
             return False  # unreadable: let sync() decide
         return self._committed[rel] == (blob_version(data) if data is not None else None)

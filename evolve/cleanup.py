@@ -23,16 +23,16 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
-from contextfs import clock, store
+from contextfs import clock
 from contextfs.config import check_keys
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import assess
 from contextfs.scopes.derived import CACHE_DIR
+from contextfs.state import StateDir
 
 from . import prompts
 from .entries import Change, EntryFile
@@ -80,8 +80,9 @@ def _parse_time(value: Any) -> datetime | None:
 class AccessLog:
     """Last-read times per path, in the derived cache (merged with disk on every flush)."""
 
-    def __init__(self, state_folder: Path) -> None:
-        self.path = state_folder / ACCESS_FILE
+    def __init__(self, state: StateDir) -> None:
+        self.state = state
+        self.path = state.file(ACCESS_FILE)
         self._lock = threading.Lock()
         self._corrupt = False
         self.started, self.files = self._load()
@@ -89,7 +90,7 @@ class AccessLog:
             self.flush()  # heal: a missing or unreadable cache is rewritten at once
 
     def _load(self) -> tuple[datetime, dict[str, str]]:
-        data = store.read_bytes(self.path)
+        data = self.state.read_bytes(ACCESS_FILE)
         if data is not None:
             try:
                 raw = json.loads(data)
@@ -133,7 +134,7 @@ class AccessLog:
             self.started = min(self.started, started)
             payload = {"version": 1, "started": clock.iso(self.started), "files": dict(sorted(self.files.items()))}
             try:
-                store.atomic_write(self.path, json.dumps(payload, indent=1).encode("utf-8"))
+                self.state.write_bytes(ACCESS_FILE, json.dumps(payload, indent=1).encode("utf-8"))
             except ContextFSError as exc:  # a cache must never break a read
                 log.warning("could not write the access log: %s", exc)
 
@@ -149,7 +150,7 @@ def track_access(ctx: ContextManager) -> AccessLog:
     with _TRACKED_LOCK:
         access = _TRACKED.get(ctx)
         if access is None:
-            access = _TRACKED[ctx] = AccessLog(ctx.state.path)
+            access = _TRACKED[ctx] = AccessLog(ctx.state)
             ctx.add_read_listener(access.touch)
     return access
 

@@ -238,10 +238,10 @@ def test_compaction_needs_a_model_fits_budget_and_rejects_malformed(tmp_path: Pa
 
 def test_access_log_merges_concurrent_writers(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "c"
-    state = ContextManager(root, index=False).state.path
+    state = ContextManager(root, index=False).state
     one, two = cleanup_mod.AccessLog(state), cleanup_mod.AccessLog(state)
     one.touch("a.md")
     clock.now = T0 + timedelta(minutes=5)
     two.touch("b.md")
-    files = json.loads((state / ACCESS_FILE).read_text())["files"]
+    files = json.loads(state.file(ACCESS_FILE).read_text())["files"]
     assert set(files) == {"a.md", "b.md"}

@@ -15,7 +15,6 @@ import stat
 from collections.abc import Sequence
 from typing import Any
 
-from contextfs import store
 from contextfs.errors import ContextFSError
 from contextfs.files import TMP_SUFFIX
 from contextfs.tokens import TokenCounter
@@ -77,7 +76,7 @@ class TopicIndex:
             out[name] = total
         if dirty:
             try:
-                store.atomic_write(cache_path, json.dumps(cache, separators=(",", ":")).encode())
+                ctx.state.write_bytes(SIZES_FILE, json.dumps(cache, separators=(",", ":")).encode())
             except ContextFSError:
                 log.debug("could not write the topic size cache", exc_info=True)
         return out

@@ -12,8 +12,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from contextfs import store
-
 from ..arguments import check_strings
 from ..derived import VOCABULARY_FILE
 from .catalog import Catalog
@@ -64,6 +62,7 @@ class Vocabulary:
         active = self._catalog.active()
         text = ", ".join(self.of(active.name)) + "\n" if active else ""
         target = self._catalog.ctx.state.file(VOCABULARY_FILE)
-        if store.read_bytes(target) != text.encode("utf-8"):
-            store.atomic_write(target, text.encode("utf-8"))
+        state = self._catalog.ctx.state
+        if state.read_bytes(VOCABULARY_FILE) != text.encode("utf-8"):
+            state.write_bytes(VOCABULARY_FILE, text.encode("utf-8"))
         return target

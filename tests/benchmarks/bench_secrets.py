@@ -8,7 +8,7 @@
 2. False positives: files of ``sample-context/`` and ~1,000 generated notes holding commit
    ids, digests, UUIDs, URLs, base64, code and placeholders (none holds a secret).
 3. Cost: one scan of a 7 KB note and of a 1 MB file against one atomic write of the same
-   bytes (``contextfs.store.atomic_write``: tmp + fsync + replace) measured in this run.
+   bytes (``RootFiles.write``: tmp + fsync + replace) measured in this run.
 
 Baseline for 1 and 2: detect-secrets' own defaults (every plugin, default filters) through
 its documented API (``default_settings`` + ``SecretsCollection.scan_file``) on the same
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from secret_samples import CONTEXTS, EXPECTED_KIND, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
-from contextfs import store  # noqa: E402
+from contextfs.files import RootFiles  # noqa: E402
 from contextfs.secrets import scan  # noqa: E402
 
 
@@ -121,7 +121,8 @@ def cost(repeat: int, folder: Path) -> list[tuple[str, float, float]]:
     ):
         data = text.encode("utf-8")
         target = folder / "target.md"
-        write_ms = _median_ms(lambda data=data, target=target: store.atomic_write(target, data), repeat)
+        files = RootFiles(target.parent)
+        write_ms = _median_ms(lambda data=data, files=files, name=target.name: files.write(name, data), repeat)
         scan_ms = _median_ms(lambda text=text: scan(text, path="notes/n.md"), repeat)
         rows.append((name, scan_ms, write_ms))
     return rows
