@@ -125,19 +125,28 @@ def test_a_really_full_disk(tiny_disk: Path) -> None:
 
 
 # ----------------------------------------------------------------- repository state
-def test_no_write_while_a_rebase_is_in_progress(tmp_path: Path) -> None:
+def _conflicting(tmp_path: Path, operation: str, branch: str) -> Path:
+    """A root where ``main`` and ``branch`` changed a.md differently, then ``git <operation>``
+    stopped on the conflict (run on ``branch`` for a rebase, on ``main`` for a merge)."""
     root = tmp_path / "ctx"
     with ContextManager(root, index=False) as ctx:
         ctx.write("a.md", "base")
-    git(root, "checkout", "-q", "-b", "side")
-    (root / "a.md").write_text("side change\n")
-    git(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "side")
+    person = ["-c", "user.name=p", "-c", "user.email=p@x"]
+    git(root, "checkout", "-q", "-b", branch)
+    (root / "a.md").write_text(f"{branch} change\n")
+    git(root, *person, "commit", "-qam", branch)
     git(root, "checkout", "-q", "main")
     (root / "a.md").write_text("main change\n")
-    git(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "main")
-    git(root, "checkout", "-q", "side")
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=p", "-c", "user.email=p@x", "rebase", "main"],
-                   capture_output=True, check=False)
+    git(root, *person, "commit", "-qam", "main")
+    if operation == "rebase":
+        git(root, "checkout", "-q", branch)
+    target = "main" if operation == "rebase" else branch
+    subprocess.run(["git", "-C", str(root), *person, operation, target], capture_output=True, check=False)
+    return root
+
+
+def test_no_write_while_a_rebase_is_in_progress(tmp_path: Path) -> None:
+    root = _conflicting(tmp_path, "rebase", "side")
     assert (root / ".git" / "rebase-merge").exists() or (root / ".git" / "rebase-apply").exists()
     with ContextManager(root, index=False) as ctx:
         assert "<<<<<<<" in (root / "a.md").read_text()
@@ -151,17 +160,7 @@ def test_no_write_while_a_rebase_is_in_progress(tmp_path: Path) -> None:
 
 
 def test_opening_a_root_mid_merge_never_commits_conflict_markers(tmp_path: Path) -> None:
-    root = tmp_path / "ctx"
-    with ContextManager(root, index=False) as ctx:
-        ctx.write("a.md", "base")
-    git(root, "checkout", "-q", "-b", "other")
-    (root / "a.md").write_text("theirs\n")
-    git(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "theirs")
-    git(root, "checkout", "-q", "main")
-    (root / "a.md").write_text("ours\n")
-    git(root, "-c", "user.name=p", "-c", "user.email=p@x", "commit", "-qam", "ours")
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=p", "-c", "user.email=p@x", "merge", "other"],
-                   capture_output=True, check=False)
+    root = _conflicting(tmp_path, "merge", "other")
     head = git(root, "rev-parse", "HEAD")
     with ContextManager(root, index=False) as ctx:
         assert ctx.last_sync.held
