@@ -79,7 +79,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>"
             r"|\[/?inst\]|<</?sys>>|</?(?:system|assistant|user)>"
-            r"|^\s*#{0,3}\s*(?:system|assistant)\s*:",
+            r"|^\s*(?:[-*+>]\s*)?#{0,3}\s*(?:system|assistant)\s*:",
             re.MULTILINE,
         ),
     ),
@@ -97,6 +97,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:ai|assistant|agent|model|chatbot|llm)\s*[,:]\s*(?:you\s+must|always|never|do\s+not|don't)\b"
             r"|\byou\s+must\s+(?:always|never|now|immediately)\b"
+            r"|\bthe\s+(?:ai|assistant|agent|model|chatbot|llm)\s+(?:must|shall|should|will)\s+(?:always|never|not)\b"
             r"|\b(?:do\s+not|don't|never)\s+(?:tell|inform|reveal\s+to|mention\s+to)\s+the\s+user\b"
             r"|\breveal\s+(?:your|the)\s+(?:system\s+prompt|hidden\s+instructions|instructions|api\s+keys?|secrets?)\b"
             r"|\b(?:print|output|repeat)\s+(?:your|the)\s+system\s+prompt\b"
