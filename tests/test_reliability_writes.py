@@ -11,6 +11,7 @@ import contextlib
 import errno
 import os
 import subprocess
+import time
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -364,3 +365,40 @@ def test_a_file_with_broken_frontmatter_can_be_replaced_or_repaired(ctx: Context
         (ctx.root / "bad.md").write_text("---\n[\n---\n")
         ctx.sync()
         ctx.update_metadata("bad.md", {"k": "v"})  # merging keys needs readable keys
+
+
+def test_readers_never_wait_for_a_writer(tmp_path: Path) -> None:
+    """Another process holds the write lock for as long as it likes; reads go on."""
+    import sys
+    import textwrap
+
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("a.md", "readable while locked")
+    locked, release = tmp_path / "locked", tmp_path / "release"
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import pathlib, time
+        from contextfs import ContextManager
+        ctx = ContextManager({str(root)!r}, index=False, sync=False)
+        with ctx.write_lock():
+            pathlib.Path({str(locked)!r}).touch()
+            while not pathlib.Path({str(release)!r}).exists():
+                time.sleep(0.05)
+    """)])
+    try:
+        while not locked.exists():
+            assert holder.poll() is None, "the lock holder died"
+            time.sleep(0.05)
+        cli = Path(sys.executable).with_name("contextfs")
+        for args in (["read", "a.md"], ["ls"], ["log", "-n", "1"], ["search", "readable"]):
+            proc = subprocess.run([str(cli), "--root", str(root), *args], capture_output=True, text=True,
+                                  timeout=120, check=False)
+            assert proc.returncode == 0, (args, proc.stderr)
+        assert "readable while locked" in subprocess.run([str(cli), "--root", str(root), "read", "a.md"],
+                                                         capture_output=True, text=True, check=False).stdout
+        with ContextManager(root, read_only=True) as reader:
+            assert reader.read("a.md") == "readable while locked"
+        assert holder.poll() is None  # the writer still holds the lock: nobody waited for it
+    finally:
+        release.touch()
+        holder.wait(timeout=60)
