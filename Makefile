@@ -30,7 +30,8 @@ test: $(DEVSTAMP)
 # Thousands of hostile inputs and hundreds of kills (make test runs a fast slice of each).
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/test_reliability_crash.py \
-		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py
+		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py \
+		tests/test_integrations_hostile.py
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done

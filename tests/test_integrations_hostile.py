@@ -124,7 +124,9 @@ def _root(tmp: Path) -> ContextManager:
     return ctx
 
 
-SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+#: make stress (CONTEXTFS_STRESS) runs twenty times as many cases.
+EXAMPLES = 500 if os.environ.get("CONTEXTFS_STRESS") else 25
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
 
 
 # ------------------------------------------------------------------ LangChain tools
