@@ -39,8 +39,18 @@ bench: $(DEVSTAMP)
 docs: $(DEVSTAMP)
 	$(BIN)/cog -r docs/cli.md
 
+# mypy checks the package as installed (see [tool.mypy] in pyproject.toml): a plain copy in
+# build/typecheck, whose paths in the report are mapped back to the source folders. pip builds
+# in build/lib, which keeps files deleted from the source; clearing it keeps them out of the copy.
+TYPECHECK := build/typecheck
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check contextfs scopes evolve integrations tests
+	@rm -rf $(TYPECHECK) build/lib build/bdist.*
+	@$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(TYPECHECK) . \
+		> $(TYPECHECK).log 2>&1 || { cat $(TYPECHECK).log; exit 1; }
+	@MYPYPATH=$(TYPECHECK) $(BIN)/mypy -p contextfs > $(TYPECHECK).log 2>&1; status=$$?; \
+		sed -E 's#^$(TYPECHECK)/contextfs/(scopes|evolve|integrations)/#\1/#; s#^$(TYPECHECK)/##' \
+		$(TYPECHECK).log; exit $$status
 
 clean:
 	rm -rf $(VENV) .demo build dist *.egg-info .pytest_cache .hypothesis

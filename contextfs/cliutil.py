@@ -16,7 +16,7 @@ import json
 import os
 from collections.abc import Callable
 from dataclasses import asdict, is_dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
@@ -36,7 +36,8 @@ __all__ = [
     "translate_errors",
 ]
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")  # a command's own parameters
+R = TypeVar("R")  # what the command returns
 
 
 def __getattr__(name: str) -> Any:
@@ -71,25 +72,25 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
     return manager
 
 
-def pass_manager(func: F) -> F:
+def pass_manager(func: Callable[Concatenate[ContextManager, P], R]) -> Callable[P, R]:
     """Decorator: call ``func(manager, ...)`` with the root's ContextManager."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         click_ctx = click.get_current_context()
         return func(open_manager(click_ctx), *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def pass_reader(func: F) -> F:
+def pass_reader(func: Callable[Concatenate[ContextManager, P], R]) -> Callable[P, R]:
     """Decorator: like :func:`pass_manager`, with the root opened read-only."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         return func(open_manager(click.get_current_context(), read_only=True), *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def to_jsonable(value: Any) -> Any:
@@ -122,6 +123,8 @@ class CLIError(click.ClickException):
 
     def __init__(self, message: str, exit_code: int = 1) -> None:
         super().__init__(" ".join(message.split()) or "failed")
+        # ignore: click declares exit_code a class variable; this error carries its own per
+        # instance (1, or 2 for usage), and click reads it from the instance.
         self.exit_code = exit_code  # type: ignore[misc]
 
     def show(self, file: Any = None) -> None:
@@ -142,15 +145,15 @@ def as_cli_error(exc: ContextFSError | click.ClickException) -> CLIError:
     return CLIError(str(exc))
 
 
-def translate_errors(func: F) -> F:
+def translate_errors(func: Callable[P, R]) -> Callable[P, R]:
     """Decorator: a ``ContextFSError`` raised by ``func`` leaves as a :class:`CLIError`."""
 
     @functools.wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except ContextFSError as exc:
             raise as_cli_error(exc) from None
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 

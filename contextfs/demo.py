@@ -73,7 +73,7 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     # Its own repository, even when --dir is inside a checkout (make demo uses .demo/ in
     # the source tree): the demo's commits must never land in the enclosing history.
     ctx = ContextManager(dest, actor="agent:demo", own_repository=True)
-    _say(f"{len(ctx.list())} markdown files adopted as the first commit ({ctx.git.head()[:10]})")
+    _say(f"{len(ctx.list())} markdown files adopted as the first commit ({(ctx.git.head() or '')[:10]})")
     path = "memory/facts-demo.md"
     ctx.write(path, "- Staging database: PostgreSQL 16 on port 5433\n", {"title": "Demo facts", "tags": ["demo"]})
     ctx.edit(path, "port 5433", "port 5434")

@@ -67,7 +67,8 @@ def _lib() -> SimpleNamespace:
     # libyaml's parser when PyYAML was built with it: parsing is most of a write's CPU time.
     base: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
-    class Loader(base):  # type: ignore[misc,valid-type]
+    # ignore: the base is picked at run time, so mypy cannot check the subclass against it.
+    class Loader(base):  # type: ignore[misc]
         """Safe loading without the timestamp resolver: '2026-10-02' stays a string."""
 
     Loader.yaml_implicit_resolvers = {

@@ -9,11 +9,12 @@ offers it, instead of one ``fsync`` each.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 __all__ = ["fsync_path", "sync_filesystem"]
 
 
-def _load_syncfs() -> object | None:
+def _load_syncfs() -> Callable[[int], int] | None:
     try:
         # ctypes only where syncfs is looked up (once): nothing else needs it
         import ctypes
@@ -41,7 +42,7 @@ def sync_filesystem(path: str | os.PathLike[str]) -> bool:
     except OSError:
         return False
     try:
-        return _SYNCFS(fd) == 0  # type: ignore[operator]
+        return _SYNCFS(fd) == 0
     finally:
         os.close(fd)
 

@@ -179,7 +179,7 @@ class RootFiles:
                 raise _symlink_error(rel)
             if not stat.S_ISDIR(st.st_mode):
                 raise InvalidPathError(f"invalid path {rel!r}: {current.name!r} is a file, not a folder")
-        yield -1, str(current / rel.split("/")[-1]), rel  # type: ignore[misc]
+        yield -1, str(current / rel.split("/")[-1]), rel
 
     @staticmethod
     def _at(fd: int, name: str) -> dict[str, int]:

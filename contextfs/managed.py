@@ -59,5 +59,5 @@ def ensure_root(ctx: ContextManager) -> None:
         with ctx.change("init", subject) as change:
             for name, data in missing.items():
                 change.write(name, data)
-            for rel, data in adopted.items():
-                change.adopt(rel, data, executable=ctx.is_executable(rel))
+            for rel, found in adopted.items():
+                change.adopt(rel, found, executable=ctx.is_executable(rel))

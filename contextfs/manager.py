@@ -16,6 +16,7 @@ revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versionin
 
 from __future__ import annotations
 
+import builtins  # annotations in ContextManager, whose list() method shadows the builtin
 import contextlib
 import logging
 import os
@@ -323,7 +324,7 @@ class ContextManager:
         rel = paths.check(self.root, path, allow_root=True)
         return not rel or self.files.kind(self.files.disk_rel(rel)) == "dir"
 
-    def list(self, path: str = "") -> list[str]:
+    def list(self, path: str = "") -> builtins.list[str]:
         """Relative paths of the files under ``path``, sorted; [] for a missing folder."""
         rel = paths.check(self.root, path, allow_root=True)
         if rel and self.files.kind(rel) != "dir":
@@ -393,7 +394,7 @@ class ContextManager:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
         return writing.update_metadata(self, path, changes_, expected_version=expected_version)
 
-    def files_under(self, rel: str) -> list[str]:
+    def files_under(self, rel: str) -> builtins.list[str]:
         """Every file at or under an already-gated path (links never followed)."""
         return writing.files_under(self, rel)
 
@@ -408,7 +409,7 @@ class ContextManager:
         with self.change("delete", rel) as change:
             return trash.delete(change, rel, self.current_provenance)
 
-    def trash(self) -> list[TrashEntry]:
+    def trash(self) -> builtins.list[TrashEntry]:
         """Soft-deleted entries, oldest first."""
         return trash.list_entries(self.files)
 
@@ -430,7 +431,7 @@ class ContextManager:
         return len(chosen)
 
     # ------------------------------------------------------------ history
-    def history(self, path: str | None = None, limit: int = 50) -> list[HistoryEntry]:
+    def history(self, path: str | None = None, limit: int = 50) -> builtins.list[HistoryEntry]:
         """Commits that touched the root or one path, newest first (following renames)."""
         return history.history(self, path, limit)
 
@@ -458,7 +459,7 @@ class ContextManager:
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
-    def sync(self) -> list[str]:
+    def sync(self) -> builtins.list[str]:
         """Commit edits made behind the store's back (an editor, a script) as ``human``.
 
         Returns the committed paths; what was held back and why is in ``last_sync``.
@@ -480,7 +481,7 @@ class ContextManager:
         assert self._index is not None
         return self._index
 
-    def search(self, query: str, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
+    def search(self, query: str, path: str = "", limit: int = 10, **filters: Any) -> builtins.list[SearchHit]:
         """Ranked search; ``for path, snippet in ctx.search(q)`` unpacks each hit."""
         return self.index.search(query, path=path, limit=limit, **filters)
 

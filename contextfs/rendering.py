@@ -10,7 +10,7 @@ string, storable as UTF-8 (no lone surrogates), no NUL bytes, within the size li
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import clock
 from .document import LIBRARY_KEYS, Document, is_markdown, serialize
@@ -43,7 +43,7 @@ def check_text(rel: str, value: object, what: str = "content") -> str:
     return value
 
 
-def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -> bool:
+def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -> TypeGuard[Document]:
     """True when writing ``body`` (and ``meta``, if given) would change nothing a person wrote."""
     if old is None or body != old.body:
         return False

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from dataclasses import dataclass
 
 from detect_secrets.filters import allowlist, heuristic
@@ -303,7 +303,7 @@ def _matches(plugin: BasePlugin, segment: str) -> Iterator[tuple[str, str]]:
     is empty. Here a group that merely starts the match gives way to the whole match, and
     a match without groups is its own value.
     """
-    if type(plugin).analyze_string is not RegexBasedDetector.analyze_string:
+    if not isinstance(plugin, RegexBasedDetector) or type(plugin).analyze_string is not RegexBasedDetector.analyze_string:
         for value in plugin.analyze_string(segment):  # JWT: its own validity check
             yield value, value
         return
@@ -446,15 +446,15 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
                     found.append(Candidate(detector.kind, index + 1, material, detector.guess))
 
     assigned = doc.gated(_KEYWORD_ASSIGNED, True)
-    compared = doc.hits(("==", "!="), False).keys()
+    compared: Set[int] = doc.hits(("==", "!="), False).keys()
     if compared:
         compared = compared & doc.hits(_KEYWORD_NEEDLES, True).keys()
     if assigned or compared:
         syntaxes = SyntaxMap(text, doc.raw_lines, doc.starts, path)
         for index in sorted(assigned.keys() | compared):
             line = doc.line(index)
-            values = _keyword_values(line, syntaxes.of(index), assigned.get(index, []), index in compared)
-            for value in set(values):
+            keyword_values = _keyword_values(line, syntaxes.of(index), assigned.get(index, []), index in compared)
+            for value in set(keyword_values):
                 if _filtered(value, line, _KEYWORD, True) or is_allowed(index):
                     continue
                 found.append(Candidate(KEYWORD_KIND, index + 1, value, True))

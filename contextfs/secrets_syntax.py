@@ -24,7 +24,7 @@ from detect_secrets.util.filetype import determine_file_type
 
 __all__ = ["Syntax", "SyntaxMap"]
 
-Syntax = dict  # a KeywordDetector pattern -> the group that holds the value
+Syntax = dict[re.Pattern[str], int]  # a KeywordDetector pattern -> the group that holds the value
 CONFIG: Syntax = CONFIG_DENYLIST_REGEX_TO_GROUP
 QUOTED: Syntax = QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
 

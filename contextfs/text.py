@@ -31,7 +31,7 @@ import unicodedata
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 import snowballstemmer
 
@@ -206,7 +206,10 @@ def bm25_scores(query: Iterable[str], docs: Sequence[Sequence[str]], k1: float =
     return BM25(k1, b).scores(query, [Counter(d) for d in docs], [len(d) for d in docs])
 
 
-class TermIndex:
+K = TypeVar("K", bound=Hashable)  # the key a caller files a TermIndex document under
+
+
+class TermIndex(Generic[K]):
     """An inverted index of short texts that can grow and shrink, ranked with BM25 in numpy.
 
     Documents are added under a caller's key with their term counts. Postings are
@@ -219,11 +222,11 @@ class TermIndex:
 
     def __init__(self, scorer: BM25 | None = None) -> None:
         self.scorer = scorer or BM25()
-        self._ids: dict[Hashable, int] = {}
-        self._keys: list[Hashable | None] = []
+        self._ids: dict[K, int] = {}
+        self._keys: list[K | None] = []
         self._lengths = array("i")
         self._alive = bytearray()
-        self._postings: dict[str, tuple[array, array]] = {}
+        self._postings: dict[str, tuple[array[int], array[int]]] = {}
         self._terms: list[tuple[str, ...]] = []
         self._dead = 0
         self.total = 0
@@ -235,23 +238,23 @@ class TermIndex:
     def __len__(self) -> int:
         return len(self._ids)
 
-    def __contains__(self, key: Hashable) -> bool:
+    def __contains__(self, key: K) -> bool:
         return key in self._ids
 
-    def add(self, key: Hashable, counts: Mapping[str, int]) -> None:
+    def add(self, key: K, counts: Mapping[str, int]) -> None:
         """Index one document (replacing any document under the same key)."""
         with self._lock:
             if key in self._ids:
                 self._remove(key)
             self._add_unlocked(key, counts)
 
-    def remove(self, key: Hashable) -> None:
+    def remove(self, key: K) -> None:
         with self._lock:
             self._remove(key)
             if self._dead > 4096 and self._dead > len(self._ids):
                 self._compact()
 
-    def _remove(self, key: Hashable) -> None:
+    def _remove(self, key: K) -> None:
         doc = self._ids.pop(key, None)
         if doc is None:
             return
@@ -277,7 +280,7 @@ class TermIndex:
                 ordered = {t: found[t] for t in old_terms[d] if t in found}
                 self._add_unlocked(key, ordered)
 
-    def _add_unlocked(self, key: Hashable, counts: Mapping[str, int]) -> None:
+    def _add_unlocked(self, key: K, counts: Mapping[str, int]) -> None:
         doc = len(self._keys)
         self._ids[key] = doc
         self._keys.append(key)
@@ -294,7 +297,7 @@ class TermIndex:
             plist[1].append(tf)
         self._generation += 1
 
-    def scores(self, query: Sequence[str]) -> dict[Hashable, float]:
+    def scores(self, query: Sequence[str]) -> dict[K, float]:
         """Every living document sharing a term with ``query``, with its BM25 score."""
         import numpy as np  # numpy costs ~0.1 s to import; only rankers need it
 
@@ -336,5 +339,5 @@ class TermIndex:
             if acc is None:
                 return {}
             hit = np.flatnonzero(acc > 0)
-            keys = self._keys
+            keys = cast("list[K]", self._keys)  # a hit is a living document: its key is set
             return {keys[d]: s for d, s in zip(hit.tolist(), acc[hit].tolist())}  # noqa: B905

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from . import paths
 from .document import blob_version
@@ -109,7 +110,7 @@ class Watcher:
         self._backoff = 0.0
         self._cond = threading.Condition()
         self._stopping = False
-        self._observer: Observer | None = None  # type: ignore[valid-type]
+        self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
         ctx.add_listener(self._remember)
 

@@ -34,9 +34,9 @@ from .cleanup import CleanupReport
 from .cleanup import cleanup as run_cleanup
 from .compaction import CompactionResult
 from .compaction import compact as compact_history
-from .entries import Change, EntryFile
+from .entries import Change, EntryFile, Kind
 from .hygiene import clean, rewrite_with_model
-from .llm import ask, require_model, run_sync
+from .llm import LanguageModel, ask, require_model, run_sync
 from .parsing import extract_items, find_json, strip_chatter
 from .summaries import Summary
 from .summaries import summarize as summarize_file
@@ -132,7 +132,7 @@ class EvolvingAgent:
     >>> await agent.complete_task("Fix login", "Token expired", success=False)  # doctest: +SKIP
     """
 
-    def __init__(self, ctx: ContextManager, llm: Any = None) -> None:
+    def __init__(self, ctx: ContextManager, llm: LanguageModel | None = None) -> None:
         self.ctx = ctx
         self.llm = llm
 
@@ -259,11 +259,11 @@ class EvolvingAgent:
         self.ctx.write(path, body, metadata=meta)
         return path
 
-    def _apply(self, path: str, kind: str, cands: list[_Candidate], task: str, source: str | None) -> list[Change]:
+    def _apply(self, path: str, kind: Kind, cands: list[_Candidate], task: str, source: str | None) -> list[Change]:
         if not cands:
             return []
         current = self.ctx.read(path)
-        file = EntryFile(current, kind)  # type: ignore[arg-type]
+        file = EntryFile(current, kind)
         date = clock.now().date().isoformat()
         changes = [
             file.add(c.text, title=c.title, date=date, task=task, source=source,

@@ -35,9 +35,9 @@ from contextfs.scopes.derived import CACHE_DIR
 from contextfs.state import StateDir
 
 from . import prompts
-from .entries import Change, EntryFile
+from .entries import Change, EntryFile, Kind
 from .hygiene import clean
-from .llm import ask, run_sync
+from .llm import LanguageModel, ask, run_sync
 from .parsing import extract_json
 
 __all__ = [
@@ -218,7 +218,7 @@ def _stale_files(ctx: ContextManager, access: AccessLog, cutoff: datetime,
     return actions
 
 
-async def _model_groups(llm: Any, file: EntryFile) -> list[dict[str, Any]]:
+async def _model_groups(llm: LanguageModel | None, file: EntryFile) -> list[dict[str, Any]]:
     live = [(e.id, e.text) for e in file.entries if e.active]
     if len(live) < 2:
         return []
@@ -238,11 +238,11 @@ async def _model_groups(llm: Any, file: EntryFile) -> list[dict[str, Any]]:
     return out
 
 
-def _consolidate(ctx: ContextManager, path: str, kind: str, groups: list[dict[str, Any]]) -> tuple[str | None, list[Change]]:
+def _consolidate(ctx: ContextManager, path: str, kind: Kind, groups: list[dict[str, Any]]) -> tuple[str | None, list[Change]]:
     body = ctx.read(path)
     if body is None:
         return None, []
-    file = EntryFile(body, kind)  # type: ignore[arg-type]
+    file = EntryFile(body, kind)
     date = clock.now().date().isoformat()
     changes = file.dedupe(date=date)
     for g in groups:
@@ -262,7 +262,7 @@ def cleanup(
     *,
     older_than_days: float = 30,
     dry_run: bool = False,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     protect: tuple[str, ...] | None = None,
 ) -> CleanupReport:
     """Archive files unread for ``older_than_days`` and consolidate lessons; one commit."""
@@ -286,13 +286,14 @@ def cleanup(
         report.notes.append("no model: only exact-duplicate lessons and facts are merged; "
                             "merging lessons that say the same thing in other words needs --llm")
 
-    plans = {}
-    for path, kind in (("memory/lessons.md", "lesson"), ("memory/facts.md", "fact")):
+    plans: dict[str, Kind] = {}
+    entry_files: tuple[tuple[str, Kind], ...] = (("memory/lessons.md", "lesson"), ("memory/facts.md", "fact"))
+    for path, kind in entry_files:
         data = ctx.read_raw(path)
         if data is None:
             continue
         body = parse(decode(data, path), path).body
-        file = EntryFile(body, kind)  # type: ignore[arg-type]
+        file = EntryFile(body, kind)
         dupes = file.dedupe(date=clock.now().date().isoformat())
         for change in dupes:
             report.actions.append(Action("merge", path, None, f"{change.target} duplicate(s) of {change.id}"))

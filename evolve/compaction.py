@@ -29,7 +29,7 @@ from contextfs.poisoning import assess
 from contextfs.scopes.topics import Topic, Topics, open_section, slugify
 
 from . import prompts
-from .llm import ask, require_model, run_sync
+from .llm import LanguageModel, ask, require_model, run_sync
 from .parsing import extract_json, message_text
 
 __all__ = ["CompactionResult", "TopicDecision", "compact", "render_history"]
@@ -173,7 +173,7 @@ def _fit_budget(topics: Topics, decisions: list[TopicDecision], span: dict[str, 
     return out, closed
 
 
-async def _acompact(history: Sequence[Any], topics: Topics, *, llm: Any, budget: int | None, rule: str | None,
+async def _acompact(history: Sequence[Any], topics: Topics, *, llm: LanguageModel | None, budget: int | None, rule: str | None,
                     summary_words: int, force: bool) -> CompactionResult:
     transcript = render_history(history)
     tokens = topics.counter.count(transcript)
@@ -224,7 +224,7 @@ def compact(
     history: Sequence[Any],
     topics: Topics,
     *,
-    llm: Any = None,
+    llm: LanguageModel | None = None,
     budget: int | None = None,
     rule: str | None = None,
     summary_words: int = 200,

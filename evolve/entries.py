@@ -261,7 +261,9 @@ class EntryFile:
         if not live:
             return False
         lines = self.preamble.split("\n")
-        prefix = _BULLET.match(lines[idx]).group(1)  # type: ignore[union-attr]
+        bullet = _BULLET.match(lines[idx])
+        assert bullet is not None  # _human_bullets() found this line by the same pattern
+        prefix = bullet.group(1)
         on = f", {date}" if date else ""
         lines[idx] = f"{prefix}~~{text}~~ (superseded by {_anchor(new_id)}{on})"
         self.preamble = "\n".join(lines)

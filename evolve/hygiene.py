@@ -18,13 +18,12 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from contextfs.errors import EvolveError
 from contextfs.text import words
 
 from . import prompts
-from .llm import ask
+from .llm import LanguageModel, ask
 from .parsing import extract_json
 
 __all__ = ["CleanResult", "clean", "is_emotional", "rewrite_with_model"]
@@ -172,7 +171,7 @@ def _words(text: str) -> list[str]:
     return words(text)
 
 
-async def rewrite_with_model(llm: Any, items: Sequence[str]) -> list[str | None]:
+async def rewrite_with_model(llm: LanguageModel | None, items: Sequence[str]) -> list[str | None]:
     """Ask the model to restate emotional items operationally (None = drop).
 
     The answer must be a JSON list the same length as ``items``; each rewrite is filtered

@@ -12,17 +12,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Coroutine, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from contextfs.errors import EvolveError
 
 from .parsing import message_text
 
-__all__ = ["NO_MODEL_HINT", "ask", "require_model", "resolve_llm", "run_sync"]
+__all__ = ["AsyncModel", "LanguageModel", "NO_MODEL_HINT", "SyncModel", "ask", "require_model", "resolve_llm", "run_sync"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+
+@runtime_checkable
+class AsyncModel(Protocol):
+    """A model with an async call: every langchain-core chat model and Runnable."""
+
+    def ainvoke(self, input: Any, /) -> Awaitable[Any]: ...
+
+
+@runtime_checkable
+class SyncModel(Protocol):
+    """A model with only a blocking call; :func:`ask` runs it in a worker thread."""
+
+    def invoke(self, input: Any, /) -> Any: ...
+
+
+#: What the evolve layer takes as a model: one of the above, or a plain function from
+#: messages to an answer (a message, a string, or anything with ``content``).
+LanguageModel = AsyncModel | SyncModel | Callable[[Any], Any]
 
 NO_MODEL_HINT = (
     "pass a LangChain chat model (EvolvingAgent(ctx, llm=...)) or use --llm provider:model, "
@@ -30,13 +49,13 @@ NO_MODEL_HINT = (
 )
 
 
-def require_model(llm: Any, step: str) -> None:
+def require_model(llm: LanguageModel | None, step: str) -> None:
     """Refuse a step that needs judgment when no model is configured (never pretend)."""
     if llm is None:
         raise EvolveError(f"{step} needs a language model and none is configured; nothing was written; {NO_MODEL_HINT}")
 
 
-def resolve_llm(spec: str | None) -> Any:
+def resolve_llm(spec: str | None) -> LanguageModel | None:
     """A chat model for ``provider:model`` via LangChain's ``init_chat_model``.
 
     >>> resolve_llm(None) is None
@@ -64,13 +83,13 @@ def resolve_llm(spec: str | None) -> Any:
         raise EvolveError(f"cannot start model {spec!r}: {exc}; check the provider name, model and API key") from None
 
 
-async def ask(llm: Any, messages: Sequence[Any] | str, *, step: str) -> str:
+async def ask(llm: LanguageModel | None, messages: Sequence[Any] | str, *, step: str) -> str:
     """Send ``messages`` to ``llm`` and return its text; any failure is EvolveError."""
     require_model(llm, step)
     try:
-        if hasattr(llm, "ainvoke"):
+        if isinstance(llm, AsyncModel):
             result = await llm.ainvoke(messages)
-        elif hasattr(llm, "invoke"):
+        elif isinstance(llm, SyncModel):
             result = await asyncio.to_thread(llm.invoke, messages)
         elif callable(llm):
             result = await asyncio.to_thread(llm, messages)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 __all__ = [
     "COMPACTION_RULE",
@@ -36,7 +37,7 @@ def _data(label: str, text: str) -> str:
     return f"{label}:\n<data>\n{text.strip()}\n</data>"
 
 
-def lesson_messages(task: str, result: str) -> list:
+def lesson_messages(task: str, result: str) -> list[BaseMessage]:
     """Ask "What went wrong? Extract a concise lesson", with the answer as JSON."""
     return [
         SystemMessage(_SYSTEM),
@@ -50,7 +51,7 @@ def lesson_messages(task: str, result: str) -> list:
     ]
 
 
-def facts_messages(task: str, result: str, existing: Sequence[tuple[str, str]]) -> list:
+def facts_messages(task: str, result: str, existing: Sequence[tuple[str, str]]) -> list[BaseMessage]:
     """Ask "Any new facts discovered? List them or say NONE", with the known facts as dedupe hints."""
     listing = "\n".join(f"{fid}: {text}" for fid, text in existing) or "(none yet)"
     return [
@@ -67,7 +68,7 @@ def facts_messages(task: str, result: str, existing: Sequence[tuple[str, str]]) 
     ]
 
 
-def hygiene_messages(items: Sequence[str]) -> list:
+def hygiene_messages(items: Sequence[str]) -> list[BaseMessage]:
     """Rewrite emotionally coloured items as operational statements, or drop them."""
     return [
         SystemMessage(_SYSTEM),
@@ -83,7 +84,7 @@ def hygiene_messages(items: Sequence[str]) -> list:
     ]
 
 
-def summary_messages(path: str, title: str, body: str) -> list:
+def summary_messages(path: str, title: str, body: str) -> list[BaseMessage]:
     """An L0 abstract (one line) and an L1 overview (one paragraph) for one file."""
     return [
         SystemMessage(
@@ -99,7 +100,7 @@ def summary_messages(path: str, title: str, body: str) -> list:
     ]
 
 
-def consolidate_messages(lessons: Sequence[tuple[str, str]]) -> list:
+def consolidate_messages(lessons: Sequence[tuple[str, str]]) -> list[BaseMessage]:
     """Group lessons that say the same thing, for cleanup's consolidation."""
     listing = "\n".join(f"{lid}: {text}" for lid, text in lessons)
     return [
@@ -127,13 +128,13 @@ COMPACTION_RULE = (
 def compaction_messages(
     transcript: str,
     previous_summary: str,
-    span_topics: Sequence[dict],
+    span_topics: Sequence[dict[str, Any]],
     closed_names: Sequence[str],
     *,
     rule: str,
     summary_words: int,
     max_open_tokens: int,
-) -> list:
+) -> list[BaseMessage]:
     """The compactor's instruction: a general summary plus decisions on topics."""
     topics_json = json.dumps(list(span_topics), ensure_ascii=False, indent=1)
     closed = ", ".join(closed_names) or "(none)"

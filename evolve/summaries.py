@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from contextfs import paths
 from contextfs.document import Document, blob_version, decode, parse
@@ -27,7 +26,7 @@ from contextfs.scopes.tiers import extract_abstract, extract_overview
 from contextfs.tokens import get_counter
 
 from . import prompts
-from .llm import ask, run_sync
+from .llm import LanguageModel, ask, run_sync
 from .parsing import extract_json
 
 __all__ = ["Summary", "body_hash", "is_stale", "summarize", "summarize_all"]
@@ -74,7 +73,7 @@ def _extractive(doc: Document) -> tuple[str, str]:
     return abstract, overview
 
 
-async def _from_model(llm: Any, doc: Document) -> tuple[str, str]:
+async def _from_model(llm: LanguageModel | None, doc: Document) -> tuple[str, str]:
     body = get_counter().truncate(doc.body, MAX_INPUT_TOKENS)
     text = await ask(llm, prompts.summary_messages(doc.path, doc.title, body), step=f"summarizing {doc.path}")
     value = extract_json(text, what=f"summary of {doc.path}")
@@ -95,7 +94,7 @@ async def _from_model(llm: Any, doc: Document) -> tuple[str, str]:
     return abstract, overview
 
 
-async def _build(ctx: ContextManager, docs: Iterable[Document], llm: Any) -> list[Summary]:
+async def _build(ctx: ContextManager, docs: Iterable[Document], llm: LanguageModel | None) -> list[Summary]:
     out = []
     for doc in docs:
         if llm is None:
@@ -126,7 +125,7 @@ def _peek(ctx: ContextManager, path: str) -> Document:
     return parse(decode(data, rel), rel, version=blob_version(data))
 
 
-def summarize(ctx: ContextManager, path: str, *, llm: Any = None) -> Summary:
+def summarize(ctx: ContextManager, path: str, *, llm: LanguageModel | None = None) -> Summary:
     """Write ``abstract``/``overview`` for one file (model first, then one commit)."""
     doc = _peek(ctx, path)
     [summary] = run_sync(_build(ctx, [doc], llm))
@@ -139,7 +138,7 @@ def _markdown_files(ctx: ContextManager) -> list[str]:
 
 
 def summarize_all(
-    ctx: ContextManager, *, llm: Any = None, stale_only: bool = True, dry_run: bool = False
+    ctx: ContextManager, *, llm: LanguageModel | None = None, stale_only: bool = True, dry_run: bool = False
 ) -> list[Summary]:
     """Summarize every markdown file (or only stale ones); all in one commit.
 

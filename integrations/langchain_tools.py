@@ -43,7 +43,7 @@ def validation_message(exc: ValidationError | Any) -> str:
     return f"Error: invalid tool arguments ({problems}); call the tool again with arguments that fit its schema"
 
 
-def _as_tool(kit: Toolkit, spec: ToolSpec) -> BaseTool:
+def _as_tool(kit: Toolkit, spec: ToolSpec[Any]) -> BaseTool:
     def run(**kwargs: Any) -> str:
         try:
             return kit.call(spec, spec.args(**kwargs))

@@ -72,6 +72,12 @@ class _Stored:
     index: Any  # None (store default), False or a list of fields
 
 
+def _own(meta: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The store's own frontmatter table of an item file ({} when missing or not a table)."""
+    own = meta.get("langgraph")
+    return own if isinstance(own, Mapping) else {}
+
+
 def _when(text: object) -> datetime:
     try:
         return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
@@ -116,14 +122,14 @@ class ContextStore(BaseStore):
         if not rel.startswith(self.prefix + "/") or not rel.endswith(".md"):
             return None
         parts = rel[len(self.prefix) + 1: -3].split("/")
-        labels = [store_names.decode(p, key=False) for p in parts[:-1]]
+        decoded = [store_names.decode(p, key=False) for p in parts[:-1]]
+        labels = [label for label in decoded if label is not None]
+        hashed_label = len(labels) < len(decoded)
         key = store_names.decode(parts[-1], key=True)
-        if None not in labels and key is not None:
-            return tuple(labels), key  # type: ignore[arg-type]
-        if meta is None:
-            meta = self.ctx.get(rel).metadata
-        own = meta.get("langgraph") if isinstance(meta.get("langgraph"), Mapping) else {}
-        if None in labels:
+        if not hashed_label and key is not None:
+            return tuple(labels), key
+        own = _own(self.ctx.get(rel).metadata if meta is None else meta)
+        if hashed_label:
             stored = own.get("namespace")
             if not isinstance(stored, list) or [store_names.encode_label(str(x)) for x in stored] != parts[:-1]:
                 return None
@@ -133,7 +139,7 @@ class ContextStore(BaseStore):
             if not isinstance(stored_key, str) or store_names.encode_key(stored_key) != parts[-1]:
                 return None
             key = stored_key
-        return tuple(labels), key  # type: ignore[arg-type]
+        return tuple(labels), key
 
     # ------------------------------------------------------------------ file format
     def _load(self, rel: str) -> _Stored | None:
@@ -143,7 +149,7 @@ class ContextStore(BaseStore):
         where = self._locate(rel, doc.metadata)
         if where is None:
             return None
-        own = doc.metadata.get("langgraph") if isinstance(doc.metadata.get("langgraph"), Mapping) else {}
+        own = _own(doc.metadata)
         value = self._parse_body(rel, doc.body, str(own.get("layout", "json")))
         override = own.get("index")
         return _Stored(rel, where[0], where[1], value, _when(doc.metadata.get("created")),
@@ -271,12 +277,13 @@ class ContextStore(BaseStore):
             self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)
 
     @staticmethod
-    def _item(s: _Stored, cls: type[Item] = Item, score: float | None = None) -> Item:
-        kwargs: dict[str, Any] = dict(namespace=s.namespace, key=s.key, value=s.value,
-                                      created_at=s.created, updated_at=s.updated)
-        if cls is SearchItem:
-            kwargs["score"] = score
-        return cls(**kwargs)
+    def _item(s: _Stored) -> Item:
+        return Item(namespace=s.namespace, key=s.key, value=s.value, created_at=s.created, updated_at=s.updated)
+
+    @staticmethod
+    def _search_item(s: _Stored, score: float | None) -> SearchItem:
+        return SearchItem(namespace=s.namespace, key=s.key, value=s.value, created_at=s.created,
+                          updated_at=s.updated, score=score)
 
     # ------------------------------------------------------------------ search
     def _items_under(self, prefix: tuple[str, ...]) -> list[_Stored]:
@@ -310,7 +317,7 @@ class ContextStore(BaseStore):
             items = [s for s in self._items_under(prefix) if _matches(s.value, op.filter)]
             items.sort(key=lambda s: (s.updated, s.rel), reverse=True)
             ranked = [(s, None) for s in items]
-        return [self._item(s, SearchItem, score) for s, score in ranked[offset: offset + limit]]
+        return [self._search_item(s, score) for s, score in ranked[offset: offset + limit]]
 
     def _safe_load(self, rel: str) -> _Stored | None:
         try:
@@ -326,7 +333,7 @@ class ContextStore(BaseStore):
         scored.sort(key=lambda pair: (-pair[0], pair[1].rel))
         plain = [s for s in items if not vectors.get(s.rel)]
         ranked: list[tuple[_Stored, float | None]] = [(s, score) for score, s in scored] + [(s, None) for s in plain]
-        return [self._item(s, SearchItem, score) for s, score in ranked[offset: offset + limit]]
+        return [self._search_item(s, score) for s, score in ranked[offset: offset + limit]]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found = set()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import operator
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -35,6 +36,8 @@ from .tools_scopes import scoped_view, view_header
 from .tools_topics import ListTopicsArgs
 
 if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer  # the optional 'mcp' extra, for annotations only
+
     from contextfs import ContextManager
 
 __all__ = ["DEFAULT_MCP_ACTOR", "build_server", "load_server_class", "mcp"]
@@ -51,7 +54,7 @@ _INSTRUCTIONS = (
 )
 
 
-def load_server_class() -> type:
+def load_server_class() -> type[MCPServer]:
     """``mcp.server.mcpserver.MCPServer`` (mcp 2.x), or an ImportError with the install hint."""
     try:
         # The optional 'mcp' extra: imported only to serve.
@@ -61,7 +64,7 @@ def load_server_class() -> type:
     return MCPServer
 
 
-def _as_function(kit: Toolkit, spec: ToolSpec) -> Any:
+def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
     """A plain function whose signature carries the spec's fields, bounds and descriptions.
 
     MCP servers derive a tool's input schema from the function signature; the field
@@ -74,7 +77,9 @@ def _as_function(kit: Toolkit, spec: ToolSpec) -> Any:
     annotations: dict[str, Any] = {}
     for name, field in spec.args.model_fields.items():
         extra = {"description": field.description} if field.description else {}
-        annotation = Annotated[(field.annotation, *field.metadata, Field(**extra))]
+        # Annotated[type, *constraints, Field(...)] built at run time; spelled as a call so a
+        # type checker does not read it as a static annotation.
+        annotation = operator.getitem(Annotated, (field.annotation, *field.metadata, Field(**extra)))
         default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
         annotations[name] = annotation
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
@@ -88,6 +93,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec) -> Any:
 
     call.__name__ = spec.name
     call.__doc__ = spec.description
+    # ignore: a function declares no __signature__, but inspect.signature() reads one set here.
     call.__signature__ = inspect.Signature(params, return_annotation=str)  # type: ignore[attr-defined]
     call.__annotations__ = {**annotations, "return": str}
     return call
@@ -101,7 +107,7 @@ def build_server(
     allow_delete: bool = False,
     actor: str = DEFAULT_MCP_ACTOR,
     session: str | None = None,
-) -> Any:
+) -> MCPServer:
     """An MCP server with the context tools and resources registered (not yet running)."""
     server_cls = load_server_class()
     # The optional 'mcp' extra, present once load_server_class() returned.
@@ -148,7 +154,7 @@ def build_server(
     return server
 
 
-def _spec(name: str) -> ToolSpec:
+def _spec(name: str) -> ToolSpec[Any]:
     return next(s for s in all_specs() if s.name == name)
 
 

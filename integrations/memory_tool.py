@@ -33,12 +33,15 @@ from .memory_paths import VIRTUAL_ROOT, MemoryPaths
 from .tool_output import check_text_args
 
 if TYPE_CHECKING:
+    from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMemoryTool20250818Param
+
     from contextfs import ContextManager
 
 try:  # the SDK's base class when the anthropic extra is installed
     from anthropic.lib.tools import BetaAbstractMemoryTool as _Base
     from anthropic.lib.tools import ToolError as _SDKToolError
 except ImportError:  # pragma: no cover - exercised only without the extra
+    # ignore: mypy checks against the SDK (a dev dependency); these stand in for its names.
     _Base = object  # type: ignore[assignment,misc]
 
     class _SDKToolError(Exception):  # type: ignore[no-redef]
@@ -50,7 +53,7 @@ except ImportError:  # pragma: no cover - exercised only without the extra
 __all__ = ["MEMORY_TOOL_SPEC", "MemoryToolAdapter", "MemoryToolError"]
 
 #: The tool definition to bind to an Anthropic chat model (the SDK's ``to_dict()``).
-MEMORY_TOOL_SPEC: dict[str, str] = {"type": "memory_20250818", "name": "memory"}
+MEMORY_TOOL_SPEC: BetaMemoryTool20250818Param = {"type": "memory_20250818", "name": "memory"}
 DEFAULT_MEMORY_ACTOR = "agent:claude-memory"
 _LINE_WIDTH = 6
 _COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -58,7 +61,7 @@ _FILE_MODE = 0o600
 _DIR_MODE = 0o700
 
 
-class MemoryToolError(ContextFSError, _SDKToolError):  # type: ignore[misc,valid-type]
+class MemoryToolError(ContextFSError, _SDKToolError):
     """A memory command refused, in the tool's own terms (``/memories/...`` paths, command names).
 
     It is a :class:`~contextfs.ContextFSError` and, with the SDK installed, also the SDK's
@@ -70,14 +73,14 @@ class MemoryToolError(ContextFSError, _SDKToolError):  # type: ignore[misc,valid
         self.content = message
 
 
-class MemoryToolAdapter(_Base):  # type: ignore[misc,valid-type]
+class MemoryToolAdapter(_Base):
     """Memory-tool commands on ``<root>/<folder>``, committed and soft-deleted."""
 
     def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str = DEFAULT_MEMORY_ACTOR,
-                 session: str | None = None, cache_control: Mapping[str, Any] | None = None) -> None:
+                 session: str | None = None, cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
         if _Base is not object:
-            super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
-        self._cache = dict(cache_control) if cache_control else None
+            super().__init__(cache_control=cache_control)
+        self._cache = cache_control.copy() if cache_control else None
         with ctx.provenance(actor=actor, session=session):
             pass  # the manager's own checks of actor and session, now rather than on the first command
         self.ctx = ctx
@@ -87,9 +90,9 @@ class MemoryToolAdapter(_Base):  # type: ignore[misc,valid-type]
         self.session = session
 
     # ------------------------------------------------------------------ protocol surfaces
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> BetaMemoryTool20250818Param:
         """The tool definition the API expects (what ``MEMORY_TOOL_SPEC`` holds, plus cache control)."""
-        out: dict[str, Any] = dict(MEMORY_TOOL_SPEC)
+        out = MEMORY_TOOL_SPEC.copy()
         if self._cache is not None:
             out["cache_control"] = self._cache
         return out

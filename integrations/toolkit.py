@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -48,6 +48,9 @@ DEFAULT_ACTOR = "agent:langchain"
 GROUPS = ("store", "scopes", "memory", "topics")
 
 Access = Literal["read", "write", "delete"]
+#: A tool's argument model: the type its ``run`` function takes.
+A = TypeVar("A", bound=BaseModel)
+L = TypeVar("L")  # a layer object a toolkit keeps
 
 
 def format_error(exc: Exception) -> str:
@@ -56,14 +59,18 @@ def format_error(exc: Exception) -> str:
 
 
 @dataclass(frozen=True)
-class ToolSpec:
-    """One tool, independent of the protocol that offers it."""
+class ToolSpec(Generic[A]):
+    """One tool, independent of the protocol that offers it.
+
+    Generic in its argument model, so a table entry's ``run`` must take the ``args`` it
+    names; a table of different tools is a ``list[ToolSpec[Any]]``.
+    """
 
     name: str
     group: str
     description: str
-    args: type[BaseModel]
-    run: Callable[[Toolkit, BaseModel], str]
+    args: type[A]
+    run: Callable[[Toolkit, A], str]
     #: ``read`` tools are always offered; ``write`` needs allow_write; ``delete`` allow_delete.
     access: Access = "read"
     #: May overwrite or remove what is there (MCP ``destructiveHint``); reversible through history.
@@ -93,7 +100,7 @@ class Toolkit:
         self.session = session
         self._layers: dict[str, Any] = {}
 
-    def layer(self, name: str, make: Callable[[], Any]) -> Any:
+    def layer(self, name: str, make: Callable[[], L]) -> L:
         """The layer object ``name``, made by ``make()`` the first time."""
         if name not in self._layers:
             self._layers[name] = make()
@@ -103,7 +110,7 @@ class Toolkit:
         """The provenance every tool write runs under."""
         return self.ctx.provenance(actor=self.actor, session=self.session)
 
-    def call(self, spec: ToolSpec, args: BaseModel) -> str:
+    def call(self, spec: ToolSpec[A], args: A) -> str:
         """Run one validated call; a refusal is raised as ContextFSError for the adapter to report."""
         check_text_args(args.model_dump())
         with speaking("tools"), self.writing():  # a refusal's fix names the tools, not Python calls
@@ -114,7 +121,7 @@ class Toolkit:
 _SLUG = re.compile(r"^[a-z][a-z_]*$")
 
 
-def all_specs() -> list[ToolSpec]:
+def all_specs() -> list[ToolSpec[Any]]:
     """Every tool, grouped in :data:`GROUPS` order."""
     # The tool tables import this module (ToolSpec, Toolkit), so they are read when asked for.
     from .tools_memory import MEMORY_TOOLS  # (see above)
@@ -129,7 +136,7 @@ def all_specs() -> list[ToolSpec]:
 
 def select_specs(
     groups: Iterable[str] | str | None = None, *, allow_write: bool = True, allow_delete: bool = False
-) -> list[ToolSpec]:
+) -> list[ToolSpec[Any]]:
     """The specs a model is offered for these groups and switches.
 
     ``allow_delete`` needs ``allow_write`` (deleting is a write); asking for it alone, or

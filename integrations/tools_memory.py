@@ -8,11 +8,11 @@ module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contextfs.scopes import Memory
+from contextfs.scopes import CoreBlock, Memory
 
 from .tool_output import as_data
 from .toolkit import ToolSpec
@@ -68,15 +68,14 @@ def _memory(kit: Toolkit) -> Memory:
     return kit.layer("memory", lambda: Memory(kit.ctx))
 
 
-def _block_answer(block: object, verb: str) -> str:
-    quarantined = getattr(block, "quarantined_to", None)
-    if quarantined:
-        return (f"Not pinned: the text reads as an instruction, so it was stored for review in {quarantined} "
+def _block_answer(block: CoreBlock, verb: str) -> str:
+    if block.quarantined_to:
+        return (f"Not pinned: the text reads as an instruction, so it was stored for review in {block.quarantined_to} "
                 "instead of core memory. Rephrase it as a fact (e.g. 'the user said: ...') to pin it.")
     flagged = " (flagged by the poisoning guard: it is stored as untrusted and shown quoted)" \
-        if getattr(block, "trust", "trusted") != "trusted" else ""
-    return (f"{verb} core block {block.label!r}: {block.tokens} of {block.limit} tokens used, "  # type: ignore[attr-defined]
-            f"{block.remaining} left{flagged}.")  # type: ignore[attr-defined]
+        if block.trust != "trusted" else ""
+    return (f"{verb} core block {block.label!r}: {block.tokens} of {block.limit} tokens used, "
+            f"{block.remaining} left{flagged}.")
 
 
 def core_append(kit: Toolkit, a: CoreAppendArgs) -> str:
@@ -121,7 +120,7 @@ def conversation_search(kit: Toolkit, a: ConversationSearchArgs) -> str:
     return "\n".join(parts)
 
 
-MEMORY_TOOLS = [
+MEMORY_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
         "core_memory_append", "memory",
         "Pin a short fact into a core memory block, which is shown in every context from now on. Use it for what you "

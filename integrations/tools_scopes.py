@@ -7,7 +7,7 @@ holds and what was left out, so the model knows whether to ask for more.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,7 +61,7 @@ def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
     return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
 
 
-SCOPE_TOOLS = [
+SCOPE_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
         "get_scoped_context", "scopes",
         "Get the context that matters for the current project, task or subtask (optionally a topic), packed to fit a "

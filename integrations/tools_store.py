@@ -9,7 +9,7 @@ file what it was then (a new commit; nothing is rewritten).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,7 +31,7 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _path(what: str) -> object:
+def _path(what: str) -> Any:  # pydantic types Field() as Any so it fits any annotation
     return Field(min_length=1, max_length=1024, description=what)
 
 
@@ -95,8 +95,9 @@ def read(kit: Toolkit, a: PathArgs) -> str:
         source += f" · updated {meta['updated']}"
     if not doc.body.strip():
         return f"{doc.path} exists but its body is empty ({source})."
-    flagged = meta.get("flagged") if isinstance(meta.get("flagged"), list) else ()
-    return cap(as_data(doc.body, source, trust=meta.get("trust", "trusted"), flagged=flagged),
+    flagged = meta.get("flagged")
+    return cap(as_data(doc.body, source, trust=meta.get("trust", "trusted"),
+                       flagged=flagged if isinstance(flagged, list) else ()),
                hint=f"the file is long; search_context within {doc.path.rsplit('/', 1)[0] or 'the tree'} for the passage you need")
 
 
@@ -175,7 +176,7 @@ def revert(kit: Toolkit, a: RevertArgs) -> str:
     return f"Reverted {doc.path} to its version at {a.rev} (new version {short_version(doc.version)})."
 
 
-STORE_TOOLS = [
+STORE_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
         "read_context", "store",
         "Read one context file (markdown) to recall project info, decisions, facts, lessons or the current task. "

@@ -8,7 +8,7 @@ earlier decisions they rest on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -96,7 +96,7 @@ def decision_chain(kit: Toolkit, a: ChainArgs) -> str:
     return as_data(_topics(kit).decisions.chain(a.topic, a.decision_id), f"decisions of topic {a.topic}")
 
 
-TOPIC_TOOLS = [
+TOPIC_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
         "list_topics", "topics",
         "List every topic with its status, size and one-line summary. Use it to see which topics exist before "

@@ -15,7 +15,7 @@ from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.manager import ContextManager
 from contextfs.poisoning import POLICIES
 
-from .memory import ConversationBuffer, CoreBlock, Memory, MemoryHit
+from .memory import ArchivalNote, ConversationBuffer, CoreBlock, Memory, MemoryHit
 
 __all__ = ["demo", "memory"]
 
@@ -74,12 +74,12 @@ def core_cmd(ctx: ContextManager, label: str | None, append_: str | None, replac
         raise click.UsageError("use only one of --append, --replace, --rethink")
     if chosen and not label:
         raise click.UsageError("name the block to change, e.g. 'contextfs memory core user_profile --append ...'")
-    if append_ is not None:
-        blocks = [mem.core_memory_append(label, append_)]  # type: ignore[arg-type]
-    elif replace is not None:
-        blocks = [mem.core_memory_replace(label, replace[0], replace[1])]  # type: ignore[arg-type]
-    elif rethink is not None:
-        blocks = [mem.core_memory_rethink(label, rethink)]  # type: ignore[arg-type]
+    if label and append_ is not None:
+        blocks = [mem.core_memory_append(label, append_)]
+    elif label and replace is not None:
+        blocks = [mem.core_memory_replace(label, replace[0], replace[1])]
+    elif label and rethink is not None:
+        blocks = [mem.core_memory_rethink(label, rethink)]
     elif label:
         blocks = [mem.core(label)]
     else:
@@ -121,7 +121,7 @@ def archive_cmd(ctx: ContextManager, text: str | None, tags: tuple[str, ...], in
     else:
         raise click.UsageError("pass the TEXT to store, or --invalidate/--supersede PATH")
 
-    def show(n):  # type: ignore[no-untyped-def]
+    def show(n: ArchivalNote) -> str:
         state = "already stored: " if n.duplicate else ""
         flag = f"\nflagged as instruction-like ({', '.join(n.verdict.reasons)}); stored as {n.trust}" if n.verdict.suspicious else ""
         return f"{state}{n.path} [{n.status}, {n.trust}] source: {n.source}{flag}"

@@ -24,10 +24,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from contextfs.errors import BudgetError, ConfigError
-from contextfs.tokens import get_counter
+from contextfs.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
 from .passages import chunks_of, is_heading
@@ -42,6 +42,9 @@ from .views import (
     load_source,
     resolve_rev,
 )
+
+if TYPE_CHECKING:
+    from contextfs.manager import ContextManager
 
 __all__ = ["Candidate", "ContextView", "DroppedItem", "PagedPassage", "ViewItem", "load_or_drop", "load_source", "pack",
            "resolve_rev"]
@@ -85,7 +88,7 @@ class _Slot:
 
 
 class _Packer:
-    def __init__(self, counter: Any, terms: tuple[str, ...]) -> None:
+    def __init__(self, counter: TokenCounter, terms: tuple[str, ...]) -> None:
         self.counter = counter
         self.terms = terms
 
@@ -189,7 +192,7 @@ def _check_candidates(candidates: Sequence[Candidate]) -> None:
 
 
 def pack(
-    ctx: Any,
+    ctx: ContextManager,
     candidates: list[Candidate],
     budget: int | None,
     *,
@@ -315,7 +318,7 @@ def _check_passages(paged: Sequence[PagedPassage]) -> None:
 
 
 def _make_slot(
-    ctx: Any, cand: Candidate, order: int, rev: str | None, seen: set[str], dropped: list[DroppedItem], paged: bool = False
+    ctx: ContextManager, cand: Candidate, order: int, rev: str | None, seen: set[str], dropped: list[DroppedItem], paged: bool = False
 ) -> _Slot | None:
     if cand.path in seen:
         return None
@@ -356,7 +359,7 @@ _MISSES = 40
 
 
 def _page_in(
-    ctx: Any, packer: _Packer, paged: Sequence[PagedPassage], rev: str | None, seen: set[str], room: int
+    ctx: ContextManager, packer: _Packer, paged: Sequence[PagedPassage], rev: str | None, seen: set[str], room: int
 ) -> list[_Paged]:
     """Fill ``room`` tokens with ranked passages, best first, then their neighbours.
 
@@ -416,7 +419,7 @@ def _page_in(
     return [s for s in sections.values() if s.picked]
 
 
-def _paged_source(ctx: Any, path: str, rev: str | None) -> Source | None:
+def _paged_source(ctx: ContextManager, path: str, rev: str | None) -> Source | None:
     """A paged file's content, or None when it cannot be shown (gone, unreadable, quarantined, empty)."""
     src = load_or_drop(ctx, Candidate(path, "paged in", 0), rev)
     if not isinstance(src, Source) or src.trust == "quarantined" or not src.body.strip():

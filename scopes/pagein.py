@@ -29,7 +29,7 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError
@@ -38,6 +38,9 @@ from contextfs.turns import is_log
 
 from .passages import Chunk, chunk_terms, chunks_of, is_heading
 from .tiers import query_terms
+
+if TYPE_CHECKING:
+    from contextfs.manager import ContextManager
 
 __all__ = ["PAGERS", "Passage", "rank", "relevance"]
 
@@ -103,9 +106,9 @@ class _TreeIndex:
         self.blobs: dict[str, str] = {}
         self.counts: dict[str, int] = {}  # rel -> how many passages it has
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
-        self.index = TermIndex(SCORER)
+        self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
 
-    def _stats(self, ctx: Any, rel: str, blob: str, sha: str) -> tuple[tuple[Counter[str], ...], bool]:
+    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> tuple[tuple[Counter[str], ...], bool]:
         with _LOCK:
             hit = _BLOB_CACHE.get(blob)
             if hit is not None:
@@ -127,7 +130,7 @@ class _TreeIndex:
         for i in range(self.counts.pop(rel, 0)):
             self.index.remove((rel, i))
 
-    def _add(self, ctx: Any, rel: str, blob: str, sha: str) -> None:
+    def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> None:
         self.blobs[rel] = blob
         passages, quarantined = self._stats(ctx, rel, blob, sha)
         if quarantined:
@@ -138,13 +141,13 @@ class _TreeIndex:
             if counts:
                 self.index.add((rel, i), counts)
 
-    def build(self, ctx: Any, sha: str) -> None:
+    def build(self, ctx: ContextManager, sha: str) -> None:
         for rel, blob in sorted(ctx.git.files_at(sha).items()):
             if _eligible(rel):
                 self._add(ctx, rel, blob, sha)
         self.sha = sha
 
-    def advance(self, ctx: Any, sha: str) -> None:
+    def advance(self, ctx: ContextManager, sha: str) -> None:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
         for rel in ctx.git.changed(self.sha, sha):
@@ -180,7 +183,7 @@ class _TreeIndex:
 NEIGHBOUR_WEIGHT = 0.5
 
 
-def _with_neighbours(scores: dict[Any, float], usable: dict[str, frozenset[int]]) -> dict[Any, float]:
+def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT`` times each neighbour's, in a fixed order
     (own, previous, next) so the sum is the same whatever order the index holds them in."""
     if not NEIGHBOUR_WEIGHT or not scores:
@@ -199,7 +202,7 @@ _PAST: OrderedDict[tuple[str, str], _TreeIndex] = OrderedDict()
 _INDEX_LOCK = threading.Lock()
 
 
-def _index_for(ctx: Any, sha: str) -> _TreeIndex:
+def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
     root = str(ctx.root)
     with _INDEX_LOCK:
         live = _HEADS.get(root)
@@ -228,7 +231,7 @@ def _index_for(ctx: Any, sha: str) -> _TreeIndex:
 
 
 def rank(
-    ctx: Any, query: str, *, rev: str | None, exclude: set[str], limit: int = 300, pager: str = "exact",
+    ctx: ContextManager, query: str, *, rev: str | None, exclude: set[str], limit: int = 300, pager: str = "exact",
     allow: Callable[[str], bool] | None = None,
 ) -> list[Passage]:
     """The best ``limit`` passages for ``query`` at commit ``rev`` (head when None), best first.
@@ -246,7 +249,7 @@ def rank(
     return passages[:limit]
 
 
-def relevance(ctx: Any, query: str, paths: list[str], *, rev: str | None) -> dict[str, float]:
+def relevance(ctx: ContextManager, query: str, paths: list[str], *, rev: str | None) -> dict[str, float]:
     """How well each file answers ``query``: its best passage's score (0 when none matches)."""
     sha = rev or ctx.git.head()
     if sha is None or not paths:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfs.errors import ConfigError, ContextFSError, TopicError
 
@@ -39,6 +39,9 @@ from .passages import chunks_of
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
+
+if TYPE_CHECKING:
+    from contextfs.manager import ContextManager
 
 __all__ = ["ContextView", "DroppedItem", "PassageHit", "ScopedContext", "ViewItem"]
 
@@ -79,7 +82,7 @@ class ScopedContext:
 
     def __init__(
         self,
-        ctx: Any,
+        ctx: ContextManager,
         budget: int | None = None,
         rules: ScopeRules | Mapping[str, Any] | None = None,
         encoding: str | None = None,

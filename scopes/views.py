@@ -11,13 +11,16 @@ import logging
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from contextfs import paths
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError, NotFoundError
 
 from .tiers import Source
+
+if TYPE_CHECKING:
+    from contextfs.manager import ContextManager
 
 __all__ = ["Candidate", "ContextView", "DroppedItem", "PagedPassage", "ViewItem", "load_or_drop", "load_source",
            "resolve_rev"]
@@ -121,7 +124,7 @@ class ContextView:
         }
 
 
-def resolve_rev(ctx: Any, rev: str | None) -> str | None:
+def resolve_rev(ctx: ContextManager, rev: str | None) -> str | None:
     """The full commit id for ``rev`` (NotFoundError when it does not exist)."""
     if rev is None:
         return None
@@ -156,7 +159,7 @@ def _parse_source(rel: str, data: bytes, title: str | None) -> Source:
     return Source(rel, doc.body, dict(doc.metadata), doc.version or blob_version(data), offset, title)
 
 
-def load_source(ctx: Any, cand: Candidate, rev: str | None) -> Source | None:
+def load_source(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | None:
     """The candidate's content (at ``rev`` when given), or None when it does not exist."""
     if cand.body is not None:
         return Source(cand.path, cand.body, {}, blob_version(cand.body.encode("utf-8", "surrogatepass")), 0, cand.title)
@@ -167,7 +170,7 @@ def load_source(ctx: Any, cand: Candidate, rev: str | None) -> Source | None:
     return _from_bytes(rel, data, cand.title)
 
 
-def load_or_drop(ctx: Any, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
+def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
     """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
     exists but cannot be read (binary, not UTF-8, broken frontmatter...).
 

@@ -387,7 +387,7 @@ class SearchIndex:
         parsed = parse_query(query)
         if isinstance(limit, bool) or not isinstance(limit, int):
             try:
-                limit = int(limit)  # type: ignore[call-overload]
+                limit = int(limit)
             except (TypeError, ValueError):
                 raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
         if limit <= 0:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,7 +202,7 @@ class _Parser:
 
     def group(self) -> tuple[str, list[Any]]:
         items = []
-        while self.peek() is not None and self.peek().kind != "close":  # type: ignore[union-attr]
+        while (tok := self.peek()) is not None and tok.kind != "close":
             items.append(self.or_())
         return ("group", items)
 
@@ -216,7 +217,7 @@ class _Parser:
 
     def or_(self) -> Any:
         left = self.and_()
-        while self.peek() is not None and self.peek().kind == "OR":  # type: ignore[union-attr]
+        while (tok := self.peek()) is not None and tok.kind == "OR":
             self.take()
             self._operand("OR")
             left = ("or", [left, self.and_()])
@@ -224,7 +225,7 @@ class _Parser:
 
     def and_(self) -> Any:
         left = self.unary()
-        while self.peek() is not None and self.peek().kind == "AND":  # type: ignore[union-attr]
+        while (tok := self.peek()) is not None and tok.kind == "AND":
             self.take()
             self._operand("AND")
             left = ("and", [left, self.unary()])
@@ -246,7 +247,7 @@ class _Parser:
                 f"add the word before it, or write '{tok.kind.lower()}' in lower case; {_HINT}"
             )
         if tok.kind == "open":
-            inner = self.group()
+            inner: tuple[str, list[Any]] | None = self.group()
             self.take()  # the matching close (parentheses were paired)
             return inner
         if tok.kind == "field" and tok.value is None:
@@ -298,7 +299,7 @@ class _Compiler:
         if fieldname is None or fieldname in _TEXT_FIELDS:
             self.words.append(head)
         simple = pattern.endswith("*") and "*" not in pattern[:-1]
-        make = (lambda f: wq.Prefix(f, head)) if simple else (lambda f: wq.Wildcard(f, pattern))
+        make: Callable[[str], wq.Query] = (lambda f: wq.Prefix(f, head)) if simple else (lambda f: wq.Wildcard(f, pattern))
         leaves = [make(f) for f in fields]
         if fieldname is None:
             for leaf, f in zip(leaves, fields):  # noqa: B905 - same length

@@ -95,7 +95,7 @@ class TextAnalyzer(Analyzer):
                  mode: str = "", **kwargs: Any) -> Any:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         pos = start_pos
-        matches = WORD.finditer(value) if tokenize else [re.match(r"(?s).*", value)]
+        matches = WORD.finditer(value) if tokenize else re.finditer(r"(?s)\A.*", value)
         for match in matches:
             word = match.group().casefold()
             text = contextfs_text.term(word)

@@ -65,7 +65,7 @@ def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
 
 def valid(stamp: dict[str, Any] | None) -> bool:
     """True when the stamp describes an index this version of contextfs can read."""
-    return (bool(stamp) and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
+    return (stamp is not None and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
             and stamp.get("codec") == codec_id() and stamp.get("whoosh") == WHOOSH_VERSION)
 
 

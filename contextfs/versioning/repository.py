@@ -17,6 +17,7 @@ import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 import git
 
@@ -25,6 +26,9 @@ from ..fixes import Fix
 from .gitcmd import GitCommand, check_rev
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
+
+if TYPE_CHECKING:  # annotations inside GitStore, whose git() method hides the module name
+    from git.objects import Commit as GitCommit
 
 __all__ = ["Author", "Commit", "GitStore", "Prepared"]
 
@@ -142,7 +146,7 @@ class GitStore:
                 f"{what} is in progress in {self.workdir}; contextfs will not commit until it is finished: {finish}"
             )
 
-    def resolve(self, rev: str) -> git.Commit:
+    def resolve(self, rev: str) -> GitCommit:
         check_rev(rev)
         try:
             obj = self.repo.rev_parse(rev)
@@ -177,7 +181,7 @@ class GitStore:
         *,
         when: float | None = None,
         executable: Collection[str] = (),
-        parent: str | None | bool = False,
+        parent: str | None | Literal[False] = False,
     ) -> Prepared | None:
         """Write the objects of a commit of root-relative ``changes`` on top of HEAD.
 
@@ -208,9 +212,9 @@ class GitStore:
         raw += b"author " + sig + b"\ncommitter " + sig + b"\n\n" + message.encode("utf-8", "surrogateescape")
         if not raw.endswith(b"\n"):
             raw += b"\n"
-        sha = self.objects.store(b"commit", raw).hex()
+        commit = self.objects.store(b"commit", raw).hex()
         self.objects.flush()
-        return Prepared(parent=base_commit, sha=sha, paths=tuple(changes), subject=message.splitlines()[0][:200],
+        return Prepared(parent=base_commit, sha=commit, paths=tuple(changes), subject=message.splitlines()[0][:200],
                         signature=sig)
 
     def publish(self, prepared: Prepared) -> None:
@@ -269,13 +273,13 @@ class GitStore:
             tree = commit.tree / base.rstrip("/") if base else commit.tree
         except KeyError:
             return {}
-        if tree.type != "tree":
+        if not isinstance(tree, git.Tree):
             return {}
         cut = len(self.prefix)
         return {
-            item.path[cut:]: item.hexsha
+            str(item.path)[cut:]: item.hexsha  # GitPython types it PathLike; it is a str
             for item in tree.traverse()
-            if item.type == "blob"  # type: ignore[union-attr]
+            if isinstance(item, git.Blob)
         }
 
     def changed(self, rev_a: str | None, rev_b: str) -> list[str]:

@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import overload
 
 from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
@@ -70,6 +71,14 @@ def provenance(ctx: ContextManager) -> tuple[str | None, str | None, str]:
     return prov.session, prov.turn, source_label(prov.session, prov.turn)
 
 
+@overload
+def parse_time(value: datetime | str, name: str) -> datetime: ...
+
+
+@overload
+def parse_time(value: None, name: str) -> None: ...
+
+
 def parse_time(value: datetime | str | None, name: str) -> datetime | None:
     """An aware datetime from a datetime or an ISO-8601 string (UTC when no zone is given)."""
     if value is None:
@@ -88,7 +97,7 @@ def newest_first(value: str | None) -> float:
     if not value:
         return math.inf
     try:
-        return -parse_time(value, "time").timestamp()  # type: ignore[union-attr]
+        return -parse_time(value, "time").timestamp()
     except ContextFSError:
         return math.inf
 
