@@ -16,7 +16,7 @@ column marks). A round-trip YAML library (ruamel.yaml) was the alternative: it r
 the whole mapping with its own indentation and line width, so untouched keys could still
 change, and it would be a second YAML stack and import on every CLI call. The reused
 text is checked by parsing it back; if that does not give exactly the new metadata, the
-whole mapping is dumped as before.
+whole mapping is dumped afresh.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ class ToolSpec(Generic[A]):
     destructive: bool = False
     #: Calling it twice with the same arguments has no further effect (MCP ``idempotentHint``).
     idempotent: bool = False
-    #: An argument set that succeeds on a fresh root seeded by the toolkit's tests and docs.
+    #: An argument set that succeeds on the example root the toolkit's tests build.
     example: dict[str, Any] | None = None
 
     @property

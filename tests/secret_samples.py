@@ -212,7 +212,7 @@ def password_assignment(rng: random.Random) -> Secret:
     return Secret(f'{name} = "{pw}"', pw, name)
 
 
-#: name -> maker; the recall benchmark seeds every one of them.
+#: name -> maker; the recall benchmark plants every one of them in notes.
 SECRET_KINDS: dict[str, Callable[[random.Random], Secret]] = {
     "AWS access key id": aws_access_key,
     "AWS secret access key": aws_secret_key,

@@ -28,7 +28,7 @@ def test_top_level_exports_the_whole_exception_tree() -> None:
         assert issubclass(getattr(contextfs, attr), contextfs.ContextFSError)
 
 
-def test_seed_entry_points_are_importable_from_the_top() -> None:
+def test_main_entry_points_are_importable_from_the_top() -> None:
     from contextfs import ContextManager, ScopedContext  # noqa: F401
     from contextfs.evolve import EvolvingAgent  # noqa: F401
     from contextfs.scopes import Memory, Topics  # noqa: F401

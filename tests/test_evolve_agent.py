@@ -183,7 +183,7 @@ def test_without_a_model_complete_refuses_and_archive_task_works_offline(root: P
     assert "It failed because port 5432 was taken." in body and "Ugh" not in body
 
 
-def test_seed_usage_in_a_running_loop_and_revert_session(root: Path) -> None:
+def test_complete_task_in_a_running_loop_then_revert_session(root: Path) -> None:
     ctx = ContextManager(root, index=False, session="s-to-undo")
     facts_before = (root / "memory/facts.md").read_bytes()
     llm = FakeListChatModel(responses=[_lesson(), "- Staging has 40M rows"])

@@ -49,7 +49,7 @@ def test_message_text_accepts_messages_strings_and_blocks() -> None:
         ("Alex seemed frustrated with the Docker setup", None),
         ("Docker setup is blocked on X", "Docker setup is blocked on X"),
         ("This was a rough debugging session", None),
-        ("Root cause: race condition in tsvc-boot.sh line 47", "Root cause: race condition in tsvc-boot.sh line 47"),
+        ("Root cause: race condition in worker-boot.sh line 47", "Root cause: race condition in worker-boot.sh line 47"),
         # mixed: the mood goes, the operational fact stays
         ("Unfortunately, the deploy failed because the migration locked the table!",
          "The deploy failed because the migration locked the table."),

@@ -96,8 +96,8 @@ def test_hooks_are_never_run(tmp_path: Path) -> None:
         hook.write_text(f"#!/bin/sh\necho {name} >> '{marker}'\nexit 1\n")
         hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
     # Sanity: a person's git does run them.
-    (repo / "seed.txt").write_text("x")
-    git(repo, "add", "seed.txt")
+    (repo / "staged.txt").write_text("x")
+    git(repo, "add", "staged.txt")
     git(repo, "reset", "-q")
     assert marker.exists()
     marker.unlink()

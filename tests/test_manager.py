@@ -397,8 +397,8 @@ def test_reader_never_sees_a_torn_file(ctx: ContextManager) -> None:
     assert not [p for p in os.listdir(ctx.root) if p.endswith(".cfs-tmp")]
 
 
-# ----------------------------------------------------------------- the seed
-def test_seed_example_one_runs_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+# ----------------------------------------------------------------- a project in a few calls
+def test_setting_up_a_project_context_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     from contextfs import ContextManager
 

@@ -1,6 +1,6 @@
 """The MCP server through the official MCP client over stdio, plus its in-process shape.
 
-One server process serves the module's main test (``contextfs mcp`` on a seeded root):
+One server process serves the module's main test (``contextfs mcp`` on the example root):
 list the tools, check their schemas with jsonschema, call every tool with its example
 (no error) and with hostile arguments derived from its schema (``isError`` every time,
 nothing outside the root touched), and read the resources.
@@ -20,7 +20,7 @@ pytest.importorskip("mcp", reason="the mcp extra is part of the dev install")
 
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
-from toolkit_support import seeded_root  # noqa: E402
+from toolkit_support import example_root  # noqa: E402
 
 from conftest import REPO, assert_clean, git  # noqa: E402
 from contextfs import ContextManager  # noqa: E402
@@ -72,7 +72,7 @@ def server_params(root: Path, *flags: str) -> StdioServerParameters:
 
 def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
-    seeded_root(root).close()
+    example_root(root).close()
     canary = tmp_path / "outside-canary.md"
     canary.write_text("canary: do not touch\n")
     before = canary.stat().st_mtime_ns
@@ -138,7 +138,7 @@ def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Pa
 
 def test_flags_choose_groups_and_read_only(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
-    seeded_root(root).close()
+    example_root(root).close()
 
     async def run() -> tuple[set[str], object]:
         params = server_params(root, "--read-only", "--group", "store", "--group", "memory")

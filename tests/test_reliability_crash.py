@@ -120,8 +120,8 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "ctx"
     log = tmp_path / "log.jsonl"
     with ContextManager(root, actor="agent:crash", session="s-crash") as ctx:
-        ctx.write("n/00.md", "seed note")
-    log.write_text(json.dumps({"ack": -1, "kind": "write", "plan": {"n/00.md": "seed note"}}) + "\n")
+        ctx.write("n/00.md", "first note")
+    log.write_text(json.dumps({"ack": -1, "kind": "write", "plan": {"n/00.md": "first note"}}) + "\n")
     return root, log
 
 

@@ -40,8 +40,8 @@ def paths_of(hits: list[SearchHit]) -> list[str]:
     return [h.path for h in hits]
 
 
-# ---------------------------------------------------------------- the seed's use
-def test_seed_example_2_body_works_unchanged(sample_ctx: ContextManager) -> None:
+# ---------------------------------------------------------------- hits as pairs
+def test_a_hand_written_search_tool_unpacks_hits_as_pairs(sample_ctx: ContextManager) -> None:
     ctx = sample_ctx
 
     def search_context(query: str) -> str:

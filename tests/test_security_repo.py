@@ -58,7 +58,7 @@ def test_no_hook_or_risky_config_ever_runs(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
     sentinel = tmp_path / "sentinel"
     with ContextManager(root) as ctx:
-        ctx.write("seed.md", "seed")
+        ctx.write("first.md", "first")
     hooks = root / ".git" / "hooks"
     for name in HOOKS:
         _sentinel_script(tmp_path, sentinel, name).rename(hooks / name)

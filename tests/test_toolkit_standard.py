@@ -1,7 +1,7 @@
 """langchain-tests' standard suites for every tool of the toolkit and for the retriever.
 
 Each tool gets its own ``ToolsUnitTests`` and ``ToolsIntegrationTests`` class, run on a
-fresh copy of a seeded root (so every call really reads and writes files and commits),
+fresh copy of the example root (so every call really reads and writes files and commits),
 plus a check that its documented example succeeds: the standard suites only look at
 types, and a tool that always answered ``Error:`` would pass them.
 """
@@ -15,7 +15,7 @@ import pytest
 from langchain_core.messages import ToolCall
 from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
-from toolkit_support import seeded_root
+from toolkit_support import example_root
 
 from contextfs import ContextManager
 from contextfs.integrations import ContextRetriever, all_specs, make_tools
@@ -26,7 +26,7 @@ SPECS = {s.name: s for s in all_specs()}
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("template") / "ctx"
-    seeded_root(root).close()
+    example_root(root).close()
     return root
 
 

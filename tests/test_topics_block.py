@@ -114,25 +114,25 @@ def test_config_errors_name_the_key_and_the_fix(toml: str, pattern: str) -> None
         load_topics_config(tomllib.loads(toml))
 
 
-def test_open_seeds_must_fit_the_budget() -> None:
+def test_open_initial_topics_must_fit_the_budget() -> None:
     big = "word " * 300
     cfg = {"topics": {"max_open_tokens": 200, "initial": [
         {"name": "mara", "description": "Mara, the player character", "summary": big, "open": True},
     ]}}
-    with pytest.raises(ConfigError, match=r"open seeds' summaries take \d+ tokens, over \[topics\] max_open_tokens = 200"):
+    with pytest.raises(ConfigError, match=r"open topics' summaries take \d+ tokens, over \[topics\] max_open_tokens = 200"):
         load_topics_config(cfg)
     cfg["topics"]["initial"][0]["open"] = False
-    assert load_topics_config(cfg).initial[0].name == "mara"  # closed seeds do not count
+    assert load_topics_config(cfg).initial[0].name == "mara"  # closed topics do not count
 
 
-def test_too_many_seeds_for_the_first_compaction() -> None:
-    seeds = [{"name": f"npc-{i}", "description": f"NPC {i}", "summary": "one line"} for i in range(60)]
-    with pytest.raises(ConfigError, match="60 seeds need about"):
-        load_topics_config({"topics": {"initial": seeds}})
-    assert len(load_topics_config({"topics": {"initial": seeds[:40]}}).initial) == 40
+def test_too_many_initial_topics_for_the_first_compaction() -> None:
+    initial = [{"name": f"npc-{i}", "description": f"NPC {i}", "summary": "one line"} for i in range(60)]
+    with pytest.raises(ConfigError, match="60 topics need about"):
+        load_topics_config({"topics": {"initial": initial}})
+    assert len(load_topics_config({"topics": {"initial": initial[:40]}}).initial) == 40
 
 
-def test_seed_initial_creates_topics_once(tmp_path: Path) -> None:
+def test_create_initial_makes_topics_once(tmp_path: Path) -> None:
     root = tmp_path / "game"
     _config(root, """
 [topics]
@@ -148,13 +148,13 @@ summary = "A drowned market town."
 """)
     ctx = ContextManager(root, index=False)
     topics = Topics(ctx)
-    assert topics.block.seed_initial() == ["mara", "ashmere"]
-    assert topics.block.seed_initial() == []
+    assert topics.block.create_initial() == ["mara", "ashmere"]
+    assert topics.block.create_initial() == []
     block = topics.block.render()
     assert "### mara — Mara, the player character\nMara is a ferrywoman" in block
     assert "- ashmere — Mara's home town; relevant when the story returns there" in block
     assert "Summary of earlier conversation" not in block  # no general summary yet
-    assert git(root, "log", "-1", "--format=%s").strip() == "topic-seed: 2 topic(s)"
+    assert git(root, "log", "-1", "--format=%s").strip() == "topic-initial: 2 topic(s)"
 
 
 def test_bad_config_fails_at_construction(sample_root: Path) -> None:

@@ -8,9 +8,9 @@ from contextfs import ContextManager
 from contextfs.scopes import Memory, Topics
 
 
-def seeded_root(root: Path) -> ContextManager:
+def example_root(root: Path) -> ContextManager:
     """A fresh root with facts (two versions), a core block, a topic with D1, a note, a log, a trashed file."""
-    ctx = ContextManager(root, session="seed")
+    ctx = ContextManager(root, session="examples")
     ctx.write("project/README.md", "# Tidewater\n\nA billing service for marinas.\n")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 15\n")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n")

@@ -36,7 +36,7 @@ __all__ = ["Queries", "SearchHit"]
 
 @dataclass(frozen=True)
 class SearchHit:
-    """One search result. Unpacks as ``(path, snippet)``, as the seed's results did."""
+    """One search result. Unpacks as ``(path, snippet)``; the fields hold the rest."""
 
     path: str
     snippet: str

@@ -25,7 +25,7 @@ view), :mod:`.index` (the awareness layer), :mod:`.where`, :mod:`.decisions`,
 from __future__ import annotations
 
 from .block import ALREADY_VISIBLE, DOES_NOT_EXIST, Block
-from .config import SeedTopic, TopicsConfig, load_topics_config
+from .config import InitialTopic, TopicsConfig, load_topics_config
 from .decisions import Decisions
 from .detection import Detection
 from .exchanges import Exchanges
@@ -49,19 +49,19 @@ from .where import WhereState
 
 __all__ = [
     "ALREADY_VISIBLE",
-    "DOES_NOT_EXIST",
-    "SECTIONS",
-    "STATUSES",
     "Block",
+    "DOES_NOT_EXIST",
     "Decision",
     "Decisions",
     "Detection",
     "Exchange",
     "Exchanges",
     "IndexEntry",
+    "InitialTopic",
     "RouteResult",
     "Routing",
-    "SeedTopic",
+    "SECTIONS",
+    "STATUSES",
     "Spawned",
     "Topic",
     "Topics",

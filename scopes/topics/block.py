@@ -102,17 +102,17 @@ class Block:
             ctx.write(topic.path(), summary.strip() + "\n" if summary.strip() else "", merged)
         return self._catalog.get(topic.name)
 
-    def seed_initial(self) -> list[str]:
+    def create_initial(self) -> list[str]:
         """Create the ``[[topics.initial]]`` topics that do not exist yet (one commit); their names."""
         ctx = self._catalog.ctx
         missing = [s for s in self._config.initial if not ctx.exists(topic_path(s.name))]
         if not missing:
             return []
-        with ctx.transaction(f"topic-seed: {len(missing)} topic(s)", op="topic-seed",
+        with ctx.transaction(f"topic-initial: {len(missing)} topic(s)", op="topic-initial",
                              trailers={"Contextfs-Topic": ",".join(s.name for s in missing)}):
-            for seed in missing:
-                self._create(seed.title or seed.name, seed.description, name=seed.name, summary=seed.summary,
-                             open=seed.open)
+            for initial in missing:
+                self._create(initial.title or initial.name, initial.description, name=initial.name,
+                             summary=initial.summary, open=initial.open)
         return [s.name for s in missing]
 
     def _layout(self) -> tuple[list[Topic], list[Topic]]:

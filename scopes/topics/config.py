@@ -4,7 +4,7 @@ The open/closed model puts rules on the numbers: the block's open section
 (``max_open_tokens``) must stay below half the compaction budget, so open topics never
 crowd out the recent history beside them, and a compaction answer has at most 32,768
 tokens, of which 4,096 are the general summary and about 500 go to each topic it may
-rewrite. Seeded topics (``[[topics.initial]]``, the topics a root starts with) must fit
+rewrite. Initial topics (``[[topics.initial]]``, the topics a root starts with) must fit
 those rules too. Every :class:`ConfigError` names the key and the fix.
 """
 
@@ -26,8 +26,8 @@ __all__ = [
     "COMPACTION_ANSWER_TOKENS",
     "DEFAULT_COMPACTION_BUDGET",
     "GENERAL_SUMMARY_TOKENS",
+    "InitialTopic",
     "PER_TOPIC_ANSWER_TOKENS",
-    "SeedTopic",
     "TopicsConfig",
     "load_topics_config",
 ]
@@ -46,7 +46,7 @@ _KNOWN = frozenset({
 
 
 @dataclass(frozen=True)
-class SeedTopic:
+class InitialTopic:
     """One ``[[topics.initial]]`` entry: a topic the root starts with."""
 
     name: str
@@ -69,7 +69,7 @@ class TopicsConfig:
     detect_threshold: float = detection.DEFAULT_THRESHOLD
     detect_margin: float = detection.DEFAULT_MARGIN
     shared: tuple[str, ...] = DEFAULT_SHARED
-    initial: tuple[SeedTopic, ...] = field(default_factory=tuple)
+    initial: tuple[InitialTopic, ...] = field(default_factory=tuple)
 
 
 def _int(section: Mapping[str, Any], key: str, default: int, *, minimum: int = 1) -> int:
@@ -96,9 +96,9 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
     """Validate ``[topics]`` (and the compaction budget it must respect); ConfigError names the key.
 
     ``max_open_tokens`` must be below half the compaction budget, so open topics never
-    crowd out the recent history beside them; seeded topics need unique non-empty names,
+    crowd out the recent history beside them; initial topics need unique non-empty names,
     their open ones must fit ``max_open_tokens``, and the first compaction must be able
-    to rewrite every seed at once (each seed's summary plus 500 tokens, beside the
+    to rewrite all of them at once (each one's summary plus 500 tokens, beside the
     4,096-token general summary and the open block, within 32,768).
     """
     section = config.get("topics", {})
@@ -134,7 +134,7 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
                 f"[topics] shared entry {pattern!r} could reach into topic folders and leak one topic into another; "
                 "list shared files outside topics/, e.g. 'memory/facts.md'"
             )
-    seeds = _seeds(section.get("initial", []), max_open, cap, encoding)
+    initial = _initial_topics(section.get("initial", []), max_open, cap, encoding)
     return TopicsConfig(
         max_open_tokens=max_open,
         compaction_budget=budget,
@@ -145,28 +145,28 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
         detect_threshold=_float(section, "detect_threshold", detection.DEFAULT_THRESHOLD),
         detect_margin=_float(section, "detect_margin", detection.DEFAULT_MARGIN),
         shared=tuple(shared),
-        initial=seeds,
+        initial=initial,
     )
 
 
-def _seeds(raw: Any, max_open: int, cap: int, encoding: str | None) -> tuple[SeedTopic, ...]:
+def _initial_topics(raw: Any, max_open: int, cap: int, encoding: str | None) -> tuple[InitialTopic, ...]:
     if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
         raise ConfigError(
-            "[topics] initial must be an array of tables; write each seed as a '[[topics.initial]]' block "
+            "[topics] initial must be an array of tables; write each initial topic as a '[[topics.initial]]' block "
             "with name, description, summary and open"
         )
-    seeds: list[SeedTopic] = []
+    topics: list[InitialTopic] = []
     seen: set[str] = set()
     for i, entry in enumerate(raw, 1):
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"[[topics.initial]] #{i} has an empty name; give every seeded topic a non-empty name")
+            raise ConfigError(f"[[topics.initial]] #{i} has an empty name; give every initial topic a non-empty name")
         try:
             check_slug(name)
         except TopicError as exc:
             raise ConfigError(f"[[topics.initial]] #{i} name: {exc}") from None
         if name in seen:
-            raise ConfigError(f"[[topics.initial]] name {name!r} is used twice; seeded topic names must be unique")
+            raise ConfigError(f"[[topics.initial]] name {name!r} is used twice; initial topic names must be unique")
         seen.add(name)
         description = entry.get("description", "")
         summary = entry.get("summary", "")
@@ -176,22 +176,22 @@ def _seeds(raw: Any, max_open: int, cap: int, encoding: str | None) -> tuple[See
                 f"[[topics.initial]] {name!r}: description and summary must be strings and open true or false; fix the entry"
             )
         title = entry.get("title")
-        seeds.append(SeedTopic(name=name, description=description, summary=summary, open=is_open,
+        topics.append(InitialTopic(name=name, description=description, summary=summary, open=is_open,
                                title=title if isinstance(title, str) and title.strip() else None))
-    if seeds:
+    if topics:
         counter = get_counter(encoding)
-        open_tokens = sum(counter.count(open_section(s.name, s.description, s.summary)) for s in seeds if s.open)
+        open_tokens = sum(counter.count(open_section(s.name, s.description, s.summary)) for s in topics if s.open)
         if open_tokens > max_open:
             raise ConfigError(
-                f"[[topics.initial]] the open seeds' summaries take {open_tokens} tokens, over [topics] max_open_tokens = "
-                f"{max_open}; shorten their summaries, seed some with open = false, or raise max_open_tokens"
+                f"[[topics.initial]] the open topics' summaries take {open_tokens} tokens, over [topics] max_open_tokens = "
+                f"{max_open}; shorten their summaries, start some with open = false, or raise max_open_tokens"
             )
-        answer = sum(counter.count(s.summary) + PER_TOPIC_ANSWER_TOKENS for s in seeds)
+        answer = sum(counter.count(s.summary) + PER_TOPIC_ANSWER_TOKENS for s in topics)
         room = cap - max_open
         if answer > room:
             raise ConfigError(
-                f"[[topics.initial]] {len(seeds)} seeds need about {answer} tokens for the first compaction to rewrite "
+                f"[[topics.initial]] {len(topics)} topics need about {answer} tokens for the first compaction to rewrite "
                 f"them all (summary + {PER_TOPIC_ANSWER_TOKENS} each), over the {room} left beside max_open_tokens; "
-                "seed fewer topics or shorten their summaries"
+                "start with fewer topics or shorten their summaries"
             )
-    return tuple(seeds)
+    return tuple(topics)

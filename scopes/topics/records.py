@@ -3,7 +3,7 @@
 :class:`Topic` is one ``topic.md`` as parsed; :class:`IndexEntry` one line of the topic
 index; :class:`RouteResult` where a routed result went; :class:`Spawned` what a spawn
 did. :func:`open_section` is the markdown an open topic takes in the context block,
-which the block, the seeded-topic validation and the compactor all have to measure the
+which the block, the initial-topic validation and the compactor all have to measure the
 same way.
 """
 

@@ -1,8 +1,8 @@
 """Benchmark memory tiers: archival search over 10,000 notes, buffer eviction per turn.
 
-Baselines are measured in the same run: the seed's toy archive (score = number of query
-words a note shares, over a Python list) and the seed's buffer (a message-count cap that
-pops the oldest message). Besides latency it reports hit@1, because the point of BM25 is
+Baselines are measured in the same run: a shared-word count over a Python list (a note's
+score is the number of query words it shares) and a message-count cap that pops the
+oldest message into a list. Besides latency it reports hit@1, because the point of BM25 is
 that rare words outrank common ones.
 
     python tests/benchmarks/bench_memory.py [--quick]
@@ -54,8 +54,8 @@ def build_root(root: Path, notes: list[str]) -> None:
         (folder / f"n{i:05d}.md").write_text(serialize(meta, text + "\n"), "utf-8")
 
 
-def seed_search(archive: list[tuple[int, str]], query: str, top_k: int = 5) -> list[tuple[int, int, str]]:
-    """The seed's archival_search: count shared words, sort, take top_k."""
+def shared_word_search(archive: list[tuple[int, str]], query: str, top_k: int = 5) -> list[tuple[int, int, str]]:
+    """The list baseline: count the query words each note shares, sort, take top_k."""
     words = set(query.lower().split())
     scored = [(len(words & set(t.lower().split())), n, t) for n, t in archive]
     scored = [s for s in scored if s[0] > 0]
@@ -95,7 +95,7 @@ def bench_search(n_notes: int, n_queries: int, rng: random.Random) -> list[str]:
         ours.append((time.perf_counter() - t) * 1000)
         ours_hit += bool(hits) and hits[0].path == f"memory/archive/n{target:05d}.md"
         t = time.perf_counter()
-        got = seed_search(archive, q, 5)
+        got = shared_word_search(archive, q, 5)
         base.append((time.perf_counter() - t) * 1000)
         base_hit += bool(got) and got[0][1] == target
     ctx.close()
@@ -132,7 +132,7 @@ def bench_buffer(turns: int) -> list[str]:
                 buf._save_summary()
         (evict_add_ms if evicted else add_ms).append((time.perf_counter() - t) * 1000)
     ctx.close()
-    seed_ms = []
+    cap_ms = []
     messages: list[str] = []
     archive: list[tuple[int, str]] = []
     for i, text in enumerate(texts):
@@ -140,11 +140,11 @@ def bench_buffer(turns: int) -> list[str]:
         messages.append(f"user: {text}")
         while len(messages) > 4:
             archive.append((i, messages.pop(0)))
-        seed_ms.append((time.perf_counter() - t) * 1000)
-    seed = statistics.median(seed_ms)
+        cap_ms.append((time.perf_counter() - t) * 1000)
+    cap = statistics.median(cap_ms)
     return [
-        f"| buffer turn with eviction, in-memory part p50 (ms) | {statistics.median(evict_fit_ms):.3f} | {seed:.4f} | {statistics.median(evict_fit_ms) / seed:.0f}x |",
-        f"| buffer turn without eviction, in-memory part p50 (ms) | {statistics.median(fit_ms):.3f} | {seed:.4f} | {statistics.median(fit_ms) / seed:.0f}x |",
+        f"| buffer turn with eviction, in-memory part p50 (ms) | {statistics.median(evict_fit_ms):.3f} | {cap:.4f} | {statistics.median(evict_fit_ms) / cap:.0f}x |",
+        f"| buffer turn without eviction, in-memory part p50 (ms) | {statistics.median(fit_ms):.3f} | {cap:.4f} | {statistics.median(fit_ms) / cap:.0f}x |",
         f"| the one commit of a turn with eviction, p50 (ms) | {statistics.median(evict_add_ms):.1f} | – | |",
         f"| the one commit of a turn without eviction, p50 (ms) | {statistics.median(add_ms):.1f} | – | |",
         f"| turns that evicted | {len(evict_fit_ms)} of {turns} | every turn past 4 | |",
@@ -158,7 +158,7 @@ def main() -> None:
     rng = random.Random(7)
     n_notes, n_queries, turns = (1000, 50, 40) if args.quick else (10_000, 200, 150)
     rows = bench_search(n_notes, n_queries, rng) + bench_buffer(turns)
-    print("| measure | contextfs memory | seed baseline | ratio |")
+    print("| measure | contextfs memory | list baseline | ratio |")
     print("|---|---|---|---|")
     print("\n".join(rows))
 

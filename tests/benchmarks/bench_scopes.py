@@ -3,11 +3,12 @@
 Quality: a tree with planted facts — some inside large files, some in a shared facts file,
 some with a stale older value still present in history notes — and paraphrased questions.
 For each question and budget we check whether the answer-bearing sentence is in the view.
-Baseline, measured in the same run: the seed's rules (whole files) followed by whole files
-in search order (Whoosh), truncated to the budget.
+Baselines, measured in the same run: whole files in search order (Whoosh), truncated to the
+budget, with and without a fixed list of whole files before them (README, facts,
+preferences, coding style, the task, lessons: a scope as a fixed file list).
 
 Speed: assembly time (task scope with a query) on the sample context and on a generated
-10,000-file tree, cold and warm, against the seed's ScopedContext on the same tree.
+10,000-file tree, cold and warm, against reading that fixed file list on the same tree.
 
     python tests/benchmarks/bench_scopes.py [--quick]
 """
@@ -171,7 +172,7 @@ def long_documents(quick: bool) -> tuple[list[str], dict[int, float], dict[int, 
             over += view.tokens > budget
             tokens.append(view.tokens)
             hits += fact in " ".join(view.text.split())
-            text = baseline_view(ctx, q, budget, with_seed=False)
+            text = baseline_view(ctx, q, budget, with_fixed_list=False)
             over += counter.count(text) > budget
             hits_base += fact in " ".join(text.split())
         ours[budget], base[budget] = hits / len(questions), hits_base / len(questions)
@@ -194,8 +195,8 @@ def long_documents(quick: bool) -> tuple[list[str], dict[int, float], dict[int, 
     return lines, ours, base
 
 
-def seed_context(ctx: ContextManager, scope: str = "task") -> str:
-    """The seed's ScopedContext behaviour (whole files, fixed list), re-implemented."""
+def fixed_list_context(ctx: ContextManager, scope: str = "task") -> str:
+    """A scope as a fixed list of whole files, with no budget and no query."""
     order = ["project/README.md", "memory/facts.md", "memory/preferences.md", "skills/coding-style.md"]
     if scope in ("task", "subtask"):
         order.append("task/current.md")
@@ -204,8 +205,8 @@ def seed_context(ctx: ContextManager, scope: str = "task") -> str:
     return "\n\n---\n\n".join(f"## {p}\n{body}" for p, body in sections if body)
 
 
-def baseline_view(ctx: ContextManager, query: str, budget: int, with_seed: bool = True) -> str:
-    text = seed_context(ctx) if with_seed else ""
+def baseline_view(ctx: ContextManager, query: str, budget: int, with_fixed_list: bool = True) -> str:
+    text = fixed_list_context(ctx) if with_fixed_list else ""
     for hit in ctx.search(query, limit=10):
         body = ctx.read(hit.path)
         if body:
@@ -237,7 +238,7 @@ def quality(quick: bool) -> tuple[list[str], dict[float, dict[int, float]]]:
         hits = hits2 = 0
         for q, fact in questions:
             text = baseline_view(ctx, q, budget)
-            text2 = baseline_view(ctx, q, budget, with_seed=False)
+            text2 = baseline_view(ctx, q, budget, with_fixed_list=False)
             over += counter.count(text) > budget
             hits += fact in " ".join(text.split())
             hits2 += fact in " ".join(text2.split())
@@ -254,7 +255,7 @@ def quality(quick: bool) -> tuple[list[str], dict[float, dict[int, float]]]:
         "",
         "| view | recall @1,000 | recall @2,000 | recall @4,000 |",
         "|---|---|---|---|",
-        "| baseline: seed rules + whole files in search order, truncated | "
+        "| baseline: fixed file list + whole files in search order, truncated | "
         + " | ".join(f"{base[b]:.2f}" for b in budgets) + " |",
         "| baseline: whole files in search order (Whoosh), truncated | "
         + " | ".join(f"{search_only[b]:.2f}" for b in budgets) + " |",
@@ -310,17 +311,17 @@ def speed(quick: bool) -> list[str]:
         scoped.assemble("task", budget=4000, query=query)
         cold = (time.perf_counter() - t) * 1000
         warm = _time(lambda s=scoped: s.assemble("task", budget=4000, query=query), 15)
-        seed = _time(lambda c=ctx: seed_context(c), 15)
-        rows.append(f"| {name} | {cold:.1f} | {warm:.1f} | {seed:.1f} | ×{warm / seed:.1f} |")
+        fixed = _time(lambda c=ctx: fixed_list_context(c), 15)
+        rows.append(f"| {name} | {cold:.1f} | {warm:.1f} | {fixed:.1f} | ×{warm / fixed:.1f} |")
         if root == big:
             busy = _time(lambda s=scoped: s.assemble("task", budget=4000, query=common), 15)
-            rows.append(f"| {name}, query of words in most notes | – | {busy:.1f} | {seed:.1f} | ×{busy / seed:.1f} |")
+            rows.append(f"| {name}, query of words in most notes | – | {busy:.1f} | {fixed:.1f} | ×{busy / fixed:.1f} |")
         ctx.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return [
         "Speed: task scope, 4,000-token budget, with a query (page-in on); median of 15 warm runs.",
         "",
-        "| tree | cold ms | warm ms | seed ScopedContext ms (no budget, no query) | warm / seed |",
+        "| tree | cold ms | warm ms | fixed file list ms (no budget, no query) | warm / fixed list |",
         "|---|---|---|---|---|",
         *rows,
     ]

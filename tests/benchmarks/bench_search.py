@@ -1,4 +1,4 @@
-"""Benchmark contextfs search against the seed's substring scan and SQLite FTS5.
+"""Benchmark contextfs search against a substring scan of every file and SQLite FTS5.
 
 Run: ``python tests/benchmarks/bench_search.py [--quick]`` (``--quick``: 1,000 notes only).
 Prints a markdown table; every ratio is against a baseline measured in the same run on
@@ -7,7 +7,7 @@ nested folders).
 
 Measured:
 * query latency p50/p95 for 2-3 word queries, top 10 with snippets: contextfs
-  (``ctx.search``, snippets cut from the files) vs the seed's substring scan vs FTS5 with
+  (``ctx.search``, snippets cut from the files) vs a substring scan of every file vs FTS5 with
   ``snippet()`` vs a default Whoosh index with its highlighter;
 * full rebuild time and index size: contextfs ``rebuild()`` vs a default Whoosh build
   (stored body, one writer) vs FTS5;
@@ -103,8 +103,8 @@ def make_phrases(rng: random.Random, notes: dict[str, str], count: int) -> list[
 
 
 # ------------------------------------------------------------------ baselines
-def seed_scan(root: Path, query: str) -> list[tuple[str, str]]:
-    """The seed's ContextManager.search: read every file, case-insensitive substring, 100-char snippet."""
+def substring_scan(root: Path, query: str) -> list[tuple[str, str]]:
+    """Search without an index: read every file, case-insensitive substring, 100-char snippet."""
     results = []
     q = query.lower()
     for dirpath, dirnames, filenames in os.walk(root):
@@ -215,14 +215,14 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     fts_build_s = time.perf_counter() - t
 
     # Query latency.
-    scan = latency(lambda q: seed_scan(root, q), queries[: max(5, len(queries) // 4)])
+    scan = latency(lambda q: substring_scan(root, q), queries[: max(5, len(queries) // 4)])
     ours = latency(lambda q: ctx.search(q, limit=10), queries)
     fts = latency(lambda q: fts_query(conn, q), queries)
     searcher = ix_default.searcher()  # type: ignore[attr-defined]
     parser = MultifieldParser(["title", "body"], ix_default.schema, group=OrGroup.factory(0.9))  # type: ignore[attr-defined]
     hl = latency(lambda q: whoosh_default_query(searcher, parser, q), queries)
     rows.append(f"| {n:,} | query p50 / p95, top 10 with snippets (ms) | {ours[0]:.1f} / {ours[1]:.1f} | "
-                f"seed scan {scan[0]:.1f} / {scan[1]:.1f} | **{scan[0] / ours[0]:.0f}x faster** than the scan |")
+                f"substring scan {scan[0]:.1f} / {scan[1]:.1f} | **{scan[0] / ours[0]:.0f}x faster** than the scan |")
     rows.append(f"| {n:,} | same vs SQLite FTS5 + snippet() (ms) | {ours[0]:.1f} / {ours[1]:.1f} | "
                 f"FTS5 {fts[0]:.2f} / {fts[1]:.2f} | {ours[0] / fts[0]:.1f}x FTS5's time |")
     rows.append(f"| {n:,} | same vs default Whoosh + highlighter (ms) | {ours[0]:.1f} / {ours[1]:.1f} | "

@@ -139,10 +139,10 @@ def main() -> None:
         folder = Path(tmp)
         rows, total, ours, base = recall(examples, folder)
         print("## Recall on generated secrets\n")
-        print("| kind | seeded | found | detect-secrets defaults |")
+        print("| kind | planted | found | detect-secrets defaults |")
         print("|---|---:|---:|---:|")
-        for kind, seeded, found, base_found in rows:
-            print(f"| {kind} | {seeded} | {found} | {base_found} |")
+        for kind, planted, found, base_found in rows:
+            print(f"| {kind} | {planted} | {found} | {base_found} |")
         print(f"| **all {len(rows)} kinds** | **{total}** | **{ours} ({ours / total:.1%})** | **{base} ({base / total:.1%})** |\n")
 
         print("## False positives (texts flagged, none holds a secret)\n")
