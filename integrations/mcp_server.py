@@ -8,9 +8,9 @@ destructive, idempotent; never open-world). A refused call is a result with
 ``isError: true`` whose text is the message and its fix; the conversion from
 :class:`~contextfs.ContextFSError` happens in one place, :func:`_as_function`.
 
-Two resources help clients that preload context: ``contextfs://scope/{scope}`` is the
-packed view of a scope (project, task or subtask) within the default budget, and
-``contextfs://topics`` is the topic index.
+Resources help clients that preload context: ``contextfs://scope/{scope}`` is the packed
+view of a scope within the default budget, ``contextfs://scope/subtask/{subtask}`` one
+subtask's, and ``contextfs://topics`` the topic index.
 
 This module imports ``mcp`` only inside :func:`build_server`, so the ``contextfs mcp``
 command can say how to install it when it is missing.
@@ -29,6 +29,7 @@ from pydantic import Field
 
 from contextfs.cliutil import open_manager, translate_errors
 from contextfs.errors import ContextFSError
+from contextfs.fixes import speaking
 
 from .tool_output import fence_view
 from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
@@ -137,8 +138,17 @@ def build_server(
     def scope_resource(scope: str) -> str:
         if scope not in ("project", "task", "subtask"):
             raise ResourceError(f"unknown scope {scope!r}; use project, task or subtask")
+        return _scope_text(scope, None)
+
+    @server.resource("contextfs://scope/subtask/{subtask}", name="subtask-view", mime_type="text/markdown",
+                     description="The packed context of one subtask within 4000 tokens.")
+    def subtask_resource(subtask: str) -> str:
+        return _scope_text("subtask", subtask)
+
+    def _scope_text(scope: str, subtask: str | None) -> str:
         try:
-            view = scoped_view(ctx, scope)
+            with speaking("tools"):
+                view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
             raise ResourceError(str(exc)) from exc
         return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"

@@ -29,9 +29,10 @@ _ID = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 class ScopedArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    scope: Literal["project", "task", "subtask"] = Field(
-        default="task", description="How wide a view: 'project' (always-relevant context), 'task' (plus the current "
-                                    "task) or 'subtask' (plus one subtask's notes).")
+    scope: Literal["project", "task", "subtask"] | None = Field(
+        default=None, description="How wide a view: 'project' (always-relevant context), 'task' (plus the current "
+                                  "task) or 'subtask' (plus one subtask's notes). Default: 'subtask' when a subtask "
+                                  "is named, else 'task'.")
     subtask: str | None = Field(default=None, pattern=_ID,
                                 description="The subtask id for scope 'subtask', e.g. 'webhook-retries'.")
     budget: int = Field(default=4000, ge=200, le=32000, description="Most tokens the view may use (200-32000).")
@@ -57,7 +58,9 @@ def view_header(view: ContextView) -> str:
 
 
 def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
-    view = scoped_view(kit.ctx, a.scope, a.subtask, a.budget, a.query, a.topic)
+    # As on the CLI: a subtask named without a scope asks for its scope; with another scope it is refused.
+    scope = a.scope or ("subtask" if a.subtask is not None else "task")
+    view = scoped_view(kit.ctx, scope, a.subtask, a.budget, a.query, a.topic)
     return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
 
 

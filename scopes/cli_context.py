@@ -11,6 +11,7 @@ from contextfs.cliutil import echo_data, pass_manager, translate_errors
 
 from .rules import SCOPES
 from .scoped import ScopedContext
+from .views import left_out_note
 
 __all__ = ["context", "demo"]
 
@@ -18,12 +19,14 @@ __all__ = ["context", "demo"]
 def _summary(view: Any) -> str:
     lines = [view.text, "", f"<!-- {view.tokens} tokens"
              + (f" of {view.budget}" if view.budget is not None else "") + " -->"]
+    lines += [left_out_note(d) for d in view.dropped]  # what the view does not hold, and why
     return "\n".join(lines)
 
 
 @click.command("context")
 @click.option("--scope", type=click.Choice(list(SCOPES)), default="task", show_default=True, help="Scope level.")
-@click.option("--subtask", "subtask", default=None, help="Subtask id (task/subtasks/<id>.md) for --scope subtask.")
+@click.option("--subtask", "subtask", default=None,
+              help="Subtask id (task/subtasks/<id>.md); implies --scope subtask when --scope is not given.")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
 @click.option("--query", default=None, help="Page in the best matches for this query; excerpts follow it.")
 @click.option("--topic", default=None, help="Add a topic's where-are-we, topic and decisions files.")
@@ -47,6 +50,9 @@ def context(
       contextfs context --scope subtask --subtask retry-policy --budget 800 --json
       contextfs context --scope task --budget 2000 --as-of HEAD~3
     """
+    source = click.get_current_context().get_parameter_source("scope")
+    if subtask is not None and source is click.core.ParameterSource.DEFAULT:
+        scope = "subtask"  # naming a subtask asks for its scope; a scope given with it is checked
     scoped = ScopedContext(ctx, encoding=encoding)
     if budget is None and query is None and as_of is None and topic is None and not as_json:
         click.echo(scoped.get_context(scope, subtask))

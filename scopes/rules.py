@@ -69,6 +69,14 @@ class Rule:
     def is_glob(self) -> bool:
         return bool(_GLOB.search(self.path))
 
+    def subtask_ids(self, paths: list[str]) -> set[str]:
+        """The subtask ids whose files this rule names among ``paths`` (none without ``{subtask}``)."""
+        if "{subtask}" not in self.path:
+            return set()
+        parts = [_glob_rx(part)[1:-1] for part in self.path.split("{subtask}")]
+        rx = re.compile("^" + f"({_SUBTASK_ID.pattern[1:-1]})".join(parts) + "$")
+        return {m.group(1) for p in paths if (m := rx.match(p)) and all(g == m.group(1) for g in m.groups())}
+
 
 @dataclass(frozen=True)
 class ScopeRules:

@@ -21,7 +21,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from contextfs.errors import ConfigError, ContextFSError, TopicError
+from contextfs.errors import (
+    ConfigError,
+    ContextFSError,
+    InvalidArgumentError,
+    NotFoundError,
+    TopicError,
+)
+from contextfs.fixes import Fix
 
 from .arguments import check_choice, check_int, check_number, check_text
 from .packing import (
@@ -39,6 +46,7 @@ from .passages import chunks_of
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
 from .tiers import Source, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
+from .views import left_out_note
 
 if TYPE_CHECKING:
     from contextfs.manager import ContextManager
@@ -134,14 +142,49 @@ class ScopedContext:
         folder = pattern.rsplit("/", 1)[0] if "/" in pattern else ""
         return [pattern] if pattern in self._listing(folder, rev, cache) else []
 
+    def subtasks(self, *, as_of: str | None = None) -> list[str]:
+        """The ids of the subtasks that have a file (``task/subtasks/<id>.md`` by default)."""
+        return sorted(self._subtask_ids(resolve_rev(self.ctx, as_of), {}))
+
+    def _subtask_ids(self, rev: str | None, cache: dict[str, list[str]]) -> set[str]:
+        found: set[str] = set()
+        for rule in self.rules.levels.get("subtask", ()):
+            if "{subtask}" in rule.path:
+                folder = glob_base(rule.path.replace("{subtask}", "*"))
+                found |= rule.subtask_ids(self._listing(folder, rev, cache))
+        return found
+
+    def _check_subtask(self, scope: str, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]) -> str | None:
+        """The subtask id, checked against the scope and the tree: a view is never silently
+        assembled without the subtask it was asked for."""
+        subtask_id = check_subtask_id(subtask_id)
+        if scope != "subtask":
+            if subtask_id is not None:
+                raise InvalidArgumentError(f"subtask {subtask_id!r} was given for the {scope} scope, which has no "
+                                           "subtask", fix=Fix("subtask-scope"))
+            return None
+        per_subtask = [r for r in self.rules.levels.get("subtask", ()) if "{subtask}" in r.path]
+        if not per_subtask:  # rules that name no per-subtask file: nothing to look for
+            return subtask_id
+        if subtask_id is not None and any(self._expand(r, subtask_id, rev, cache) for r in per_subtask):
+            return subtask_id
+        known = sorted(self._subtask_ids(rev, cache))
+        listed = f"the subtasks are: {', '.join(known)}" if known else "there are no subtasks yet"
+        if subtask_id is None:
+            raise InvalidArgumentError(f"the subtask scope needs a subtask id ({listed})",
+                                       fix=Fix("subtask") if known else Fix("write", per_subtask[0].path.replace("{subtask}", "<id>")))
+        missing = per_subtask[0].expand(subtask_id) or ""
+        raise NotFoundError(f"subtask {subtask_id!r} has no file {missing} ({listed})", path=missing,
+                            fix=Fix("list", glob_base(missing)) if per_subtask[0].is_glob else Fix("write", missing))
+
     def candidates(
         self, scope: str = "task", subtask_id: str | None = None, *, topic: str | None = None, as_of: str | None = None
     ) -> list[Candidate]:
         """The scope's items as packer candidates, most important first."""
         check_choice(scope, "scope", SCOPES)
-        subtask_id = check_subtask_id(subtask_id)
         rev = resolve_rev(self.ctx, as_of)
         cache: dict[str, list[str]] = {}
+        subtask_id = self._check_subtask(scope, subtask_id, rev, cache)
         out: list[Candidate] = []
         seen: set[str] = set()
         rules = self.rules.rules_for(scope)
@@ -205,7 +248,7 @@ class ScopedContext:
     def _plain_text(self, scope: str, subtask_id: str | None) -> str:
         """``## <path>\n<body>`` sections joined by ``---``: pinned core memory, project, task,
         subtask (labelled ``Subtask: <id>``), then lessons (labelled ``Lessons Learned``)."""
-        subtask_id = check_subtask_id(subtask_id)
+        subtask_id = self._check_subtask(scope, subtask_id, None, {})
         levels = SCOPES[scope]
         order = {"pinned": 0, "project": 1, "task": 2, "subtask": 3, "lessons": 4}
         keyed: list[tuple[int, int, int, str, str]] = []
@@ -218,8 +261,13 @@ class ScopedContext:
                         seen.add(path)
                         keyed.append((order[group], rule.priority if group == "pinned" else i, len(keyed), path, level))
         parts: list[str] = []
+        left_out: list[DroppedItem] = []
         for _, _, _, path, level in sorted(keyed):
             src = load_or_drop(self.ctx, Candidate(path, "", 0), None)  # unreadable: logged, left out
+            if isinstance(src, DroppedItem):
+                left_out.append(src)
+            elif isinstance(src, Source) and src.trust == "quarantined":
+                left_out.append(DroppedItem(path, "quarantined: shown only on explicit request"))
             if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
             body = src.body if src.trust == "trusted" else (render(src, "full") or "").partition("\n")[2]
@@ -230,7 +278,9 @@ class ScopedContext:
             else:
                 label = path
             parts.append(plain_section(label, body))
-        return "\n\n---\n\n".join(parts)
+        text = "\n\n---\n\n".join(parts)
+        notes = "\n".join(left_out_note(d) for d in left_out)  # a reader sees what is missing, and why
+        return f"{text}\n\n{notes}" if text and notes else text or notes
 
     def assemble(
         self,

@@ -170,6 +170,13 @@ def load_source(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source
     return _from_bytes(rel, data, cand.title)
 
 
+def left_out_note(item: DroppedItem) -> str:
+    """One line for a text view saying what was left out and why (an HTML comment, so markdown
+    renderers hide it; ``-->`` inside is broken up so the comment cannot be closed early)."""
+    body = f"left out: {item.path} ({item.reason})".replace("-->", "-- >")
+    return f"<!-- {body} -->"
+
+
 def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
     """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
     exists but cannot be read (binary, not UTF-8, broken frontmatter...).

@@ -72,7 +72,9 @@ def server_params(root: Path, *flags: str) -> StdioServerParameters:
 
 def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
-    example_root(root).close()
+    ctx = example_root(root)
+    ctx.write("task/subtasks/invoice-export.md", "Export invoices as CSV by Friday.\n")
+    ctx.close()
     canary = tmp_path / "outside-canary.md"
     canary.write_text("canary: do not touch\n")
     before = canary.stat().st_mtime_ns
@@ -100,6 +102,12 @@ def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Pa
             report["templates"] = (await session.list_resource_templates()).resource_templates
             report["scope"] = await session.read_resource("contextfs://scope/project")
             report["topics"] = await session.read_resource("contextfs://topics")
+            report["subtask"] = await session.read_resource("contextfs://scope/subtask/invoice-export")
+            for uri in ("contextfs://scope/subtask/nope", "contextfs://scope/subtask"):
+                try:
+                    await session.read_resource(uri)
+                except Exception as exc:  # the client raises the server's resource error
+                    report[uri] = str(exc)
             return report
 
     report = asyncio.run(session_run())
@@ -129,6 +137,10 @@ def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Pa
 
     assert any(t.uri_template == "contextfs://scope/{scope}" for t in report["templates"])
     assert "[scoped view:" in report["scope"].contents[0].text
+    assert "Export invoices as CSV" in report["subtask"].contents[0].text
+    assert "has no file task/subtasks/nope.md" in report["contextfs://scope/subtask/nope"]
+    assert "write_context" in report["contextfs://scope/subtask/nope"]  # the fix names the tool
+    assert "needs a subtask id" in report["contextfs://scope/subtask"]
     assert "billing-migration" in report["topics"].contents[0].text
     assert canary.read_text() == "canary: do not touch\n" and canary.stat().st_mtime_ns == before
     authors = set(git(root, "log", "--format=%an", "-12").split())
