@@ -42,9 +42,9 @@ _LAZY = {
     "ContextManager": "contextfs.manager",
     "ContextView": "contextfs.scopes.scoped",
     "Document": "contextfs.document",
-    "HistoryEntry": "contextfs.manager",
-    "Provenance": "contextfs.manager",
-    "RevertReport": "contextfs.manager",
+    "HistoryEntry": "contextfs.history",
+    "Provenance": "contextfs.provenance",
+    "RevertReport": "contextfs.history",
     "ScopedContext": "contextfs.scopes.scoped",
     "TrashEntry": "contextfs.trash",
 }

@@ -12,6 +12,13 @@ The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
 :mod:`~contextfs.transaction` (snapshots, journal, commit, recovery),
 :mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
 revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
+
+A root opened read-only (what ``contextfs read``, ``ls`` and ``search`` do) imports only
+what reading needs: the file layer, the document codec, the path gate and the state
+folder. The modules that write, commit, recover, sync, keep the trash or read history
+(about 18 ms of imports, measured in fresh processes) and GitPython (about 37 ms more)
+are imported by the methods that use them, so a short-lived reading process never
+loads them.
 """
 
 from __future__ import annotations
@@ -27,32 +34,44 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, history, managed, paths, trash, writing
-from .config import CONFIG_PATH, load_config
-from .document import Document, load
+from . import clock, paths
+from .document import load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .fixes import Fix
-from .guard import WriteGuard
-from .history import HistoryEntry, RevertReport
-from .journal import Journal
 from .provenance import Provenance, check_actor, check_token, email_of
-from .rendering import clean_line
 from .state import StateDir, locate_root
-from .sync import SyncReport
-from .sync import sync as sync_outside_edits
-from .transaction import Change, Header, commit_message, recover
-from .trash import TrashEntry
-from .versioning import GitStore
 
 if TYPE_CHECKING:
+    from .document import Document
+    from .guard import WriteGuard
+    from .history import HistoryEntry, RevertReport
+    from .journal import Journal
     from .search import SearchHit, SearchIndex
+    from .sync import SyncReport
+    from .transaction import Change, Header
+    from .trash import TrashEntry
+    from .versioning import GitStore
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
+
+#: Names re-exported from the modules a read-only open does not import (loaded on first use).
+_REEXPORTS = {"HistoryEntry": "history", "RevertReport": "history", "SyncReport": "sync"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _REEXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib  # only for the re-exports above
+
+    return getattr(importlib.import_module(f"contextfs.{module}"), name)
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
 class ContextManager:
     """A context root: plain markdown files, a git commit for every change.
 
@@ -101,7 +120,7 @@ class ContextManager:
             except OSError as exc:
                 raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
             self.root = raw_root.resolve()
-            self._git = GitStore(self.root, own_repository=own_repository, durable=durable)
+            self._git = self._open_git(own_repository=own_repository)
             git_dir, prefix = self._git.git_dir, self._git.prefix
         self.files = RootFiles(self.root, durable=durable)
         self.state = StateDir(git_dir, prefix)
@@ -110,8 +129,9 @@ class ContextManager:
         self._index: SearchIndex | None = None
         self._listeners: list[Callable[[list[str]], None]] = []
         self._read_listeners: list[Callable[[str], None]] = []
-        self.last_sync = SyncReport()
+        self._last_sync: SyncReport | None = None
         if not read_only:
+            from . import managed  # the managed files and sync: ~3 ms a read-only open skips
             managed.ensure_root(self)
             if sync:
                 self.sync()
@@ -123,19 +143,40 @@ class ContextManager:
     def git(self) -> GitStore:
         """The repository gate (for layers above the core, not for LLM input)."""
         if self._git is None:
-            self._git = GitStore(self.root, create=False, durable=self.durable)
+            self._git = self._open_git(create=False)
         return self._git
+
+    def _open_git(self, **options: bool) -> GitStore:
+        # Imported here: GitPython costs ~37 ms to import, and a root opened read-only
+        # (``read``, ``ls``, ``search``...) reads files without it until history is asked for.
+        from .versioning import GitStore
+
+        return GitStore(self.root, durable=self.durable, **options)
 
     @property
     def journal(self) -> Journal:
         if self._journal is None:
+            from .journal import Journal  # writes only (with transaction: ~2.5 ms to import)
             self._journal = Journal(self.state.file("journal"), durable=self.durable)
         return self._journal
 
     @property
     def config(self) -> dict[str, Any]:
         """The parsed ``.contextfs/config.toml`` ({} when absent)."""
+        from .config import load_config  # tomllib and the checks: ~2 ms a plain read skips
         return load_config(self.files)
+
+    @property
+    def last_sync(self) -> SyncReport:
+        """What the latest :meth:`sync` committed and held back (empty before one ran)."""
+        if self._last_sync is None:
+            from .sync import SyncReport  # ~1.5 ms to import; a read-only open never syncs
+            self._last_sync = SyncReport()
+        return self._last_sync
+
+    @last_sync.setter
+    def last_sync(self, report: SyncReport) -> None:
+        self._last_sync = report
 
     @property
     def current_provenance(self) -> Provenance:
@@ -187,6 +228,8 @@ class ContextManager:
 
 
     def _header(self, op: str, subject: str) -> Header:
+        from .rendering import clean_line  # the write gate: ~6 ms to import, never needed to read
+        from .transaction import Header  # writes only: ~2.5 ms with the journal
         prov = self.current_provenance
         return Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
                       session=prov.session, turn=prov.turn)
@@ -204,6 +247,7 @@ class ContextManager:
         assert self._lock is not None
         with self._lock.held():
             if getattr(self._local, "txn", None) is None:
+                from .transaction import recover  # writes only: ~2.5 ms with the journal
                 recover(self.files, self.git, self.journal)
             yield
 
@@ -214,6 +258,7 @@ class ContextManager:
 
     # ------------------------------------------------------------ commits
     def _commit(self, change: Change, subject: str) -> str | None:
+        from .transaction import commit_message  # writes only: ~2.5 ms with the journal
         message = commit_message(change, subject, self.current_provenance)
         return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
 
@@ -242,6 +287,7 @@ class ContextManager:
                 yield txn
                 return
             self.git.check_writable()
+            from .transaction import Change  # writes only: ~2.5 ms with the journal
             change = Change(self.files, self.git, self.journal, self._header(op, f"{op}: {subject_path}"), trailers)
             change.ops.append(f"{op}: {subject_path}")
             try:
@@ -256,6 +302,8 @@ class ContextManager:
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
+        from .rendering import clean_line  # the write gate: ~6 ms to import, never needed to read
+        from .transaction import Change  # writes only: ~2.5 ms with the journal
         with self.write_lock(), typed_io(clean_line(message) or "transaction"):
             outer: Change | None = getattr(self._local, "txn", None)
             if outer is not None:
@@ -340,6 +388,8 @@ class ContextManager:
     # ------------------------------------------------------------ writing
     def guard(self) -> WriteGuard:
         """The write gate's content checks, as ``config.toml`` sets them (re-read when it changes)."""
+        from .config import CONFIG_PATH  # tomllib and the checks: ~2 ms a plain read skips
+        from .guard import WriteGuard  # the secret and poisoning scanners: ~5 ms, writes only
         folder = self.files.kind(".contextfs")
         linked = folder == "link" or (folder == "dir" and self.files.kind(CONFIG_PATH) == "link")
         st = self.files.lstat(CONFIG_PATH) if folder == "dir" and not linked else None
@@ -376,30 +426,37 @@ class ContextManager:
     def write(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
               expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.write(self, path, content, metadata, expected_version=expected_version, trailers=trailers)
 
     def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
         """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.create(self, path, content, metadata)
 
     def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
         """Add text at the end of a file's body (creating the file when missing)."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.append(self, path, text, trailers=trailers)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.edit(self, path, old_text, new_text, expected_version=expected_version)
 
     def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.update_metadata(self, path, changes_, expected_version=expected_version)
 
     def files_under(self, rel: str) -> builtins.list[str]:
         """Every file at or under an already-gated path (links never followed)."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.files_under(self, rel)
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
+        from . import writing  # the write gate: ~6 ms to import, never needed to read
         return writing.move(self, src, dst)
 
     # ------------------------------------------------------------ trash
@@ -407,14 +464,17 @@ class ContextManager:
         """Move a file or folder to ``.trash/``; never a hard delete."""
         rel = self.gate(path, write=True)
         with self.change("delete", rel) as change:
+            from . import trash  # ~2 ms to import; reads never touch the trash
             return trash.delete(change, rel, self.current_provenance)
 
     def trash(self) -> builtins.list[TrashEntry]:
         """Soft-deleted entries, oldest first."""
+        from . import trash  # ~2 ms to import; reads never touch the trash
         return trash.list_entries(self.files)
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
         """Bring a deleted file back (the latest deletion of a path, or a given entry)."""
+        from . import trash  # ~2 ms to import; reads never touch the trash
         entry = trash.find(self.files, path_or_entry_id, self.gate)
         rel = self.gate(to if to is not None else entry.original_path, write=True)
         with self.change("restore", rel) as change:
@@ -423,6 +483,7 @@ class ContextManager:
 
     def purge_trash(self, older_than: timedelta | float | None = None) -> int:
         """Remove trash entries for good (git history still has them); returns how many."""
+        from . import trash  # ~2 ms to import; reads never touch the trash
         chosen = trash.purgeable(self.files, older_than)
         if not chosen:
             return 0
@@ -433,22 +494,27 @@ class ContextManager:
     # ------------------------------------------------------------ history
     def history(self, path: str | None = None, limit: int = 50) -> builtins.list[HistoryEntry]:
         """Commits that touched the root or one path, newest first (following renames)."""
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.history(self, path, limit)
 
     def read_at(self, path: str, rev: str) -> str | None:
         """The body of ``path`` as it was at ``rev`` (None if it did not exist then)."""
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.read_at(self, path, rev)
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.show_at(self, path, rev)
 
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of the whole file between two revisions (or ``rev_a`` and now)."""
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.diff(self, path, rev_a, rev_b)
 
     def revert(self, path: str, rev: str) -> Document | None:
         """Make a file what it was at ``rev`` (content and metadata), as a new commit."""
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
@@ -456,6 +522,7 @@ class ContextManager:
 
         A path someone changed after the session is left alone and reported as a conflict.
         """
+        from . import history  # ~3 ms with difflib; only history calls need it
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
@@ -464,12 +531,12 @@ class ContextManager:
 
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
-        return sync_outside_edits(self)
+        from .sync import sync  # ~1.5 ms to import; a read-only open never syncs
+        return sync(self)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:
         from .search import SearchIndex  # Whoosh costs ~0.1 s to import; only searches need it
-
         self._index = SearchIndex(self)
         self._index.open()
 

@@ -24,13 +24,15 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import faults, paths
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, io_error
 from .journal import Journal, JournalFile, Pending
-from .versioning import GitStore, Prepared
+
+if TYPE_CHECKING:
+    from .versioning import GitStore
 
 __all__ = ["Change", "Header", "commit_message", "recover"]
 
@@ -331,6 +333,10 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
     head = git.head()
     if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
         if head == parent:
+            # Here, not at the top: the repository module brings GitPython (~37 ms), which a
+            # root opened read-only imports this module without needing.
+            from .versioning import Prepared
+
             prepared = Prepared(parent=parent, sha=sha, paths=tuple(changes),
                                 subject=str(ready["message"]).splitlines()[0][:200],
                                 signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())
