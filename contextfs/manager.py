@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from .transaction import Change, Header
     from .trash import TrashEntry
     from .versioning import GitStore
+    from .versioning.refs import Refs
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
@@ -125,6 +126,7 @@ class ContextManager:
         self.files = RootFiles(self.root, durable=durable)
         self.state = StateDir(git_dir, prefix)
         self._journal: Journal | None = None
+        self._refs: Refs | None = None
         self._lock = None if read_only else self.state.lock("lock")
         self._index: SearchIndex | None = None
         self._listeners: list[Callable[[list[str]], None]] = []
@@ -145,6 +147,20 @@ class ContextManager:
         if self._git is None:
             self._git = self._open_git(create=False)
         return self._git
+
+    def head(self) -> str | None:
+        """The commit HEAD points at (None before the first), as ``git.head()`` gives it.
+
+        Read from the refs alone, so that checking whether the search index is current
+        never loads GitPython in a root opened read-only.
+        """
+        if self._git is not None:
+            return self._git.head()
+        if self._refs is None:
+            from .versioning.refs import Refs  # light (no GitPython); only searches need HEAD here
+
+            self._refs = Refs.of(self.state.git_dir)
+        return self._refs.head()
 
     def _open_git(self, **options: bool) -> GitStore:
         # Imported here: GitPython costs ~37 ms to import, and a root opened read-only
