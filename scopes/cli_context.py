@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.cliutil import echo_data, pass_reader, translate_errors
 
 from .rules import SCOPES
 from .scoped import ScopedContext
@@ -34,7 +34,7 @@ def _summary(view: Any) -> str:
 @click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def context(
     ctx: Any, scope: str, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
     as_of: str | None, encoding: str | None, as_json: bool,
