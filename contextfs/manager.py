@@ -13,12 +13,8 @@ The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
 :mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
 revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
 
-A root opened read-only (what ``contextfs read``, ``ls`` and ``search`` do) imports only
-what reading needs: the file layer, the document codec, the path gate and the state
-folder. The modules that write, commit, recover, sync, keep the trash or read history
-(about 18 ms of imports, measured in fresh processes) and GitPython (about 37 ms more)
-are imported by the methods that use them, so a short-lived reading process never
-loads them.
+A root opened read-only imports neither GitPython (~37 ms) nor the write side (the write
+gate, config, the commit cycle and its lock: ~10 ms); the methods that need them do.
 """
 
 from __future__ import annotations
@@ -34,39 +30,28 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, paths
-from .document import load
+from . import clock, history, managed, paths, trash
+from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
-from .files import TMP_SUFFIX, RootFiles, typed_io
+from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
-from .provenance import Provenance, check_actor, check_token, email_of
+from .history import HistoryEntry, RevertReport
+from .provenance import Provenance, check_actor, check_token
 from .state import StateDir, locate_root
+from .sync import SyncReport
+from .sync import sync as sync_outside_edits
+from .trash import TrashEntry
 
 if TYPE_CHECKING:
-    from .document import Document
+    from contextlib import AbstractContextManager
+
     from .guard import WriteGuard
-    from .history import HistoryEntry, RevertReport
     from .journal import Journal
     from .search import SearchHit, SearchIndex
-    from .sync import SyncReport
-    from .transaction import Change, Header
-    from .trash import TrashEntry
+    from .transaction import Change, Writes
     from .versioning import GitStore
-    from .versioning.refs import Refs
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
-
-#: Names re-exported from the modules a read-only open does not import (loaded on first use).
-_REEXPORTS = {"HistoryEntry": "history", "RevertReport": "history", "SyncReport": "sync"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _REEXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib  # only for the re-exports above
-
-    return getattr(importlib.import_module(f"contextfs.{module}"), name)
 
 log = logging.getLogger(__name__)
 
@@ -126,14 +111,17 @@ class ContextManager:
         self.files = RootFiles(self.root, durable=durable)
         self.state = StateDir(git_dir, prefix)
         self._journal: Journal | None = None
-        self._refs: Refs | None = None
-        self._lock = None if read_only else self.state.lock("lock")
+        self._writes: Writes | None = None
+        if not read_only:
+            from .transaction import Writes  # the commit cycle, journal and lock: writes only
+
+            self._writes = Writes(self.files, self._git, self.journal, self.state.lock("lock"),
+                                  provenance=lambda: self.current_provenance, notify=self._notify)
         self._index: SearchIndex | None = None
         self._listeners: list[Callable[[list[str]], None]] = []
         self._read_listeners: list[Callable[[str], None]] = []
-        self._last_sync: SyncReport | None = None
+        self.last_sync = SyncReport()
         if not read_only:
-            from . import managed  # the managed files and sync: ~3 ms a read-only open skips
             managed.ensure_root(self)
             if sync:
                 self.sync()
@@ -149,50 +137,32 @@ class ContextManager:
         return self._git
 
     def head(self) -> str | None:
-        """The commit HEAD points at (None before the first), as ``git.head()`` gives it.
-
-        Read from the refs alone, so that checking whether the search index is current
-        never loads GitPython in a root opened read-only.
-        """
+        """HEAD's commit id (None before the first commit), read from the refs without GitPython."""
         if self._git is not None:
             return self._git.head()
-        if self._refs is None:
-            from .versioning.refs import Refs  # light (no GitPython); only searches need HEAD here
+        from .versioning.refs import Refs  # no GitPython: what a search checks before it runs
 
-            self._refs = Refs.of(self.state.git_dir)
-        return self._refs.head()
+        return Refs.of(self.state.git_dir).head()
 
     def _open_git(self, **options: bool) -> GitStore:
-        # Imported here: GitPython costs ~37 ms to import, and a root opened read-only
-        # (``read``, ``ls``, ``search``...) reads files without it until history is asked for.
-        from .versioning import GitStore
+        from .versioning import GitStore  # GitPython: ~37 ms, for writes and history only
 
         return GitStore(self.root, durable=self.durable, **options)
 
     @property
     def journal(self) -> Journal:
         if self._journal is None:
-            from .journal import Journal  # writes only (with transaction: ~2.5 ms to import)
+            from .journal import Journal  # writes only
+
             self._journal = Journal(self.state.file("journal"), durable=self.durable)
         return self._journal
 
     @property
     def config(self) -> dict[str, Any]:
         """The parsed ``.contextfs/config.toml`` ({} when absent)."""
-        from .config import load_config  # tomllib and the checks: ~2 ms a plain read skips
+        from .config import load_config  # tomllib and the checks: ~2.5 ms a plain read never needs
+
         return load_config(self.files)
-
-    @property
-    def last_sync(self) -> SyncReport:
-        """What the latest :meth:`sync` committed and held back (empty before one ran)."""
-        if self._last_sync is None:
-            from .sync import SyncReport  # ~1.5 ms to import; a read-only open never syncs
-            self._last_sync = SyncReport()
-        return self._last_sync
-
-    @last_sync.setter
-    def last_sync(self, report: SyncReport) -> None:
-        self._last_sync = report
 
     @property
     def current_provenance(self) -> Provenance:
@@ -243,29 +213,16 @@ class ContextManager:
         return self.files.disk_rel(rel)
 
 
-    def _header(self, op: str, subject: str) -> Header:
-        from .rendering import clean_line  # the write gate: ~6 ms to import, never needed to read
-        from .transaction import Header  # writes only: ~2.5 ms with the journal
-        prov = self.current_provenance
-        return Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
-                      session=prov.session, turn=prov.turn)
-
-    def _writable(self) -> None:
-        if self.read_only:
+    def _writer(self) -> Writes:
+        if self._writes is None:
             raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
+        return self._writes
 
-    @contextlib.contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def write_lock(self) -> AbstractContextManager[None]:
         """The root's write lock (shared by every process), with anything a killed writer
         left finished or undone first. Mutating calls take it; layers that must read and
         commit as one step (sync) take it around both. Reads never need it."""
-        self._writable()
-        assert self._lock is not None
-        with self._lock.held():
-            if getattr(self._local, "txn", None) is None:
-                from .transaction import recover  # writes only: ~2.5 ms with the journal
-                recover(self.files, self.git, self.journal)
-            yield
+        return self._writer().locked()
 
     def is_executable(self, rel: str) -> bool:
         """True when the file at an already-gated path has its owner's execute bit."""
@@ -273,11 +230,6 @@ class ContextManager:
         return bool(st is not None and st.st_mode & 0o100)
 
     # ------------------------------------------------------------ commits
-    def _commit(self, change: Change, subject: str) -> str | None:
-        from .transaction import commit_message  # writes only: ~2.5 ms with the journal
-        message = commit_message(change, subject, self.current_provenance)
-        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
-
     def _notify(self, changed: list[str]) -> None:
         if self._index is not None:
             self._index.notify(changed)
@@ -287,57 +239,23 @@ class ContextManager:
             except Exception:  # a cache must never break a write
                 log.exception("a change listener failed")
 
-    @contextlib.contextmanager
-    def change(self, op: str, subject_path: str, *, trailers: Mapping[str, str] | None = None) -> Iterator[Change]:
+    def change(self, op: str, subject_path: str, *,
+               trailers: Mapping[str, str] | None = None) -> AbstractContextManager[Change]:
         """One mutating step for layers above the core: joins the open transaction or commits.
 
         The yielded :class:`~contextfs.transaction.Change` writes, removes and renames
         gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
         is made (none when nothing changed).
         """
-        with self.write_lock(), typed_io(subject_path):
-            txn: Change | None = getattr(self._local, "txn", None)
-            if txn is not None:
-                txn.ops.append(f"{op}: {subject_path}")
-                txn.merge_trailers(trailers)
-                yield txn
-                return
-            self.git.check_writable()
-            from .transaction import Change  # writes only: ~2.5 ms with the journal
-            change = Change(self.files, self.git, self.journal, self._header(op, f"{op}: {subject_path}"), trailers)
-            change.ops.append(f"{op}: {subject_path}")
-            try:
-                yield change
-            except BaseException:
-                change.rollback()
-                raise
-            self._commit(change, f"{op}: {subject_path}")
+        return self._writer().change(op, subject_path, trailers)
 
     @contextlib.contextmanager
     def transaction(
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
-        from .rendering import clean_line  # the write gate: ~6 ms to import, never needed to read
-        from .transaction import Change  # writes only: ~2.5 ms with the journal
-        with self.write_lock(), typed_io(clean_line(message) or "transaction"):
-            outer: Change | None = getattr(self._local, "txn", None)
-            if outer is not None:
-                outer.merge_trailers(trailers)
-                yield self
-                return
-            self.git.check_writable()
-            subject = clean_line(message) or "transaction"
-            txn = Change(self.files, self.git, self.journal, self._header(op, subject), trailers)
-            self._local.txn = txn
-            try:
-                yield self
-            except BaseException:
-                self._local.txn = None
-                txn.rollback()
-                raise
-            self._local.txn = None
-            self._commit(txn, subject)
+        with self._writer().transaction(message, op, trailers):
+            yield self
 
     # ------------------------------------------------------------ reading
     def load(self, rel: str) -> Document | None:
@@ -404,8 +322,9 @@ class ContextManager:
     # ------------------------------------------------------------ writing
     def guard(self) -> WriteGuard:
         """The write gate's content checks, as ``config.toml`` sets them (re-read when it changes)."""
-        from .config import CONFIG_PATH  # tomllib and the checks: ~2 ms a plain read skips
+        from .config import CONFIG_PATH  # tomllib and the checks: ~2.5 ms a plain read never needs
         from .guard import WriteGuard  # the secret and poisoning scanners: ~5 ms, writes only
+
         folder = self.files.kind(".contextfs")
         linked = folder == "link" or (folder == "dir" and self.files.kind(CONFIG_PATH) == "link")
         st = self.files.lstat(CONFIG_PATH) if folder == "dir" and not linked else None
@@ -442,37 +361,44 @@ class ContextManager:
     def write(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
               expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.write(self, path, content, metadata, expected_version=expected_version, trailers=trailers)
 
     def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
         """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.create(self, path, content, metadata)
 
     def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
         """Add text at the end of a file's body (creating the file when missing)."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.append(self, path, text, trailers=trailers)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.edit(self, path, old_text, new_text, expected_version=expected_version)
 
     def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.update_metadata(self, path, changes_, expected_version=expected_version)
 
     def files_under(self, rel: str) -> builtins.list[str]:
         """Every file at or under an already-gated path (links never followed)."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.files_under(self, rel)
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
-        from . import writing  # the write gate: ~6 ms to import, never needed to read
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.move(self, src, dst)
 
     # ------------------------------------------------------------ trash
@@ -480,17 +406,14 @@ class ContextManager:
         """Move a file or folder to ``.trash/``; never a hard delete."""
         rel = self.gate(path, write=True)
         with self.change("delete", rel) as change:
-            from . import trash  # ~2 ms to import; reads never touch the trash
             return trash.delete(change, rel, self.current_provenance)
 
     def trash(self) -> builtins.list[TrashEntry]:
         """Soft-deleted entries, oldest first."""
-        from . import trash  # ~2 ms to import; reads never touch the trash
         return trash.list_entries(self.files)
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
         """Bring a deleted file back (the latest deletion of a path, or a given entry)."""
-        from . import trash  # ~2 ms to import; reads never touch the trash
         entry = trash.find(self.files, path_or_entry_id, self.gate)
         rel = self.gate(to if to is not None else entry.original_path, write=True)
         with self.change("restore", rel) as change:
@@ -499,7 +422,6 @@ class ContextManager:
 
     def purge_trash(self, older_than: timedelta | float | None = None) -> int:
         """Remove trash entries for good (git history still has them); returns how many."""
-        from . import trash  # ~2 ms to import; reads never touch the trash
         chosen = trash.purgeable(self.files, older_than)
         if not chosen:
             return 0
@@ -510,27 +432,22 @@ class ContextManager:
     # ------------------------------------------------------------ history
     def history(self, path: str | None = None, limit: int = 50) -> builtins.list[HistoryEntry]:
         """Commits that touched the root or one path, newest first (following renames)."""
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.history(self, path, limit)
 
     def read_at(self, path: str, rev: str) -> str | None:
         """The body of ``path`` as it was at ``rev`` (None if it did not exist then)."""
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.read_at(self, path, rev)
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.show_at(self, path, rev)
 
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of the whole file between two revisions (or ``rev_a`` and now)."""
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.diff(self, path, rev_a, rev_b)
 
     def revert(self, path: str, rev: str) -> Document | None:
         """Make a file what it was at ``rev`` (content and metadata), as a new commit."""
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
@@ -538,7 +455,6 @@ class ContextManager:
 
         A path someone changed after the session is left alone and reported as a conflict.
         """
-        from . import history  # ~3 ms with difflib; only history calls need it
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
@@ -547,12 +463,12 @@ class ContextManager:
 
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
-        from .sync import sync  # ~1.5 ms to import; a read-only open never syncs
-        return sync(self)
+        return sync_outside_edits(self)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:
         from .search import SearchIndex  # Whoosh costs ~0.1 s to import; only searches need it
+
         self._index = SearchIndex(self)
         self._index.open()
 

@@ -22,23 +22,14 @@ away at any time. Three rules keep it right:
   found on open by comparing each file's (mtime, size) with what was indexed.
 
 Index writes across processes are serialised by a lock file in the state folder;
-Whoosh's own ``LockError`` never escapes.
-
-Opening is cheap when nothing changed, which is the usual case for a short-lived process
-(one ``contextfs search``). The stamp is checked as always (signature, format, every
-index file against its record: see :mod:`.stamp` for when a file need not be hashed
-again), and when it names the current HEAD and its ``disk`` digest equals the digest of
-the files as they are now, the index already matches every file: the reconciliation
-(reading every indexed document's stored (mtime, size): about 125 ms at 10,000 notes)
-and the lock are skipped, and nothing is written. Any difference, or any error, falls
-through to the locked open, which checks everything again and re-indexes or rebuilds.
+Whoosh's own ``LockError`` never escapes. An index that already matches every file is
+opened without the lock and without reconciling (see :func:`.stamp.current`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import itertools
 import logging
 import os
@@ -65,7 +56,7 @@ from .query import parse_query
 from .querying import Queries, SearchHit
 from .rank import weighting
 from .schema import extract, indexable, make_schema, walk_indexable
-from .stamp import check_sums, read_stamp, settled, valid, write_stamp
+from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
 
 if TYPE_CHECKING:
     from ..files import RootFiles
@@ -120,8 +111,7 @@ class IndexSource(Protocol):
     @property
     def git(self) -> GitStore: ...
 
-    def head(self) -> str | None:
-        """The commit HEAD points at, read without loading GitPython."""
+    def head(self) -> str | None: ...
 
 
 class SearchIndex:
@@ -156,49 +146,38 @@ class SearchIndex:
             if self._open_if_current():
                 return
             with self._locked():
-                self._open_locked()
+                self._cleanup_leftovers()
+                try:
+                    try:
+                        stamp = self._open_existing()
+                    except _Broken as why:
+                        if self.dir.exists():
+                            log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                        else:
+                            log.info("creating the search index at %s", self.dir)
+                        self._rebuild_locked()
+                        return
+                    try:
+                        self._reconcile_locked(stamp)
+                    except OSError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
+                        log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
+                        self._rebuild_locked()
+                except OSError as exc:
+                    self._drop()
+                    log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
 
     def _open_if_current(self) -> bool:
-        """Open the index without the lock when it already matches every file; else False.
-
-        Nothing is written here: whatever needs writing (a rebuild, a re-index, a stamp
-        that should record more) is left to the locked open, which checks again.
-        """
+        """Open the index without the lock or any write when it matches every file; else False."""
         try:
             stamp = self._open_existing()
-            # An unsettled record means the locked open should rewrite the stamp with the
-            # file's times, so that later processes need not hash the file again.
-            current = (not self._pending and settled(stamp.get("files")) and stamp.get("disk") is not None
-                       and stamp.get("head") == self.manager.head()
-                       and stamp["disk"] == _disk_digest(walk_indexable(self.files)))
+            if not self._pending and current(stamp, self.manager.head(), lambda: walk_indexable(self.files)):
+                return True
         except (_Broken, ContextFSError, OSError):
-            current = False
-        if not current:
-            self._drop()  # the locked open starts afresh
-        return current
-
-    def _open_locked(self) -> None:
-        self._cleanup_leftovers()
-        try:
-            try:
-                stamp = self._open_existing()
-            except _Broken as why:
-                if self.dir.exists():
-                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
-                else:
-                    log.info("creating the search index at %s", self.dir)
-                self._rebuild_locked()
-                return
-            try:
-                self._reconcile_locked(stamp)
-            except OSError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
-                log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
-                self._rebuild_locked()
-        except OSError as exc:
-            self._drop()
-            log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
+            pass
+        self._drop()  # the locked open checks again and fixes what needs fixing
+        return False
 
     def close(self) -> None:
         with self._mutex:
@@ -235,10 +214,7 @@ class SearchIndex:
         self._build = None
 
     def _open_existing(self, *, full: bool = False) -> dict[str, Any]:
-        """Open the stamped index in ``self.dir`` or raise _Broken with the reason.
-
-        ``full`` hashes every index file, even those whose record says they are unchanged.
-        """
+        """Open the stamped index in ``self.dir`` or raise _Broken (``full``: hash every file)."""
         self._drop()
         if not self.dir.is_dir():
             raise _Broken("is missing")
@@ -314,47 +290,20 @@ class SearchIndex:
                 shutil.rmtree(entry, ignore_errors=True)
 
     # ------------------------------------------------------------ keeping current
-    def _indexed_stats(self) -> tuple[dict[str, list[Any]], set[str]]:
-        """path -> [stat, version] for every indexed file, and the files indexed twice.
-
-        A conversation log has one document per message; it is indexed twice when one of
-        its lines (or a plain file) appears in two documents.
-        """
-        out: dict[str, list[Any]] = {}
-        seen: set[tuple[str, Any]] = set()
-        twice: set[str] = set()
-        reader = self.searcher.reader()
-        for _docnum, fields in reader.iter_docs():
-            rel = fields.get("rel")
-            key = (rel, fields.get("line"))
-            if key in seen:
-                twice.add(rel)
-            seen.add(key)
-            out.setdefault(rel, [fields.get("stat"), fields.get("version")])
-        return out, twice
-
     def _reconcile_locked(self, stamp: dict[str, Any]) -> None:
-        """Bring the index up to the files: HEAD movement plus (mtime, size) drift.
-
-        Afterwards the stamp records the digest of the files as walked here (when every
-        file on disk made it into the index), so the next process can open without this.
-        """
+        """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
         on_disk = walk_indexable(self.files)
-        indexed, twice = self._indexed_stats()
+        indexed, twice = segments.indexed_stats(self.searcher.reader())
         changed = {rel for rel, st in on_disk.items() if rel not in indexed or segments.stored_stat(indexed[rel][0]) != st}
         changed |= {rel for rel in indexed if rel not in on_disk}
         changed |= twice
         head = self.manager.head()
         if changed:
             log.info("search index: %d file(s) changed since it was last updated; re-indexing them", len(changed))
-        disk = _disk_digest(on_disk)
         self._apply(changed, head, force_commit=stamp.get("head") != head)
-        reader = self.searcher.reader()
-        # A file that could not be indexed (unreadable, say) is tried again on every open.
-        if all(("rel", rel) in reader for rel in changed if rel in on_disk):
-            current = read_stamp(self.dir, self.state) or stamp
-            if current.get("disk") != disk or not settled(current.get("files")):
-                write_stamp(self.dir, self.state, self._build or secrets.token_hex(8), head, current, disk=disk)
+        # The files' digest lets the next process skip this; a file that failed to index is retried.
+        if all(("rel", rel) in self.searcher.reader() for rel in changed if rel in on_disk):
+            record_disk(self.dir, self.state, disk_digest(on_disk), stamp)
 
     def _catch_up(self) -> None:
         """Apply queued paths and whatever HEAD moved past since the stamp (any process)."""
@@ -513,7 +462,7 @@ class SearchIndex:
                 self._apply(todo, head, force_commit=old != head)
                 stamp = read_stamp(self.dir, self.state) or stamp
             on_disk = walk_indexable(self.files)
-            indexed, twice = self._indexed_stats()
+            indexed, twice = segments.indexed_stats(self.searcher.reader())
             report.checked = len(on_disk)
             for rel in sorted(on_disk):
                 info = indexed.get(rel)
@@ -546,9 +495,3 @@ class SearchIndex:
         with self._mutex, self._locked(), typed_io("the search index"):
             self._ix.optimize(codec=compat.codec())
             self._refresh()
-
-
-def _disk_digest(on_disk: dict[str, tuple[int, int]]) -> str:
-    """A digest of every indexable file's path, mtime and size (equal digests: the same files)."""
-    text = "\n".join(f"{rel}\0{mtime}\0{size}" for rel, (mtime, size) in sorted(on_disk.items()))
-    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()

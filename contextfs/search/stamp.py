@@ -13,9 +13,14 @@ unchanged: any write to a file, or a file put in its place, changes its ``ctime`
 unlike ``mtime``, no program can set back — or its inode. What that leaves out is damage
 below the filesystem (a flipped bit on disk), which ``verify()`` (``contextfs reindex
 --verify``) and the reopen after any Whoosh error still catch by hashing every file.
-The stamp can also carry ``disk``: a digest of every indexed file's path, mtime and
-size, recorded when the index was known to match the files exactly (see
-:mod:`.index`); an index change rewrites the stamp without it.
+The stamp can also carry ``disk``: a digest of every indexable file's path, mtime and
+size, recorded (:func:`record_disk`) right after a reconciliation that left the index
+matching the files exactly. Any change to the index rewrites the stamp without it. A
+process that finds a stamp naming the current HEAD with the digest of the files as they
+are now (:func:`current`) knows the index matches every file, and opens it without the
+lock and without reconciling: no reading of every indexed document's stored (mtime,
+size), about 125 ms at 10,000 notes, and nothing written. That is the usual case for a
+short-lived process (one ``contextfs search``); any difference means the locked open.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import hashlib
 import json
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,8 +42,8 @@ from .schema import SCHEMA_FINGERPRINT
 if TYPE_CHECKING:
     from ..state import StateDir
 
-__all__ = ["INDEX_FORMAT", "STAMP_FILE", "STAMP_MAGIC", "WHOOSH_VERSION", "check_sums", "read_stamp",
-           "settled", "valid", "write_stamp"]
+__all__ = ["INDEX_FORMAT", "STAMP_FILE", "STAMP_MAGIC", "WHOOSH_VERSION", "check_sums", "current", "disk_digest",
+           "read_stamp", "record_disk", "settled", "valid", "write_stamp"]
 
 STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
@@ -79,6 +85,27 @@ def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
     tmp = folder / f".{STAMP_FILE}.{secrets.token_hex(4)}.tmp"
     tmp.write_text(json.dumps(data), "utf-8")
     os.replace(tmp, folder / STAMP_FILE)
+
+
+def disk_digest(on_disk: dict[str, tuple[int, int]]) -> str:
+    """A digest of every indexable file's path, mtime and size (equal digests: the same files)."""
+    text = "\n".join(f"{rel}\0{mtime}\0{size}" for rel, (mtime, size) in sorted(on_disk.items()))
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+
+def current(stamp: dict[str, Any], head: str | None, on_disk: Callable[[], dict[str, tuple[int, int]]]) -> bool:
+    """True when a verified stamp says the index matches every file: the same HEAD, the
+    same files (``on_disk()`` walks them), and every index file's record settled."""
+    return (stamp.get("disk") is not None and stamp.get("head") == head and settled(stamp.get("files"))
+            and stamp["disk"] == disk_digest(on_disk()))
+
+
+def record_disk(folder: Path, state: StateDir, disk: str, previous: dict[str, Any]) -> None:
+    """Rewrite the stamp with ``disk`` (and settled file records) unless it already has them."""
+    stamp = read_stamp(folder, state) or previous
+    if stamp.get("disk") != disk or not settled(stamp.get("files")):
+        write_stamp(folder, state, str(stamp.get("build") or secrets.token_hex(8)), stamp.get("head"), stamp,
+                    disk=disk)
 
 
 def valid(stamp: dict[str, Any] | None) -> bool:
