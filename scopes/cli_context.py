@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from contextfs.cliutil import echo_data, pass_reader, translate_errors
+from contextfs.tokens import persistent_counts
 
 from .rules import SCOPES
 from .scoped import ScopedContext
@@ -54,10 +55,12 @@ def context(
     if subtask is not None and source is click.core.ParameterSource.DEFAULT:
         scope = "subtask"  # naming a subtask asks for its scope; a scope given with it is checked
     scoped = ScopedContext(ctx, encoding=encoding)
-    if budget is None and query is None and as_of is None and topic is None and not as_json:
-        click.echo(scoped.get_context(scope, subtask))
-        return
-    view = scoped.assemble(scope, subtask, budget=budget, query=query, topic=topic, as_of=as_of)
+    # Counts kept in the root's state folder: a view of unchanged files loads no encoder.
+    with persistent_counts(ctx.state, scoped.encoding):
+        if budget is None and query is None and as_of is None and topic is None and not as_json:
+            click.echo(scoped.get_context(scope, subtask))
+            return
+        view = scoped.assemble(scope, subtask, budget=budget, query=query, topic=topic, as_of=as_of)
     if as_json:
         data = view.to_dict()
         echo_data(data, True)
