@@ -13,8 +13,10 @@ at most 4x a bare interpreter start, ``search`` and ``context`` at most 8x.
 
 Python caches compiled bytecode as in any installation: ``PYTHONDONTWRITEBYTECODE`` is
 cleared for the commands, so the warm-up runs write ``__pycache__`` for a source checkout
-(a wheel install compiles at install time). With it set and no cache ever written, every
-call compiles each contextfs module it imports again.
+(a wheel install compiles at install time). ``--uncached`` measures the other case, a
+checkout where ``PYTHONDONTWRITEBYTECODE=1`` is set and no cache was ever written: the
+checkout's ``__pycache__`` folders are removed first and every call compiles each
+contextfs module it imports again.
 
 ``--importtime`` also runs each command once with ``python -X importtime`` and prints
 the packages whose imports cost the most (self time summed per top-level package), and
@@ -22,7 +24,7 @@ the packages whose imports cost the most (self time summed per top-level package
 ``context`` and a writing command inside fresh processes (medians): what the CLI costs
 and what the core does. Usage::
 
-    python tests/benchmarks/bench_cli.py [--rounds 21] [--importtime] [--phases]
+    python tests/benchmarks/bench_cli.py [--rounds 21] [--importtime] [--phases] [--uncached]
 """
 
 from __future__ import annotations
@@ -149,6 +151,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21, help="measured runs of each command")
     parser.add_argument("--importtime", action="store_true", help="also break down import time per command")
     parser.add_argument("--phases", action="store_true", help="also time the steps inside one process")
+    parser.add_argument("--uncached", action="store_true",
+                        help="as with PYTHONDONTWRITEBYTECODE=1 and no bytecode cache for the checkout's modules")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="contextfs-bench-cli-") as tmp:
@@ -157,6 +161,11 @@ def main() -> None:
         env = {**os.environ, "HOME": tmp, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
         env.pop("CONTEXTFS_ROOT", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is cached, as in any installation
+        if args.uncached:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            for folder in ("contextfs", "scopes", "evolve", "integrations"):
+                for cache in list((REPO / folder).rglob("__pycache__")):
+                    shutil.rmtree(cache, ignore_errors=True)
         subprocess.run([*_contextfs(), "--root", str(root), "init"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         labels = ["python -c pass", *(name for name, _, _ in COMMANDS)]
@@ -176,7 +185,8 @@ def main() -> None:
         base = statistics.median(samples["python -c pass"])
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"CLI latency, {args.rounds} rounds; Python {platform.python_version()}; "
-              f"{os.cpu_count()} cores; load average {load:.2f}")
+              f"{os.cpu_count()} cores; load average {load:.2f}"
+              + ("; no bytecode cache for contextfs's modules" if args.uncached else ""))
         print()
         print("| command | median | min | vs `python -c pass` | goal | status |")
         print("|---|---:|---:|---:|---:|---|")
