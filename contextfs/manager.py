@@ -35,6 +35,7 @@ from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
+from .lazy import exports
 from .provenance import Provenance, check_actor, check_token
 from .state import StateDir, locate_root
 from .sync import SyncReport
@@ -53,11 +54,8 @@ if TYPE_CHECKING:
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in ("HistoryEntry", "RevertReport"):
-        from . import history  # re-exported on first use: see the module docstring
-        return getattr(history, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# Re-exported on first use, with the history module (see above).
+__getattr__, __dir__ = exports(__name__, {"HistoryEntry": "contextfs.history", "RevertReport": "contextfs.history"})
 
 log = logging.getLogger(__name__)
 

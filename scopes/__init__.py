@@ -20,8 +20,9 @@ derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` a
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from contextfs.lazy import exports
 
 if TYPE_CHECKING:
     from contextfs.poisoning import Verdict, assess, render_untrusted
@@ -80,15 +81,4 @@ _HOMES = {
     **dict.fromkeys(("IndexEntry", "RouteResult", "Topic", "Topics"), "contextfs.scopes.topics"),
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = exports(__name__, _HOMES)
