@@ -105,7 +105,8 @@ def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) ->
     again = _loaded(tmp_path, root, *args)
     writing = tuple(m for m in WRITE_SIDE if m != "contextfs.config")  # scope rules come from config.toml
     assert _among(again, ("tiktoken",) + writing + GIT + SEARCH) == []
-    assert _among(again, ("contextfs.scopes.memory", "contextfs.evolve", "contextfs.integrations")) == []
+    assert _among(again, ("contextfs.scopes.memory", "contextfs.scopes.topics.facade", "contextfs.evolve",
+                          "contextfs.integrations")) == []
     assert "contextfs.scopes.scoped" in again
 
 
