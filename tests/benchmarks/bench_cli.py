@@ -135,6 +135,19 @@ print("\\n".join(f"{label}\\t{(t - marks[i][1]) * 1000:.2f}" for i, (label, t) i
 """
 
 
+#: Prints the folders the packages are imported from (finding them imports only ``contextfs``).
+_FOLDERS = ("import importlib.util as u\n"
+            "for n in ('contextfs', 'contextfs.scopes', 'contextfs.evolve', 'contextfs.integrations'):\n"
+            "    print(*(u.find_spec(n).submodule_search_locations or ()), sep='\\n')")
+
+
+def _source_folders(env: dict[str, str]) -> list[Path]:
+    """The folders contextfs is imported from, when they are a checkout (never an installed wheel's)."""
+    out = subprocess.run([sys.executable, "-c", _FOLDERS], env=env, capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir()).stdout
+    return [Path(line) for line in out.splitlines() if line and "-packages" not in line]
+
+
 def _phases(root: Path, env: dict[str, str], runs: int) -> list[tuple[str, float]]:
     samples: dict[str, list[float]] = {}
     for _ in range(runs):
@@ -163,8 +176,8 @@ def main() -> None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is cached, as in any installation
         if args.uncached:
             env["PYTHONDONTWRITEBYTECODE"] = "1"
-            for folder in ("contextfs", "scopes", "evolve", "integrations"):
-                for cache in list((REPO / folder).rglob("__pycache__")):
+            for folder in _source_folders(env):
+                for cache in list(folder.rglob("__pycache__")):
                     shutil.rmtree(cache, ignore_errors=True)
         subprocess.run([*_contextfs(), "--root", str(root), "init"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
