@@ -123,7 +123,7 @@ class ContextManager:
         if not read_only:
             from .journal import Journal  # the journal and the commit cycle: writes only
             from .transaction import Writes
-            self._writes = Writes(self.files, self._git, Journal(self.state.file("journal"), durable=durable),
+            self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
                                   notify=self._notify)
             managed.ensure_root(self)
