@@ -86,7 +86,7 @@ __all__ = [
 
 # Loaded from their modules on first use (PEP 562): ``contextfs context`` reaches this
 # package only for the file names in :mod:`.files`, and importing every topic module
-# costs about 12 ms more (a third more again where bytecode is not cached).
+# made that call about 20 ms slower (141 against 120 ms, measured back to back).
 _HOMES = {
     **dict.fromkeys(("ALREADY_VISIBLE", "DOES_NOT_EXIST", "Block"), ".block"),
     **dict.fromkeys(("InitialTopic", "TopicsConfig", "load_topics_config"), ".config"),
