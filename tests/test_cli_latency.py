@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conftest import git
+from conftest import application_repository, git, modules_after
 from contextfs import ContextManager, clock
 from contextfs.cli import cli
 from contextfs.tokens import TokenCounter
@@ -31,28 +31,6 @@ WRITE_SIDE = ("contextfs.transaction", "contextfs.journal", "contextfs.writing",
 GIT = ("git", "gitdb", "contextfs.versioning.repository", "contextfs.versioning.objects")
 LAYERS = ("contextfs.scopes", "contextfs.evolve", "contextfs.integrations", "langchain_core")
 SEARCH = ("whoosh", "numpy", "contextfs.search")
-
-_PROBE = """
-import json, sys
-from contextfs.cli import main
-try:
-    main(sys.argv[2:])
-except SystemExit as exc:
-    code = exc.code
-with open(sys.argv[1], "w") as fh:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
-"""
-
-
-def _loaded(tmp_path: Path, root: Path, *args: str) -> set[str]:
-    """The modules a fresh ``contextfs --root ROOT ARGS`` process had imported at its end."""
-    out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", _PROBE, str(out), "--root", str(root), *args],
-                          capture_output=True, text=True, check=False)
-    data = json.loads(out.read_text())
-    assert data["code"] in (0, None), proc.stderr
-    return set(data["modules"])
-
 
 def _among(loaded: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in loaded for n in names if m == n or m.startswith(n + "."))
@@ -77,15 +55,15 @@ def _settle_index(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_read_and_ls_load_neither_git_nor_the_write_side(root: Path, tmp_path: Path) -> None:
     for args in (("read", "memory/facts.md"), ("ls", "memory")):
-        loaded = _loaded(tmp_path, root, *args)
+        loaded = modules_after(tmp_path, "--root", str(root), *args)
         assert _among(loaded, WRITE_SIDE + GIT + LAYERS + SEARCH + ("tiktoken",)) == [], args
         assert "contextfs.manager" in loaded
-    assert "yaml" not in _loaded(tmp_path, root, "ls", "memory")  # no file is parsed
+    assert "yaml" not in modules_after(tmp_path, "--root", str(root), "ls", "memory")  # no file is parsed
 
 
 def test_history_commands_load_git_but_not_the_write_side(root: Path, tmp_path: Path) -> None:
     for args in (("log", "-n", "2"), ("diff", "memory/facts.md", "HEAD"), ("show", "memory/facts.md", "--at", "HEAD")):
-        loaded = _loaded(tmp_path, root, *args)
+        loaded = modules_after(tmp_path, "--root", str(root), *args)
         assert "git" in loaded, args
         assert _among(loaded, WRITE_SIDE + LAYERS + SEARCH) == [], args
 
@@ -93,16 +71,16 @@ def test_history_commands_load_git_but_not_the_write_side(root: Path, tmp_path: 
 def test_search_on_an_index_that_matches_the_files_takes_no_lock_and_loads_no_git(
         root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _settle_index(root, monkeypatch)
-    loaded = _loaded(tmp_path, root, "search", "webhook retry backoff")
+    loaded = modules_after(tmp_path, "--root", str(root), "search", "webhook retry backoff")
     assert "whoosh" in loaded
     assert _among(loaded, WRITE_SIDE + GIT + LAYERS + ("tiktoken",)) == []
 
 
 def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) -> None:
     args = ("context", "--scope", "task", "--budget", "2000")
-    first = _loaded(tmp_path, root, *args)
+    first = modules_after(tmp_path, "--root", str(root), *args)
     assert "tiktoken" in first  # nothing was counted before: the encoder loads once
-    again = _loaded(tmp_path, root, *args)
+    again = modules_after(tmp_path, "--root", str(root), *args)
     writing = tuple(m for m in WRITE_SIDE if m != "contextfs.config")  # scope rules come from config.toml
     assert _among(again, ("tiktoken",) + writing + GIT + SEARCH) == []
     assert _among(again, ("contextfs.scopes.memory", "contextfs.scopes.topics.facade", "contextfs.evolve",
@@ -135,12 +113,7 @@ def test_layer_reading_commands_never_create_a_root(tmp_path: Path, args: tuple[
 
 def test_layer_reading_commands_leave_an_application_repository_as_it_was(tmp_path: Path,
                                                                           sample_root: Path) -> None:
-    app = tmp_path / "app"
-    app.mkdir()
-    git(app, "init", "-q")
-    (app / "main.py").write_text("print('app')\n", "utf-8")
-    git(app, "add", "main.py")
-    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    app = application_repository(tmp_path)
     context = app / "context"
     ContextManager(context, index=False).close()
     for item in sample_root.iterdir():  # the sample tree, as a person copied it in (uncommitted)
