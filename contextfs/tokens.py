@@ -119,7 +119,6 @@ class TokenCounter:
                 self._store = None
                 self._cache.clear()
 
-
     @staticmethod
     def _offline(tiktoken: ModuleType) -> Encoding | None:
         try:
