@@ -46,6 +46,7 @@ TYPECHECK := build/typecheck
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check contextfs scopes evolve integrations tests
 	@rm -rf $(TYPECHECK) build/lib build/bdist.*
+	@mkdir -p build
 	@$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(TYPECHECK) . \
 		> $(TYPECHECK).log 2>&1 || { cat $(TYPECHECK).log; exit 1; }
 	@MYPYPATH=$(TYPECHECK) $(BIN)/mypy -p contextfs > $(TYPECHECK).log 2>&1; status=$$?; \

@@ -26,6 +26,7 @@ from .errors import (
     TopicError,
     VersioningError,
 )
+from .lazy import exports
 
 if TYPE_CHECKING:  # for type checkers; at run time these load on first use (below)
     from .document import Document
@@ -34,35 +35,20 @@ if TYPE_CHECKING:  # for type checkers; at run time these load on first use (bel
 
 __version__ = "0.1.0"
 
-# Re-exported on first use. The manager pulls in GitPython, PyYAML and filelock (about
-# 70 ms at import), which a command line that only prints help, or a module that only
-# needs the exception tree, should not pay for; the scoped-context names also keep the
-# core from importing the scopes layer.
-_LAZY = {
+# Re-exported on first use: the manager and the document codec cost about 15 ms to import,
+# which a command line that only prints help, or a module that only needs the exception
+# tree, should not pay for; the scoped-context names also keep the core from importing
+# the scopes layer.
+__getattr__, __dir__ = exports(__name__, {
     "ContextManager": "contextfs.manager",
     "ContextView": "contextfs.scopes.scoped",
     "Document": "contextfs.document",
-    "HistoryEntry": "contextfs.manager",
-    "Provenance": "contextfs.manager",
-    "RevertReport": "contextfs.manager",
+    "HistoryEntry": "contextfs.history",
+    "Provenance": "contextfs.provenance",
+    "RevertReport": "contextfs.history",
     "ScopedContext": "contextfs.scopes.scoped",
     "TrashEntry": "contextfs.trash",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'contextfs' has no attribute {name!r}")
-    import importlib  # only here: the lazy re-exports above are the point
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+})
 
 __all__ = [
     "AlreadyExistsError",

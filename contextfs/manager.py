@@ -12,6 +12,9 @@ The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
 :mod:`~contextfs.transaction` (snapshots, journal, commit, recovery),
 :mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
 revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
+
+A read-only open imports neither GitPython (~37 ms), history and trash (~4 ms) nor the write
+side (the write gate, config, the commit cycle and its lock: ~10 ms); the methods needing them do.
 """
 
 from __future__ import annotations
@@ -27,32 +30,38 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import clock, history, managed, paths, trash, writing
-from .config import CONFIG_PATH, load_config
+from . import clock, managed, paths
 from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
-from .files import TMP_SUFFIX, RootFiles, typed_io
+from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
-from .guard import WriteGuard
-from .history import HistoryEntry, RevertReport
-from .journal import Journal
-from .provenance import Provenance, check_actor, check_token, email_of
-from .rendering import clean_line
+from .lazy import exports
+from .provenance import Provenance, check_actor, check_token
 from .state import StateDir, locate_root
 from .sync import SyncReport
 from .sync import sync as sync_outside_edits
-from .transaction import Change, Header, commit_message, recover
-from .trash import TrashEntry
-from .versioning import GitStore
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from .guard import WriteGuard
+    from .history import HistoryEntry, RevertReport
     from .search import SearchHit, SearchIndex
+    from .transaction import Change, Writes
+    from .trash import TrashEntry
+    from .versioning import GitStore
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
+
+
+# Re-exported on first use, with the history module (see above).
+__getattr__, __dir__ = exports(__name__, {"HistoryEntry": "contextfs.history", "RevertReport": "contextfs.history"})
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
 class ContextManager:
     """A context root: plain markdown files, a git commit for every change.
 
@@ -101,17 +110,22 @@ class ContextManager:
             except OSError as exc:
                 raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
             self.root = raw_root.resolve()
+            from .versioning import GitStore  # GitPython: ~37 ms, for writes and history only
             self._git = GitStore(self.root, own_repository=own_repository, durable=durable)
             git_dir, prefix = self._git.git_dir, self._git.prefix
         self.files = RootFiles(self.root, durable=durable)
         self.state = StateDir(git_dir, prefix)
-        self._journal: Journal | None = None
-        self._lock = None if read_only else self.state.lock("lock")
         self._index: SearchIndex | None = None
         self._listeners: list[Callable[[list[str]], None]] = []
         self._read_listeners: list[Callable[[str], None]] = []
         self.last_sync = SyncReport()
+        self._writes: Writes | None = None
         if not read_only:
+            from .journal import Journal  # the journal and the commit cycle: writes only
+            from .transaction import Writes
+            self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
+                                  self.state.lock("lock"), provenance=lambda: self.current_provenance,
+                                  notify=self._notify)
             managed.ensure_root(self)
             if sync:
                 self.sync()
@@ -123,18 +137,21 @@ class ContextManager:
     def git(self) -> GitStore:
         """The repository gate (for layers above the core, not for LLM input)."""
         if self._git is None:
+            from .versioning import GitStore  # GitPython: ~37 ms, for writes and history only
             self._git = GitStore(self.root, create=False, durable=self.durable)
         return self._git
 
-    @property
-    def journal(self) -> Journal:
-        if self._journal is None:
-            self._journal = Journal(self.state.file("journal"), durable=self.durable)
-        return self._journal
+    def head(self) -> str | None:
+        """HEAD's commit id (None before the first commit), read from the refs without GitPython."""
+        if self._git is not None:
+            return self._git.head()
+        from .versioning.refs import Refs  # no GitPython: what a search checks before it runs
+        return Refs.of(self.state.git_dir).head()
 
     @property
     def config(self) -> dict[str, Any]:
         """The parsed ``.contextfs/config.toml`` ({} when absent)."""
+        from .config import load_config  # tomllib and the checks: ~2.5 ms a plain read never needs
         return load_config(self.files)
 
     @property
@@ -186,26 +203,16 @@ class ContextManager:
         return self.files.disk_rel(rel)
 
 
-    def _header(self, op: str, subject: str) -> Header:
-        prov = self.current_provenance
-        return Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
-                      session=prov.session, turn=prov.turn)
-
-    def _writable(self) -> None:
-        if self.read_only:
+    def _writer(self) -> Writes:
+        if self._writes is None:
             raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
+        return self._writes
 
-    @contextlib.contextmanager
-    def write_lock(self) -> Iterator[None]:
+    def write_lock(self) -> AbstractContextManager[None]:
         """The root's write lock (shared by every process), with anything a killed writer
         left finished or undone first. Mutating calls take it; layers that must read and
         commit as one step (sync) take it around both. Reads never need it."""
-        self._writable()
-        assert self._lock is not None
-        with self._lock.held():
-            if getattr(self._local, "txn", None) is None:
-                recover(self.files, self.git, self.journal)
-            yield
+        return self._writer().locked()
 
     def is_executable(self, rel: str) -> bool:
         """True when the file at an already-gated path has its owner's execute bit."""
@@ -213,10 +220,6 @@ class ContextManager:
         return bool(st is not None and st.st_mode & 0o100)
 
     # ------------------------------------------------------------ commits
-    def _commit(self, change: Change, subject: str) -> str | None:
-        message = commit_message(change, subject, self.current_provenance)
-        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
-
     def _notify(self, changed: list[str]) -> None:
         if self._index is not None:
             self._index.notify(changed)
@@ -226,54 +229,23 @@ class ContextManager:
             except Exception:  # a cache must never break a write
                 log.exception("a change listener failed")
 
-    @contextlib.contextmanager
-    def change(self, op: str, subject_path: str, *, trailers: Mapping[str, str] | None = None) -> Iterator[Change]:
+    def change(self, op: str, subject_path: str, *,
+               trailers: Mapping[str, str] | None = None) -> AbstractContextManager[Change]:
         """One mutating step for layers above the core: joins the open transaction or commits.
 
         The yielded :class:`~contextfs.transaction.Change` writes, removes and renames
         gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
         is made (none when nothing changed).
         """
-        with self.write_lock(), typed_io(subject_path):
-            txn: Change | None = getattr(self._local, "txn", None)
-            if txn is not None:
-                txn.ops.append(f"{op}: {subject_path}")
-                txn.merge_trailers(trailers)
-                yield txn
-                return
-            self.git.check_writable()
-            change = Change(self.files, self.git, self.journal, self._header(op, f"{op}: {subject_path}"), trailers)
-            change.ops.append(f"{op}: {subject_path}")
-            try:
-                yield change
-            except BaseException:
-                change.rollback()
-                raise
-            self._commit(change, f"{op}: {subject_path}")
+        return self._writer().change(op, subject_path, trailers)
 
     @contextlib.contextmanager
     def transaction(
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
-        with self.write_lock(), typed_io(clean_line(message) or "transaction"):
-            outer: Change | None = getattr(self._local, "txn", None)
-            if outer is not None:
-                outer.merge_trailers(trailers)
-                yield self
-                return
-            self.git.check_writable()
-            subject = clean_line(message) or "transaction"
-            txn = Change(self.files, self.git, self.journal, self._header(op, subject), trailers)
-            self._local.txn = txn
-            try:
-                yield self
-            except BaseException:
-                self._local.txn = None
-                txn.rollback()
-                raise
-            self._local.txn = None
-            self._commit(txn, subject)
+        with self._writer().transaction(message, op, trailers):
+            yield self
 
     # ------------------------------------------------------------ reading
     def load(self, rel: str) -> Document | None:
@@ -340,6 +312,8 @@ class ContextManager:
     # ------------------------------------------------------------ writing
     def guard(self) -> WriteGuard:
         """The write gate's content checks, as ``config.toml`` sets them (re-read when it changes)."""
+        from .config import CONFIG_PATH  # tomllib and the checks: ~2.5 ms a plain read never needs
+        from .guard import WriteGuard  # the secret and poisoning scanners: ~5 ms, writes only
         folder = self.files.kind(".contextfs")
         linked = folder == "link" or (folder == "dir" and self.files.kind(CONFIG_PATH) == "link")
         st = self.files.lstat(CONFIG_PATH) if folder == "dir" and not linked else None
@@ -376,30 +350,37 @@ class ContextManager:
     def write(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
               expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.write(self, path, content, metadata, expected_version=expected_version, trailers=trailers)
 
     def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
         """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.create(self, path, content, metadata)
 
     def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
         """Add text at the end of a file's body (creating the file when missing)."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.append(self, path, text, trailers=trailers)
 
     def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.edit(self, path, old_text, new_text, expected_version=expected_version)
 
     def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.update_metadata(self, path, changes_, expected_version=expected_version)
 
     def files_under(self, rel: str) -> builtins.list[str]:
         """Every file at or under an already-gated path (links never followed)."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.files_under(self, rel)
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
+        from . import writing  # with the write gate: ~5 ms to import, never needed to read
         return writing.move(self, src, dst)
 
     # ------------------------------------------------------------ trash
@@ -407,14 +388,17 @@ class ContextManager:
         """Move a file or folder to ``.trash/``; never a hard delete."""
         rel = self.gate(path, write=True)
         with self.change("delete", rel) as change:
+            from . import trash  # ~1 ms; only the trash commands need it
             return trash.delete(change, rel, self.current_provenance)
 
     def trash(self) -> builtins.list[TrashEntry]:
         """Soft-deleted entries, oldest first."""
+        from . import trash  # ~1 ms; only the trash commands need it
         return trash.list_entries(self.files)
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
         """Bring a deleted file back (the latest deletion of a path, or a given entry)."""
+        from . import trash  # ~1 ms; only the trash commands need it
         entry = trash.find(self.files, path_or_entry_id, self.gate)
         rel = self.gate(to if to is not None else entry.original_path, write=True)
         with self.change("restore", rel) as change:
@@ -423,6 +407,7 @@ class ContextManager:
 
     def purge_trash(self, older_than: timedelta | float | None = None) -> int:
         """Remove trash entries for good (git history still has them); returns how many."""
+        from . import trash  # ~1 ms; only the trash commands need it
         chosen = trash.purgeable(self.files, older_than)
         if not chosen:
             return 0
@@ -433,22 +418,27 @@ class ContextManager:
     # ------------------------------------------------------------ history
     def history(self, path: str | None = None, limit: int = 50) -> builtins.list[HistoryEntry]:
         """Commits that touched the root or one path, newest first (following renames)."""
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.history(self, path, limit)
 
     def read_at(self, path: str, rev: str) -> str | None:
         """The body of ``path`` as it was at ``rev`` (None if it did not exist then)."""
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.read_at(self, path, rev)
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.show_at(self, path, rev)
 
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of the whole file between two revisions (or ``rev_a`` and now)."""
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.diff(self, path, rev_a, rev_b)
 
     def revert(self, path: str, rev: str) -> Document | None:
         """Make a file what it was at ``rev`` (content and metadata), as a new commit."""
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
@@ -456,6 +446,7 @@ class ContextManager:
 
         A path someone changed after the session is left alone and reported as a conflict.
         """
+        from . import history  # with difflib: ~3 ms that only history calls need
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
@@ -469,7 +460,6 @@ class ContextManager:
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:
         from .search import SearchIndex  # Whoosh costs ~0.1 s to import; only searches need it
-
         self._index = SearchIndex(self)
         self._index.open()
 

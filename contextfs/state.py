@@ -26,14 +26,16 @@ import logging
 import os
 import secrets
 import stat
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
-
-from filelock import FileLock, Timeout
+from typing import TYPE_CHECKING, Any
 
 from .errors import ContentError, NotFoundError, VersioningError
 from .fixes import Fix
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 __all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key"]
 
@@ -143,14 +145,29 @@ class RootLock:
     """
 
     def __init__(self, path: Path, timeout: float = 30.0) -> None:
-        self._lock = FileLock(str(path), timeout=timeout, thread_local=True)
+        self._lock: FileLock | None = None  # made on first use: see _file_lock
+        self._making = threading.Lock()
         self._timeout = timeout
         self._path = path
 
+    def _file_lock(self) -> FileLock:
+        if self._lock is None:
+            # Imported here: filelock costs ~9 ms to import, and a process that opens a root
+            # read-only (or only searches an index that is current) never takes a lock.
+            from filelock import FileLock
+
+            with self._making:
+                if self._lock is None:
+                    self._lock = FileLock(str(self._path), timeout=self._timeout, thread_local=True)
+        return self._lock
+
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
+        lock = self._file_lock()
+        from filelock import Timeout  # loaded by _file_lock just above: no cost here
+
         try:
-            self._lock.acquire()
+            lock.acquire()
         except Timeout:
             raise VersioningError(
                 f"another process held the contextfs lock {self._path} for over {self._timeout:.0f}s; "
@@ -162,11 +179,11 @@ class RootLock:
         try:
             yield
         finally:
-            self._lock.release()
+            lock.release()
 
     @property
     def is_held(self) -> bool:
-        return self._lock.is_locked
+        return self._lock is not None and self._lock.is_locked
 
 
 class StateDir:

@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 from . import scratch
 from .errors import ContextFSError, InvalidPathError
 from .files import TMP_SUFFIX, RootFiles, typed_io
-from .versioning import GitStore, operation_in_progress
+from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
 
 if TYPE_CHECKING:
     from .manager import ContextManager
+    from .versioning import GitStore
 
 __all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits", "sync"]
 

@@ -5,25 +5,39 @@ against the published hash), so no network is touched and nothing is written any
 ``tiktoken.get_encoding`` and fall back to the bundled cl100k_base when they cannot be
 loaded (no network, no cache); if even that fails, a logged estimate is used. Encoders
 load lazily: a fresh process pays ~170 ms once, on the first count.
+
+A short-lived process (one ``contextfs context`` call) can keep its counts in the root's
+state folder with :func:`persistent_counts`: a view assembled again over unchanged files
+then counts only texts it has counted before, and the encoder is never loaded. Counts
+are keyed by the digest of the exact text counted, so a kept count is that text's exact
+count and a budget stays exact.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import importlib.util
+import json
 import logging
 import os
+import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING
+
+from .errors import ContextFSError
 
 if TYPE_CHECKING:  # annotations only: importing tiktoken costs ~170 ms, paid on the first count
     from tiktoken import Encoding
 
-__all__ = ["DEFAULT_ENCODING", "TokenCounter", "count_tokens", "get_counter"]
+    from .state import StateDir
+
+__all__ = ["DEFAULT_ENCODING", "STORE_ENTRIES", "CountStore", "TokenCounter", "count_tokens", "get_counter",
+           "persistent_counts"]
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +68,18 @@ class TokenCounter:
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._store: CountStore | None = None
+
+    def attach(self, store: CountStore | None) -> None:
+        """Also look counts up in ``store`` and add new exact ones to it; None detaches it.
+
+        Before the encoder is loaded, :attr:`name` is the encoding the kept counts were
+        made with, so a view reports the same encoding whether or not it loaded one.
+        """
+        with self._lock:
+            self._store = store
+            if store is not None and self._encode is None and store.encoding is not None:
+                self.name = store.encoding
 
     def _load(self) -> None:
         if self._encode is not None:
@@ -85,6 +111,13 @@ class TokenCounter:
             self.name = enc.name
             self._encode = lambda text, _e=enc: _e.encode(text, disallowed_special=())
             self._decode = enc.decode
+            store = self._store
+            if store is not None and store.encoding not in (None, self.name):
+                # The kept counts were made with another encoding than the one loaded now
+                # (an encoding that is no longer available, say): forget them.
+                log.info("token counts kept for %s do not apply to %s; counting afresh", store.encoding, self.name)
+                self._store = None
+                self._cache.clear()
 
     @staticmethod
     def _offline(tiktoken: ModuleType) -> Encoding | None:
@@ -99,12 +132,20 @@ class TokenCounter:
         if not text:
             return 0
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        store = self._store
         cached = self._cache.get(key)
         if cached is not None:
+            if store is not None and self.exact and self.name is not None:
+                store.add(key, cached, self.name)  # counted earlier in this process: keep it too
             return cached
-        self._load()
-        assert self._encode is not None
-        n = len(self._encode(text))
+        n = store.get(key) if store is not None else None
+        if n is None:
+            self._load()
+            assert self._encode is not None
+            n = len(self._encode(text))
+            store = self._store  # loading may have detached it
+            if store is not None and self.exact and self.name is not None:
+                store.add(key, n, self.name)
         with self._lock:
             self._cache[key] = n
             if len(self._cache) > self._cache_size:
@@ -164,3 +205,106 @@ def get_counter(encoding: str | None = None) -> TokenCounter:
 def count_tokens(text: str, encoding: str | None = None) -> int:
     """Tokens in ``text`` with the shared counter for ``encoding`` (default cl100k_base)."""
     return get_counter(encoding).count(text)
+
+
+#: Counts a :class:`CountStore` keeps (the most recently used): 20 bytes each on disk.
+STORE_ENTRIES = 20_000
+_MAGIC = b"contextfs-token-counts 1\n"
+_RECORD = 20  # the 16-byte digest of a text, then its count as 4 bytes (little-endian)
+_MAC = 64  # the hex HMAC-SHA256 that ends the file
+
+
+class CountStore:
+    """Exact token counts of one encoding kept in a root's state folder, across processes.
+
+    Derived state like the search index: signed with this user's machine key (a file
+    copied from elsewhere or edited is ignored and replaced), checked on read (its magic,
+    the encoding it was made for, its size), bounded to :data:`STORE_ENTRIES` counts
+    (the least recently used are dropped first) and written atomically only when a count
+    was added. Losing it costs the encoder's load and nothing else.
+    """
+
+    def __init__(self, state: StateDir, requested: str) -> None:
+        self._state = state
+        self._requested = requested
+        # The file name is a digest of the encoding's name: the name comes from config.
+        self._name = "token-counts-" + hashlib.sha1(requested.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        self._lock = threading.Lock()
+        self._counts: dict[bytes, int] = {}
+        self._used: dict[bytes, None] = {}
+        self._added = False
+        #: The encoding the kept counts were made with (None while the store is empty).
+        self.encoding: str | None = None
+        self._read()
+
+    def _read(self) -> None:
+        try:
+            data = self._state.file(self._name).read_bytes()
+        except (OSError, ContextFSError):
+            return  # none yet, or no state folder: counts are made afresh
+        limit = len(_MAGIC) + 1024 + STORE_ENTRIES * _RECORD + _MAC
+        if len(data) > limit or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _MAC:
+            return
+        payload, mac = data[:-_MAC], data[-_MAC:]
+        header, sep, records = payload[len(_MAGIC):].partition(b"\n")
+        if not sep or len(records) % _RECORD or not self._state.verify(payload, mac.decode("ascii", "replace")):
+            return
+        try:
+            meta = json.loads(header)
+        except ValueError:
+            return
+        if not isinstance(meta, dict) or meta.get("requested") != self._requested or not isinstance(
+                meta.get("encoding"), str):
+            return
+        self.encoding = meta["encoding"]
+        self._counts = {records[i:i + 16]: int.from_bytes(records[i + 16:i + _RECORD], "little")
+                        for i in range(0, len(records), _RECORD)}
+
+    def get(self, key: bytes) -> int | None:
+        n = self._counts.get(key)
+        if n is not None:
+            with self._lock:
+                self._used[key] = None
+        return n
+
+    def add(self, key: bytes, n: int, encoding: str) -> None:
+        """Keep the exact count ``n`` of the text whose digest is ``key``, made with ``encoding``."""
+        with self._lock:
+            if self.encoding not in (None, encoding):
+                return  # never mix encodings in one file
+            self.encoding = encoding
+            if self._counts.get(key) != n:
+                self._counts[key] = n
+                self._added = True
+            self._used[key] = None
+
+    def save(self) -> None:
+        """Write the counts back if any were added (the ones used most recently last)."""
+        with self._lock:
+            if not self._added or self.encoding is None:
+                return
+            order = [k for k in self._counts if k not in self._used] + list(self._used)
+            keep = order[-STORE_ENTRIES:]
+            header = json.dumps({"requested": self._requested, "encoding": self.encoding}).encode()
+            payload = _MAGIC + header + b"\n" + b"".join(k + self._counts[k].to_bytes(4, "little") for k in keep)
+            self._added = False
+        try:
+            target = self._state.file(self._name)
+            tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+            tmp.write_bytes(payload + self._state.sign(payload).encode("ascii"))
+            os.replace(tmp, target)
+        except (OSError, ContextFSError) as exc:
+            log.info("could not keep token counts (%s); they are counted again next time", exc)
+
+
+@contextlib.contextmanager
+def persistent_counts(state: StateDir, encoding: str | None = None) -> Iterator[TokenCounter]:
+    """For the block, the shared counter of ``encoding`` also keeps its counts in ``state``."""
+    counter = get_counter(encoding)
+    store = CountStore(state, counter.requested)
+    counter.attach(store)
+    try:
+        yield counter
+    finally:
+        counter.attach(None)
+        store.save()

@@ -14,6 +14,9 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
 
 :func:`recover` finishes or undoes the changes a killed process left (see
 :mod:`contextfs.journal`), with their original author, session and message.
+:class:`Writes` is the write side of one root: its lock, recovery, and the Change that
+each mutating call opens or joins. A root opened read-only never makes one, so reading
+processes never import this module.
 """
 
 from __future__ import annotations
@@ -21,18 +24,24 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import faults, paths
+from . import clock, faults, paths
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
-from .files import TMP_SUFFIX, RootFiles, io_error
+from .files import TMP_SUFFIX, RootFiles, io_error, typed_io
 from .journal import Journal, JournalFile, Pending
-from .versioning import GitStore, Prepared
+from .provenance import Provenance, email_of
+from .rendering import clean_line
 
-__all__ = ["Change", "Header", "commit_message", "recover"]
+if TYPE_CHECKING:
+    from .state import RootLock
+    from .versioning import GitStore
+
+__all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +239,80 @@ def commit_message(change: Change, subject: str, prov: Any) -> str:
     return message + "".join(f"{k}: {v}\n" for k, v in trailers.items())
 
 
+class Writes:
+    """The write side of one root: the write lock, recovery, and one Change per call or transaction.
+
+    Every mutating call runs inside :meth:`change`, which joins the Change of an open
+    :meth:`transaction` (per thread) or makes its own commit.
+    """
+
+    def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
+                 provenance: Callable[[], Provenance], notify: Callable[[list[str]], None]) -> None:
+        self.files = files
+        self.git = git
+        self.journal = journal
+        self.lock = lock
+        self._provenance = provenance
+        self._notify = notify
+        self._local = threading.local()
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """The write lock, with anything a killed writer left finished or undone first."""
+        with self.lock.held():
+            if getattr(self._local, "txn", None) is None:
+                recover(self.files, self.git, self.journal)
+            yield
+
+    def _start(self, op: str, subject: str, trailers: Mapping[str, str] | None) -> Change:
+        self.git.check_writable()
+        prov = self._provenance()
+        header = Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
+                        session=prov.session, turn=prov.turn)
+        return Change(self.files, self.git, self.journal, header, trailers)
+
+    def _commit(self, change: Change, subject: str) -> str | None:
+        message = commit_message(change, subject, self._provenance())
+        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
+
+    @contextlib.contextmanager
+    def change(self, op: str, subject_path: str, trailers: Mapping[str, str] | None) -> Iterator[Change]:
+        with self.locked(), typed_io(subject_path):
+            txn: Change | None = getattr(self._local, "txn", None)
+            if txn is not None:
+                txn.ops.append(f"{op}: {subject_path}")
+                txn.merge_trailers(trailers)
+                yield txn
+                return
+            change = self._start(op, f"{op}: {subject_path}", trailers)
+            change.ops.append(f"{op}: {subject_path}")
+            try:
+                yield change
+            except BaseException:
+                change.rollback()
+                raise
+            self._commit(change, f"{op}: {subject_path}")
+
+    @contextlib.contextmanager
+    def transaction(self, message: str, op: str, trailers: Mapping[str, str] | None) -> Iterator[None]:
+        subject = clean_line(message) or "transaction"
+        with self.locked(), typed_io(subject):
+            outer: Change | None = getattr(self._local, "txn", None)
+            if outer is not None:
+                outer.merge_trailers(trailers)
+                yield
+                return
+            txn = self._local.txn = self._start(op, subject, trailers)
+            try:
+                yield
+            except BaseException:
+                self._local.txn = None
+                txn.rollback()
+                raise
+            self._local.txn = None
+            self._commit(txn, subject)
+
+
 def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None]) -> None:
     """Reverse renames (newest first), then give every path its bytes from ``before``.
 
@@ -331,6 +414,10 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
     head = git.head()
     if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
         if head == parent:
+            # Here, not at the top: the repository module brings GitPython (~37 ms), which a
+            # root opened read-only imports this module without needing.
+            from .versioning import Prepared
+
             prepared = Prepared(parent=parent, sha=sha, paths=tuple(changes),
                                 subject=str(ready["message"]).splitlines()[0][:200],
                                 signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())

@@ -20,21 +20,26 @@ derived state) and the ``cli_*`` command modules — beside the :mod:`.topics` a
 
 from __future__ import annotations
 
-from contextfs.poisoning import Verdict, assess, render_untrusted
+from typing import TYPE_CHECKING
 
-from .memory import (
-    ArchivalNote,
-    ConversationBuffer,
-    CoreBlock,
-    CoreBlocks,
-    Memory,
-    MemoryHit,
-    Message,
-)
-from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
-from .rules import Rule, ScopeRules, default_rules
-from .scoped import PassageHit, ScopedContext
-from .topics import IndexEntry, RouteResult, Topic, Topics
+from contextfs.lazy import exports
+
+if TYPE_CHECKING:
+    from contextfs.poisoning import Verdict, assess, render_untrusted
+
+    from .memory import (
+        ArchivalNote,
+        ConversationBuffer,
+        CoreBlock,
+        CoreBlocks,
+        Memory,
+        MemoryHit,
+        Message,
+    )
+    from .packing import Candidate, ContextView, DroppedItem, ViewItem, pack
+    from .rules import Rule, ScopeRules, default_rules
+    from .scoped import PassageHit, ScopedContext
+    from .topics import IndexEntry, RouteResult, Topic, Topics
 
 __all__ = [
     "ArchivalNote",
@@ -62,3 +67,18 @@ __all__ = [
     "pack",
     "render_untrusted",
 ]
+
+# The names above are loaded from their modules on first use (PEP 562): importing every
+# layer module costs about 60 ms, and ``contextfs context`` needs only the view assembly
+# (``ScopedContext``), not topics or memory.
+_HOMES = {
+    **dict.fromkeys(("Verdict", "assess", "render_untrusted"), "contextfs.poisoning"),
+    **dict.fromkeys(("ArchivalNote", "ConversationBuffer", "CoreBlock", "CoreBlocks", "Memory", "MemoryHit",
+                     "Message"), "contextfs.scopes.memory"),
+    **dict.fromkeys(("Candidate", "ContextView", "DroppedItem", "ViewItem", "pack"), "contextfs.scopes.packing"),
+    **dict.fromkeys(("Rule", "ScopeRules", "default_rules"), "contextfs.scopes.rules"),
+    **dict.fromkeys(("PassageHit", "ScopedContext"), "contextfs.scopes.scoped"),
+    **dict.fromkeys(("IndexEntry", "RouteResult", "Topic", "Topics"), "contextfs.scopes.topics"),
+}
+
+__getattr__, __dir__ = exports(__name__, _HOMES)

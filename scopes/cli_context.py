@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.cliutil import echo_data, pass_reader, translate_errors
+from contextfs.tokens import persistent_counts
 
 from .rules import SCOPES
 from .scoped import ScopedContext
@@ -34,7 +35,7 @@ def _summary(view: Any) -> str:
 @click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def context(
     ctx: Any, scope: str, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
     as_of: str | None, encoding: str | None, as_json: bool,
@@ -54,10 +55,12 @@ def context(
     if subtask is not None and source is click.core.ParameterSource.DEFAULT:
         scope = "subtask"  # naming a subtask asks for its scope; a scope given with it is checked
     scoped = ScopedContext(ctx, encoding=encoding)
-    if budget is None and query is None and as_of is None and topic is None and not as_json:
-        click.echo(scoped.get_context(scope, subtask))
-        return
-    view = scoped.assemble(scope, subtask, budget=budget, query=query, topic=topic, as_of=as_of)
+    # Counts kept in the root's state folder: a view of unchanged files loads no encoder.
+    with persistent_counts(ctx.state, scoped.encoding):
+        if budget is None and query is None and as_of is None and topic is None and not as_json:
+            click.echo(scoped.get_context(scope, subtask))
+            return
+        view = scoped.assemble(scope, subtask, budget=budget, query=query, topic=topic, as_of=as_of)
     if as_json:
         data = view.to_dict()
         echo_data(data, True)

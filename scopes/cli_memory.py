@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.cliutil import echo_data, pass_manager, pass_reader, translate_errors
 from contextfs.manager import ContextManager
 from contextfs.poisoning import POLICIES
 
@@ -137,7 +137,7 @@ def archive_cmd(ctx: ContextManager, text: str | None, tags: tuple[str, ...], in
 @click.option("--quarantined", is_flag=True, help="Include quarantined notes (shown fenced).")
 @_json
 @translate_errors
-@pass_manager
+@pass_reader
 def search_cmd(ctx: ContextManager, query: str, top_k: int, tags: tuple[str, ...], include_inactive: bool,
                quarantined: bool, as_json: bool) -> None:
     """Search archival memory; every hit shows its source session and turn.
@@ -160,7 +160,7 @@ def search_cmd(ctx: ContextManager, query: str, top_k: int, tags: tuple[str, ...
 @click.option("-n", "--limit", default=10, show_default=True)
 @_json
 @translate_errors
-@pass_manager
+@pass_reader
 def recall_cmd(ctx: ContextManager, query: str, session_: str | None, roles: tuple[str, ...], since: str | None,
                until: str | None, limit: int, as_json: bool) -> None:
     """Search conversation logs (sessions/*.jsonl); an empty QUERY lists the newest messages.

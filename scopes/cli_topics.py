@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.cliutil import echo_data, pass_manager, pass_reader, translate_errors
 from contextfs.manager import ContextManager
 
 from .derived import VOCABULARY_FILE
@@ -73,7 +73,7 @@ Example:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the index entries as JSON.")
 @translate_errors
-@pass_manager
+@pass_reader
 def list_(ctx: ContextManager, as_json: bool) -> None:
     """The topic index: id, status, last active, size and one-line summary of every topic."""
     topics = Topics(ctx)
@@ -149,7 +149,7 @@ Example:
 @click.option("--section", default=None, help="Only this where-are-we section.")
 @click.option("--json", "as_json", is_flag=True)
 @translate_errors
-@pass_manager
+@pass_reader
 def show(ctx: ContextManager, name: str, section: str | None, as_json: bool) -> None:
     """A topic's card and where-are-we state."""
     topics = Topics(ctx)

@@ -7,8 +7,10 @@ that here so a test can never pass only because the developer's ``~/.gitconfig``
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,36 @@ def assert_clean(root: Path) -> None:
     )
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
     assert "error" not in fsck.stderr.lower(), fsck.stderr
+
+
+_MODULES_PROBE = """
+import json, sys
+from contextfs.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w") as fh:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+def modules_after(tmp_path: Path, *args: str) -> set[str]:
+    """The modules a fresh ``contextfs ARGS`` process had imported when it finished (it must succeed)."""
+    out = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", _MODULES_PROBE, str(out), *args], capture_output=True, text=True,
+                          check=False)
+    data = json.loads(out.read_text())
+    assert data["code"] in (0, None), proc.stderr
+    return set(data["modules"])
+
+
+def application_repository(tmp_path: Path) -> Path:
+    """A developer's own git repository (one committed ``main.py``) that a context root may sit in."""
+    app = tmp_path / "app"
+    app.mkdir()
+    git(app, "init", "-q")
+    (app / "main.py").write_text("print('app')\n", "utf-8")
+    git(app, "add", "main.py")
+    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    return app

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from conftest import assert_clean, git
+from conftest import application_repository, assert_clean, git, modules_after
 from contextfs import ContextManager
 from contextfs.cli import COMMANDS, cli, walk
 
@@ -113,12 +112,7 @@ def test_reading_commands_never_create_a_root(run, args, tmp_path: Path) -> None
 
 
 def test_reading_commands_leave_an_application_repository_as_it_was(tmp_path: Path) -> None:
-    app = tmp_path / "app"
-    app.mkdir()
-    git(app, "init", "-q")
-    (app / "main.py").write_text("print('app')\n", "utf-8")
-    git(app, "add", "main.py")
-    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    app = application_repository(tmp_path)
     runner = CliRunner()
     root = app / "context"
     with ContextManager(root, index=False) as ctx:
@@ -243,30 +237,10 @@ def test_the_table_help_is_each_commands_own_short_help() -> None:
 
 # Modules each command must never import: the heavy libraries of the other layers.
 HEAVY = ("langchain_core", "whoosh", "numpy", "tiktoken", "watchdog", "contextfs.evolve", "contextfs.integrations")
-_PROBE = """
-import json, sys
-from contextfs.cli import main
-try:
-    main(sys.argv[2:])
-except SystemExit as exc:
-    code = exc.code
-with open(sys.argv[1], "w") as fh:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
-"""
-
-
-def _modules_after(tmp_path: Path, *args: str) -> list[str]:
-    """The modules a fresh ``contextfs ARGS`` process had imported when it finished."""
-    out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", _PROBE, str(out), *args], capture_output=True, text=True,
-                          check=False)
-    data = json.loads(out.read_text())
-    assert data["code"] in (0, None), proc.stderr
-    return data["modules"]
 
 
 def test_help_imports_no_command(tmp_path: Path) -> None:
-    loaded = _modules_after(tmp_path, "--help")
+    loaded = modules_after(tmp_path, "--help")
     commands = {entry.target.partition(":")[0] for entry in COMMANDS}
     assert not commands & set(loaded), commands & set(loaded)
     assert "contextfs.manager" not in loaded and "git" not in loaded
@@ -285,7 +259,7 @@ def test_help_imports_no_command(tmp_path: Path) -> None:
 )
 def test_commands_import_only_what_they_use(sample_root: Path, tmp_path: Path, args, allowed) -> None:
     ContextManager(sample_root, index=False).close()  # a root: the reading commands never create one
-    loaded = _modules_after(tmp_path, "--root", str(sample_root), *args)
+    loaded = modules_after(tmp_path, "--root", str(sample_root), *args)
     layers = (*HEAVY, "contextfs.scopes", "yaml")
     unexpected = sorted({m for m in loaded for h in layers if (m == h or m.startswith(h + "."))
                          and not any(m == a or m.startswith(a + ".") for a in allowed)})

@@ -22,7 +22,8 @@ away at any time. Three rules keep it right:
   found on open by comparing each file's (mtime, size) with what was indexed.
 
 Index writes across processes are serialised by a lock file in the state folder;
-Whoosh's own ``LockError`` never escapes.
+Whoosh's own ``LockError`` never escapes. An index that already matches every file is
+opened without the lock and without reconciling (see :func:`.stamp.current`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from .query import parse_query
 from .querying import Queries, SearchHit
 from .rank import weighting
 from .schema import extract, indexable, make_schema, walk_indexable
-from .stamp import check_sums, read_stamp, valid, write_stamp
+from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
 
 if TYPE_CHECKING:
     from ..files import RootFiles
@@ -110,6 +111,8 @@ class IndexSource(Protocol):
     @property
     def git(self) -> GitStore: ...
 
+    def head(self) -> str | None: ...
+
 
 class SearchIndex:
     """The index of one context root; constructed by ``ContextManager``."""
@@ -139,28 +142,42 @@ class SearchIndex:
         When the index cannot be written at all (a full disk), opening still succeeds:
         the next search tries again and reports the typed error then.
         """
-        with self._mutex, self._locked():
-            self._cleanup_leftovers()
-            try:
+        with self._mutex:
+            if self._open_if_current():
+                return
+            with self._locked():
+                self._cleanup_leftovers()
                 try:
-                    stamp = self._open_existing()
-                except _Broken as why:
-                    if self.dir.exists():
-                        log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
-                    else:
-                        log.info("creating the search index at %s", self.dir)
-                    self._rebuild_locked()
-                    return
-                try:
-                    self._reconcile_locked(stamp)
-                except OSError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
-                    log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
-                    self._rebuild_locked()
-            except OSError as exc:
-                self._drop()
-                log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
+                    try:
+                        stamp = self._open_existing()
+                    except _Broken as why:
+                        if self.dir.exists():
+                            log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                        else:
+                            log.info("creating the search index at %s", self.dir)
+                        self._rebuild_locked()
+                        return
+                    try:
+                        self._reconcile_locked(stamp)
+                    except OSError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
+                        log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
+                        self._rebuild_locked()
+                except OSError as exc:
+                    self._drop()
+                    log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
+
+    def _open_if_current(self) -> bool:
+        """Open the index without the lock or any write when it matches every file; else False."""
+        try:
+            stamp = self._open_existing()
+            if not self._pending and current(stamp, self.manager.head(), lambda: walk_indexable(self.files)):
+                return True
+        except (_Broken, ContextFSError, OSError):
+            pass
+        self._drop()  # the locked open checks again and fixes what needs fixing
+        return False
 
     def close(self) -> None:
         with self._mutex:
@@ -196,8 +213,8 @@ class SearchIndex:
         self._ix = None
         self._build = None
 
-    def _open_existing(self) -> dict[str, Any]:
-        """Open the stamped index in ``self.dir`` or raise _Broken with the reason."""
+    def _open_existing(self, *, full: bool = False) -> dict[str, Any]:
+        """Open the stamped index in ``self.dir`` or raise _Broken (``full``: hash every file)."""
         self._drop()
         if not self.dir.is_dir():
             raise _Broken("is missing")
@@ -207,7 +224,7 @@ class SearchIndex:
         if not valid(stamp):
             raise _Broken(f"was built by another index format "
                           f"({stamp.get('format')}/{stamp.get('schema')}/{stamp.get('codec')})")
-        damaged = check_sums(self.dir, stamp.get("files"))
+        damaged = check_sums(self.dir, stamp.get("files"), full=full)
         if damaged:
             raise _Broken(f"has damaged or unexpected files ({damaged})")
         try:
@@ -229,7 +246,7 @@ class SearchIndex:
         self._drop()
         self.rebuilds += 1
         started = time.perf_counter()
-        head = self.manager.git.head()
+        head = self.manager.head()
         fresh = self.state.file(f"index.new-{secrets.token_hex(4)}")
         fresh.mkdir(parents=True)
         try:
@@ -273,40 +290,24 @@ class SearchIndex:
                 shutil.rmtree(entry, ignore_errors=True)
 
     # ------------------------------------------------------------ keeping current
-    def _indexed_stats(self) -> tuple[dict[str, list[Any]], set[str]]:
-        """path -> [stat, version] for every indexed file, and the files indexed twice.
-
-        A conversation log has one document per message; it is indexed twice when one of
-        its lines (or a plain file) appears in two documents.
-        """
-        out: dict[str, list[Any]] = {}
-        seen: set[tuple[str, Any]] = set()
-        twice: set[str] = set()
-        reader = self.searcher.reader()
-        for _docnum, fields in reader.iter_docs():
-            rel = fields.get("rel")
-            key = (rel, fields.get("line"))
-            if key in seen:
-                twice.add(rel)
-            seen.add(key)
-            out.setdefault(rel, [fields.get("stat"), fields.get("version")])
-        return out, twice
-
     def _reconcile_locked(self, stamp: dict[str, Any]) -> None:
         """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
         on_disk = walk_indexable(self.files)
-        indexed, twice = self._indexed_stats()
+        indexed, twice = segments.indexed_stats(self.searcher.reader())
         changed = {rel for rel, st in on_disk.items() if rel not in indexed or segments.stored_stat(indexed[rel][0]) != st}
         changed |= {rel for rel in indexed if rel not in on_disk}
         changed |= twice
-        head = self.manager.git.head()
+        head = self.manager.head()
         if changed:
             log.info("search index: %d file(s) changed since it was last updated; re-indexing them", len(changed))
         self._apply(changed, head, force_commit=stamp.get("head") != head)
+        # The files' digest lets the next process skip this; a file that failed to index is retried.
+        if all(("rel", rel) in self.searcher.reader() for rel in changed if rel in on_disk):
+            record_disk(self.dir, self.state, disk_digest(on_disk), stamp)
 
     def _catch_up(self) -> None:
         """Apply queued paths and whatever HEAD moved past since the stamp (any process)."""
-        head = self.manager.git.head()
+        head = self.manager.head()
         stamp = read_stamp(self.dir, self.state)
         if (
             self._ix is not None and stamp is not None and stamp.get("build") == self._build
@@ -323,7 +324,7 @@ class SearchIndex:
                     log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
                     self._rebuild_locked()
                     return
-            head = self.manager.git.head()
+            head = self.manager.head()
             todo = set(self._pending)
             old = stamp.get("head")
             if old != head and head is not None:
@@ -425,7 +426,7 @@ class SearchIndex:
         with self._locked():
             if not rebuild:
                 try:
-                    self._open_existing()
+                    self._open_existing(full=True)
                     log.info("search index changed while it was read (%s: %s); reopened it", name, exc)
                     return
                 except _Broken as why:
@@ -440,7 +441,7 @@ class SearchIndex:
         report = VerifyReport()
         with self._mutex, self._locked(), typed_io("the search index"):
             try:
-                stamp = self._open_existing()
+                stamp = self._open_existing(full=True)
             except _Broken as why:
                 log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
                 report.rebuilt = True
@@ -450,7 +451,7 @@ class SearchIndex:
                 return report
             # Queued writes and commits made since the stamp are normal upkeep, not drift:
             # apply them first so only real differences are reported.
-            head = self.manager.git.head()
+            head = self.manager.head()
             todo = set(self._pending)
             old = stamp.get("head")
             if old != head and head is not None:
@@ -461,7 +462,7 @@ class SearchIndex:
                 self._apply(todo, head, force_commit=old != head)
                 stamp = read_stamp(self.dir, self.state) or stamp
             on_disk = walk_indexable(self.files)
-            indexed, twice = self._indexed_stats()
+            indexed, twice = segments.indexed_stats(self.searcher.reader())
             report.checked = len(on_disk)
             for rel in sorted(on_disk):
                 info = indexed.get(rel)
@@ -478,10 +479,10 @@ class SearchIndex:
             report.duplicates = sorted(twice)
             if fix and not report.ok:
                 todo = set(report.missing) | set(report.stale) | set(report.extra) | set(report.duplicates)
-                self._apply(todo, self.manager.git.head(), force_commit=True)
+                self._apply(todo, self.manager.head(), force_commit=True)
                 report.fixed = True
-            elif stamp.get("head") != self.manager.git.head() and fix:
-                self._apply(set(), self.manager.git.head(), force_commit=True)
+            elif stamp.get("head") != self.manager.head() and fix:
+                self._apply(set(), self.manager.head(), force_commit=True)
         return report
 
     def doc_count(self) -> int:

@@ -3,7 +3,8 @@
 * :func:`fill` writes a fresh index, with two worker processes for large builds;
 * :func:`merge_policy` merges segments of similar size, so their number stays small;
 * :func:`delete_paths` marks a file's old documents deleted without a query per path;
-* :func:`refreshed` points a searcher at the newest segments, reusing unchanged readers.
+* :func:`refreshed` points a searcher at the newest segments, reusing unchanged readers;
+* :func:`indexed_stats` reads what every stored document says about its file.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from whoosh.searching import Searcher
 from . import compat
 from .rank import weighting
 
-__all__ = ["delete_paths", "fill", "merge_policy", "open_readers", "refreshed", "stored_stat", "tier"]
+__all__ = ["delete_paths", "fill", "indexed_stats", "merge_policy", "open_readers", "refreshed", "stored_stat",
+           "tier"]
 
 log = logging.getLogger(__name__)
 
@@ -182,3 +184,22 @@ def stored_stat(value: Any) -> tuple[int, int] | None:
     if isinstance(value, (list, tuple)) and len(value) == 2:
         return int(value[0]), int(value[1])
     return None
+
+
+def indexed_stats(reader: Any) -> tuple[dict[str, list[Any]], set[str]]:
+    """path -> [stat, version] for every indexed file, and the files indexed twice.
+
+    A conversation log has one document per message; it is indexed twice when one of
+    its lines (or a plain file) appears in two documents.
+    """
+    out: dict[str, list[Any]] = {}
+    seen: set[tuple[str, Any]] = set()
+    twice: set[str] = set()
+    for _docnum, fields in reader.iter_docs():
+        rel = fields.get("rel")
+        key = (rel, fields.get("line"))
+        if key in seen:
+            twice.add(rel)
+        seen.add(key)
+        out.setdefault(rel, [fields.get("stat"), fields.get("version")])
+    return out, twice

@@ -61,6 +61,22 @@ class Refs:
         self.common_dir = common_dir
         self.durable = durable
 
+    @classmethod
+    def of(cls, git_dir: Path, *, durable: bool = True) -> Refs:
+        """The refs of the repository whose git folder is ``git_dir``, found without GitPython.
+
+        A linked worktree's git folder holds a ``commondir`` file naming the folder its
+        branches and packed refs live in; any other git folder is its own common folder.
+        """
+        try:
+            named = (git_dir / "commondir").read_text("utf-8").strip()
+        except FileNotFoundError:
+            return cls(git_dir, git_dir, durable=durable)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VersioningError(f"cannot read {git_dir / 'commondir'} ({exc}); check the repository") from None
+        common = Path(named)
+        return cls(git_dir, (common if common.is_absolute() else git_dir / common).resolve(), durable=durable)
+
     def branch(self) -> str | None:
         """The ref HEAD points at ('refs/heads/main'), or None when HEAD is detached."""
         try:

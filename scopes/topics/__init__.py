@@ -24,28 +24,33 @@ view), :mod:`.index` (the awareness layer), :mod:`.where`, :mod:`.decisions`,
 
 from __future__ import annotations
 
-from .block import ALREADY_VISIBLE, DOES_NOT_EXIST, Block
-from .config import InitialTopic, TopicsConfig, load_topics_config
-from .decisions import Decisions
-from .detection import Detection
-from .exchanges import Exchanges
-from .facade import Topics
-from .files import (
-    SECTIONS,
-    Decision,
-    Exchange,
-    WhereAreWe,
-    check_slug,
-    item_text,
-    parse_decisions,
-    parse_exchanges,
-    render_decisions,
-    slugify,
-)
-from .records import STATUSES, IndexEntry, RouteResult, Spawned, Topic, open_section
-from .routing import Routing
-from .vocabulary import Vocabulary
-from .where import WhereState
+from typing import TYPE_CHECKING
+
+from contextfs.lazy import exports
+
+if TYPE_CHECKING:
+    from .block import ALREADY_VISIBLE, DOES_NOT_EXIST, Block
+    from .config import InitialTopic, TopicsConfig, load_topics_config
+    from .decisions import Decisions
+    from .detection import Detection
+    from .exchanges import Exchanges
+    from .facade import Topics
+    from .files import (
+        SECTIONS,
+        Decision,
+        Exchange,
+        WhereAreWe,
+        check_slug,
+        item_text,
+        parse_decisions,
+        parse_exchanges,
+        render_decisions,
+        slugify,
+    )
+    from .records import STATUSES, IndexEntry, RouteResult, Spawned, Topic, open_section
+    from .routing import Routing
+    from .vocabulary import Vocabulary
+    from .where import WhereState
 
 __all__ = [
     "ALREADY_VISIBLE",
@@ -78,3 +83,23 @@ __all__ = [
     "render_decisions",
     "slugify",
 ]
+
+# Loaded from their modules on first use (PEP 562): ``contextfs context`` reaches this
+# package only for the file names in :mod:`.files`, and importing every topic module
+# made that call about 20 ms slower (141 against 120 ms, measured back to back).
+_HOMES = {
+    **dict.fromkeys(("ALREADY_VISIBLE", "DOES_NOT_EXIST", "Block"), ".block"),
+    **dict.fromkeys(("InitialTopic", "TopicsConfig", "load_topics_config"), ".config"),
+    "Decisions": ".decisions",
+    "Detection": ".detection",
+    "Exchanges": ".exchanges",
+    "Topics": ".facade",
+    **dict.fromkeys(("SECTIONS", "Decision", "Exchange", "WhereAreWe", "check_slug", "item_text", "parse_decisions",
+                     "parse_exchanges", "render_decisions", "slugify"), ".files"),
+    **dict.fromkeys(("STATUSES", "IndexEntry", "RouteResult", "Spawned", "Topic", "open_section"), ".records"),
+    "Routing": ".routing",
+    "Vocabulary": ".vocabulary",
+    "WhereState": ".where",
+}
+
+__getattr__, __dir__ = exports(__name__, _HOMES)

@@ -3,7 +3,7 @@
 Measures, in one run, the wall time of whole processes on a copy of ``sample-context/``:
 
 * the baseline ``python -c pass`` (a bare start of the same interpreter, the same venv);
-* ``contextfs --help``, ``read``, ``ls``, ``log``, ``search`` and ``context``.
+* ``contextfs --help``, ``read``, ``ls``, ``log``, ``diff``, ``show``, ``search`` and ``context``.
 
 Each round runs every command once in a shuffled order (so a noisy neighbour on the
 machine spreads over all of them), after two warm-up runs of each (the first ``search``
@@ -11,13 +11,20 @@ builds the index, the first ``context`` fills the token-count cache). Medians ar
 reported with their ratio to the baseline's median, against the goals: ``read`` and ``ls``
 at most 4x a bare interpreter start, ``search`` and ``context`` at most 8x.
 
+Python caches compiled bytecode as in any installation: ``PYTHONDONTWRITEBYTECODE`` is
+cleared for the commands, so the warm-up runs write ``__pycache__`` for a source checkout
+(a wheel install compiles at install time). ``--uncached`` measures the other case, a
+checkout where ``PYTHONDONTWRITEBYTECODE=1`` is set and no cache was ever written: the
+checkout's ``__pycache__`` folders are removed first and every call compiles each
+contextfs module it imports again.
+
 ``--importtime`` also runs each command once with ``python -X importtime`` and prints
 the packages whose imports cost the most (self time summed per top-level package), and
-``--phases`` times the steps of a ``read`` and the extra steps of ``search`` and
-``context`` inside fresh processes (medians): what the CLI costs and what the core does.
-Usage::
+``--phases`` times the steps of a ``read`` and the extra steps of ``log``, ``search``,
+``context`` and a writing command inside fresh processes (medians): what the CLI costs
+and what the core does. Usage::
 
-    python tests/benchmarks/bench_cli.py [--rounds 21] [--importtime] [--phases]
+    python tests/benchmarks/bench_cli.py [--rounds 21] [--importtime] [--phases] [--uncached]
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ COMMANDS: tuple[tuple[str, tuple[str, ...], float | None], ...] = (
     ("read", ("read", "memory/facts.md"), 4.0),
     ("ls", ("ls", "memory"), 4.0),
     ("log", ("log", "-n", "5"), None),
+    ("diff", ("diff", "memory/facts.md", "HEAD"), None),
+    ("show", ("show", "memory/facts.md", "--at", "HEAD"), None),
     ("search", ("search", "webhook retry backoff"), 8.0),
     ("context", ("context", "--scope", "task", "--budget", "2000"), 8.0),
 )
@@ -86,7 +95,8 @@ def _importtime(argv: list[str], env: dict[str, str], top: int) -> list[tuple[st
     return sorted(per_package.items(), key=lambda kv: -kv[1])[:top]
 
 
-#: Steps timed in one fresh process by ``--phases`` (each line: label, then the code).
+#: Steps timed in one fresh process by ``--phases``, in the order the commands meet them
+#: (each step pays only for what the steps before it did not already load).
 _PHASES = """
 import sys, time
 root = sys.argv[1]
@@ -97,32 +107,45 @@ import click
 mark("import click")
 import contextfs.cli, contextfs.cli_core
 mark("import the CLI (contextfs.cli, cli_core)")
-import git
-mark("import GitPython (contextfs.versioning)")
-import filelock
-mark("import filelock (contextfs.state)")
-import contextfs.manager
-mark("import contextfs.manager (the rest)")
 from contextfs.manager import ContextManager
+mark("import contextfs.manager (what a read-only open needs)")
 ctx = ContextManager(root, actor="human", index=False, read_only=True)
 mark("open the root read-only (what reading commands do)")
-ContextManager(root, actor="human", index=False).close()
-mark("open it for writing instead (managed files, sync: git status)")
 ctx.get("memory/facts.md")
-mark("get memory/facts.md (PyYAML import + parse)")
+mark("read: get memory/facts.md (PyYAML import + parse)")
+ctx.history(limit=5)
+mark("log: import GitPython, open the repository, git log")
 import numpy
 mark("search: import numpy")
 import contextfs.search
 mark("search: import Whoosh and contextfs.search")
 ctx.search("webhook retry backoff", limit=10)
-mark("search: open the index + query")
-import contextfs.scopes
-mark("context: import contextfs.scopes")
-from contextfs.tokens import get_counter
-get_counter().count("warm up the encoder")
-mark("context: load the tiktoken encoding")
+mark("search: open the index (current: no lock) + query")
+from contextfs.scopes.scoped import ScopedContext
+mark("context: import the view assembly (contextfs.scopes.scoped)")
+from contextfs.tokens import get_counter, persistent_counts
+with persistent_counts(ctx.state):
+    ScopedContext(ctx).assemble("task", budget=2000)
+mark("context: assemble the view (token counts kept by earlier runs)")
+get_counter().count("a text no earlier run counted")
+mark("context: load the tiktoken encoding (a view with new text)")
+ContextManager(root, actor="human", index=False).close()
+mark("write commands: open for writing (filelock, write side, managed files, sync)")
 print("\\n".join(f"{label}\\t{(t - marks[i][1]) * 1000:.2f}" for i, (label, t) in enumerate(marks[1:])))
 """
+
+
+#: Prints the folders the packages are imported from (finding them imports only ``contextfs``).
+_FOLDERS = ("import importlib.util as u\n"
+            "for n in ('contextfs', 'contextfs.scopes', 'contextfs.evolve', 'contextfs.integrations'):\n"
+            "    print(*(u.find_spec(n).submodule_search_locations or ()), sep='\\n')")
+
+
+def _source_folders(env: dict[str, str]) -> list[Path]:
+    """The folders contextfs is imported from, when they are a checkout (never an installed wheel's)."""
+    out = subprocess.run([sys.executable, "-c", _FOLDERS], env=env, capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir()).stdout
+    return [Path(line) for line in out.splitlines() if line and "-packages" not in line]
 
 
 def _phases(root: Path, env: dict[str, str], runs: int) -> list[tuple[str, float]]:
@@ -141,6 +164,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=21, help="measured runs of each command")
     parser.add_argument("--importtime", action="store_true", help="also break down import time per command")
     parser.add_argument("--phases", action="store_true", help="also time the steps inside one process")
+    parser.add_argument("--uncached", action="store_true",
+                        help="as with PYTHONDONTWRITEBYTECODE=1 and no bytecode cache for the checkout's modules")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="contextfs-bench-cli-") as tmp:
@@ -148,12 +173,20 @@ def main() -> None:
         shutil.copytree(SAMPLE, root)
         env = {**os.environ, "HOME": tmp, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
         env.pop("CONTEXTFS_ROOT", None)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is cached, as in any installation
+        if args.uncached:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            for folder in _source_folders(env):
+                for cache in list(folder.rglob("__pycache__")):
+                    shutil.rmtree(cache, ignore_errors=True)
         subprocess.run([*_contextfs(), "--root", str(root), "init"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         labels = ["python -c pass", *(name for name, _, _ in COMMANDS)]
-        for label in labels:  # warm-up: index build, token-count cache, OS file cache
+        for label in labels:  # warm-up: bytecode, index build, kept token counts, OS file cache
             for _ in range(2):
                 _run(_argv(label, root), env)
+        time.sleep(2.5)  # index files settle (see contextfs.search.stamp): later opens hash none
+        _run(_argv("search", root), env)
         samples: dict[str, list[float]] = {label: [] for label in labels}
         rng = random.Random(14)
         for _ in range(args.rounds):
@@ -165,7 +198,8 @@ def main() -> None:
         base = statistics.median(samples["python -c pass"])
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         print(f"CLI latency, {args.rounds} rounds; Python {platform.python_version()}; "
-              f"{os.cpu_count()} cores; load average {load:.2f}")
+              f"{os.cpu_count()} cores; load average {load:.2f}"
+              + ("; no bytecode cache for contextfs's modules" if args.uncached else ""))
         print()
         print("| command | median | min | vs `python -c pass` | goal | status |")
         print("|---|---:|---:|---:|---:|---|")
