@@ -41,8 +41,9 @@ class Chunk:
     """A passage with its 1-based file line range.
 
     ``piece`` numbers the sentence windows of one long paragraph (0: the whole
-    paragraph); ``note`` is a conversation turn's date and speaker; ``trust`` a turn's
-    own trust (a log's lines are trusted one by one).
+    paragraph); ``note`` is a conversation turn's date and speaker as shown, ``speaker``
+    and ``time`` the turn's own (a named speaker only, ISO time as logged); ``trust`` a
+    turn's own trust (a log's lines are trusted one by one).
     """
 
     first: int
@@ -52,6 +53,8 @@ class Chunk:
     piece: int = 0
     note: str = ""
     trust: str = "trusted"
+    speaker: str = ""
+    time: str = ""
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -79,7 +82,8 @@ def _turn_chunks(body: str) -> tuple[Chunk, ...]:
         if t.trust == "quarantined":
             continue  # hidden from recall and views
         note = " · ".join(p for p in (_when(t.time), t.who) if p)
-        out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust))
+        out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust, speaker=t.speaker or "",
+                         time=t.time))
     return tuple(out)
 
 

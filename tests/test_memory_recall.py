@@ -75,10 +75,13 @@ def test_conversation_search_filters_and_ranks(ctx: ContextManager, mem: Memory,
     assert hits[0].text == "I already have an Infosys offer at 4.5 LPA"
     assert hits[0].source == "session:monday turn:1" and hits[0].role == "user"
     assert hits[0].path == "sessions/monday.jsonl#L1"
-    assert {h.text for h in hits} == {said[0][2], said[1][2], said[4][2]}
+    assert {h.text for h in hits[:3]} == {said[0][2], said[1][2], said[4][2]}
+    # A turn next to a match counts half of its neighbours' words: after every match.
+    assert {h.text for h in hits[3:]} == {said[2][2], said[3][2]}
+    assert max(h.score for h in hits[3:]) < min(h.score for h in hits[:3])
     assert [h.text for h in mem.conversation_search("offer", roles=["assistant"], session="friday")] == [said[4][2]]
     late = mem.conversation_search("offer", since="2026-10-05T11:00:00Z")
-    assert [h.text for h in late] == [said[4][2]]
+    assert [h.text for h in late] == [said[4][2], said[3][2], said[2][2]]  # the match, then its neighbours
     early = mem.conversation_search("offer", until=start + timedelta(hours=1))
     assert {h.text for h in early} == {said[0][2], said[1][2]}
     newest = mem.conversation_search("", limit=2)
