@@ -18,7 +18,7 @@ pure function of the text, so a view at ``as_of`` renders byte for byte as it di
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -198,10 +198,12 @@ def _joinable(a: Chunk, b: Chunk) -> bool:
     return not a.note and not b.note and a.heading == b.heading and not is_heading(a) and not is_heading(b)
 
 
-def blocks(chunks: Sequence[Chunk], picked: Sequence[int], fence: object = None) -> list[str]:
+def blocks(chunks: Sequence[Chunk], picked: Sequence[int],
+           fence: Callable[[str, str], str] | None = None) -> list[str]:
     """The text of the picked passages (indexes into ``chunks``), neighbours joined.
 
-    ``fence(text)``, when given, wraps a turn's text that is not trusted.
+    ``fence(text, trust)``, when given, says how each block's text is shown (a turn
+    carries its own trust; the caller fences what is untrusted or flagged).
     """
     order = sorted(set(picked))
     out: list[str] = []
@@ -218,8 +220,8 @@ def blocks(chunks: Sequence[Chunk], picked: Sequence[int], fence: object = None)
             glue = "" if k == 0 else (" " if ch.piece and group[k - 1].piece else "\n")
             parts.append(glue + ch.text)
         body = "".join(parts)
-        if group[0].trust != "trusted" and callable(fence):
-            body = fence(body)
+        if fence is not None:
+            body = fence(body, group[0].trust)
         out.append(f"{_label(group[0], group[-1])}\n{body}")
         i = j + 1
     return out
