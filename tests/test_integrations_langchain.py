@@ -479,3 +479,28 @@ def test_retriever_returns_documents_with_provenance(sample_root: Path) -> None:
         ctx.close()
 
 
+@needs_search
+def test_retriever_returns_one_message_for_a_conversation_turn(tmp_path: Path) -> None:
+    from contextfs.scopes import Memory
+
+    ctx = ContextManager(tmp_path / "ctx")
+    try:
+        filler = [{"speaker": "Melanie", "text": f"Small talk number {i} about the weather.",
+                   "time": f"2023-05-08T13:{i:02d}:00Z"} for i in range(40)]
+        turns = [*filler[:20], {"speaker": "Caroline", "text": "I went to the LGBTQ support group yesterday.",
+                                "time": "2023-05-08T13:30:00Z"}, *filler[20:]]
+        Memory(ctx).import_transcript(turns, session="s1")
+        for whole_body in (False, True):
+            docs = ContextRetriever(ctx, k=1, whole_body=whole_body).invoke("support group")
+            assert len(docs) == 1
+            doc = docs[0]
+            assert doc.page_content == "I went to the LGBTQ support group yesterday."  # not the session's log
+            assert doc.metadata["path"] == "sessions/s1.jsonl" and doc.metadata["line"] == 21
+            assert doc.metadata["ref"] == "sessions/s1.jsonl#L21"
+            assert doc.metadata["source"] == "contextfs:sessions/s1.jsonl#L21"
+            assert doc.metadata["speaker"] == "Caroline" and doc.metadata["role"] == "user"
+            assert doc.metadata["session"] == "s1" and doc.metadata["date"] == "2023-05-08T13:30:00Z"
+    finally:
+        ctx.close()
+
+
