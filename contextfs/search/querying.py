@@ -33,7 +33,7 @@ from .rank import weighting as weighting_
 from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from .index import SearchIndex
 
@@ -121,7 +121,6 @@ class Queries:
         searcher = self.index.searcher
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
-        hits: list[SearchHit] = []
         want = limit
         terms = None if parsed.most_recent or compat.native() else fast_terms(parsed.query)
         cache = self._searcher_cache(searcher)
@@ -137,13 +136,7 @@ class Queries:
             weighting = weighting_()
             ranked = top_docs(searcher, terms, want + 5, B=weighting.B, K1=weighting.K1,
                               allow=allow, deny=mask, cache=cache, prefer=prefer)
-            for score, docnum in ranked:
-                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
-                if made is not None:
-                    hits.append(made)
-                    if len(hits) >= want:
-                        break
-            return hits
+            return self._hits(searcher, ranked, parsed.words, want)
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
             return self._run_phrases(searcher, parsed, loose, filt, mask, want)
@@ -151,22 +144,22 @@ class Queries:
         if parsed.most_recent:
             results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
                                       sortedby="updated", reverse=True)
-        elif prefer:
+            return self._hits(searcher, [(0.0, hit.docnum) for hit in results], parsed.words, want)
+        if prefer:
             # Whoosh's own scoring has no per-document factor: score everything, then apply
             # the same products top_docs applies, ties to the lower document number as there.
             every = searcher.search(parsed.query, limit=None, filter=filt, mask=mask)
-            factors = [(hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every]
-            for score, docnum in sorted(factors, key=lambda item: (-item[0], item[1])):
-                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
-                if made is not None:
-                    hits.append(made)
-                    if len(hits) >= want:
-                        break
-            return hits
-        else:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
-        for hit in results:
-            made = self._hit(hit.fields(), 0.0 if parsed.most_recent else hit.score, parsed.words)
+            scored = sorted(((hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every),
+                            key=lambda item: (-item[0], item[1]))
+            return self._hits(searcher, scored, parsed.words, want)
+        results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
+        return self._hits(searcher, [(hit.score, hit.docnum) for hit in results], parsed.words, want)
+
+    def _hits(self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int) -> list[SearchHit]:
+        """The first ``want`` of the ranked (score, docnum) whose files are still there, as hits."""
+        hits: list[SearchHit] = []
+        for score, docnum in ranked:
+            made = self._hit(searcher.stored_fields(docnum), score, words)
             if made is not None:
                 hits.append(made)
                 if len(hits) >= want:
