@@ -21,6 +21,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from contextfs import clock
@@ -59,6 +60,12 @@ def check_speaker(speaker: object) -> str | None:
         raise ContentError(f"speaker {speaker!r} is not accepted; use a name of 1-64 characters on one line, "
                            "without ':' (e.g. 'Caroline')")
     return speaker.strip()
+
+
+@lru_cache(maxsize=256)
+def _bad_lines(text: str) -> tuple[int, ...]:
+    """The lines of a log's text that are not messages (kept: every search re-reads its hits' logs)."""
+    return tuple(read_turns(text)[1])
 
 
 def _iso(value: datetime | str | None, name: str) -> str:
@@ -247,7 +254,7 @@ class ConversationLog:
             skipped.append(DroppedItem(rel, f"unreadable: {exc}"))
             return None
         if text is not None:
-            for n in read_turns(text)[1]:
+            for n in _bad_lines(text):
                 log.warning("%s line %d is not a message; leaving it out", rel, n)
                 skipped.append(DroppedItem(f"{rel}#L{n}", "not a message: fix or delete the line"))
         return text
