@@ -15,7 +15,13 @@ word is and how two texts compare, so a question is read the same way everywhere
   (single digits count: "7 May"), at most 40, reduced to their Snowball (Porter2) stem so
   ``retries`` meets ``retry`` and ``nightly`` meets ``night``;
 * **BM25** is Okapi BM25 with Lucene's non-negative idf, ``log(1 + (N - df + 0.5) / (df +
-  0.5))``; :class:`TermIndex` holds it for collections that change (page-in's passages).
+  0.5))``; :class:`TermIndex` holds it for collections that change (page-in's passages);
+* **neighbours**: a passage also counts :data:`NEIGHBOUR_WEIGHT` of the passages next to
+  it (an answer is often split over two turns or sentences);
+* **who and when**: a passage spoken by a person the query names (:func:`names_in`), or
+  dated within a period it names (:mod:`contextfs.periods`), counts :data:`PRIOR` times
+  as much, each: who said something and when are facts about a passage, not words in it,
+  and a question about Caroline is almost always answered by something Caroline said.
 
 Changing a rule here changes what the search index holds: the index's schema fingerprint
 includes :data:`RULES_VERSION`, so existing indexes are rebuilt.
@@ -38,6 +44,8 @@ import snowballstemmer
 __all__ = [
     "BM25",
     "MAX_TERM_CHARS",
+    "NEIGHBOUR_WEIGHT",
+    "PRIOR",
     "RULES_VERSION",
     "STOP_WORDS",
     "WORD",
@@ -45,6 +53,7 @@ __all__ = [
     "bm25_scores",
     "content_words",
     "fingerprint",
+    "names_in",
     "normalize",
     "query_terms",
     "raw_words",
@@ -157,9 +166,28 @@ def query_terms(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(terms(text)))
 
 
+def names_in(query: Iterable[str], names: Iterable[str]) -> set[str]:
+    """The ``names`` (as given) that the query's terms name: a name is named by any of its
+    terms ("Caroline's" names Caroline; "Smith" names "Anna Smith")."""
+    wanted = set(query)
+    return {name for name in names if wanted.intersection(terms(name))} if wanted else set()
+
+
 def fingerprint(text: str) -> str:
     """A hash of the normalised words in order: case, width, punctuation and spacing do not matter."""
     return hashlib.sha1(" ".join(words(text)).encode("utf-8")).hexdigest()[:20]
+
+
+# ------------------------------------------------------------------ ranking rules
+#: How many times a passage counts when the query names its speaker, or a period its date
+#: falls in (each; both: four times). Measured on long dated conversations, where a
+#: question naming a person is answered by that person's own words 19 times in 20.
+PRIOR = 2.0
+#: A passage also counts this share of each neighbour's match (the passage before and after
+#: it in the same file or conversation): in a dialogue the answer is often the turn after
+#: the one that repeats the question's words, in prose the sentence after the one that
+#: names the subject.
+NEIGHBOUR_WEIGHT = 0.5
 
 
 # ------------------------------------------------------------------ BM25

@@ -4,7 +4,8 @@ A line is ``{"role": ..., "content": ..., "time": ..., "turn": ..., "speaker": .
 ``"trust"`` when the poisoning guard flagged it). The memory layer writes these lines; the
 search index and page-in read them back as *turns*, one passage per line, each with its
 speaker, session and time, so past conversations can be searched and paged into a view.
-Reading is forgiving: a line that is not a message is skipped, never fatal.
+Reading is forgiving: a line that is not a message is skipped (and its number reported
+by :func:`read_turns`), never fatal.
 """
 
 from __future__ import annotations
@@ -61,11 +62,22 @@ def format_line(role: str, content: str, time: str, turn: str | None, *, trust: 
 
 
 def _turn(n: int, line: str) -> Turn | None:
+    """The message on one line, or None when the line is not one.
+
+    A message is a JSON object whose ``role`` and ``content`` are strings; ``time``,
+    ``speaker`` and ``trust``, when given, are strings too, and ``turn`` a string or a
+    whole number. Anything else (a hand edit gone wrong, a torn write) is not shown as a
+    message with made-up text ("None", a dict's repr): it is skipped and reported.
+    """
     try:
         data = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(data, dict) or "role" not in data or "content" not in data:
+    if not isinstance(data, dict) or not isinstance(data.get("role"), str) or not isinstance(data.get("content"), str):
+        return None
+    if any(data.get(k) is not None and not isinstance(data[k], str) for k in ("time", "speaker", "trust")):
+        return None
+    if data.get("turn") is not None and (isinstance(data["turn"], bool) or not isinstance(data["turn"], (str, int))):
         return None
     speaker = data.get("speaker")
     return Turn(

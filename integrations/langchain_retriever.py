@@ -4,7 +4,9 @@ Chains that expect a ``BaseRetriever`` (RAG prompts, ``create_retrieval_chain``)
 then read contextfs without knowing about it: each search hit becomes a
 ``Document`` whose metadata says where it came from (path, title, version, score),
 so an answer can cite the file and a later write can pass the version back as
-``expected_version``.
+``expected_version``. A hit on a conversation turn (``sessions/*.jsonl``) is that one
+message, not the session's whole log: its metadata adds the line, who said it, in which
+role and session, and when.
 
 >>> retriever = ContextRetriever(ctx, k=3, folder="project")       # doctest: +SKIP
 >>> retriever.invoke("which database do we use?", k=1)              # doctest: +SKIP
@@ -13,7 +15,7 @@ so an answer can cite the file and a later write can pass the version back as
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
 from langchain_core.documents import Document
@@ -22,6 +24,10 @@ from pydantic import ConfigDict, Field
 
 from contextfs import ContextManager
 from contextfs.errors import InvalidArgumentError
+from contextfs.turns import session_of, turn_at
+
+if TYPE_CHECKING:
+    from contextfs.search import SearchHit
 
 __all__ = ["ContextRetriever"]
 
@@ -69,24 +75,37 @@ class ContextRetriever(BaseRetriever):
         hits = self.ctx.search(query, path=folder, limit=k, **filters)
         docs: list[Document] = []
         for hit in hits:
-            if whole_body:
-                content = self.ctx.read(hit.path)
-                if content is None:
-                    log.debug("search hit %s no longer exists; skipped", hit.path)
-                    continue
-            else:
-                content = hit.snippet or self.ctx.read(hit.path) or ""
-            docs.append(
-                Document(
-                    page_content=content,
-                    metadata={
-                        "path": hit.path,
-                        "score": float(hit.score or 0.0),
-                        "title": hit.title or None,
-                        "version": hit.version,
-                        "trust": hit.trust or "trusted",
-                        "source": f"contextfs:{hit.path}",
-                    },
-                )
-            )
+            doc = self._document(hit, whole_body)
+            if doc is None:
+                log.debug("search hit %s no longer exists; skipped", hit.ref)
+                continue
+            docs.append(doc)
         return docs
+
+    def _document(self, hit: SearchHit, whole_body: bool) -> Document | None:
+        """One hit as a Document: the file (its snippet or body), or the one message a turn hit names."""
+        metadata: dict[str, Any] = {
+            "path": hit.path,
+            "score": float(hit.score or 0.0),
+            "title": hit.title or None,
+            "version": hit.version,
+            "trust": hit.trust or "trusted",
+            "source": f"contextfs:{hit.ref}",
+        }
+        if hit.line is not None:
+            text = self.ctx.read(hit.path)
+            turn = turn_at(text, hit.line) if text is not None else None
+            if turn is None:
+                return None
+            content = turn.content if whole_body else (hit.snippet or turn.content)
+            metadata.update({"line": turn.line, "ref": hit.ref, "session": session_of(hit.path),
+                             "speaker": turn.speaker, "role": turn.role, "date": turn.time or None,
+                             "title": None})
+        elif whole_body:
+            body = self.ctx.read(hit.path)
+            if body is None:
+                return None
+            content = body
+        else:
+            content = hit.snippet or self.ctx.read(hit.path) or ""
+        return Document(page_content=content, metadata=metadata)

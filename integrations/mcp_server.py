@@ -31,7 +31,6 @@ from contextfs.cliutil import open_manager, translate_errors
 from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
-from .tool_output import fence_view
 from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
 from .tools_scopes import scoped_view, view_header
 from .tools_topics import ListTopicsArgs
@@ -151,7 +150,7 @@ def build_server(
                 view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
             raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
+        return f"{view_header(view)}\n{view.text}"
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")

@@ -8,13 +8,13 @@ indexed text gets a vector and a query is ranked by cosine similarity, best matc
 
 Vectors are derived state: they live in memory, keyed by each file's blob id, and are
 recomputed from the files when missing (after a restart, or for an item a person edited),
-so nothing derived is ever committed.
+so nothing derived is ever committed. Words are read by :mod:`contextfs.text`, the rules
+every ranker of contextfs uses (stop words, stems).
 """
 
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -22,17 +22,17 @@ from typing import Any
 from langgraph.store.base import ensure_embeddings
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
+from contextfs import text as contextfs_text
 from contextfs.errors import ConfigError
 
 __all__ = ["Embedder", "ItemIndex", "cosine", "query_words"]
 
 Embedder = Callable[[list[str]], list[list[float]]]
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def query_words(text: str | None) -> list[str]:
-    """A natural-language query as plain lowercase words (no search syntax can slip in)."""
-    return [w.lower() for w in _WORD.findall(text or "")]
+    """A natural-language query as plain normalised words (no search syntax can slip in)."""
+    return contextfs_text.words(text or "")
 
 
 class ItemIndex:
@@ -69,11 +69,11 @@ class ItemIndex:
         return out
 
     def matches_words(self, value: Mapping[str, Any], override: Sequence[str] | bool | None, words: list[str]) -> bool:
-        """Text search with non-default fields: does a query word (or its stem) occur in them?"""
+        """Text search with non-default fields: does a term of the query occur in them?"""
         if override is None and self.fields == ["$"]:
             return True
-        have = {w.lower() for text in self.texts(value, override) for w in _WORD.findall(text)}
-        return any(w in have or any(_same_stem(w, h) for h in have) for w in words)
+        wanted = set(contextfs_text.query_terms(" ".join(words)))
+        return any(wanted.intersection(contextfs_text.terms(text)) for text in self.texts(value, override))
 
     # ------------------------------------------------------------------ vectors
     def vectors(self, items: list[tuple[str, str, Mapping[str, Any], Any]], embed: Embedder) -> dict[str, list[list[float]]]:
@@ -103,8 +103,3 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     dot = sum(x * y for x, y in zip(a, b, strict=False))
     na, nb = math.sqrt(sum(x * x for x in a)), math.sqrt(sum(y * y for y in b))
     return dot / (na * nb) if na and nb else 0.0
-
-
-def _same_stem(a: str, b: str) -> bool:
-    short, long_ = sorted((a, b), key=len)
-    return len(short) >= 4 and long_.startswith(short[:-1]) and len(long_) - len(short) <= 3

@@ -4,7 +4,8 @@ Everything a tool hands back that was *read* (a file body, a search snippet, a r
 memory, a topic summary) may carry instructions someone planted in it. The tools never
 return such text bare: each piece comes with the place it came from, and text that is
 marked ``trust: untrusted``/``quarantined`` in its frontmatter, or that the poisoning
-guard flags now, is fenced by :func:`contextfs.scopes.render_untrusted` as quoted data.
+guard flags now, is fenced by :func:`contextfs.scopes.render_untrusted` as quoted data
+(scoped views come fenced from the packer, which counts the fences in the budget).
 Outputs longer than :data:`MAX_OUTPUT_CHARS` are cut with a marker the model can see and
 act on, so a huge file cannot crowd out the rest of the prompt unnoticed.
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterable
 from contextfs.errors import ContentError, InvalidArgumentError
 from contextfs.scopes import assess, render_untrusted
 
-__all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "fence_view", "short_version"]
+__all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "short_version"]
 
 #: The longest answer a tool gives (characters); longer ones end with a visible marker.
 MAX_OUTPUT_CHARS = 20_000
@@ -47,37 +48,6 @@ def as_data(text: str, source: str, *, trust: object = "trusted", flagged: Itera
         return f"[from {source}]\n{text}"
     label = source if trust in (None, "trusted") else f"{source}, trust {trust}"
     return render_untrusted(text, label, reasons=reasons)
-
-
-def fence_view(text: str, paths: Iterable[str]) -> str:
-    """A packed view with every section the guard flags now quoted as data.
-
-    The packer fences what a file's frontmatter marks untrusted; a trusted file that a
-    hand edit turned into an instruction is caught here, section by section (a section
-    starts with the packer's ``## <path> [<tier>]`` heading). Whatever flagged text is
-    still bare after that (a layout this does not recognise) fences the whole view.
-    """
-    heads = {f"## {p} [" for p in paths}
-    sections: list[list[str]] = [[]]
-    for line in text.split("\n"):
-        if any(line.startswith(h) for h in heads):
-            sections.append([line])
-        else:
-            sections[-1].append(line)
-    out = []
-    for lines in sections:
-        if not lines:
-            continue
-        head, body = (lines[0], "\n".join(lines[1:])) if lines[0].startswith("## ") else ("", "\n".join(lines))
-        verdict = assess(body)
-        if verdict.suspicious and not body.lstrip().startswith("[untrusted data"):
-            source = head[3:].rsplit(" [", 1)[0] if head else "the view"
-            body = render_untrusted(body.strip("\n"), source, reasons=verdict.reasons) + "\n"
-        out.append(f"{head}\n{body}" if head else body)
-    fenced = "\n".join(out)
-    bare = "\n".join(line for line in fenced.split("\n") if not line.startswith((">", "[untrusted data", "[end of untrusted")))
-    verdict = assess(bare)
-    return render_untrusted(fenced, "the assembled view", reasons=verdict.reasons) if verdict.suspicious else fenced
 
 
 def check_text_args(args: dict[str, object]) -> None:

@@ -110,14 +110,17 @@ def archival_search(kit: Toolkit, a: ArchivalSearchArgs) -> str:
 def conversation_search(kit: Toolkit, a: ConversationSearchArgs) -> str:
     hits = _memory(kit).conversation_search(a.query, session=a.session, roles=[a.role] if a.role else None,
                                             limit=a.limit)
+    skipped = hits.skipped
+    left_out = ("\n(left out, could not be read: " + "; ".join(f"{d.path} ({d.reason})" for d in skipped[:10])
+                + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else "") + ")") if skipped else ""
     if not hits:
-        return "No logged messages match." + (" Try other words." if a.query.strip() else "")
+        return "No logged messages match." + (" Try other words." if a.query.strip() else "") + left_out
     parts = [
         f"{n}. {h.path} · {h.role or 'message'} · {h.updated or 'unknown time'}\n"
         + as_data(h.text, f"{h.path} · {h.role or 'message'} · {h.source}", trust=h.trust)
         for n, h in enumerate(hits, 1)
     ]
-    return "\n".join(parts)
+    return "\n".join(parts) + left_out
 
 
 MEMORY_TOOLS: list[ToolSpec[Any]] = [

@@ -1,8 +1,9 @@
 """The scoped-view tool over :class:`contextfs.scopes.ScopedContext` (every call into it is here).
 
-The view is assembled by the scope rules and the budget packer, which already fence
-untrusted items and never exceed the budget; the tool adds a header saying what the view
-holds and what was left out, so the model knows whether to ask for more.
+The view is assembled by the scope rules and the budget packer, which fences every item
+that is untrusted or that the poisoning guard flags (counting the fence in the budget)
+and never exceeds the budget; the tool adds a header saying what the view holds and what
+was left out, so the model knows whether to ask for more.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextfs.scopes import ContextView, ScopedContext
 
-from .tool_output import fence_view
 from .toolkit import ToolSpec
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
     # As on the CLI: a subtask named without a scope asks for its scope; with another scope it is refused.
     scope = a.scope or ("subtask" if a.subtask is not None else "task")
     view = scoped_view(kit.ctx, scope, a.subtask, a.budget, a.query, a.topic)
-    return f"{view_header(view)}\n{fence_view(view.text, [i.path for i in view.items])}"
+    return f"{view_header(view)}\n{view.text}"
 
 
 SCOPE_TOOLS: list[ToolSpec[Any]] = [

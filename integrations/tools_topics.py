@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextfs.scopes import Topics
 
-from .tool_output import as_data, fence_view
+from .tool_output import as_data
 from .toolkit import ToolSpec
 
 if TYPE_CHECKING:
@@ -82,8 +82,7 @@ def list_topics(kit: Toolkit, _a: ListTopicsArgs) -> str:
 
 def switch_topic(kit: Toolkit, a: SwitchArgs) -> str:
     view = _topics(kit).switch(a.name, budget=a.budget)
-    text = fence_view(view.text, [i.path for i in view.items])
-    return f"[switched to topic {a.name}; its boot context: {view.tokens} of {view.budget} tokens]\n{text}"
+    return f"[switched to topic {a.name}; its boot context: {view.tokens} of {view.budget} tokens]\n{view.text}"
 
 
 def log_decision(kit: Toolkit, a: DecisionArgs) -> str:

@@ -11,6 +11,8 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
   names them and their sizes;
 * a candidate whose file cannot be read (binary, not UTF-8, broken frontmatter) is left
   out and listed in ``view.dropped`` as ``unreadable: ...``, pinned or not;
+* every item whose file is not trusted, or whose shown text the poisoning guard flags, is
+  fenced as quoted data (:mod:`.tiers`), and the fence counts against the budget;
 * when the rest does not fit, items step down the tier ladder (full → excerpt → overview →
   abstract → cue), the least important first, one tier per round, and only when every item
   sits at its lowest allowed tier does anything get dropped (least important first);
@@ -27,11 +29,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contextfs.errors import BudgetError, ConfigError
+from contextfs.poisoning import render_untrusted
 from contextfs.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
 from .passages import chunks_of, is_heading
-from .tiers import TIERS, Source, query_terms, render, render_passages
+from .tiers import TIERS, Source, flags, query_terms, render, render_passages
 from .views import (
     Candidate,
     ContextView,
@@ -235,6 +238,8 @@ def pack(
             slots.append(slot)
 
     header_text = header.rstrip("\n") if header else None
+    if header_text and flags(header_text):  # a header made from file text is fenced like any item
+        header_text = render_untrusted(header_text, "the view's header", reasons=flags(header_text))
     fixed = packer.count(header_text) + _SEP if header_text else 0
     pinned = [s for s in slots if s.cand.pinned]
     others = [s for s in slots if not s.cand.pinned]

@@ -13,6 +13,11 @@ answer competes on its own, and many files can contribute. Each passage is match
 text, its section heading and its file's real title (never the file name; archival notes
 are named after their first words).
 
+Who said a passage and when count too: a turn spoken by a person the query names, or
+dated within a period it names, weighs :data:`~contextfs.text.PRIOR` times as much (a
+markdown passage is dated by its file's ``updated``/``created``), and a passage also
+counts half of each neighbour's score.
+
 Cost is kept low with two caches that cannot change results: per-blob passages and term
 counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.TermIndex`
 per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
@@ -29,10 +34,13 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING, Any
 
+from contextfs import text as contextfs_text
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError
+from contextfs.periods import Period, day_of, periods, within
 from contextfs.text import BM25, TermIndex
 from contextfs.turns import is_log
 
@@ -49,7 +57,7 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
-_BLOB_CACHE: OrderedDict[str, tuple[tuple[Counter[str], ...], bool]] = OrderedDict()
+_BLOB_CACHE: OrderedDict[str, _FileStats] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
 
@@ -79,8 +87,18 @@ def _title(meta: dict[str, Any], body: str) -> str:
     return ""
 
 
-def _passages_of(rel: str, data: bytes) -> tuple[tuple[Counter[str], ...], bool]:
-    """Term counts of each passage of a file (empty for headings), and whether it is quarantined."""
+@dataclass(frozen=True)
+class _FileStats:
+    """What ranking needs of one blob: each passage's term counts (empty for headings),
+    who spoke it and on which day (None when unknown), and whether the file is quarantined."""
+
+    counts: tuple[Counter[str], ...] = ()
+    speakers: tuple[str, ...] = ()
+    days: tuple[date | None, ...] = ()
+    quarantined: bool = False
+
+
+def _passages_of(rel: str, data: bytes) -> _FileStats:
     try:
         text = decode(data, rel)
         if is_log(rel):
@@ -90,12 +108,17 @@ def _passages_of(rel: str, data: bytes) -> tuple[tuple[Counter[str], ...], bool]
             meta, body = doc.metadata, doc.body
             offset = text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
     except ContextFSError:
-        return (), False
+        return _FileStats()
     if meta.get("trust") == "quarantined":
-        return (), True
+        return _FileStats(quarantined=True)
     title = _title(meta, body)
     chunks: tuple[Chunk, ...] = chunks_of(body, offset, rel)
-    return tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) for ch in chunks), False
+    file_day = day_of(meta.get("updated")) or day_of(meta.get("created"))
+    return _FileStats(
+        counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) for ch in chunks),
+        speakers=tuple(ch.speaker for ch in chunks),
+        days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
+    )
 
 
 class _TreeIndex:
@@ -104,11 +127,12 @@ class _TreeIndex:
     def __init__(self) -> None:
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
-        self.counts: dict[str, int] = {}  # rel -> how many passages it has
+        self.files: dict[str, _FileStats] = {}  # rel -> its passages' statistics
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
+        self.speakers: Counter[str] = Counter()  # speaker -> how many files have their turns
         self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
 
-    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> tuple[tuple[Counter[str], ...], bool]:
+    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
         with _LOCK:
             hit = _BLOB_CACHE.get(blob)
             if hit is not None:
@@ -127,17 +151,23 @@ class _TreeIndex:
     def _remove(self, rel: str) -> None:
         self.blobs.pop(rel, None)
         self.usable.pop(rel, None)
-        for i in range(self.counts.pop(rel, 0)):
+        stats = self.files.pop(rel, None)
+        if stats is None:
+            return
+        self.speakers.subtract(set(stats.speakers) - {""})
+        self.speakers += Counter()  # drop the names no file has any more
+        for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
     def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> None:
         self.blobs[rel] = blob
-        passages, quarantined = self._stats(ctx, rel, blob, sha)
-        if quarantined:
+        stats = self._stats(ctx, rel, blob, sha)
+        if stats.quarantined:
             return
-        self.counts[rel] = len(passages)
-        self.usable[rel] = frozenset(i for i, counts in enumerate(passages) if counts)
-        for i, counts in enumerate(passages):
+        self.files[rel] = stats
+        self.speakers.update(set(stats.speakers) - {""})
+        self.usable[rel] = frozenset(i for i, counts in enumerate(stats.counts) if counts)
+        for i, counts in enumerate(stats.counts):
             if counts:
                 self.index.add((rel, i), counts)
 
@@ -159,12 +189,35 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
-    def score(self, terms: tuple[str, ...], exclude: set[str], limit: int,
+    def _priors(self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]) -> dict[Any, float]:
+        """Scores times PRIOR for a turn of a named speaker, and again for a passage dated in a named period."""
+        if not named and not when:
+            return scores
+        files, prior = self.files, contextfs_text.PRIOR
+        out = {}
+        for key, s in scores.items():
+            stats = files.get(key[0])
+            if stats is not None:
+                if named and stats.speakers[key[1]] in named:
+                    s *= prior
+                if when and within(stats.days[key[1]], when):
+                    s *= prior
+            out[key] = s
+        return out
+
+    def _ranked(self, terms: tuple[str, ...], named: set[str], when: tuple[Period, ...], exclude: set[str],
+                allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
+        scores = self._priors(_with_neighbours(self.index.scores(terms), self.usable), named, when)
+        return sorted(((round(s, 9), rel, i) for (rel, i), s in scores.items()
+                       if rel not in exclude and (allow is None or allow(rel))),
+                      key=lambda p: (-p[0], p[1], p[2]))
+
+    def score(self, query: str, exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:
-        scores = _with_neighbours(self.index.scores(terms), self.usable)
-        ranked = sorted(((round(s, 9), rel, i) for (rel, i), s in scores.items()
-                         if rel not in exclude and (allow is None or allow(rel))),
-                        key=lambda p: (-p[0], p[1], p[2]))
+        terms = query_terms(query)
+        named = contextfs_text.names_in(terms, self.speakers)
+        when = periods(query)
+        ranked = self._ranked(terms, named, when, exclude, allow)
         return [Passage(rel, i, s) for s, rel, i in ranked[:limit]]
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:
@@ -177,22 +230,16 @@ class _TreeIndex:
         return best
 
 
-#: A passage also counts this share of its neighbours' scores: in a conversation the answer
-#: is often the turn after the one that repeats the question's words, and in prose the
-#: sentence after the one that names the subject.
-NEIGHBOUR_WEIGHT = 0.5
-
-
 def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT`` times each neighbour's, in a fixed order
     (own, previous, next) so the sum is the same whatever order the index holds them in."""
-    if not NEIGHBOUR_WEIGHT or not scores:
+    w = contextfs_text.NEIGHBOUR_WEIGHT
+    if not w or not scores:
         return scores
     keys = set(scores)
     for rel, i in scores:
         ok = usable.get(rel, frozenset())
         keys.update((rel, n) for n in (i - 1, i + 1) if n in ok)
-    w = NEIGHBOUR_WEIGHT
     return {(rel, i): scores.get((rel, i), 0.0) + w * scores.get((rel, i - 1), 0.0) + w * scores.get((rel, i + 1), 0.0)
             for rel, i in keys}
 
@@ -241,7 +288,7 @@ def rank(
     sha = rev or ctx.git.head()
     if sha is None:
         return []
-    passages = _index_for(ctx, sha).score(query_terms(query), exclude, limit if pager != "search" else 100_000, allow)
+    passages = _index_for(ctx, sha).score(query, exclude, limit if pager != "search" else 100_000, allow)
     if pager == "search" and rev is None:
         # Files in the live index's order; within a file, its passages by score.
         order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if _eligible(h.path)}

@@ -18,7 +18,7 @@ pure function of the text, so a view at ``as_of`` renders byte for byte as it di
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -41,8 +41,9 @@ class Chunk:
     """A passage with its 1-based file line range.
 
     ``piece`` numbers the sentence windows of one long paragraph (0: the whole
-    paragraph); ``note`` is a conversation turn's date and speaker; ``trust`` a turn's
-    own trust (a log's lines are trusted one by one).
+    paragraph); ``note`` is a conversation turn's date and speaker as shown, ``speaker``
+    and ``time`` the turn's own (a named speaker only, ISO time as logged); ``trust`` a
+    turn's own trust (a log's lines are trusted one by one).
     """
 
     first: int
@@ -52,6 +53,8 @@ class Chunk:
     piece: int = 0
     note: str = ""
     trust: str = "trusted"
+    speaker: str = ""
+    time: str = ""
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -79,7 +82,8 @@ def _turn_chunks(body: str) -> tuple[Chunk, ...]:
         if t.trust == "quarantined":
             continue  # hidden from recall and views
         note = " · ".join(p for p in (_when(t.time), t.who) if p)
-        out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust))
+        out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust, speaker=t.speaker or "",
+                         time=t.time))
     return tuple(out)
 
 
@@ -194,10 +198,12 @@ def _joinable(a: Chunk, b: Chunk) -> bool:
     return not a.note and not b.note and a.heading == b.heading and not is_heading(a) and not is_heading(b)
 
 
-def blocks(chunks: Sequence[Chunk], picked: Sequence[int], fence: object = None) -> list[str]:
+def blocks(chunks: Sequence[Chunk], picked: Sequence[int],
+           fence: Callable[[str, str], str] | None = None) -> list[str]:
     """The text of the picked passages (indexes into ``chunks``), neighbours joined.
 
-    ``fence(text)``, when given, wraps a turn's text that is not trusted.
+    ``fence(text, trust)``, when given, says how each block's text is shown (a turn
+    carries its own trust; the caller fences what is untrusted or flagged).
     """
     order = sorted(set(picked))
     out: list[str] = []
@@ -214,8 +220,8 @@ def blocks(chunks: Sequence[Chunk], picked: Sequence[int], fence: object = None)
             glue = "" if k == 0 else (" " if ch.piece and group[k - 1].piece else "\n")
             parts.append(glue + ch.text)
         body = "".join(parts)
-        if group[0].trust != "trusted" and callable(fence):
-            body = fence(body)
+        if fence is not None:
+            body = fence(body, group[0].trust)
         out.append(f"{_label(group[0], group[-1])}\n{body}")
         i = j + 1
     return out

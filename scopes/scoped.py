@@ -44,7 +44,7 @@ from .packing import (
 from .pagein import PAGERS, rank, relevance
 from .passages import chunks_of
 from .rules import SCOPES, Rule, ScopeRules, check_subtask_id, glob_base, match, rules_from_config
-from .tiers import Source, plain_section, render
+from .tiers import Source, flags, plain_section, render
 from .topics.files import DECISIONS_FILE, TOPIC_FILE, TOPICS_DIR, WHERE_FILE
 from .views import left_out_note
 
@@ -270,7 +270,9 @@ class ScopedContext:
                 left_out.append(DroppedItem(path, "quarantined: shown only on explicit request"))
             if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
-            body = src.body if src.trust == "trusted" else (render(src, "full") or "").partition("\n")[2]
+            # Untrusted or flagged text is fenced as the packer fences it (render's rule).
+            body = src.body if src.trust == "trusted" and not flags(src.body) \
+                else (render(src, "full") or "").partition("\n")[2]
             if level == "subtask" and subtask_id:
                 label = f"Subtask: {subtask_id}"
             elif path == "memory/lessons.md":

@@ -343,6 +343,15 @@ def test_text_search_finds_any_value_by_its_text(ctx) -> None:
     assert [h.key for h in only_text.search(("mem",), query="hiking")] == ["a"]
 
 
+def test_text_search_with_fields_reads_words_as_every_ranker_does(ctx) -> None:
+    store = ContextStore(ctx, index={"fields": ["text"]})
+    store.put(("mem",), "a", {"text": "Went hiking in the Alps twice"})
+    store.put(("mem",), "f", {"text": "The weather report", "topic": "alps hikes"})
+    # Stems meet ("hikes"/"hiking"); question and stop words ("what", "the") match nothing.
+    assert [h.key for h in store.search(("mem",), query="What are the hikes in the Alps?")] == ["a"]
+    assert store.search(("mem",), query="what is the") == []
+
+
 def test_editor_edits_reach_the_graph(ctx) -> None:
     store = ContextStore(ctx)
     store.put(("notes",), "n1", {"content": "old text"})

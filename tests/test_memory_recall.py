@@ -75,10 +75,13 @@ def test_conversation_search_filters_and_ranks(ctx: ContextManager, mem: Memory,
     assert hits[0].text == "I already have an Infosys offer at 4.5 LPA"
     assert hits[0].source == "session:monday turn:1" and hits[0].role == "user"
     assert hits[0].path == "sessions/monday.jsonl#L1"
-    assert {h.text for h in hits} == {said[0][2], said[1][2], said[4][2]}
+    assert {h.text for h in hits[:3]} == {said[0][2], said[1][2], said[4][2]}
+    # A turn next to a match counts half of its neighbours' words: after every match.
+    assert {h.text for h in hits[3:]} == {said[2][2], said[3][2]}
+    assert max(h.score for h in hits[3:]) < min(h.score for h in hits[:3])
     assert [h.text for h in mem.conversation_search("offer", roles=["assistant"], session="friday")] == [said[4][2]]
     late = mem.conversation_search("offer", since="2026-10-05T11:00:00Z")
-    assert [h.text for h in late] == [said[4][2]]
+    assert [h.text for h in late] == [said[4][2], said[3][2], said[2][2]]  # the match, then its neighbours
     early = mem.conversation_search("offer", until=start + timedelta(hours=1))
     assert {h.text for h in early} == {said[0][2], said[1][2]}
     newest = mem.conversation_search("", limit=2)
@@ -216,3 +219,56 @@ def test_window_is_always_within_budget_and_the_log_is_complete(tmp_path_factory
         recent = [m.content for m in buf.window() if m.role != "system"]
         assert recent == sent[len(sent) - len(recent):]
         assert buf.evicted == len(sent) - len(recent)
+
+
+def test_one_bad_log_never_breaks_recall(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from contextfs.integrations import make_tools
+
+    ctx = ContextManager(tmp_path / "ctx", actor="human", session="monday")
+    try:
+        mem = Memory(ctx)
+        mem.import_transcript([("Ann", "The kayak trip is on Sunday", "2023-01-01T10:00:00Z")], session="good")
+        logs = ctx.root / "sessions"
+        # A log saved in Latin-1, and one whose hand edits broke some lines.
+        (logs / "latin1.jsonl").write_bytes(b'{"role":"user","content":"caf\xe9 kayak plans","time":"2023-01-02T10:00:00Z"}\n')
+        (logs / "broken.jsonl").write_text("\n".join([
+            '{"role":"user","content":"kayak paddles are in the shed","time":"2023-01-03T10:00:00Z"}',
+            '{"role": "user", "content": ',  # torn
+            '[1, 2]',  # not an object
+            '{"role":"user","content":{"kayak":1},"time":"2023-01-03T10:02:00Z"}',  # content is not text
+            '{"role":null,"content":"kayak with no role"}',
+            '{"role":"user","content":"kayak at noon","time":5}',  # time is not text
+        ]) + "\n", "utf-8")
+        ctx.sync()
+        caplog.set_level("WARNING")
+        hits = mem.conversation_search("kayak")
+        assert {h.text for h in hits} == {"The kayak trip is on Sunday", "kayak paddles are in the shed"}
+        assert sorted((d.path, d.reason.split(":")[0]) for d in hits.skipped) == [
+            *((f"sessions/broken.jsonl#L{n}", "not a message") for n in (2, 3, 4, 5, 6)),
+            ("sessions/latin1.jsonl", "unreadable"),
+        ]
+        assert any("not valid UTF-8" in d.reason for d in hits.skipped)
+        assert "leaving out the conversation log sessions/latin1.jsonl" in caplog.text
+        assert sorted(mem.sessions()) == ["broken", "good"]
+        assert [m.content for m in mem.messages("broken")] == ["kayak paddles are in the shed"]
+        with pytest.raises(ContentError, match="not valid UTF-8"):
+            mem.messages("latin1")  # asked for by name: a clear error with its fix
+        tool = next(t for t in make_tools(ctx) if t.name == "conversation_search")
+        out = tool.invoke({"query": "kayak"})
+        assert "kayak paddles" in out and "left out, could not be read: sessions/" in out and "latin1.jsonl" in out
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("line", [
+    '{"role":"user","content":{"x":1}}', '{"role":null,"content":"hi"}', '{"role":"user","content":"hi","time":5}',
+    '{"role":"user","content":"hi","speaker":["Ann"]}', '{"role":"user","content":"hi","turn":true}',
+    '{"role":"user","content":"hi","trust":0}', '{"role":"user"}', '"just text"', '{"role": "user", ',
+])
+def test_a_line_that_is_not_a_message_is_reported_not_invented(line: str) -> None:
+    from contextfs.turns import read_turns, turn_at
+
+    text = '{"role":"user","content":"fine","time":"2026-01-01T00:00:00Z","turn":3}\n' + line + "\n"
+    turns, bad = read_turns(text)
+    assert [t.content for t in turns] == ["fine"] and turns[0].turn == "3"
+    assert bad == [2] and turn_at(text, 2) is None

@@ -19,11 +19,13 @@ everything (``title:*``), a date it cannot read, a query too long or too large.
 
 The parser builds Whoosh query objects directly (no Whoosh parser): plain words become
 one flat OR of terms over the text fields, which :mod:`.rank` scores block-at-a-time.
+Words side by side also match a conversation turn's neighbouring messages (``context``,
+at :data:`~contextfs.text.NEIGHBOUR_WEIGHT`); a query of plain words only (a question)
+also says which periods it names (:mod:`contextfs.periods`), for ranking to prefer.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,26 +35,26 @@ from whoosh import query as wq
 
 from .. import text as contextfs_text
 from ..errors import SearchIndexError
+from ..periods import Period, periods
 from .filters import date_query
 
 __all__ = [
     "FIELD_BOOSTS",
     "MAX_CLAUSES",
-    "MAX_EXPANSION",
     "MAX_QUERY_CHARS",
+    "NEIGHBOUR_FIELD",
     "ParsedQuery",
     "SEARCH_FIELDS",
-    "check_expansion",
     "parse_query",
 ]
 
 MAX_QUERY_CHARS = 2000
 #: Distinct words a query may hold (plain-word questions keep their first this many).
 MAX_CLAUSES = 64
-#: How many index terms one wildcard or prefix may expand to before the query is refused.
-MAX_EXPANSION = 512
 SEARCH_FIELDS = ("title", "meta", "body")
-FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0}
+#: Where plain words also look: a turn's neighbouring messages, at a neighbour's weight.
+NEIGHBOUR_FIELD = "context"
+FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
 #: Known field names (as written in a query) -> index field.
 _FIELDS = {
@@ -81,12 +83,16 @@ class ParsedQuery:
     """A parsed query plus what snippets and ranking need to know about it.
 
     ``query`` is None when the text holds no searchable word (only stop words or
-    punctuation): such a query matches nothing, and that is not an error.
+    punctuation): such a query matches nothing, and that is not an error. ``plain`` is
+    True for a query of plain words only (no operator, quote, field or wildcard), and
+    ``periods`` are the days, months and years such a query names.
     """
 
     query: wq.Query | None
     most_recent: bool = False
     words: list[str] = field(default_factory=list)
+    plain: bool = False
+    periods: tuple[Period, ...] = ()
 
 
 # ------------------------------------------------------------------ tokens
@@ -269,13 +275,14 @@ class _Compiler:
         self.plain_cap = plain_cap
 
     # -- leaves
-    def _terms(self, stems: list[str], fieldname: str | None) -> wq.Query | None:
+    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False) -> wq.Query | None:
         stems = list(dict.fromkeys(stems))
         if not stems:
             return None
         if fieldname is None:
             self.words.extend(stems)
-            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f]) for s in stems for f in SEARCH_FIELDS])
+            fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD) if neighbours else SEARCH_FIELDS
+            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f]) for s in stems for f in fields])
         if fieldname in _TEXT_FIELDS:
             self.words.extend(stems)
             leaves = [wq.Term(fieldname, s) for s in stems]
@@ -424,7 +431,9 @@ class _Compiler:
             stems = list(dict.fromkeys(plain))
             if self.plain_cap is not None:
                 stems = stems[: self.plain_cap]
-            words = self._terms(stems, None)
+            # Words side by side rank a turn by its neighbours too; words joined by an
+            # operator (a AND b) must each be in the document itself.
+            words = self._terms(stems, None, neighbours=True)
             if words is not None:
                 positives.insert(0, words)
         if positives:
@@ -475,21 +484,11 @@ def parse_query(text: object) -> ParsedQuery:
     if query is None:
         return ParsedQuery(None)
     leaves = _leaves(query)
-    if len(leaves) > MAX_CLAUSES * len(SEARCH_FIELDS):
+    per_word = len(SEARCH_FIELDS) + 1
+    if len(leaves) > MAX_CLAUSES * per_word:
         raise SearchIndexError(
-            f"the query has too many terms ({len(leaves) // len(SEARCH_FIELDS)}); keep it under {MAX_CLAUSES} words"
+            f"the query has too many terms ({len(leaves) // per_word}); keep it under {MAX_CLAUSES} words"
         )
     most_recent = compiler.star and not compiler.words
-    return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)))
-
-
-def check_expansion(q: wq.Query, reader: Any) -> None:
-    """Refuse wildcards and prefixes that would expand to more than ``MAX_EXPANSION`` terms."""
-    for leaf in _leaves(q):
-        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
-            count = sum(1 for _ in itertools.islice(leaf._btexts(reader), MAX_EXPANSION + 1))
-            if count > MAX_EXPANSION:
-                raise SearchIndexError(
-                    f"{leaf.text!r} matches more than {MAX_EXPANSION} different words; "
-                    "make the wildcard more specific"
-                )
+    return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)),
+                       plain=plain, periods=periods(stripped) if plain else ())

@@ -6,32 +6,53 @@ Whoosh's BM25F); quoted body phrases are found by their words and checked agains
 file text; everything else goes through Whoosh's own searcher. Each hit is read back from
 the file through the confined file layer, so a snippet never shows text the file no
 longer has (or text behind a symlink).
+
+A question (plain words only) is also read for who and when it names, the rankers' rule
+in :mod:`contextfs.text`: turns spoken by a speaker it names (a word of the name is one of
+its terms), and notes or turns dated within a day, month or year it names, count
+:data:`~contextfs.text.PRIOR` times as much, each.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query as wq
 
+from .. import text as contextfs_text
 from ..document import blob_version
-from ..errors import ContextFSError
+from ..errors import ContextFSError, SearchIndexError
 from ..turns import turn_at
 from . import compat
 from .phrases import PhraseCheck, loosen_phrases
-from .query import check_expansion
 from .rank import fast_terms, top_docs
 from .rank import weighting as weighting_
 from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from .index import SearchIndex
 
-__all__ = ["Queries", "SearchHit"]
+__all__ = ["MAX_EXPANSION", "Queries", "SearchHit", "check_expansion"]
+
+#: How many index terms one wildcard or prefix may expand to before the query is refused.
+MAX_EXPANSION = 512
+
+
+def check_expansion(q: wq.Query, reader: Any) -> None:
+    """Refuse wildcards and prefixes that would expand to more than ``MAX_EXPANSION`` terms."""
+    for leaf in q.leaves():
+        if isinstance(leaf, (wq.Wildcard, wq.Prefix)):
+            count = sum(1 for _ in itertools.islice(leaf._btexts(reader), MAX_EXPANSION + 1))
+            if count > MAX_EXPANSION:
+                raise SearchIndexError(
+                    f"{leaf.text!r} matches more than {MAX_EXPANSION} different words; "
+                    "make the wildcard more specific"
+                )
 
 
 @dataclass(frozen=True)
@@ -77,6 +98,14 @@ class SearchHit:
         }
 
 
+def _factor(docnum: int, prefer: tuple[tuple[frozenset[int], float], ...]) -> float:
+    out = 1.0
+    for docs, factor in prefer:
+        if docnum in docs:
+            out *= factor
+    return out
+
+
 class Queries:
     """Query execution for one index (caches are per searcher: segments never change under it)."""
 
@@ -92,12 +121,12 @@ class Queries:
         searcher = self.index.searcher
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
-        hits: list[SearchHit] = []
         want = limit
         terms = None if parsed.most_recent or compat.native() else fast_terms(parsed.query)
+        cache = self._searcher_cache(searcher)
+        prefer = () if parsed.most_recent else self._prefer(searcher, parsed, cache)
         if terms is not None:
             # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
-            cache = self._searcher_cache(searcher)
             allow = None
             if filt is not None:
                 key = ("filter", repr(filt))
@@ -106,14 +135,8 @@ class Queries:
                     allow = cache[key] = frozenset(searcher.docs_for_query(filt))
             weighting = weighting_()
             ranked = top_docs(searcher, terms, want + 5, B=weighting.B, K1=weighting.K1,
-                              allow=allow, deny=mask, cache=cache)
-            for score, docnum in ranked:
-                made = self._hit(searcher.stored_fields(docnum), score, parsed.words)
-                if made is not None:
-                    hits.append(made)
-                    if len(hits) >= want:
-                        break
-            return hits
+                              allow=allow, deny=mask, cache=cache, prefer=prefer)
+            return self._hits(searcher, ranked, parsed.words, want)
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
             return self._run_phrases(searcher, parsed, loose, filt, mask, want)
@@ -121,10 +144,22 @@ class Queries:
         if parsed.most_recent:
             results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
                                       sortedby="updated", reverse=True)
-        else:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
-        for hit in results:
-            made = self._hit(hit.fields(), 0.0 if parsed.most_recent else hit.score, parsed.words)
+            return self._hits(searcher, [(0.0, hit.docnum) for hit in results], parsed.words, want)
+        if prefer:
+            # Whoosh's own scoring has no per-document factor: score everything, then apply
+            # the same products top_docs applies, ties to the lower document number as there.
+            every = searcher.search(parsed.query, limit=None, filter=filt, mask=mask)
+            scored = sorted(((hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every),
+                            key=lambda item: (-item[0], item[1]))
+            return self._hits(searcher, scored, parsed.words, want)
+        results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
+        return self._hits(searcher, [(hit.score, hit.docnum) for hit in results], parsed.words, want)
+
+    def _hits(self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int) -> list[SearchHit]:
+        """The first ``want`` of the ranked (score, docnum) whose files are still there, as hits."""
+        hits: list[SearchHit] = []
+        for score, docnum in ranked:
+            made = self._hit(searcher.stored_fields(docnum), score, words)
             if made is not None:
                 hits.append(made)
                 if len(hits) >= want:
@@ -161,6 +196,31 @@ class Queries:
         fresh: dict[Any, Any] = {}
         self._rank_cache = (searcher, fresh)
         return fresh
+
+    def _prefer(self, searcher: Any, parsed: Any, cache: dict[Any, Any]) -> tuple[tuple[frozenset[int], float], ...]:
+        """The documents a question names by who spoke them or when they are dated, with PRIOR."""
+        if not parsed.plain:
+            return ()
+        out = []
+        speakers = cache.get("speakers")
+        if speakers is None:
+            speakers = cache["speakers"] = [b.decode("utf-8") for b in searcher.reader().lexicon("speaker")]
+        named = sorted(contextfs_text.names_in(parsed.words, speakers))
+        wanted: list[tuple[Any, wq.Query]] = []
+        if named:
+            wanted.append((("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named])))
+        if parsed.periods:
+            spans = tuple((p.start, p.end) for p in parsed.periods)
+            wanted.append((("dated", spans), wq.Or([wq.DateRange("updated", datetime(a.year, a.month, a.day),
+                                                                 datetime(b.year, b.month, b.day), endexcl=True)
+                                                   for a, b in spans])))
+        for key, q in wanted:
+            docs = cache.get(key)
+            if docs is None:
+                docs = cache[key] = frozenset(searcher.docs_for_query(q))
+            if docs:
+                out.append((docs, contextfs_text.PRIOR))
+        return tuple(out)
 
     def _trash_docs(self, searcher: Any) -> set[int]:
         """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""

@@ -10,8 +10,12 @@ per-segment score arrays. The arithmetic is the same per posting, in the same or
 (``c * w / (w + norm)``, added term by term), so scores are bit-identical to Whoosh's, and
 ties are broken by document number as Whoosh does.
 
-Only queries that are a term or an OR of terms on ``title``/``meta``/``body`` take this
-path; everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh.
+Only queries that are a term or an OR of terms on the text fields take this path;
+everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh. Here,
+and only here, a document can also count more than its words say (``prefer``): the
+rankers' rule that a turn of a speaker the question names, or a note or turn dated in a
+period it names, counts :data:`~contextfs.text.PRIOR` times (a product, applied before
+the top k are picked, so it changes which documents come back, not just their order).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ __all__ = ["SEGMENT_CACHE_BYTES", "RANKED_FIELDS", "fast_terms", "top_docs"]
 
 log = logging.getLogger(__name__)
 
-RANKED_FIELDS = frozenset({"title", "meta", "body"})
+RANKED_FIELDS = frozenset({"title", "meta", "body", "context"})
 
 # Decoded postings and field lengths are kept per segment (segments never change; deleted
 # documents are applied separately), so they outlive a searcher: after a write only the new
@@ -269,10 +273,12 @@ def _best(acc: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.nda
 
 def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: float, K1: float,
              allow: set[int] | frozenset[int] | None, deny: set[int] | frozenset[int] | None,
-             cache: dict[Any, Any]) -> list[tuple[float, int]]:
+             cache: dict[Any, Any],
+             prefer: tuple[tuple[frozenset[int], float], ...] = ()) -> list[tuple[float, int]]:
     """The ``k`` best ``(score, docnum)`` for the OR of ``terms``, best first.
 
-    ``allow``: only these global docnums (a filter); ``deny``: never these (a mask).
+    ``allow``: only these global docnums (a filter); ``deny``: never these (a mask);
+    ``prefer``: (docnums, factor) pairs, each multiplying the scores of its documents.
     ``cache`` belongs to the searcher: length normalisation arrays and filter masks live
     there; decoded postings and field lengths are cached per segment (``_SEGMENTS``).
     """
@@ -302,6 +308,8 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
             touched = True
         if not touched:
             continue
+        for n, (docs, factor) in enumerate(prefer):
+            acc[_local_mask(docs, base, ndocs, reader, f"prefer{n}", cache)] *= factor
         keep = acc > 0.0
         if reader.has_deletions():
             deleted = reader.deleted_docs_set

@@ -48,6 +48,8 @@ INDEXED_SUFFIXES = (".md", ".markdown", ".txt")
 TRASH_FILES = re.compile(r"^\.trash/[^/]+/files/.+")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _MAX_INDEXED_CHARS = 1 << 20
+#: How much of each neighbouring message a turn's ``context`` holds.
+_MAX_CONTEXT_CHARS = 1 << 14
 
 
 #: How the analyzer splits text into words (before normalisation, stop words and stemming).
@@ -172,6 +174,10 @@ def make_schema() -> Schema:
         # No positions for the body: reading them was half of a query's time. Quoted phrases
         # in the body are checked against the file text instead (search_query.PhraseCheck).
         body=_text_field(ana, positions=False),
+        # Conversation turns: the messages just before and after, so plain words rank a
+        # turn by its neighbours too, at NEIGHBOUR_WEIGHT (an answer is often the turn
+        # after the one that repeats the question's words). Empty for every other file.
+        context=_text_field(ana, positions=False),
         # Exact tags for tag: clauses and filters; their words again for plain-word queries.
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
         kind=ID(stored=True),
@@ -277,15 +283,18 @@ def _real_title(meta: dict[str, Any], body: str) -> str:
 
 
 def _turn_docs(base: dict[str, Any], text: str, rel: str) -> list[dict[str, Any]]:
-    """One document per message of a conversation log: who said what, and when."""
+    """One document per message of a conversation log: who said what, when, and next to what."""
     turns, bad = read_turns(text)
     if bad:
         log.warning("%s: lines %s are not messages; not indexing them", rel, ", ".join(map(str, bad[:5])))
+    # Quarantined messages are hidden from recall, so their words must not lift a neighbour.
+    shown = [t.content[:_MAX_CONTEXT_CHARS] if t.trust != "quarantined" else "" for t in turns]
     docs = []
-    for turn in turns:
+    for i, turn in enumerate(turns):
         doc = dict(base)
         doc.update({
             "line": turn.line, "title": "", "meta": turn.speaker or "", "body": turn.content[:_MAX_INDEXED_CHARS],
+            "context": "\n".join(shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)),
             "speaker": turn.speaker or "", "role": turn.role,
             "trust": turn.trust if turn.trust in ("trusted", "untrusted", "quarantined") else "untrusted",
             "updated": parse_when(turn.time) or base["updated"],

@@ -27,6 +27,7 @@ from .records import (
     CoreBlock,
     CoreBlocks,
     MemoryHit,
+    MemoryHits,
     MemorySettings,
     Message,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "LLMSummarizer",
     "Memory",
     "MemoryHit",
+    "MemoryHits",
     "MemorySettings",
     "Message",
     "Summarizer",

@@ -8,6 +8,10 @@ named speaker ("Caroline") and a time (now, or the time a transcript gives).
 Search goes through the search index, which holds every message of every log as its own
 document (:mod:`contextfs.turns`): the same BM25F ranking, stop words and stems as
 ``ctx.search``, filtered by session, role, speaker and time; newest first on ties.
+
+One bad log never breaks recall: a log that cannot be read (not UTF-8, say) and a line
+that is not a message are left out, logged as warnings, and listed in the result's
+``skipped`` (:class:`~.records.MemoryHits`), as views list unreadable files in ``dropped``.
 """
 
 from __future__ import annotations
@@ -17,19 +21,22 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from contextfs import clock
-from contextfs.errors import ContentError
+from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import assess
 from contextfs.turns import LOG_SUFFIX, read_turns, session_of, turn_at
 
 from ..arguments import check_int, check_strings, check_text
+from ..packing import DroppedItem
 from .records import (
     ROLES,
     SESSIONS_DIR,
     MemoryHit,
+    MemoryHits,
     MemorySettings,
     Message,
     newest_first,
@@ -53,6 +60,12 @@ def check_speaker(speaker: object) -> str | None:
         raise ContentError(f"speaker {speaker!r} is not accepted; use a name of 1-64 characters on one line, "
                            "without ':' (e.g. 'Caroline')")
     return speaker.strip()
+
+
+@lru_cache(maxsize=256)
+def _bad_lines(text: str) -> tuple[int, ...]:
+    """The lines of a log's text that are not messages (kept: every search re-reads its hits' logs)."""
+    return tuple(read_turns(text)[1])
 
 
 def _iso(value: datetime | str | None, name: str) -> str:
@@ -149,11 +162,15 @@ class ConversationLog:
         return list(self._read(self.path(session)))
 
     def sessions(self) -> list[str]:
-        """The sessions that have a log, oldest last message first."""
+        """The sessions that have a log, oldest last message first (unreadable logs are logged and left out)."""
         out = []
         for rel in self._ctx.list(SESSIONS_DIR):
             if rel.endswith(LOG_SUFFIX) and rel.count("/") == 1:
-                msgs = list(self._read(rel))
+                try:
+                    msgs = list(self._read(rel))
+                except ContextFSError as exc:
+                    log.warning("leaving out the conversation log %s: %s", rel, exc)
+                    continue
                 out.append((msgs[-1].time if msgs else "", session_of(rel)))
         return [sid for _time, sid in sorted(out)]
 
@@ -180,8 +197,12 @@ class ConversationLog:
         *,
         speakers: Sequence[str] | None = None,
         include_quarantined: bool = False,
-    ) -> list[MemoryHit]:
-        """Old messages matching ``query`` (all sessions unless one is named), best first."""
+    ) -> MemoryHits:
+        """Old messages matching ``query`` (all sessions unless one is named), best first.
+
+        Logs that cannot be read, and lines that are not messages, of the logs the hits
+        come from are left out and listed in the result's ``skipped``.
+        """
         check_text(query, "query", fix="pass a few words, or '' for the newest messages", error=ContentError)
         limit = max(1, check_int(limit, "limit", fix="pass how many messages to return, e.g. 10"))
         start, end = parse_time(since, "since"), parse_time(until, "until")
@@ -204,12 +225,13 @@ class ConversationLog:
         words = " ".join(query.split())[:1900]
         hits = self._ctx.search(words or "*", path=where, limit=min(1000, limit + 10), **filters)
         texts: dict[str, str | None] = {}
+        skipped: list[DroppedItem] = []
         out: list[MemoryHit] = []
         for hit in hits:
             if hit.line is None:
                 continue  # a summary or other file under sessions/
             if hit.path not in texts:
-                texts[hit.path] = self._ctx.read(hit.path)
+                texts[hit.path] = self._readable(hit.path, skipped)
             body = texts[hit.path]
             turn = turn_at(body, hit.line) if body is not None else None
             if turn is None:
@@ -221,4 +243,18 @@ class ConversationLog:
                                  source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
                                  trust=turn.trust, role=turn.role, speaker=turn.speaker))
         out.sort(key=lambda h: (-round(h.score, 6), newest_first(h.updated), h.path))
-        return out[:limit]
+        return MemoryHits(out[:limit], skipped)
+
+    def _readable(self, rel: str, skipped: list[DroppedItem]) -> str | None:
+        """A log's text for recall, or None when it cannot be read; what is left out goes to ``skipped``."""
+        try:
+            text = self._ctx.read(rel)
+        except ContextFSError as exc:
+            log.warning("leaving out the conversation log %s: %s", rel, exc)
+            skipped.append(DroppedItem(rel, f"unreadable: {exc}"))
+            return None
+        if text is not None:
+            for n in _bad_lines(text):
+                log.warning("%s line %d is not a message; leaving it out", rel, n)
+                skipped.append(DroppedItem(f"{rel}#L{n}", "not a message: fix or delete the line"))
+        return text

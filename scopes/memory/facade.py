@@ -35,6 +35,7 @@ from .records import (
     CoreBlock,
     CoreBlocks,
     MemoryHit,
+    MemoryHits,
     MemorySettings,
     Message,
 )
@@ -226,13 +227,17 @@ class Memory:
         *,
         speakers: Sequence[str] | None = None,
         include_quarantined: bool = False,
-    ) -> list[MemoryHit]:
+    ) -> MemoryHits:
         """Old messages matching ``query`` (all sessions unless one is named), best first.
 
         Ranked by the search index, which holds each message as its own document (BM25F:
-        rare words count more; question words and stop words do not count); newer
+        rare words count more; question words and stop words do not count; a message
+        also counts half of its neighbours' match; a speaker or a day, month or year the
+        query names makes that speaker's or that period's messages count double); newer
         messages win ties. ``roles``/``speakers`` keep messages of those roles or named
-        speakers; an empty query lists the newest matching messages.
+        speakers; an empty query lists the newest matching messages. A log that cannot be
+        read, or a line of one that is not a message, is left out and listed in
+        ``skipped`` of the result (a list of :class:`MemoryHit`).
         """
         return self._log.search(query, session, roles, since, until, limit, speakers=speakers,
                                 include_quarantined=include_quarantined)

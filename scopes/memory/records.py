@@ -32,6 +32,7 @@ __all__ = [
     "CoreBlock",
     "CoreBlocks",
     "MemoryHit",
+    "MemoryHits",
     "MemorySettings",
     "Message",
     "newest_first",
@@ -172,6 +173,19 @@ class MemoryHit:
     def rendered(self) -> str:
         """Trusted text with its source cited; anything else fenced as quoted data."""
         return render_memory(self.text, f"{self.source}, {self.path}", self.trust)
+
+
+class MemoryHits(list[MemoryHit]):
+    """Recalled messages, best first; ``skipped`` lists the logs (or their lines) left out, and why.
+
+    A list, so code that iterates the hits keeps working; a log that cannot be read (not
+    UTF-8, not a file any more) or a line of one that is not a message is reported here
+    instead of making the whole search fail.
+    """
+
+    def __init__(self, hits: Iterable[MemoryHit] = (), skipped: Iterable[DroppedItem] = ()) -> None:
+        super().__init__(hits)
+        self.skipped: tuple[DroppedItem, ...] = tuple(skipped)
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,11 @@ k) for each retrieval path — ``conversation_search``, ``ctx.search`` over the 
 500/1,000/2,000/4,000 tokens (``ScopedContext.assemble(query=...)``), with the tokens
 actually used. Baselines from the same run over the same turns: ``rank_bm25``'s BM25Okapi
 (lower-cased words, without and with contextfs's stop list), most recent turns first, and
-a random order. Also ingest ms per turn and query p50/p95 per path.
+a random order. Also ingest ms per turn and query p50/p95 per path, and R@10 per
+conversation, split into the conversations the ranking constants were chosen on
+(``--tuned``, default 26 and 41) and the others, held out.
 
-    python tests/benchmarks/bench_locomo.py [DATA_FOLDER] [--quick] [--conversations 26 41]
+    python tests/benchmarks/bench_locomo.py [DATA_FOLDER] [--quick] [--conversations 26 41] [--tuned 26 41]
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ DEFAULT_DATA = PROJECT / ".." / "shared" / "data" / "locomo"
 KS = (1, 5, 10, 25)
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+#: The conversations the ranking constants (contextfs.text.PRIOR) were chosen on; the rest are held out.
+TUNED = ("26", "41")
 
 
 @dataclass
@@ -294,8 +298,9 @@ def _pct(samples: Sequence[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
-def run(data: Path, names: list[str], quick: bool) -> str:
+def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED) -> str:
     recalls: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    per_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_cat: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     shares: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -325,6 +330,7 @@ def run(data: Path, names: list[str], quick: bool) -> str:
                     for k in KS:
                         recalls[path][k].append(recall_at(ranked, evidence, k))
                     per_cat[path][cat].append(recall_at(ranked, evidence, 10))
+                    per_conv[path][name].append(recall_at(ranked, evidence, 10))
                     if path.startswith("baseline: rank_bm25") or path.startswith("baseline: most"):
                         for budget in BUDGETS:
                             shares[path][budget].append(baseline_view_share(ranked, turns, evidence, budget))
@@ -341,7 +347,8 @@ def run(data: Path, names: list[str], quick: bool) -> str:
                 if root is not None:
                     root.ctx.close()
             shutil.rmtree(tmp, ignore_errors=True)
-    return report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest)
+    return report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest) + "\n\n" \
+        + by_conversation(names, per_conv, tuned)
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -385,12 +392,31 @@ def report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used,
     return "\n".join(out)
 
 
+def by_conversation(names: list[str], per_conv: dict[str, dict[str, list[float]]], tuned: Sequence[str]) -> str:
+    """R@10 per conversation, and over the tuned and the held-out ones (means over their questions)."""
+    held = [n for n in names if n not in tuned]
+    tuned = [n for n in names if n in tuned]
+    cols = [*names, *(["tuned (" + ", ".join(tuned) + ")"] if tuned else []),
+            *(["held out (" + ", ".join(held) + ")"] if held else [])]
+    out = ["Evidence recall@10 per conversation (the ranking constants were chosen on the tuned ones):", "",
+           "| retrieval path | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    for path, convs in per_conv.items():
+        cells = [f"{_mean(convs[n]):.3f}" for n in names]
+        for group in (tuned, held):
+            if group:
+                cells.append(f"{_mean([x for n in group for x in convs[n]]):.3f}")
+        out.append(f"| {path} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA),
                         help="folder with the LoCoMo JSON files (default ../shared/data/locomo from the project root)")
     parser.add_argument("--conversations", nargs="*", help="which conversations (file names without .json)")
     parser.add_argument("--quick", action="store_true", help="one conversation, its first 40 questions")
+    parser.add_argument("--tuned", nargs="*", default=list(TUNED),
+                        help="the conversations the ranking constants were chosen on (the others are held out)")
     args = parser.parse_args()
     data = Path(args.data)
     if not data.is_dir():
@@ -400,7 +426,7 @@ def main() -> int:
     names = args.conversations or sorted(p.stem for p in data.glob("*.json"))
     if args.quick:
         names = names[:1]
-    print(run(data, names, args.quick))
+    print(run(data, names, args.quick, args.tuned))
     return 0
 
 

@@ -13,7 +13,9 @@ Measured:
   (stored body, one writer) vs FTS5;
 * write-path cost: 100 writes followed by one search, with the index on vs off;
 * quoted two-word phrases (vs FTS5 phrase queries), and the plain-word queries again after
-  the 1,000 writes of the write-path runs (more segments; then repeated, words already decoded).
+  the 1,000 writes of the write-path runs (more segments; then repeated, words already decoded);
+* questions that name a month ("... in March 2026?": notes dated then count double),
+  against the same questions without the month.
 """
 
 from __future__ import annotations
@@ -237,6 +239,16 @@ def run(n: int, queries: list[str], rows: list[str], work: Path) -> None:
     fts_ph = latency(lambda q: fts_query(conn, q), phrases)
     rows.append(f"| {n:,} | quoted two-word phrase p50 / p95 (ms) | {ours_ph[0]:.1f} / {ours_ph[1]:.1f} | "
                 f"FTS5 {fts_ph[0]:.2f} / {fts_ph[1]:.2f} | {ours_ph[0] / fts_ph[0]:.1f}x FTS5's time |")
+    months = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December"]
+    rng = random.Random(11)
+    plain_q = [f"How do we handle the {q}?" for q in queries]
+    dated_q = [f"How did we handle the {q} in {rng.choice(months)} 2026?" for q in queries]
+    ours_plain = latency(lambda q: ctx.search(q, limit=10), plain_q)
+    ours_dated = latency(lambda q: ctx.search(q, limit=10), dated_q)
+    rows.append(f"| {n:,} | questions naming a month p50 / p95 (ms) | {ours_dated[0]:.1f} / {ours_dated[1]:.1f} | "
+                f"same questions, no month {ours_plain[0]:.1f} / {ours_plain[1]:.1f} | "
+                f"{ours_dated[0] / ours_plain[0]:.1f}x |")
     searcher.close()
     conn.close()
     ctx.close()
