@@ -1,8 +1,9 @@
 """The block-at-a-time ranker must rank exactly as Whoosh's own matcher tree does.
 
-Plain-word queries take ``contextfs.search.rank``; everything else goes through Whoosh.
-These tests run the same queries both ways on a real index (several segments, deleted
-documents, trash, folder filters) and require identical paths and scores.
+Plain-word queries that touch enough postings take ``contextfs.search.rank``; everything
+else goes through Whoosh (``contextfs.search.planning`` decides). These tests run the same
+queries both ways on a real index (several segments, deleted documents, trash, folder
+filters) and require identical paths and scores.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from contextfs import ContextManager
-from contextfs.search import querying as search_mod
+from contextfs.search import planning
+from contextfs.search.planning import plain_terms
 from contextfs.search.query import parse_query
-from contextfs.search.rank import fast_terms
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
@@ -26,9 +27,11 @@ QUERIES = [
 
 
 def _both(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, query: str, **kw: object) -> tuple[list, list]:
-    fast = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
     with monkeypatch.context() as m:
-        m.setattr(search_mod, "fast_terms", lambda q: None)
+        m.setattr(planning, "BLOCK_RANKER_POSTINGS", 0)  # every plain-word query: the block ranker
+        fast = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
+    with monkeypatch.context() as m:
+        m.setattr(planning, "BLOCK_RANKER_POSTINGS", 10**12)  # none: Whoosh's matchers
         slow = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
     return fast, slow
 
@@ -45,7 +48,7 @@ def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path
         ctx.write("topics/scaling.md", "# Scaling\n\nKarpenter scales the cluster on spot instances.\n")
         ctx.delete("project/decisions/0004-arq-over-celery.md")
         for query in QUERIES:
-            assert fast_terms(parse_query(query).query) is not None, query
+            assert plain_terms(parse_query(query).query) is not None, query
             fast, slow = _both(ctx, monkeypatch, query)
             assert fast == slow, query
             assert fast, query
@@ -62,7 +65,7 @@ def test_other_query_shapes_use_whoosh(tmp_path: Path) -> None:
     try:
         for query in ('"dead letter"', "kafka AND brokers", "letter NOT dead", "webho*", "tag:adr", "*",
                       "postgres tag:adr"):
-            assert fast_terms(parse_query(query).query) is None, query
+            assert plain_terms(parse_query(query).query) is None, query
     finally:
         ctx.close()
 
@@ -109,6 +112,7 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
     ctx = ContextManager(root, actor="agent")
+    monkeypatch.setattr(planning, "BLOCK_RANKER_POSTINGS", 0)  # the sample is small: force the block ranker
     try:
         search_rank._SEGMENTS.clear()
         ctx.search("webhook retries backoff")
@@ -154,3 +158,25 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
             checked += 1
     assert checked >= 6  # three scored text fields and tags, in both segments
     ctx.close()
+
+
+def test_the_ranker_is_chosen_by_the_postings_a_query_touches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = ContextManager(tmp_path / "ctx", actor="agent", durable=False)
+    try:
+        with ctx.transaction("notes"):
+            for i in range(120):
+                ctx.write(f"notes/n{i}.md", f"# Note {i}\n\nThe webhook queue retries delivery {i}.\n"
+                          + ("A rare zebra sighting.\n" if i == 7 else ""))
+        ctx.search("warm")  # the index takes in the transaction's files
+        searcher = ctx.index.searcher
+        rare = plain_terms(parse_query("zebra").query)
+        common = plain_terms(parse_query("webhook queue retries delivery").query)
+        assert rare is not None and common is not None
+        monkeypatch.setattr(planning, "BLOCK_RANKER_POSTINGS", 100)
+        assert planning.block_terms(parse_query("zebra").query, searcher) is None  # 1 posting: Whoosh
+        assert planning.block_terms(parse_query("webhook queue retries delivery").query, searcher) == common
+        assert planning.block_terms(parse_query('"webhook queue"').query, searcher) is None  # a phrase
+        fast, slow = _both(ctx, monkeypatch, "webhook queue retries delivery zebra")
+        assert fast == slow and fast[0][0] == "notes/n7.md"
+    finally:
+        ctx.close()

@@ -29,7 +29,6 @@ import sys
 from array import array
 from typing import Any
 
-import numpy as np
 from whoosh.codec.whoosh3 import (
     LENGTHS_COLUMN,
     W3Codec,
@@ -78,6 +77,10 @@ def _pack_weights(weights: Any) -> Any:
     if isinstance(weights, array) and weights.typecode == "f":
         if len(weights) >= _SMALL_BLOCK:
             # Term frequencies are whole numbers: half the bytes as uint16, checked exactly.
+            # numpy is imported here, its only use in the codec: a process that only reads
+            # never pays its import (40-100 ms).
+            import numpy as np
+
             values = np.frombuffer(weights, dtype=np.float32)
             if values.min() >= 0 and values.max() < _UINT16 and bool((values == np.trunc(values)).all()):
                 return "H", values.astype(np.uint16).tobytes()

@@ -52,9 +52,9 @@ from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import typed_io
 from . import compat, segments
 from .filters import build_filter
+from .planning import weighting
 from .query import parse_query
 from .querying import Queries, SearchHit
-from .rank import weighting
 from .schema import extract, indexable, make_schema, walk_indexable
 from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
 

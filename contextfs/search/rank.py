@@ -10,8 +10,8 @@ per-segment score arrays. The arithmetic is the same per posting, in the same or
 (``c * w / (w + norm)``, added term by term), so scores are bit-identical to Whoosh's, and
 ties are broken by document number as Whoosh does.
 
-Only queries that are a term or an OR of terms on the text fields take this path;
-everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh. Here,
+Only queries that are a term or an OR of terms on the text fields, touching enough postings
+to be worth numpy's import, take this path (:mod:`.planning` decides); everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh. Here,
 and only here, a document can also count more than its words say (``prefer``): the
 rankers' rule that a turn of a speaker the question names, or a note or turn dated in a
 period it names, counts :data:`~contextfs.text.PRIOR` times (a product, applied before
@@ -26,17 +26,13 @@ from collections import OrderedDict
 from typing import Any
 
 import numpy as np
-from whoosh import query as wq
-from whoosh.scoring import BM25F
 from whoosh.util.numeric import byte_to_length
 
 from .codec import block_arrays, length_bytes
 
-__all__ = ["SEGMENT_CACHE_BYTES", "RANKED_FIELDS", "fast_terms", "top_docs"]
+__all__ = ["SEGMENT_CACHE_BYTES", "top_docs"]
 
 log = logging.getLogger(__name__)
-
-RANKED_FIELDS = frozenset({"title", "meta", "body", "context"})
 
 # Decoded postings and field lengths are kept per segment (segments never change; deleted
 # documents are applied separately), so they outlive a searcher: after a write only the new
@@ -83,26 +79,6 @@ _SEGMENTS = _SegmentCache(SEGMENT_CACHE_BYTES)
 
 # Byte -> field length, as Whoosh decodes it (byte 0 means "no length": 0, as the scalar path).
 _BYTE_LENGTHS = np.array([0.0] + [float(byte_to_length(b)) for b in range(1, 256)], dtype=np.float64)
-
-
-def fast_terms(q: wq.Query) -> list[tuple[str, str, float]] | None:
-    """``[(field, text, boost), ...]`` when ``q`` is an OR of plain terms on text fields, else None."""
-    if isinstance(q, wq.Term):
-        leaves = [q]
-        outer = 1.0
-    elif type(q) is wq.Or and not getattr(q, "scale", None):
-        leaves = list(q.subqueries)
-        outer = q.boost
-        if not all(type(k) is wq.Term for k in leaves):
-            return None
-    else:
-        return None
-    out = []
-    for leaf in leaves:
-        if leaf.fieldname not in RANKED_FIELDS or not isinstance(leaf.text, str):
-            return None
-        out.append((leaf.fieldname, leaf.text, float(leaf.boost) * float(outer)))
-    return out or None
 
 
 def _segment_key(reader: Any) -> Any:
@@ -323,8 +299,3 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
         ranked.extend(zip(scores.tolist(), (idx + base).tolist()))  # noqa: B905 - equal lengths
     ranked.sort(key=lambda item: (-item[0], item[1]))
     return ranked[:k]
-
-
-def weighting() -> BM25F:
-    """The BM25F parameters every ranker of the index uses (Whoosh's defaults)."""
-    return BM25F(B=0.75, K1=1.2)

@@ -20,7 +20,7 @@ from whoosh.reading import EmptyReader, MultiReader, SegmentReader
 from whoosh.searching import Searcher
 
 from . import compat
-from .rank import weighting
+from .planning import weighting
 
 __all__ = ["delete_paths", "fill", "indexed_stats", "merge_policy", "open_readers", "refreshed", "stored_stat",
            "tier"]
