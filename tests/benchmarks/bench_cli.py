@@ -115,8 +115,6 @@ ctx.get("memory/facts.md")
 mark("read: get memory/facts.md (PyYAML import + parse)")
 ctx.history(limit=5)
 mark("log: import GitPython, open the repository, git log")
-import numpy
-mark("search: import numpy")
 import contextfs.search
 mark("search: import Whoosh and contextfs.search")
 ctx.search("webhook retry backoff", limit=10)
@@ -131,6 +129,8 @@ get_counter().count("a text no earlier run counted")
 mark("context: load the tiktoken encoding (a view with new text)")
 ContextManager(root, actor="human", index=False).close()
 mark("write commands: open for writing (filelock, write side, managed files, sync)")
+import numpy
+mark("search on a large tree: import numpy (the block ranker, 1,000+ postings)")
 print("\\n".join(f"{label}\\t{(t - marks[i][1]) * 1000:.2f}" for i, (label, t) in enumerate(marks[1:])))
 """
 

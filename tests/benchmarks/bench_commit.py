@@ -103,7 +103,7 @@ def bench_single(base: Path, n: int, repeat: int, durable: bool = True) -> tuple
 
 def bench_transaction(base: Path, count: int) -> tuple[float, float]:
     bare = base / "bare"
-    bare.mkdir()
+    bare.mkdir(parents=True)
     files = RootFiles(bare)
     start = time.perf_counter()
     for i in range(count):
@@ -111,6 +111,9 @@ def bench_transaction(base: Path, count: int) -> tuple[float, float]:
     bare_s = time.perf_counter() - start
 
     ctx = ContextManager(base / "txn", index=False)
+    # One write first, untimed: the first write of a process imports the write gate's
+    # scanners (about 150 ms once), which is not a per-write cost.
+    ctx.write("warm-up.md", "warm up\n")
     start = time.perf_counter()
     with ctx.transaction(f"{count} writes"):
         for i in range(count):
@@ -134,7 +137,11 @@ def main() -> None:
         base = Path(tmp)
         single = {n: bench_single(base, n, repeat) for n in sizes}
         fast_ms, _ = bench_single(base, 10_000, repeat, durable=False)
-        txn_ms, bare_ms = bench_transaction(base, 1_000)
+        # The file system's fsync cost moves by 2x from minute to minute on a shared machine:
+        # pairs of runs, back to back, and the median of each side.
+        pairs = [bench_transaction(base / f"txn-{k}", 1_000) for k in range(3 if args.quick else 5)]
+        txn_ms = statistics.median(p[0] for p in pairs)
+        bare_ms = statistics.median(p[1] for p in pairs)
 
     print(f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, git {git_version()}, "
           f"{platform.system()} {platform.machine()}; median of {repeat} runs; search index off.\n")
@@ -148,7 +155,7 @@ def main() -> None:
     flat = single[10_000][0] / single[1_000][0]
     print(f"| 10,000-file write vs 1,000-file write | {single[10_000][0]:.2f} ms | "
           f"{single[1_000][0]:.2f} ms | {flat:.2f}x | <= 1.5x |")
-    print(f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes) | {txn_ms:.0f} ms | "
+    print(f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes; median of {len(pairs)}) | {txn_ms:.0f} ms | "
           f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |")
     print(f"| durability: 10,000-file write with fsync (vs `durable=False`) | {single[10_000][0]:.2f} ms | "
           f"{fast_ms:.2f} ms | {single[10_000][0] / fast_ms:.2f}x | measured |")
