@@ -15,6 +15,7 @@ import click
 
 from .cliutil import echo_data, open_manager, pass_manager, pass_reader, translate_errors
 from .errors import NotFoundError
+from .fixes import Fix
 
 __all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert", "rm", "show", "trash", "write"]
 
@@ -116,8 +117,8 @@ def ls(ctx: Any, folder: str, as_json: bool) -> None:
         if ctx.exists(folder):
             files = [ctx.gate(folder)]
         elif not ctx.is_folder(folder):
-            raise NotFoundError(f"{folder} does not exist in {ctx.root}; list what does with 'contextfs ls'",
-                                path=folder)
+            raise NotFoundError(f"{folder} does not exist in {ctx.root}", path=folder,
+                                fix=Fix("list", folder.rstrip("/").rpartition("/")[0]))
     _echo_lines(files, as_json, lambda items: "\n".join(items))
 
 
@@ -207,7 +208,7 @@ def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
     """
     entries = ctx.history(path, limit=limit)
     if path and not entries:
-        raise NotFoundError(f"no commit touches {path}; list the files with 'contextfs ls'", path=path)
+        raise NotFoundError(f"no commit touches {path}", path=path, fix=Fix("list", path.rstrip("/").rpartition("/")[0]))
     _echo_lines(entries, as_json,
                 lambda hs: "\n".join(f"{h.commit[:10]}  {h.date}  {h.author:<16} {h.message}" for h in hs))
 

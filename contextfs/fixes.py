@@ -35,6 +35,9 @@ _FIXES: dict[str, dict[str, str]] = {
     "trash": {"python": "list the deleted entries with ctx.trash()", "cli": "list the deleted entries with `contextfs trash`",
               "tools": "restore_context takes the path a file had when it was deleted",
               "memory-tool": "deleted memories are kept in the store's trash; ask a person to restore them"},
+    "sessions": {"python": "each entry of ctx.history() names its session", "cli": "`contextfs log` names each commit's session",
+                 "tools": "each entry of context_history names its session",
+                 "memory-tool": "ask a person to look at the history"},
     "history": {"python": "pick a commit id from ctx.history()", "cli": "pick a commit id from `contextfs log`",
                 "tools": "pick a commit id from context_history", "memory-tool": "ask a person to look at the history"},
     "init": {"python": "create one with ContextManager(root)", "cli": "create one with `contextfs init`",
@@ -74,4 +77,6 @@ class Fix:
     def render(self, dialect: str | None = None) -> str:
         forms = _FIXES[self.action]
         template = forms.get(dialect or _DIALECT.get(), forms["python"])
+        if not self.path:  # the whole root: `contextfs ls`, ctx.list()
+            template = template.replace(" {arg}", "").replace("{path!r}", "")
         return template.format(path=self.path, arg=shlex.quote(self.path) if self.path else "")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import paths
 from .document import Document, decode, load
 from .errors import InvalidArgumentError, NotFoundError
+from .fixes import Fix
 from .provenance import check_token
 
 if TYPE_CHECKING:
@@ -128,8 +129,7 @@ def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
     commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init")]
     if not commits:
-        raise NotFoundError(f"no commit of session {sid!r} is in the history; list sessions with the history "
-                            "(each entry names its session)", path=None)
+        raise NotFoundError(f"no commit of session {sid!r} is in the history", path=None, fix=Fix("sessions"))
     reverted: list[str] = []
     made: list[str] = []
     conflicts: list[str] = []

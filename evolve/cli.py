@@ -17,6 +17,7 @@ import click
 
 from contextfs.cliutil import echo_data, pass_manager, translate_errors
 from contextfs.errors import EvolveError
+from contextfs.fixes import Fix
 from contextfs.manager import ContextManager
 from contextfs.scopes.topics import Topics
 
@@ -144,7 +145,7 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
     rel = file_path or f"sessions/{session_id}.jsonl"
     raw = ctx.read_raw(rel)
     if raw is None:
-        raise EvolveError(f"{rel} does not exist; list sessions with: contextfs ls sessions")
+        raise EvolveError(f"{rel} does not exist", fix=Fix("list", "sessions"))
     history = []
     for n, line in enumerate(raw.decode("utf-8", "replace").splitlines(), 1):
         if line.strip():

@@ -48,6 +48,10 @@ def test_the_cli_names_commands(ctx: ContextManager) -> None:
         (["rm", "nope/gone.md"], "`contextfs ls nope`"),
         (["restore", "20260101T000000Z-abcdef"], "`contextfs trash`"),
         (["show", "a.md", "--at", "deadbeef"], "`contextfs log`"),
+        (["ls", "nope"], "list what is there with `contextfs ls`"),
+        (["ls", "nope/deeper"], "`contextfs ls nope`"),
+        (["log", "memory/nope.md"], "`contextfs ls memory`"),
+        (["revert", "--session", "nope"], "`contextfs log` names each commit's session"),
     ]
     ctx.write("a.md", "a")
     for args, hint in cases:
@@ -55,6 +59,12 @@ def test_the_cli_names_commands(ctx: ContextManager) -> None:
         assert result.exit_code != 0, args
         assert hint in result.output, (args, result.output)
         assert not any(word in result.output for word in PYTHON_WORDS), result.output
+
+
+def test_a_fix_on_the_whole_root_names_no_folder() -> None:
+    assert Fix("list", "").render("cli") == "list what is there with `contextfs ls`"
+    assert Fix("list", "").render("python") == "list what is there with ctx.list()"
+    assert Fix("list", "memory").render("cli") == "list what is there with `contextfs ls memory`"
 
 
 def test_a_missing_root_names_init_in_the_cli(tmp_path: Path) -> None:
