@@ -108,5 +108,5 @@ class WriteGuard:
                 "and a file without frontmatter cannot be marked untrusted; store it in a .md file, "
                 "or quote it as a fact (e.g. 'the user said: ...')"
             )
-        trust = poisoning.apply_policy(verdict, self.poisoning, what=rel)
+        trust = poisoning.apply_policy(verdict, self.poisoning, what=rel, marked=requested_trust)
         return Decision(trust=_lowest(trust, requested_trust), reasons=verdict.reasons)

@@ -168,8 +168,12 @@ def policy_from_config(config: Mapping[str, Any], default: str = "tag") -> str:
     return check_policy(str(value))
 
 
-def apply_policy(verdict: Verdict, policy: str, *, what: str = "text") -> str:
-    """The trust level to store under ``policy``; raise PoisoningError when it refuses."""
+def apply_policy(verdict: Verdict, policy: str, *, what: str = "text", marked: str | None = None) -> str:
+    """The trust level to store under ``policy``; raise PoisoningError when it refuses.
+
+    The decision is logged unless the caller had already ``marked`` the text that low (a
+    memory layer applies the policy first, to choose where a note goes, and said so).
+    """
     check_policy(policy)
     if not verdict.suspicious:
         return "trusted"
@@ -180,7 +184,8 @@ def apply_policy(verdict: Verdict, policy: str, *, what: str = "text") -> str:
             "store it as a quoted fact (e.g. 'the user said: ...') or use policy 'tag'"
         )
     trust = "quarantined" if policy == "quarantine" else "untrusted"
-    log.warning("storing %s as %s: it reads as an instruction (%s)", what, trust, reasons)
+    if marked not in TRUST_LEVELS or TRUST_LEVELS.index(trust) > TRUST_LEVELS.index(marked):
+        log.warning("storing %s as %s: it reads as an instruction (%s)", what, trust, reasons)
     return trust
 
 
