@@ -28,10 +28,10 @@ QUERIES = [
 
 def _both(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, query: str, **kw: object) -> tuple[list, list]:
     with monkeypatch.context() as m:
-        m.setattr(planning, "BLOCK_RANKER_POSTINGS", 0)  # every plain-word query: the block ranker
+        m.setattr(planning, "block_terms", lambda terms, _searcher: terms)  # the block ranker
         fast = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
     with monkeypatch.context() as m:
-        m.setattr(planning, "BLOCK_RANKER_POSTINGS", 10**12)  # none: Whoosh's matchers
+        m.setattr(planning, "block_terms", lambda _terms, _searcher: None)  # Whoosh's matchers
         slow = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
     return fast, slow
 
@@ -112,7 +112,7 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
     ctx = ContextManager(root, actor="agent")
-    monkeypatch.setattr(planning, "BLOCK_RANKER_POSTINGS", 0)  # the sample is small: force the block ranker
+    monkeypatch.setattr(planning, "block_terms", lambda terms, _searcher: terms)  # the sample is small
     try:
         search_rank._SEGMENTS.clear()
         ctx.search("webhook retries backoff")
@@ -160,7 +160,10 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
     ctx.close()
 
 
-def test_the_ranker_is_chosen_by_the_postings_a_query_touches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rent or buy: Whoosh for small queries in a process without numpy, until it has cost the import."""
+    import sys
+
     ctx = ContextManager(tmp_path / "ctx", actor="agent", durable=False)
     try:
         with ctx.transaction("notes"):
@@ -172,11 +175,21 @@ def test_the_ranker_is_chosen_by_the_postings_a_query_touches(tmp_path: Path, mo
         rare = plain_terms(parse_query("zebra").query)
         common = plain_terms(parse_query("webhook queue retries delivery").query)
         assert rare is not None and common is not None
+        assert plain_terms(parse_query('"webhook queue"').query) is None  # a phrase: always Whoosh
+        # numpy already imported (as in this test process): the block ranker costs nothing more
+        assert planning.block_terms(rare, searcher) == rare
+        monkeypatch.delitem(sys.modules, "numpy")  # a process that has not imported it
+        monkeypatch.setattr(planning, "_spent", 0.0)
         monkeypatch.setattr(planning, "BLOCK_RANKER_POSTINGS", 100)
-        assert planning.block_terms(parse_query("zebra").query, searcher) is None  # 1 posting: Whoosh
-        assert planning.block_terms(parse_query("webhook queue retries delivery").query, searcher) == common
-        assert planning.block_terms(parse_query('"webhook queue"').query, searcher) is None  # a phrase
-        fast, slow = _both(ctx, monkeypatch, "webhook queue retries delivery zebra")
-        assert fast == slow and fast[0][0] == "notes/n7.md"
+        assert planning.block_terms(rare, searcher) is None  # 1 posting: Whoosh
+        assert planning.block_terms(common, searcher) == common  # 480 postings: worth the import
+        planning.spent_in_whoosh(planning.NUMPY_IMPORT_SECONDS)  # Whoosh has cost what the import would
+        assert planning.block_terms(rare, searcher) == rare
     finally:
         ctx.close()
+    fresh = ContextManager(tmp_path / "ctx", actor="agent", durable=False)
+    try:
+        fast, slow = _both(fresh, monkeypatch, "webhook queue retries delivery zebra")
+        assert fast == slow and fast[0][0] == "notes/n7.md"
+    finally:
+        fresh.close()

@@ -1,30 +1,45 @@
 """Which ranker scores a query, and the BM25F parameters every ranker uses.
 
 Two rankers give the same scores and the same order (ties by document number): Whoosh's
-own matchers, which cost a few microseconds per posting, and the block-at-a-time ranker of
-:mod:`.rank`, which reads postings into numpy arrays and is many times faster on common
-words, but needs numpy, whose import costs 40-100 ms. A query of plain words that touches
-fewer than :data:`BLOCK_RANKER_POSTINGS` postings is scored by Whoosh (at most ~5 ms), so a
-short-lived process searching a small tree — a ``contextfs search`` call — never imports
-numpy; larger queries take the block ranker. This module imports neither numpy nor the
-block ranker.
+own matchers, which cost a few microseconds per posting plus a matcher per term and
+segment, and the block-at-a-time ranker of :mod:`.rank`, which reads postings into numpy
+arrays and is many times faster, but needs numpy, whose import costs 40-100 ms once per
+process. The choice for a plain-word query is a rent-or-buy decision:
+
+* once numpy is imported (by anything), the block ranker costs nothing more: it is used;
+* a query touching at least :data:`BLOCK_RANKER_POSTINGS` postings is worth the import;
+* smaller queries are scored by Whoosh until this process has spent
+  :data:`NUMPY_IMPORT_SECONDS` doing so — what the import would have cost — and then the
+  block ranker takes over (the classic rent-or-buy rule: a process that keeps searching
+  pays the import once, and one that searches a little never pays more than about twice
+  what it would have paid had it known in advance).
+
+So a short-lived ``contextfs search`` over a small tree never imports numpy, and a
+long-running agent pays for it once. This module imports neither numpy nor the block ranker.
 """
 
 from __future__ import annotations
 
+import sys
+import threading
 from typing import Any
 
 from whoosh import query as wq
 from whoosh.scoring import BM25F
 
-__all__ = ["BLOCK_RANKER_POSTINGS", "RANKED_FIELDS", "block_terms", "plain_terms", "weighting"]
+__all__ = ["BLOCK_RANKER_POSTINGS", "NUMPY_IMPORT_SECONDS", "RANKED_FIELDS", "block_terms", "plain_terms",
+           "spent_in_whoosh", "weighting"]
 
 RANKED_FIELDS = frozenset({"title", "meta", "body", "context"})
 
 #: From this many postings on (summed over the query's terms and fields) the block ranker
-#: scores a plain-word query; below it Whoosh's matchers take ~5 µs a posting, less than
-#: the block ranker's numpy import would cost a process that runs one query.
+#: scores a plain-word query even in a fresh process: Whoosh would take ~5 ms or more.
 BLOCK_RANKER_POSTINGS = 1_000
+#: What importing numpy costs on a typical machine (40-100 ms measured here).
+NUMPY_IMPORT_SECONDS = 0.06
+
+_spent = 0.0  # seconds this process spent scoring plain-word queries with Whoosh's matchers
+_lock = threading.Lock()
 
 
 def weighting() -> BM25F:
@@ -52,10 +67,16 @@ def plain_terms(q: wq.Query) -> list[tuple[str, str, float]] | None:
     return out or None
 
 
-def block_terms(q: wq.Query, searcher: Any) -> list[tuple[str, str, float]] | None:
-    """The query's terms when the block ranker should score it (plain words, enough postings)."""
-    terms = plain_terms(q)
-    if terms is None:
-        return None
+def block_terms(terms: list[tuple[str, str, float]], searcher: Any) -> list[tuple[str, str, float]] | None:
+    """``terms`` when the block ranker should score this plain-word query, else None (Whoosh)."""
+    if "numpy" in sys.modules or _spent >= NUMPY_IMPORT_SECONDS:
+        return terms
     postings = sum(searcher.doc_frequency(field, text) for field, text, _ in terms)
     return terms if postings >= BLOCK_RANKER_POSTINGS else None
+
+
+def spent_in_whoosh(seconds: float) -> None:
+    """Count time spent scoring a plain-word query with Whoosh's matchers (see the module doc)."""
+    global _spent
+    with _lock:
+        _spent += seconds

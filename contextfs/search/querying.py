@@ -16,6 +16,7 @@ its terms), and notes or turns dated within a day, month or year it names, count
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -26,9 +27,9 @@ from .. import text as contextfs_text
 from ..document import blob_version
 from ..errors import ContextFSError, SearchIndexError
 from ..turns import turn_at
-from . import compat
+from . import compat, planning
 from .phrases import PhraseCheck, loosen_phrases
-from .planning import block_terms, weighting
+from .planning import weighting
 from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ class Queries:
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
         want = limit
-        terms = None if parsed.most_recent or compat.native() else block_terms(parsed.query, searcher)
+        plain = None if parsed.most_recent or compat.native() else planning.plain_terms(parsed.query)
+        terms = None if plain is None else planning.block_terms(plain, searcher)
         cache = self._searcher_cache(searcher)
         prefer = () if parsed.most_recent else self._prefer(searcher, parsed, cache)
         if terms is not None:
@@ -138,6 +140,15 @@ class Queries:
             ranked = top_docs(searcher, terms, want + 5, B=bm25.B, K1=bm25.K1,
                               allow=allow, deny=mask, cache=cache, prefer=prefer)
             return self._hits(searcher, ranked, parsed.words, want)
+        started = time.perf_counter()
+        hits = self._run_whoosh(searcher, parsed, filt, mask, want, prefer)
+        if plain is not None:  # a plain-word query Whoosh scored: what the block ranker would have saved
+            planning.spent_in_whoosh(time.perf_counter() - started)
+        return hits
+
+    def _run_whoosh(self, searcher: Any, parsed: Any, filt: wq.Query | None, mask: set[int] | None, want: int,
+                    prefer: tuple[tuple[frozenset[int], float], ...]) -> list[SearchHit]:
+        """A query through Whoosh's own matchers (phrases, booleans, ranges, ``*``, small plain queries)."""
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
             return self._run_phrases(searcher, parsed, loose, filt, mask, want)
