@@ -8,10 +8,13 @@ filters) and require identical paths and scores.
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from contextfs import ContextManager
 from contextfs.search import planning
@@ -193,3 +196,33 @@ def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypat
         assert fast == slow and fast[0][0] == "notes/n7.md"
     finally:
         fresh.close()
+
+
+@pytest.fixture(scope="module")
+def sample_ctx(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
+    root = tmp_path_factory.mktemp("rank") / "ctx"
+    shutil.copytree(SAMPLE, root)
+    ctx = ContextManager(root, actor="agent")
+    yield ctx
+    ctx.close()
+
+
+def _sample_words() -> list[str]:
+    from contextfs.text import content_words
+
+    return sorted(set(content_words((SAMPLE / "project" / "README.md").read_text())))
+
+
+@settings(max_examples=40, deadline=None)
+@given(words=st.lists(st.sampled_from(_sample_words()), min_size=1, max_size=64, unique=True))
+def test_long_questions_rank_the_same_both_ways(sample_ctx: ContextManager, words: list[str]) -> None:
+    """Queries of up to 64 words (an archival dedupe check is one): same order, scores equal
+    but for the order of the floating-point sum."""
+    query = " ".join(words)
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(planning, "block_terms", lambda terms, _searcher: terms)
+        fast = [(h.path, h.score) for h in sample_ctx.search(query, limit=25)]
+        m.setattr(planning, "block_terms", lambda _terms, _searcher: None)
+        slow = [(h.path, h.score) for h in sample_ctx.search(query, limit=25)]
+    assert [p for p, _ in fast] == [p for p, _ in slow]
+    assert all(math.isclose(a, b, rel_tol=1e-12) for (_, a), (_, b) in zip(fast, slow, strict=True))
