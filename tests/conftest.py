@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,16 @@ def ctx(tmp_path: Path) -> ContextManager:
     """A fresh manager on an empty root (with the search index once it exists)."""
     root = tmp_path / "ctx"
     manager = ContextManager(root, index=search_available())
+    yield manager
+    manager.close()
+
+
+@pytest.fixture(scope="module")
+def sample_ctx(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ContextManager]:
+    """One copy of sample-context/ shared by a module's read-only tests (building it costs ~1 s)."""
+    root = tmp_path_factory.mktemp("sample") / "ctx"
+    shutil.copytree(SAMPLE, root)
+    manager = ContextManager(root, actor="human")
     yield manager
     manager.close()
 

@@ -6,7 +6,6 @@ real git commits recorded.
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -17,16 +16,6 @@ from contextfs.errors import InvalidPathError, SearchIndexError
 from contextfs.search import SearchHit
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
-
-
-@pytest.fixture(scope="module")
-def sample_ctx(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
-    """One read-only copy of sample-context/ shared by the query tests (building it costs ~1 s)."""
-    root = tmp_path_factory.mktemp("sample") / "ctx"
-    shutil.copytree(SAMPLE, root)
-    manager = ContextManager(root, actor="human")
-    yield manager
-    manager.close()
 
 
 @pytest.fixture

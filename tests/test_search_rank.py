@@ -198,15 +198,6 @@ def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypat
         fresh.close()
 
 
-@pytest.fixture(scope="module")
-def sample_ctx(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
-    root = tmp_path_factory.mktemp("rank") / "ctx"
-    shutil.copytree(SAMPLE, root)
-    ctx = ContextManager(root, actor="agent")
-    yield ctx
-    ctx.close()
-
-
 def _sample_words() -> list[str]:
     from contextfs.text import content_words
 
