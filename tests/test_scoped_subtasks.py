@@ -56,6 +56,10 @@ def test_a_missing_subtask_is_an_error_that_names_the_ones_there_are(ctx: Contex
     with pytest.raises(InvalidArgumentError, match="for the task scope.*scope='subtask'"):
         scoped.assemble("task", "csv-export", budget=500)
     assert "Export invoices as CSV." in scoped.get_context("subtask", subtask_id="csv-export")
+    # leaving the scope out asks for the subtask scope when a subtask is named, else the task scope
+    assert scoped.assemble(subtask_id="csv-export", budget=500).meta["scope"] == "subtask"
+    assert scoped.assemble(budget=500).meta["scope"] == "task"
+    assert "## Subtask: csv-export" in scoped.get_context(subtask_id="csv-export")
 
 
 def test_a_subtask_is_looked_for_at_the_commit_a_view_is_for(ctx: ContextManager) -> None:
