@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits", "sync"]
+__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits", "strip_conflict_markers", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,14 @@ class SyncReport:
 def conflict_markers(data: bytes) -> bool:
     """True when ``data`` holds a complete git conflict block (<<<<<<< ... ======= ... >>>>>>>)."""
     return b"<<<<<<<" in data and _MARKERS.search(data) is not None
+
+
+_MARKER_LINE = re.compile(rb"^(?:<{7}|\|{7}|>{7})(?: .*)?\r?\n?|^={7}\r?\n?", re.MULTILINE)
+
+
+def strip_conflict_markers(data: bytes) -> bytes:
+    """``data`` without git's conflict marker lines (both sides' text stays), for indexing."""
+    return _MARKER_LINE.sub(b"", data)
 
 
 def _skipped(rel: str, skip: Callable[[str], bool] | None) -> bool:
