@@ -58,7 +58,7 @@ def hostile_cases(name: str, schema: dict) -> list[dict]:
             continue
         cases.append({**base, prop: bad})
     if name in ("write_context", "append_context", "edit_context", "delete_context", "restore_context",
-                "read_context", "revert_context", "context_diff"):
+                "read_context", "revert_context", "context_diff", "resolve_conflict"):
         cases.append({**base, "path": ".git/config"})
         cases.append({**base, "path": "/etc/passwd"})
     return cases
