@@ -281,8 +281,8 @@ STORE_TOOLS: list[ToolSpec[Any]] = [
     ),
     ToolSpec(
         "resolve_conflict", "store",
-        "End one conflict from list_conflicts: the copy goes (history keeps it) and the file keeps what it holds now "
-        "(keep 'current', after you combined both versions into it) or takes the copy's text (keep 'copy').",
+        "End one conflict from list_conflicts. Use it once the file holds what should stay: the copy goes (history "
+        "keeps it) and the file keeps what it holds now (keep 'current') or takes the copy's text (keep 'copy').",
         ResolveArgs, resolve_conflict, access="write", destructive=True,
         example={"path": "memory/notes.conflict-0123abcd.md"},
     ),
