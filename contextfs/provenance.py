@@ -60,12 +60,13 @@ def email_of(actor: str) -> str:
 
 
 @functools.cache
-def machine_name() -> str:
+def machine_name(configured: str | None = None) -> str:
     """The name of this machine in commit trailers (``Contextfs-Machine``).
 
-    ``$CONTEXTFS_MACHINE`` when set (several clones on one host, a fleet), else the host
-    name; reduced to a token, so it can never become anything but a trailer value.
+    ``configured`` (a clone's ``contextfs.machine`` setting), else ``$CONTEXTFS_MACHINE``
+    (several clones on one host, a fleet), else the host name; reduced to a token, so it
+    can never become anything but a trailer value.
     """
-    raw = os.environ.get("CONTEXTFS_MACHINE") or socket.gethostname() or "unknown"
+    raw = configured or os.environ.get("CONTEXTFS_MACHINE") or socket.gethostname() or "unknown"
     name = re.sub(r"[^A-Za-z0-9_.:@-]", "-", raw.strip())[:64].strip("-")
     return name or "unknown"

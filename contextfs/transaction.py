@@ -34,7 +34,7 @@ from . import clock, faults, paths
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, io_error, typed_io
 from .journal import Journal, JournalFile, Pending
-from .provenance import Provenance, email_of, machine_name
+from .provenance import Provenance, email_of
 from .rendering import clean_line
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ class Change:
 def commit_message(change: Change, subject: str, prov: Any) -> str:
     """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
     body = "\n".join(f"- {op}" for op in change.ops[:50])
-    trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": machine_name()}
+    trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": change.git.machine}
     if prov.session:
         trailers["Contextfs-Session"] = prov.session
     if prov.turn:

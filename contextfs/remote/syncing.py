@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from ..document import blob_version
 from ..errors import ContextFSError, VersioningError
 from ..merging import MergeNote, merge_trees
-from ..provenance import email_of, machine_name
+from ..provenance import email_of
 from ..versioning.objects import TREE_MODE
 from ..versioning.refs import operation_in_progress
 from .incoming import gate_incoming
@@ -116,7 +116,7 @@ def _check_unseen(ctx: ContextManager, changes: dict[str, Any], ours: str | None
 
 def _message(subject: str, notes: list[MergeNote], ctx: ContextManager, merged: str) -> str:
     body = "\n".join(f"- {n}" for n in notes[:50])
-    trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": machine_name()}
+    trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": ctx.git.machine}
     if ctx.session:
         trailers["Contextfs-Session"] = ctx.session
     trailers["Contextfs-Merged"] = merged

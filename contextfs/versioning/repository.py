@@ -13,6 +13,7 @@ sub-folder of a larger repository never sweeps up anybody else's staged work.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import git
 
 from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
+from ..provenance import machine_name
 from .gitcmd import GitCommand, check_rev
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
@@ -127,6 +129,16 @@ class GitStore:
                 writer.set_value("splitIndex", "maxPercentChange", "50")
         except OSError as exc:
             raise VersioningError(f"cannot update the repository config ({exc.strerror}); check .git permissions") from None
+
+    @functools.cached_property
+    def machine(self) -> str:
+        """This clone's machine name for commit trailers: ``git config contextfs.machine``, else
+        :func:`contextfs.provenance.machine_name` (``$CONTEXTFS_MACHINE`` or the host name)."""
+        try:
+            value = self.repo.config_reader("repository").get_value("contextfs", "machine", default="")
+        except Exception:  # noqa: BLE001 - an unreadable config must not stop a commit
+            value = ""
+        return machine_name(str(value)) if value else machine_name()
 
     def git(self, *args: str, input: bytes | None = None) -> str:
         """Run git with hooks and risky config disabled; paths must follow '--'."""
