@@ -103,17 +103,24 @@ def transport_config(git: GitStore, target: Target) -> tuple[str, ...]:
     for scope in ("system", "global"):
         for helper in git.cmd.config_values("credential.helper", scope=scope):
             cfg += ["-c", f"credential.helper={helper}"]
-    receive = "git -c core.hooksPath=/dev/null receive-pack" if target.local else "git-receive-pack"
-    cfg += ["-c", f"remote.{target.remote}.uploadpack=git-upload-pack",
-            "-c", f"remote.{target.remote}.receivepack={receive}",
-            "-c", "transfer.fsckObjects=true", "-c", "fetch.recurseSubmodules=false"]
+    cfg += ["-c", "transfer.fsckObjects=true", "-c", "fetch.recurseSubmodules=false"]
     return tuple(cfg)
+
+
+def _programs(target: Target, *, push: bool = False) -> str:
+    """The remote-side program as a command-line option: it beats the repository's
+    ``remote.<name>.uploadpack``/``receivepack`` (git takes the first of several values,
+    so a ``-c`` could not). A remote on this disk runs receive-pack without its hooks."""
+    if push:
+        return "--receive-pack=" + ("git -c core.hooksPath=/dev/null receive-pack" if target.local
+                                    else "git-receive-pack")
+    return "--upload-pack=git-upload-pack"
 
 
 def _remote_head(git: GitStore, target: Target) -> str | None:
     """The branch the remote's HEAD names, also for an empty remote (learned as a clone does)."""
     cfg = transport_config(git, target)
-    proc = git.cmd.attempt("ls-remote", "--symref", "--", target.url, "HEAD", config=cfg)
+    proc = git.cmd.attempt("ls-remote", "--symref", _programs(target), "--", target.url, "HEAD", config=cfg)
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
             return line[len("ref: refs/heads/"):-len("\tHEAD")]
@@ -122,8 +129,8 @@ def _remote_head(git: GitStore, target: Target) -> str | None:
     # An empty remote lists no refs; a clone still learns its unborn HEAD (protocol v2).
     scratch = Path(tempfile.mkdtemp(prefix="contextfs-head-"))
     try:
-        done = git.cmd.attempt("clone", "--bare", "--quiet", "--no-tags", "--", target.url, str(scratch / "r"),
-                               config=cfg)
+        done = git.cmd.attempt("clone", "--bare", "--quiet", "--no-tags", _programs(target), "--", target.url,
+                               str(scratch / "r"), config=cfg)
         head = (scratch / "r" / "HEAD").read_text("utf-8").strip() if done.returncode == 0 else ""
     except OSError:
         head = ""
@@ -190,7 +197,7 @@ def fetch(git: GitStore, target: Target) -> str | None:
     """Fetch the branch into its remote-tracking ref; its commit, or None when the remote lacks it."""
     _clear_stale_lock(git, target)
     proc = git.cmd.attempt("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc",
-                           "--no-recurse-submodules", "--", target.remote,
+                           "--no-recurse-submodules", _programs(target), "--", target.remote,
                            f"+refs/heads/{target.branch}:{target.tracking}", config=transport_config(git, target))
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
@@ -205,7 +212,7 @@ def fetch(git: GitStore, target: Target) -> str | None:
 
 def push(git: GitStore, target: Target, sha: str) -> Pushed:
     """Push ``sha`` to the branch; a rejection because the remote moved is not an error."""
-    proc = git.cmd.attempt("push", "--porcelain", "--no-verify", "--", target.remote,
+    proc = git.cmd.attempt("push", "--porcelain", "--no-verify", _programs(target, push=True), "--", target.remote,
                            f"{sha}:refs/heads/{target.branch}", config=transport_config(git, target))
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
