@@ -55,6 +55,8 @@ class Target:
     remote: str
     url: str
     branch: str
+    #: The ``-c`` options of every transport call (:func:`transport_config`).
+    config: tuple[str, ...] = ()
 
     @property
     def tracking(self) -> str:
@@ -92,17 +94,48 @@ def check_url(url: str, remote: str) -> str:
     return url
 
 
-def transport_config(git: GitStore, target: Target) -> tuple[str, ...]:
-    """The ``-c`` options that let this one fetch or push reach ``target`` and nothing else."""
+class GitConfig:
+    """Every config value git sees for the repository, with its scope, read in one call."""
+
+    def __init__(self, git: GitStore) -> None:
+        proc = git.cmd.attempt("config", "--list", "--show-scope", "-z")
+        self.values: dict[str, list[tuple[str, str]]] = {}
+        parts = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
+        for scope, entry in zip(parts[::2], parts[1::2], strict=False):
+            key, _, value = entry.partition("\n")
+            self.values.setdefault(key.lower(), []).append((scope, value))
+
+    def get(self, key: str, *, scopes: tuple[str, ...] = ("system", "global", "local", "worktree", "command")) -> list[str]:
+        """The values of ``key`` set at these scopes, in the order git reads them."""
+        return [value for scope, value in self.values.get(key.lower(), []) if scope in scopes]
+
+    def keys(self, prefix: str) -> list[str]:
+        return [key for key in self.values if key.startswith(prefix.lower())]
+
+
+_USER = ("system", "global")
+#: Settings that run a program and take the first of several values, so a repository's own
+#: value cannot be overridden from the command line: a repository that sets one is refused.
+_FIRST_WINS = ("core.gitproxy",)
+
+
+def transport_config(config: GitConfig) -> tuple[str, ...]:
+    """The ``-c`` options that let one fetch or push reach a remote and run nothing else."""
+    for key in _FIRST_WINS:
+        if any(scope not in _USER for scope, _ in config.values.get(key, [])):
+            raise VersioningError(f"the repository's own config sets {key}, which runs a program; contextfs never "
+                                  f"runs programs a repository configures: remove it with git config --unset-all {key}")
     cfg = ["-c", "protocol.allow=never"]
     for proto in ("file", "git", "ssh", "http", "https"):
         cfg += ["-c", f"protocol.{proto}.allow=always"]
-    ssh = (git.cmd.config_values("core.sshCommand", scope="global")
-           or git.cmd.config_values("core.sshCommand", scope="system") or ["ssh"])
-    cfg += ["-c", f"core.sshCommand={ssh[-1]}", "-c", "credential.helper="]
-    for scope in ("system", "global"):
-        for helper in git.cmd.config_values("credential.helper", scope=scope):
-            cfg += ["-c", f"credential.helper={helper}"]
+    for key, fallback in (("core.sshCommand", "ssh"), ("core.askPass", "")):
+        mine = config.get(key, scopes=_USER)
+        cfg += ["-c", f"{key}={mine[-1] if mine else fallback}"]
+    # Credential helpers form a list an empty value resets; then only the user's own come back.
+    for key in sorted({k for k in config.keys("credential.") if k.endswith(".helper")} | {"credential.helper"}):
+        cfg += ["-c", f"{key}="]
+        for helper in config.get(key, scopes=_USER):
+            cfg += ["-c", f"{key}={helper}"]
     cfg += ["-c", "transfer.fsckObjects=true", "-c", "fetch.recurseSubmodules=false"]
     return tuple(cfg)
 
@@ -117,9 +150,8 @@ def _programs(target: Target, *, push: bool = False) -> str:
     return "--upload-pack=git-upload-pack"
 
 
-def _remote_head(git: GitStore, target: Target) -> str | None:
+def _remote_head(git: GitStore, target: Target, cfg: tuple[str, ...]) -> str | None:
     """The branch the remote's HEAD names, also for an empty remote (learned as a clone does)."""
-    cfg = transport_config(git, target)
     proc = git.cmd.attempt("ls-remote", "--symref", _programs(target), "--", target.url, "HEAD", config=cfg)
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
@@ -146,40 +178,40 @@ def resolve_target(git: GitStore, remote: str | None = None, branch: str | None 
     if ref is None or not ref.startswith("refs/heads/"):
         raise VersioningError(f"HEAD in {git.workdir} is not on a branch; check out a branch before syncing")
     local = ref[len("refs/heads/"):]
-    upstream_remote = (git.cmd.config_values(f"branch.{local}.remote") or [None])[-1]
+    config = GitConfig(git)
+    upstream_remote = (config.get(f"branch.{local}.remote") or [None])[-1]
     if remote is None:
         remote = upstream_remote
         if remote is None:
-            names = sorted({key.split(".")[1] for key in _remote_keys(git)})
+            names = sorted({key.split(".")[1] for key in config.keys("remote.") if key.endswith(".url")})
             if len(names) != 1:
                 raise VersioningError(
                     "this repository has " + ("no remote" if not names else f"{len(names)} remotes ({', '.join(names)})")
                     + "; add one with `git remote add origin URL`, or pick one with --remote NAME")
             remote = names[0]
     check_name(remote, "remote")
-    urls = git.cmd.config_values(f"remote.{remote}.url")
+    urls = config.get(f"remote.{remote}.url")
     if not urls:
         raise VersioningError(f"there is no remote named {remote!r}; add it with `git remote add {remote} URL`")
-    proc = git.cmd.attempt("ls-remote", "--get-url", remote)
-    url = check_url(proc.stdout.decode("utf-8", "replace").strip() or urls[-1], remote)
+    url = urls[-1]
+    if config.keys("url."):  # insteadOf rewrites: ask git for the URL it will really use
+        url = git.cmd.attempt("ls-remote", "--get-url", remote).stdout.decode("utf-8", "replace").strip() or url
+    for candidate in (url, *config.get(f"remote.{remote}.pushurl")):
+        check_url(candidate, remote)
+    cfg = transport_config(config)
     explicit = branch is not None
     if branch is None and upstream_remote == remote:
-        merge = (git.cmd.config_values(f"branch.{local}.merge") or [""])[-1]
+        merge = (config.get(f"branch.{local}.merge") or [""])[-1]
         branch = merge[len("refs/heads/"):] if merge.startswith("refs/heads/") else None
-    target = Target(remote, url, check_name(branch, "branch") if branch else local)
+    target = Target(remote, url, check_name(branch, "branch") if branch else local, cfg)
     if branch is None:
-        branch = _remote_head(git, target) or local
-        target = Target(remote, url, check_name(branch, "branch"))
+        branch = _remote_head(git, target, cfg) or local
+        target = Target(remote, url, check_name(branch, "branch"), cfg)
         if remember and not explicit and not git.prefix and upstream_remote is None:
             # As `git push -u` would: later syncs (and the person's own git) use the same pair.
             git.git("config", f"branch.{local}.remote", remote)
             git.git("config", f"branch.{local}.merge", f"refs/heads/{branch}")
     return target
-
-
-def _remote_keys(git: GitStore) -> list[str]:
-    proc = git.cmd.attempt("config", "--name-only", "--get-regexp", r"^remote\..*\.url$")
-    return [k for k in proc.stdout.decode("utf-8", "replace").splitlines() if k.count(".") >= 2]
 
 
 def _clear_stale_lock(git: GitStore, target: Target) -> None:
@@ -198,22 +230,27 @@ def fetch(git: GitStore, target: Target) -> str | None:
     _clear_stale_lock(git, target)
     proc = git.cmd.attempt("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc",
                            "--no-recurse-submodules", _programs(target), "--", target.remote,
-                           f"+refs/heads/{target.branch}:{target.tracking}", config=transport_config(git, target))
+                           f"+refs/heads/{target.branch}:{target.tracking}", config=target.config)
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         if "couldn't find remote ref" in err:
             return None
         raise VersioningError(f"git fetch from {target.remote} ({target.url}) failed: {err[:300]}; "
                               "check that the remote is reachable and the branch name is right")
-    out = git.cmd.attempt("rev-parse", "--verify", "--quiet", target.tracking + "^{commit}")
-    sha = out.stdout.decode().strip()
-    return sha if out.returncode == 0 and sha else None
+    try:
+        sha = (git.common_dir / target.tracking).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        sha = ""
+    if not re.fullmatch(r"[0-9a-f]{40}", sha):  # a packed ref: ask git
+        out = git.cmd.attempt("rev-parse", "--verify", "--quiet", target.tracking + "^{commit}")
+        sha = out.stdout.decode().strip() if out.returncode == 0 else ""
+    return sha or None
 
 
 def push(git: GitStore, target: Target, sha: str) -> Pushed:
     """Push ``sha`` to the branch; a rejection because the remote moved is not an error."""
     proc = git.cmd.attempt("push", "--porcelain", "--no-verify", _programs(target, push=True), "--", target.remote,
-                           f"{sha}:refs/heads/{target.branch}", config=transport_config(git, target))
+                           f"{sha}:refs/heads/{target.branch}", config=target.config)
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
         return Pushed(True, False, "")
