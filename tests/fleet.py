@@ -13,8 +13,17 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sync_support import (
+    bare_remote,
+    committed_markers,
+    first_machine,
+    fsck,
+    join_machine,
+    run_git,
+    tree_of,
+)
+
 from contextfs import ContextManager
-from sync_support import bare_remote, committed_markers, first_machine, fsck, join_machine, run_git, tree_of
 
 WORKER = Path(__file__).with_name("sync_worker.py")
 

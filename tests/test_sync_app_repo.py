@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from sync_support import bare_remote, fsck, run_git
 
 from conftest import git
 from contextfs import ContextManager, VersioningError
-from sync_support import bare_remote, fsck, run_git
 
 DEV = ["-c", "user.name=dev", "-c", "user.email=dev@x.invalid"]
 

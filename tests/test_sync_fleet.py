@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-
-from contextfs import ContextManager
 from fleet import check_oracle, make_fleet, records, run_fleet, settle
 from sync_support import bare_remote
+
+from contextfs import ContextManager
 
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0") or 0)
 SIZES = [2, 4] + ([8, 16] if STRESS else [])

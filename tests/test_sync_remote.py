@@ -13,11 +13,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from sync_support import (
+    bare_remote,
+    committed_markers,
+    first_machine,
+    fsck,
+    join_machine,
+    run_git,
+    tree_of,
+)
 
 from conftest import git
 from contextfs import ConflictError, ContextManager, TopicError
 from contextfs.scopes import Memory, Topics
-from sync_support import bare_remote, committed_markers, first_machine, fsck, join_machine, run_git, tree_of
 
 
 @pytest.fixture

@@ -33,15 +33,21 @@ _HEADING = re.compile(r"^(#{1,6})[ \t]")
 _BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])([ \t]|$)")
 
 
-class _Matcher(difflib.SequenceMatcher):  # type: ignore[type-arg]
+class _Matcher(difflib.SequenceMatcher[str]):
     """difflib's matcher without its "popular element" heuristic.
 
     With autojunk, a line that occurs in more than 1% of a file over 200 lines (a blank
     line, a ``- reason:`` field) stops being matched, and merges of long logs align badly.
     """
 
-    def __init__(self, isjunk: Any = None, a: Any = "", b: Any = "") -> None:
+    def __init__(self, isjunk: Callable[[str], bool] | None = None, a: Sequence[str] = "",
+                 b: Sequence[str] = "", autojunk: bool = False) -> None:
         super().__init__(isjunk, a, b, autojunk=False)
+
+
+# merge3 types its matcher with a protocol over a covariant item type that mypy cannot
+# match difflib's class against; the class is what merge3 itself defaults to, less autojunk.
+_MATCHER: Any = _Matcher
 
 
 def split_lines(text: str) -> list[str]:
@@ -65,7 +71,7 @@ def merge_text(base: str, ours: str, theirs: str) -> str | None:
         return theirs
     merged: list[str] = []
     for group in Merge3(split_lines(base), split_lines(ours), split_lines(theirs),
-                        sequence_matcher=_Matcher).merge_groups():
+                        sequence_matcher=_MATCHER).merge_groups():
         if group[0] == "conflict":
             return None
         merged.extend(group[1])
@@ -147,7 +153,7 @@ def merge_entries(base: str, ours: str, theirs: str, *, log: bool, theirs_first:
     b, o, t = (entries_of(x, log=log) for x in (base, ours, theirs))
     merged: list[str] = []
     unioned = False
-    for group in Merge3(b, o, t, sequence_matcher=_Matcher).merge_groups():
+    for group in Merge3(b, o, t, sequence_matcher=_MATCHER).merge_groups():
         if group[0] != "conflict":
             merged.extend(group[1])
             continue

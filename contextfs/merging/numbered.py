@@ -120,7 +120,7 @@ def merge_numbered(base: str, ours: str, theirs: str, *, theirs_first: bool) -> 
         if ob is None or tb is None:
             # Removed on one side: kept as the other side has it, unless that side left it untouched.
             kept = tb if ob is None else ob
-            if bb is not None and kept == bb:
+            if kept is None or (bb is not None and kept == bb):
                 continue
             out.append(kept)
             continue

@@ -179,7 +179,8 @@ def resolve_target(git: GitStore, remote: str | None = None, branch: str | None 
         raise VersioningError(f"HEAD in {git.workdir} is not on a branch; check out a branch before syncing")
     local = ref[len("refs/heads/"):]
     config = GitConfig(git)
-    upstream_remote = (config.get(f"branch.{local}.remote") or [None])[-1]
+    found = config.get(f"branch.{local}.remote")
+    upstream_remote = found[-1] if found else None
     if remote is None:
         remote = upstream_remote
         if remote is None:

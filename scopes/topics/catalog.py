@@ -7,6 +7,7 @@ a ``Contextfs-Topic:`` trailer and ``git log topics/<slug>`` is the topic's audi
 
 from __future__ import annotations
 
+import builtins  # annotations in Catalog, whose list() method shadows the builtin
 import contextlib
 import dataclasses
 import logging
@@ -182,7 +183,7 @@ class Catalog:
         """Record this machine's active topic (None: none); never committed."""
         self.ctx.state.write_json(ACTIVE_TOPIC_FILE, {"name": name})
 
-    def legacy_active(self) -> list[str]:
+    def legacy_active(self) -> builtins.list[str]:
         """Topics whose shared file still says ``status: active`` (written before it became per machine)."""
         return [n for n in self.names() if (t := self._read_file(n)) is not None and t.status == "active"]
 
