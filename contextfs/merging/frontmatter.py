@@ -52,8 +52,10 @@ def _merge_lists(base: Any, ours: list[Any], theirs: list[Any]) -> list[Any]:
 
 
 def _lowest_trust(*values: Any) -> Any:
-    ranked = [TRUST_LEVELS.index(v) for v in values if v in TRUST_LEVELS]
-    return TRUST_LEVELS[max(ranked)] if ranked else next((v for v in values if v is not _MISSING), _MISSING)
+    """The most cautious of the trust levels given; a value that is not a level counts as
+    ``untrusted`` (as :func:`contextfs.poisoning.trust_of` reads it)."""
+    ranked = [TRUST_LEVELS.index(v if v in TRUST_LEVELS else "untrusted") for v in values if v is not _MISSING]
+    return TRUST_LEVELS[max(ranked)] if ranked else _MISSING
 
 
 def _resolve(key: str, base: Any, ours: Any, theirs: Any, ours_newer: bool,
