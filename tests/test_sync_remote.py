@@ -181,6 +181,21 @@ def test_a_decision_id_two_blocks_share_is_refused_not_guessed(tmp_path: Path) -
         topics.decisions.chain("billing", "D1")
 
 
+def test_a_plain_git_merge_of_two_switches_leaves_one_active_topic_per_machine(tmp_path: Path) -> None:
+    """The same with people's own git: switching writes nothing that could make two topics active."""
+    laptop = ContextManager(tmp_path / "laptop", index=False)
+    Topics(laptop).create("Billing migration", "relevant when invoices come up", name="billing")
+    Topics(laptop).create("School run", "relevant when the kids come up", name="school")
+    run_git("clone", "-q", str(laptop.root), str(tmp_path / "server"))
+    server = ContextManager(tmp_path / "server", index=False)
+    Topics(laptop).switch("billing")
+    Topics(server).switch("school")
+    run_git("-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid", "pull", "-q",
+            "--no-rebase", "--no-edit", str(laptop.root), "main")
+    topics = Topics(ContextManager(tmp_path / "server", index=False))
+    assert [t.name for t in topics.list() if t.status == "active"] == ["school"]
+
+
 # ---------------------------------------------------------------- 5. logs in time order
 def test_conversation_log_lines_from_two_machines_merge_in_time_order(pair) -> None:
     laptop, server, _ = pair
@@ -201,13 +216,15 @@ def test_conversation_log_lines_from_two_machines_merge_in_time_order(pair) -> N
 
 
 # ---------------------------------------------------------------- 6. a person's own git merge
-def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(pair) -> None:
-    laptop, server, _ = pair
+def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(tmp_path: Path) -> None:
+    remote = bare_remote(tmp_path / "remote.git")
+    laptop = ContextManager(tmp_path / "laptop", index=False)
     laptop.write("memory/notes.md", "# Notes\n\nThe cache is Redis.\n")
-    laptop.remote.sync()
-    server.remote.sync()
+    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
+    run_git("clone", "-q", str(remote), str(tmp_path / "server"))
+    server = ContextManager(tmp_path / "server")
     laptop.edit("memory/notes.md", "Redis", "Redis 7")
-    laptop.remote.sync()
+    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
     server.edit("memory/notes.md", "Redis", "Valkey")
     # The person pulls with git: frontmatter and body conflict, git stops with markers.
     proc = subprocess.run(["git", "-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid",
@@ -223,8 +240,9 @@ def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(
     assert server.remote.conflicts()  # both wrote the same line: theirs is a copy beside it
     run_git("-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid", "commit", "-q",
             "--no-edit")
+    run_git("-C", str(laptop.root), "remote", "add", "origin", str(remote))
     converge(laptop, server)
-    assert "Valkey" in server.read("memory/notes.md")
+    assert "Valkey" in server.read("memory/notes.md") or "Valkey" in server.read(server.remote.conflicts()[0].path)
 
 
 # ---------------------------------------------------------------- 7. the remote's branch
@@ -303,3 +321,11 @@ def test_git_log_names_agent_and_machine_and_a_session_from_another_machine_can_
     assert laptop.read("memory/server-notes.md") is None and "nightly" not in laptop.read("project/README.md")
     converge(laptop, server)
     assert server.read("memory/server-notes.md") is None
+    # Undoing the laptop's own session undoes what the laptop wrote, never what its syncs received.
+    laptop.write("memory/laptop-notes.md", "- a laptop note\n")
+    server.write("memory/more-server.md", "- more from the server\n")
+    server.remote.sync()
+    assert laptop.remote.sync().state == "merged"
+    laptop.revert_session(laptop.session)
+    assert laptop.read("memory/laptop-notes.md") is None
+    assert laptop.read("memory/more-server.md") == "- more from the server\n"
