@@ -108,6 +108,22 @@ def test_a_delete_on_one_machine_and_an_edit_on_the_other_keep_the_edit(pair) ->
     assert [e.original_path for e in laptop.trash()] == ["task/plan.md"]
 
 
+def test_a_persons_git_pull_of_a_delete_against_an_edit_stops_and_sync_keeps_the_edit(tmp_path: Path) -> None:
+    laptop = ContextManager(tmp_path / "laptop", index=False)
+    laptop.write("task/plan.md", "# Plan\n\n- step one\n")
+    run_git("clone", "-q", str(laptop.root), str(tmp_path / "server"))
+    server = ContextManager(tmp_path / "server", index=False)
+    laptop.delete("task/plan.md")
+    server.edit("task/plan.md", "- step one", "- step one, then two")
+    # Rename detection is off in a root's own repository: git stops on modify/delete
+    # instead of applying the edit to the trash copy.
+    proc = subprocess.run(["git", "-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid",
+                           "pull", "-q", "--no-rebase", str(laptop.root), "main"], capture_output=True, text=True)
+    assert proc.returncode != 0 and "modify/delete" in proc.stdout + proc.stderr
+    server.remote.sync()
+    assert server.read("task/plan.md") == "# Plan\n\n- step one, then two\n"
+
+
 # ---------------------------------------------------------------- 3. one fact, two machines
 def test_the_same_archival_fact_saved_on_two_machines_is_one_note(pair) -> None:
     laptop, server, _ = pair

@@ -113,7 +113,8 @@ class GitStore:
             raise VersioningError(f"git init failed in {root} ({exc.strerror}); pick a writable folder") from None
 
     def ensure_split_index(self) -> None:
-        """Turn on split index so that recording one path does not rewrite every entry.
+        """Turn on split index (recording one path must not rewrite every entry) and turn off
+        rename detection in merges (see below).
 
         Only in a repository that is the context root itself: when the root is a
         sub-folder of someone's application repository, their config is theirs.
@@ -121,12 +122,20 @@ class GitStore:
         if self.prefix:
             return
         reader = self.repo.config_reader("repository")
-        if reader.get_value("core", "splitIndex", default=False) in (True, "true"):
+        if reader.get_value("core", "splitIndex", default=False) in (True, "true") \
+                and reader.get_value("pull", "twohead", default="") == "recursive":
             return
         try:
             with self.repo.config_writer("repository") as writer:
                 writer.set_value("core", "splitIndex", "true")
                 writer.set_value("splitIndex", "maxPercentChange", "50")
+                # A soft delete moves a file into .trash/; with rename detection a person's own
+                # `git pull` would apply the other side's edit to the trash copy and drop the
+                # live file silently. Without it git stops on a modify/delete conflict, which
+                # `contextfs sync` resolves (the edit survives). git 2.39's default strategy
+                # (ort) ignores merge.renames, so pull and merge use "recursive", which honours it.
+                writer.set_value("merge", "renames", "false")
+                writer.set_value("pull", "twohead", "recursive")
         except OSError as exc:
             raise VersioningError(f"cannot update the repository config ({exc.strerror}); check .git permissions") from None
 
