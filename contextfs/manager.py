@@ -32,21 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from . import clock, managed, paths
 from .document import Document, load
-from .errors import (
-    ConflictError,
-    ContentError,
-    InvalidArgumentError,
-    NotFoundError,
-    VersioningError,
-)
+from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
 from .lazy import exports
 from .provenance import Provenance, check_actor, check_token
 from .state import StateDir, locate_root
-from .sync import SyncReport, conflict_markers
+from .sync import SyncReport, refuse_conflicted
 from .sync import sync as sync_outside_edits
-from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -257,20 +250,9 @@ class ContextManager:
 
     # ------------------------------------------------------------ reading
     def load(self, rel: str) -> Document | None:
-        """The document at an already-gated relative path, or None when no file is there.
-
-        A file git left with conflict markers in a merge that is still going on is a
-        ConflictError that says so and how to finish the merge.
-        """
+        """The document at an already-gated path, or None; ConflictError mid-merge (git's markers)."""
         data = self.files.read(rel)
-        if data is None:
-            return None
-        if b"<<<<<<<" in data and conflict_markers(data):
-            busy = operation_in_progress(self.state.git_dir)
-            if busy is not None:
-                raise ConflictError(f"{rel} is in conflict: {busy[0]} is in progress and git left conflict markers "
-                                    "in it", fix=Fix("merge", rel))
-        return load(data, rel)
+        return None if data is None else load(refuse_conflicted(self.state.git_dir, rel, data), rel)
 
     def _touched(self, rel: str) -> None:
         """Tell the read listeners; a failing listener never breaks a read."""
@@ -478,15 +460,9 @@ class ContextManager:
 
     @property
     def remote(self) -> Remote:
-        """Sharing through a git remote: ``ctx.remote.sync()``, ``.conflicts()``, ``.resolve()``.
-
-        Not to be confused with :meth:`sync`, which commits edits made outside contextfs.
-        """
-        remote = getattr(self, "_remote", None)
-        if remote is None:
-            from .remote import Remote  # fetch, push and the merge engine: only sharing needs them
-            remote = self._remote = Remote(self)
-        return remote
+        """Sharing through a git remote (``ctx.remote.sync()``); :meth:`sync` commits outside edits."""
+        from .remote import Remote  # fetch, push and the merge engine: only sharing needs them
+        return Remote(self)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:

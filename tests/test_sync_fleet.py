@@ -85,14 +85,19 @@ def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_sync_converge
     rounds = 6 if STRESS else 2
     for r in range(rounds):
         procs = run_fleet(fleet, ops=30 if STRESS else 16, every=1, seed=100 + r)
-        victim = procs[r % 2]
-        time.sleep(rng.uniform(0.5, 2.5))
+        victim, log = procs[r % 2], fleet.logs[r % 2]
+        deadline = time.monotonic() + 120
+        while not (log.exists() and log.read_text().count("\n") >= 2) and victim.poll() is None:
+            assert time.monotonic() < deadline, "the worker never started writing"
+            time.sleep(0.05)  # killed once it is writing and syncing, at a random point after that
+        time.sleep(rng.uniform(0.0, 2.0))
         victim.send_signal(signal.SIGKILL)
         for proc in procs:
             proc.communicate(timeout=300)
         # The logs of this round are checked below with every round's; keep them.
-        for log in fleet.logs:
-            log.rename(log.with_suffix(f".{r}.log"))
+        for done in fleet.logs:
+            if done.exists():
+                done.rename(done.with_suffix(f".{r}.log"))
     fleet.logs = sorted(tmp_path.glob("m*.log"))
     settle(fleet)
     check_oracle(fleet)

@@ -36,6 +36,7 @@ from ..durability import fsync_path, sync_filesystem
 from ..errors import ContextFSError, VersioningError
 from ..merging import MergeNote, merge_trees
 from ..provenance import email_of
+from ..versioning.graph import commit_time, existing, merge_base, write_commit
 from ..versioning.objects import TREE_MODE
 from ..versioning.refs import operation_in_progress
 from .incoming import gate_incoming
@@ -161,7 +162,7 @@ def integrate(ctx: ContextManager, target: Target, theirs: str | None, result: S
         ours = git.head()
         if ours == theirs:
             return
-        base = git.merge_base(ours, theirs) if ours is not None else None
+        base = merge_base(git, ours, theirs) if ours is not None else None
         if base == theirs:
             return  # we have everything the remote has
         if git.prefix and _outside(ctx, base, theirs):
@@ -169,7 +170,7 @@ def integrate(ctx: ContextManager, target: Target, theirs: str | None, result: S
                 f"{target.remote}/{target.branch} changed files outside the context root {git.prefix.rstrip('/')}; "
                 "contextfs sync never writes outside the root: pull them with `git pull` (then run contextfs sync "
                 "to resolve the context files if git stops on conflicts)")
-        when = (git.commit_time(ours) if ours else 0.0, git.commit_time(theirs))
+        when = (commit_time(git, ours) if ours else 0.0, commit_time(git, theirs))
         merged = merge_trees(git.objects, _subtree(ctx, base), _subtree(ctx, ours), _subtree(ctx, theirs), when=when)
         gate_incoming(ctx, merged)
         _check_unseen(ctx, merged.changes, ours)
@@ -179,13 +180,13 @@ def integrate(ctx: ContextManager, target: Target, theirs: str | None, result: S
         forward = base == ours
         label = f"{target.remote}/{target.branch}"
         if forward and tree == git.objects.commit_tree(theirs):
-            prepared = git.existing(theirs, head=ours)
+            prepared = existing(theirs, head=ours)
             result.state = "fast-forward"
         else:
             parents = [theirs] if forward or ours is None else [ours, theirs]
             subject = (f"sync: gate what came from {label}" if len(parents) == 1
                        else f"sync: merge {label} ({len(merged.changes)} file(s))")
-            prepared = git.commit_object(tree, parents, _message(subject, merged.notes, ctx, theirs), "remote",
+            prepared = write_commit(git, tree, parents, _message(subject, merged.notes, ctx, theirs), "remote",
                                          email_of("remote"), head=ours)
             result.state = "merged" if len(parents) == 2 else "fast-forward"
         with ctx.provenance(actor="remote"), \

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -237,53 +237,6 @@ class GitStore:
         self.objects.flush()
         return Prepared(parent=base_commit, sha=commit, paths=tuple(changes), subject=message.splitlines()[0][:200],
                         signature=sig)
-
-    def commit_object(self, tree: bytes, parents: Sequence[str], message: str, author: str, email: str, *,
-                      head: str | None, when: float | None = None) -> Prepared:
-        """Write a commit of an already built ``tree`` with these ``parents`` (a merge, say).
-
-        ``head`` is what the branch must still point at when the commit is published.
-        """
-        sig = Author(author, email).signature(time.time() if when is None else when)
-        raw = b"tree " + tree.hex().encode() + b"\n"
-        for parent in parents:
-            raw += b"parent " + parent.encode() + b"\n"
-        raw += b"author " + sig + b"\ncommitter " + sig + b"\n\n" + message.encode("utf-8", "surrogateescape")
-        if not raw.endswith(b"\n"):
-            raw += b"\n"
-        commit = self.objects.store(b"commit", raw).hex()
-        self.objects.flush()
-        return Prepared(parent=head, sha=commit, paths=(), subject=message.splitlines()[0][:200], signature=sig)
-
-    def existing(self, sha: str, *, head: str | None) -> Prepared:
-        """An existing commit to move the branch to from ``head`` (a fast-forward)."""
-        return Prepared(parent=head, sha=sha, paths=(), subject=f"fast-forward to {sha[:12]}",
-                        signature=Author("remote", "remote@contextfs.invalid").signature(time.time()))
-
-    def merge_base(self, a: str, b: str) -> str | None:
-        """The best common ancestor of two commits, or None when their histories are unrelated."""
-        proc = self.cmd.attempt("merge-base", check_rev(a), check_rev(b))
-        out = proc.stdout.decode().strip()
-        return out if proc.returncode == 0 and out else None
-
-    def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        """True when ``ancestor`` is ``descendant`` or one of its ancestors."""
-        proc = self.cmd.attempt("merge-base", "--is-ancestor", check_rev(ancestor), check_rev(descendant))
-        return proc.returncode == 0
-
-    def commit_time(self, sha: str) -> float:
-        """The committer time of a commit (0 when it cannot be read)."""
-        try:
-            _kind, data = self.objects.read(bytes.fromhex(sha))
-        except (VersioningError, ValueError):
-            return 0.0
-        for line in data.split(b"\n\n", 1)[0].split(b"\n"):
-            if line.startswith(b"committer "):
-                try:
-                    return float(line.rsplit(b" ", 2)[-2])
-                except ValueError:
-                    return 0.0
-        return 0.0
 
     def publish(self, prepared: Prepared) -> None:
         """Move the branch from the prepared commit's parent to it (compare-and-swap)."""
