@@ -41,8 +41,8 @@ class CommandEntry(NamedTuple):
     section: str
 
 
-_FILES, _HISTORY, _FIND, _LAYERS, _TOOLS = (
-    "Files", "History", "Search and context", "Topics, memory, evolving agent", "Tools",
+_FILES, _HISTORY, _SHARING, _FIND, _LAYERS, _TOOLS = (
+    "Files", "History", "Sharing", "Search and context", "Topics, memory, evolving agent", "Tools",
 )
 
 #: Every command of ``contextfs``, in the order ``--help`` lists them.
@@ -70,6 +70,10 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.', _FIND),
     CommandEntry("reindex", "contextfs.cli_search:reindex",
                  "Rebuild the search index from the files (or check it: --verify).", _FIND),
+    CommandEntry("sync", "contextfs.cli_sync:sync", "Fetch, merge with contextfs's rules, update the index, push.",
+                 _SHARING),
+    CommandEntry("conflicts", "contextfs.cli_sync:conflicts", "List conflict copies that merges left, or resolve one.",
+                 _SHARING),
     CommandEntry("context", "contextfs.scopes.cli_context:context",
                  "Print the context for a scope, within a token budget.", _FIND),
     CommandEntry("topic", "contextfs.scopes.cli_topics:topic",

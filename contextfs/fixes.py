@@ -49,6 +49,12 @@ _FIXES: dict[str, dict[str, str]] = {
                       "cli": "add --scope subtask, or leave --subtask out",
                       "tools": "set scope to 'subtask', or leave subtask out",
                       "memory-tool": "ask for the subtask scope, or leave the subtask out"},
+    "merge": {"python": "resolve the context files with ctx.remote.sync(), then finish with git commit "
+                        "(or give up with git merge --abort)",
+              "cli": "resolve the context files with `contextfs sync`, then finish with `git commit` "
+                     "(or give up with `git merge --abort`)",
+              "tools": "ask a person to finish the merge (contextfs sync, then git commit)",
+              "memory-tool": "ask a person to finish the merge (contextfs sync, then git commit)"},
     "topics": {"python": "create it with Topics(ctx).create(name), or list them with Topics(ctx).list()",
                "cli": "create it with `contextfs topic new NAME`, or list them with `contextfs topic list`",
                "tools": "see the topics with list_topics", "memory-tool": "ask a person to create the topic"},

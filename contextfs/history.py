@@ -127,7 +127,8 @@ def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
     assert sid is not None
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
-    commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init")]
+    # A merge a session's sync made brought other machines' work: undoing the session never undoes that.
+    commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init", "merge")]
     if not commits:
         raise NotFoundError(f"no commit of session {sid!r} is in the history", path=None, fix=Fix("sessions"))
     reverted: list[str] = []

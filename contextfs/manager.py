@@ -38,7 +38,7 @@ from .fixes import Fix
 from .lazy import exports
 from .provenance import Provenance, check_actor, check_token
 from .state import StateDir, locate_root
-from .sync import SyncReport
+from .sync import SyncReport, refuse_conflicted
 from .sync import sync as sync_outside_edits
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from .guard import WriteGuard
     from .history import HistoryEntry, RevertReport
+    from .remote import Remote
     from .search import SearchHit, SearchIndex
     from .transaction import Change, Writes
     from .trash import TrashEntry
@@ -249,9 +250,9 @@ class ContextManager:
 
     # ------------------------------------------------------------ reading
     def load(self, rel: str) -> Document | None:
-        """The document at an already-gated relative path, or None when no file is there."""
+        """The document at an already-gated path, or None; ConflictError mid-merge (git's markers)."""
         data = self.files.read(rel)
-        return None if data is None else load(data, rel)
+        return None if data is None else load(refuse_conflicted(self.state.git_dir, rel, data), rel)
 
     def _touched(self, rel: str) -> None:
         """Tell the read listeners; a failing listener never breaks a read."""
@@ -456,6 +457,12 @@ class ContextManager:
         Returns the committed paths; what was held back and why is in ``last_sync``.
         """
         return sync_outside_edits(self)
+
+    @property
+    def remote(self) -> Remote:
+        """Sharing through a git remote (``ctx.remote.sync()``); :meth:`sync` commits outside edits."""
+        from .remote import Remote  # fetch, push and the merge engine: only sharing needs them
+        return Remote(self)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:

@@ -9,12 +9,15 @@ that mean something else.
 
 from __future__ import annotations
 
+import functools
+import os
 import re
+import socket
 from dataclasses import dataclass
 
 from .errors import InvalidArgumentError
 
-__all__ = ["Provenance", "check_actor", "check_token", "email_of"]
+__all__ = ["Provenance", "check_actor", "check_token", "email_of", "machine_name"]
 
 _ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
@@ -54,3 +57,16 @@ def check_token(name: str, value: object) -> str | None:
 def email_of(actor: str) -> str:
     """The commit e-mail of an actor (never the machine's global git identity)."""
     return re.sub(r"[^A-Za-z0-9_.-]", "-", actor) + "@contextfs.invalid"
+
+
+@functools.cache
+def machine_name(configured: str | None = None) -> str:
+    """The name of this machine in commit trailers (``Contextfs-Machine``).
+
+    ``configured`` (a clone's ``contextfs.machine`` setting), else ``$CONTEXTFS_MACHINE``
+    (several clones on one host, a fleet), else the host name; reduced to a token, so it
+    can never become anything but a trailer value.
+    """
+    raw = configured or os.environ.get("CONTEXTFS_MACHINE") or socket.gethostname() or "unknown"
+    name = re.sub(r"[^A-Za-z0-9_.:@-]", "-", raw.strip())[:64].strip("-")
+    return name or "unknown"

@@ -21,18 +21,21 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import scratch
-from .errors import ContextFSError, InvalidPathError
+from .errors import ConflictError, ContextFSError, InvalidPathError
 from .files import TMP_SUFFIX, RootFiles, typed_io
+from .fixes import Fix
 from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
 
 if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "log_report", "scan_outside_edits", "sync"]
+__all__ = ["SyncReport", "conflict_markers", "log_report", "refuse_conflicted", "scan_outside_edits",
+           "strip_conflict_markers", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +56,25 @@ class SyncReport:
 def conflict_markers(data: bytes) -> bool:
     """True when ``data`` holds a complete git conflict block (<<<<<<< ... ======= ... >>>>>>>)."""
     return b"<<<<<<<" in data and _MARKERS.search(data) is not None
+
+
+_MARKER_LINE = re.compile(rb"^(?:<{7}|\|{7}|>{7})(?: .*)?\r?\n?|^={7}\r?\n?", re.MULTILINE)
+
+
+def strip_conflict_markers(data: bytes) -> bytes:
+    """``data`` without git's conflict marker lines (both sides' text stays), for indexing."""
+    return _MARKER_LINE.sub(b"", data)
+
+
+def refuse_conflicted(git_dir: Path, rel: str, data: bytes) -> bytes:
+    """``data``, unless git left it with conflict markers in a merge still going on: then a
+    ConflictError that says so and how to finish the merge."""
+    if b"<<<<<<<" in data and conflict_markers(data):
+        busy = operation_in_progress(git_dir)
+        if busy is not None:
+            raise ConflictError(f"{rel} is in conflict: {busy[0]} is in progress and git left conflict markers in it",
+                                fix=Fix("merge", rel))
+    return data
 
 
 def _skipped(rel: str, skip: Callable[[str], bool] | None) -> bool:

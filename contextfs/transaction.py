@@ -39,7 +39,7 @@ from .rendering import clean_line
 
 if TYPE_CHECKING:
     from .state import RootLock
-    from .versioning import GitStore
+    from .versioning import GitStore, Prepared
 
 __all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
 
@@ -80,6 +80,9 @@ class Change:
         self._external: set[str] = set()
         self._journal: JournalFile | None = None
         self.depth = 0
+        #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
+        #: from HEAD and the changed paths; its tree must hold exactly what was written.
+        self.prepared: Prepared | None = None
 
     # ------------------------------------------------------------ bookkeeping
     def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
@@ -186,13 +189,13 @@ class Change:
                notify: Callable[[list[str]], None] | None = None) -> str | None:
         """Commit what changed; None (and no commit) when nothing did."""
         changed = self.changes()
-        if not changed:
+        if not changed and self.prepared is None:
             self._finish()
             return None
         execs = {rel for rel in changed if rel in self.executable}
         try:
-            prepared = self.git.prepare(changed, message, self.header.actor, self.header.email,
-                                        when=when, executable=execs)
+            prepared = self.prepared or self.git.prepare(changed, message, self.header.actor, self.header.email,
+                                                         when=when, executable=execs)
             if prepared is None:  # the tree is unchanged (e.g. a file written back as it was)
                 self.git.record(sorted(changed))
                 self._finish()
@@ -225,7 +228,7 @@ class Change:
 def commit_message(change: Change, subject: str, prov: Any) -> str:
     """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
     body = "\n".join(f"- {op}" for op in change.ops[:50])
-    trailers = {"Contextfs-Op": change.header.op}
+    trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": change.git.machine}
     if prov.session:
         trailers["Contextfs-Session"] = prov.session
     if prov.turn:

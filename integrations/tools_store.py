@@ -9,7 +9,7 @@ file what it was then (a new commit; nothing is rewritten).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,6 +81,17 @@ class RevertArgs(_Args):
     path: str = _path("File to put back, e.g. 'memory/facts.md'.")
     rev: str = Field(pattern=REV_PATTERN, max_length=44,
                      description="The commit whose version of the file you want back (from context_history).")
+
+
+class NoArgs(_Args):
+    pass
+
+
+class ResolveArgs(_Args):
+    path: str = _path("The conflict copy to end, e.g. 'memory/notes.conflict-1a2b3c4d.md' (from list_conflicts).")
+    keep: Literal["current", "copy"] = Field(
+        default="current", description="'current' keeps the file as it is now (after you combined both versions "
+                                       "into it with edit_context or write_context); 'copy' takes the copy's text.")
 
 
 # ------------------------------------------------------------------ functions
@@ -176,6 +187,22 @@ def revert(kit: Toolkit, a: RevertArgs) -> str:
     return f"Reverted {doc.path} to its version at {a.rev} (new version {short_version(doc.version)})."
 
 
+def list_conflicts(kit: Toolkit, a: NoArgs) -> str:
+    found = kit.ctx.remote.conflicts()
+    if not found:
+        return "No conflict copies: every merge with the remote was clean."
+    lines = [f"- {c.path} (the other version of {c.original}" + ("" if c.original_exists else ", which was deleted")
+             + ")" for c in found]
+    return ("Both sides of a sync changed the same lines of these files; each copy holds the other side's version:\n"
+            + "\n".join(lines) + "\nRead both with read_context, put what should stay into the file, then "
+            "resolve_conflict with the copy's path.")
+
+
+def resolve_conflict(kit: Toolkit, a: ResolveArgs) -> str:
+    original = kit.ctx.remote.resolve(a.path, keep=a.keep)
+    return f"Resolved {original}; the copy is gone from the tree (history keeps it)."
+
+
 STORE_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
         "read_context", "store",
@@ -245,5 +272,18 @@ STORE_TOOLS: list[ToolSpec[Any]] = [
         "Make a context file what it was at a commit from context_history, as a new change (nothing is rewritten, so "
         "it can be undone too). Use it to undo a bad write or edit.",
         RevertArgs, revert, access="write", destructive=True, example={"path": "memory/facts.md", "rev": "HEAD~1"},
+    ),
+    ToolSpec(
+        "list_conflicts", "store",
+        "List the conflict copies a sync with the remote left: files both sides changed in the same lines, with the "
+        "other side's version kept beside each as a copy. Use it after a sync, then combine and resolve_conflict.",
+        NoArgs, list_conflicts, idempotent=True, example={},
+    ),
+    ToolSpec(
+        "resolve_conflict", "store",
+        "End one conflict from list_conflicts. Use it once the file holds what should stay: the copy goes (history "
+        "keeps it) and the file keeps what it holds now (keep 'current') or takes the copy's text (keep 'copy').",
+        ResolveArgs, resolve_conflict, access="write", destructive=True,
+        example={"path": "memory/notes.conflict-0123abcd.md"},
     ),
 ]

@@ -8,9 +8,12 @@ to that folder, and nowhere else.
 
 from __future__ import annotations
 
-__all__ = ["CACHE_DIR", "VOCABULARY_FILE"]
+__all__ = ["ACTIVE_TOPIC_FILE", "CACHE_DIR", "VOCABULARY_FILE"]
 
 #: Caches keyed by file contents or stats (topic token sizes, read times for cleanup).
 CACHE_DIR = "cache"
 #: The active topic's transcription terms, for a speech transcriber's prompt.
 VOCABULARY_FILE = "active-vocabulary.txt"
+#: Which topic this clone is working on. Per machine, never committed: two machines that
+#: each switched to a topic both keep their own after they sync.
+ACTIVE_TOPIC_FILE = "active-topic.json"

@@ -9,7 +9,7 @@ from contextfs.scopes import Memory, Topics
 
 
 def example_root(root: Path) -> ContextManager:
-    """A fresh root with facts (two versions), a core block, a topic with D1, a note, a log, a trashed file."""
+    """A fresh root with facts (two versions), a core block, a topic with D1, a note, a log, a trashed file, a conflict copy."""
     ctx = ContextManager(root, session="examples")
     ctx.write("project/README.md", "# Tidewater\n\nA billing service for marinas.\n")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 15\n")
@@ -22,6 +22,8 @@ def example_root(root: Path) -> ContextManager:
     topics.create("Billing migration", "Moving invoices off the old system; relevant when billing comes up",
                   name="billing-migration", summary="Invoices move to Postgres in two steps.", open=False)
     topics.decisions.decide("billing-migration", "Keep the old system read-only during the move", reason="Auditors need it")
+    ctx.write("memory/notes.md", "- The release train leaves on Thursdays\n")
+    ctx.write("memory/notes.conflict-0123abcd.md", "- The release train leaves on Fridays\n")  # as a sync leaves it
     ctx.write("memory/old.md", "- An outdated fact\n")
     ctx.delete("memory/old.md")
     return ctx

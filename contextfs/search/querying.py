@@ -26,6 +26,7 @@ from whoosh import query as wq
 from .. import text as contextfs_text
 from ..document import blob_version
 from ..errors import ContextFSError, SearchIndexError
+from ..sync import conflict_markers, strip_conflict_markers
 from ..turns import turn_at
 from . import compat, planning
 from .phrases import PhraseCheck, loosen_phrases
@@ -253,6 +254,8 @@ class Queries:
         if data is None:
             self.index.notify([rel])  # gone behind our back: drop it from the index next time
             return None
+        if conflict_markers(data):
+            data = strip_conflict_markers(data)  # a merge in progress: its markers are never shown
         text = data.decode("utf-8", errors="replace")
         line = fields.get("line")
         turn = None

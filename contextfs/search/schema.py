@@ -23,6 +23,7 @@ from .. import text as contextfs_text
 from ..document import blob_version, load
 from ..errors import ContentError, ContextFSError, FrontmatterError
 from ..files import TMP_SUFFIX, RootFiles
+from ..sync import conflict_markers, strip_conflict_markers
 from ..turns import is_log, read_turns
 
 __all__ = [
@@ -320,6 +321,10 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
         return None
     if data is None:
         return None
+    stored = blob_version(data)
+    if conflict_markers(data):
+        # A merge a person is in the middle of: index both sides' text, never the markers.
+        data = strip_conflict_markers(data)
     mtime = datetime.fromtimestamp(st.st_mtime, timezone.utc).replace(tzinfo=None)
     top = rel.split("/", 1)[0]
     if is_log(rel):
@@ -333,12 +338,12 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
     meta: dict[str, Any] = {}
     try:
         doc = load(data, rel)
-        meta, body, version = doc.metadata, doc.body, doc.version
+        meta, body, version = doc.metadata, doc.body, stored
         title = _real_title(meta, body)
     except FrontmatterError as exc:
         log.warning("indexing %s by its raw text: %s", rel, exc)
         body = data.decode("utf-8", errors="replace")
-        version, title = blob_version(data), ""
+        version, title = stored, ""
     except ContentError as exc:
         log.warning("not indexing %s: %s", rel, exc)
         return None

@@ -38,7 +38,10 @@ _SAFE_CONFIG = (
 )
 #: Environment variables passed through to git; everything else (GIT_* included) is dropped.
 _KEEP_ENV = ("PATH", "HOME", "TMPDIR", "SYSTEMROOT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
-             "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME")
+             "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME",
+             # what ssh and https transports need to reach a remote (contextfs sync)
+             "SSH_AUTH_SOCK", "SSH_AGENT_PID", "USER", "LOGNAME", "http_proxy", "https_proxy",
+             "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
 
 
 def check_rev(rev: object) -> str:
@@ -79,8 +82,10 @@ class GitCommand:
             self._overrides = _SAFE_CONFIG + tuple(extra)
         return self._overrides
 
-    def _spawn(self, args: list[str], *, input: bytes | None = None, fixed_only: bool = False) -> subprocess.CompletedProcess[bytes]:
-        config = _SAFE_CONFIG if fixed_only else self.overrides()
+    def _spawn(self, args: list[str], *, input: bytes | None = None, fixed_only: bool = False,
+               config_extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+        # Later -c options win: ``config_extra`` may only re-allow what a transport needs.
+        config = (_SAFE_CONFIG if fixed_only else self.overrides()) + config_extra
         try:
             return subprocess.run(
                 ["git", "--git-dir", str(self.git_dir), "--work-tree", str(self.workdir), *config, *args],
@@ -90,6 +95,21 @@ class GitCommand:
             raise VersioningError("git is not installed; install git 2.28 or newer") from None
         except OSError as exc:
             raise VersioningError(f"cannot run git ({exc.strerror}); check that git is installed") from None
+
+    def attempt(self, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+        """Run git and hand back the finished process, whatever its exit status.
+
+        ``config`` adds ``-c`` options after the safe set (a transport's protocols).
+        """
+        return self._spawn(list(args), config_extra=config)
+
+    def config_values(self, key: str, *, scope: str | None = None) -> list[str]:
+        """Every value of a config key (``scope``: 'global', 'system' or 'local'); [] when unset."""
+        where = [f"--{scope}"] if scope else []
+        proc = self._spawn(["config", *where, "--null", "--get-all", key], fixed_only=True)
+        if proc.returncode != 0:
+            return []
+        return [v for v in proc.stdout.decode("utf-8", "replace").split("\0") if v]
 
     def run(self, *args: str, input: bytes | None = None) -> str:
         """Run git and return its stdout as text; a failure is a VersioningError."""

@@ -13,6 +13,7 @@ sub-folder of a larger repository never sweeps up anybody else's staged work.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ import git
 
 from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
+from ..provenance import machine_name
 from .gitcmd import GitCommand, check_rev
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
@@ -111,7 +113,8 @@ class GitStore:
             raise VersioningError(f"git init failed in {root} ({exc.strerror}); pick a writable folder") from None
 
     def ensure_split_index(self) -> None:
-        """Turn on split index so that recording one path does not rewrite every entry.
+        """Turn on split index (recording one path must not rewrite every entry) and turn off
+        rename detection in merges (see below).
 
         Only in a repository that is the context root itself: when the root is a
         sub-folder of someone's application repository, their config is theirs.
@@ -119,14 +122,32 @@ class GitStore:
         if self.prefix:
             return
         reader = self.repo.config_reader("repository")
-        if reader.get_value("core", "splitIndex", default=False) in (True, "true"):
+        if reader.get_value("core", "splitIndex", default=False) in (True, "true") \
+                and reader.get_value("pull", "twohead", default="") == "recursive":
             return
         try:
             with self.repo.config_writer("repository") as writer:
                 writer.set_value("core", "splitIndex", "true")
                 writer.set_value("splitIndex", "maxPercentChange", "50")
+                # A soft delete moves a file into .trash/; with rename detection a person's own
+                # `git pull` would apply the other side's edit to the trash copy and drop the
+                # live file silently. Without it git stops on a modify/delete conflict, which
+                # `contextfs sync` resolves (the edit survives). git 2.39's default strategy
+                # (ort) ignores merge.renames, so pull and merge use "recursive", which honours it.
+                writer.set_value("merge", "renames", "false")
+                writer.set_value("pull", "twohead", "recursive")
         except OSError as exc:
             raise VersioningError(f"cannot update the repository config ({exc.strerror}); check .git permissions") from None
+
+    @functools.cached_property
+    def machine(self) -> str:
+        """This clone's machine name for commit trailers: ``git config contextfs.machine``, else
+        :func:`contextfs.provenance.machine_name` (``$CONTEXTFS_MACHINE`` or the host name)."""
+        try:
+            value = self.repo.config_reader("repository").get_value("contextfs", "machine", default="")
+        except Exception:  # noqa: BLE001 - an unreadable config must not stop a commit
+            value = ""
+        return machine_name(str(value)) if value else machine_name()
 
     def git(self, *args: str, input: bytes | None = None) -> str:
         """Run git with hooks and risky config disabled; paths must follow '--'."""

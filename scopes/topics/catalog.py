@@ -7,7 +7,9 @@ a ``Contextfs-Topic:`` trailer and ``git log topics/<slug>`` is the topic's audi
 
 from __future__ import annotations
 
+import builtins  # annotations in Catalog, whose list() method shadows the builtin
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -16,6 +18,7 @@ from contextfs.errors import NotFoundError, TopicError
 from contextfs.fixes import Fix
 from contextfs.manager import ContextManager
 
+from ..derived import ACTIVE_TOPIC_FILE
 from .files import TOPIC_FILE, TOPICS_DIR, check_slug, slugify, topic_path
 from .records import STATUSES, Topic, as_terms
 
@@ -45,8 +48,19 @@ def _topic_from(name: str, meta: Mapping[str, Any], body: str, version: str | No
     )
 
 
+#: Statuses a topic keeps in its shared ``topic.md``; ``active`` is this machine's alone.
+SHARED_STATUSES = ("paged", "closed", "archived")
+
+
 class Catalog:
-    """Reading topics (parsed once per version of their ``topic.md``) and the write transaction."""
+    """Reading topics (parsed once per version of their ``topic.md``) and the write transaction.
+
+    Which topic is active belongs to one machine (one clone), not to the shared files: it
+    is kept in the root's state folder (:data:`~contextfs.scopes.derived.ACTIVE_TOPIC_FILE`),
+    and ``topic.md`` says ``paged``, ``closed`` or ``archived``. A root written before that
+    (a file saying ``status: active``) still works: until this clone switches, the most
+    recently active of those topics is the active one, and only that one.
+    """
 
     def __init__(self, ctx: ContextManager) -> None:
         self.ctx = ctx
@@ -54,7 +68,18 @@ class Catalog:
 
     # -------------------------------------------------------------- reading
     def read(self, name: str) -> Topic | None:
-        """One topic, parsed at most once per version of its ``topic.md`` (None when absent).
+        """One topic with this machine's view of its status (None when absent)."""
+        return self._seen(self._read_file(name), self.active_name())
+
+    @staticmethod
+    def _seen(topic: Topic | None, active: str | None) -> Topic | None:
+        if topic is None or topic.status in ("closed", "archived"):
+            return topic
+        status = "active" if topic.name == active else "paged"
+        return topic if topic.status == status else dataclasses.replace(topic, status=status)
+
+    def _read_file(self, name: str) -> Topic | None:
+        """One topic as its file says, parsed at most once per version of its ``topic.md``.
 
         YAML parsing dominates a switch otherwise (the index and detection read every
         topic), so parsed topics are kept per (inode, size, mtime): an atomic write or an
@@ -104,7 +129,8 @@ class Catalog:
 
     def list(self, *, include_archived: bool = True) -> list[Topic]:
         """All topics, most recently active first."""
-        topics = [t for t in (self.read(n) for n in self.names()) if t is not None]
+        active = self.active_name()
+        topics = [t for t in (self._seen(self._read_file(n), active) for n in self.names()) if t is not None]
         if not include_archived:
             topics = [t for t in topics if t.status != "archived"]
         return sorted(topics, key=lambda t: (t.last_active or "", t.name), reverse=True)
@@ -139,9 +165,35 @@ class Catalog:
         return self.resolve(name) is not None
 
     def active(self) -> Topic | None:
-        """The active topic (the most recently active one if a hand edit left several)."""
-        active = [t for t in self.list() if t.status == "active"]
-        return active[0] if active else None
+        """This machine's active topic, or None."""
+        name = self.active_name()
+        return self.read(name) if name is not None else None
+
+    def active_name(self) -> str | None:
+        """The name of this machine's active topic (see the class docstring), or None."""
+        recorded = self.ctx.state.read_json(ACTIVE_TOPIC_FILE)
+        if isinstance(recorded, dict) and "name" in recorded:
+            name = recorded["name"]
+            topic = self._read_file(name) if isinstance(name, str) and self._valid(name) else None
+            return name if topic is not None and topic.status not in ("closed", "archived") else None
+        legacy = [t for t in (self._read_file(n) for n in self.names()) if t is not None and t.status == "active"]
+        return max(legacy, key=lambda t: (t.last_active or "", t.name)).name if legacy else None
+
+    def set_active(self, name: str | None) -> None:
+        """Record this machine's active topic (None: none); never committed."""
+        self.ctx.state.write_json(ACTIVE_TOPIC_FILE, {"name": name})
+
+    def legacy_active(self) -> builtins.list[str]:
+        """Topics whose shared file still says ``status: active`` (written before it became per machine)."""
+        return [n for n in self.names() if (t := self._read_file(n)) is not None and t.status == "active"]
+
+    @staticmethod
+    def _valid(name: str) -> bool:
+        try:
+            check_slug(name)
+        except TopicError:
+            return False
+        return True
 
     # -------------------------------------------------------------- writing
     @contextlib.contextmanager

@@ -46,6 +46,15 @@ def _decision_lines(d: Decision, level: int, items: Mapping[str, Decision]) -> l
     return out
 
 
+def _refuse_ambiguous(topic: str, decision_id: str, items: Sequence[Decision]) -> None:
+    """Two decisions with one id (a merge made without contextfs kept both): never guess which."""
+    if sum(1 for d in items if d.id == decision_id) > 1:
+        raise TopicError(
+            f"{topic} has {sum(1 for d in items if d.id == decision_id)} decisions with the id {decision_id} "
+            "(a merge made without contextfs kept both); give one of them a new id in its decisions.md "
+            "(contextfs sync renumbers them when it merges), then use the right id")
+
+
 class Decisions:
     """Record, read and render a topic's decisions (``topics.decisions``)."""
 
@@ -77,6 +86,8 @@ class Decisions:
         preamble, items = parse_decisions(raw if raw is not None else new_decisions_body(t.title))
         by_id = {d.id: d for d in items}
         deps = [d.strip() for d in deps if d and d.strip()]
+        for ref in [*deps, *([supersedes] if supersedes else [])]:
+            _refuse_ambiguous(t.name, ref, items)
         for dep in deps:
             if dep not in by_id:
                 raise TopicError(
@@ -104,7 +115,9 @@ class Decisions:
     def chain_of(self, topic: str, decision_id: str) -> list[Decision]:
         """The decision and everything it rests on, roots first (a topological order)."""
         check_text(decision_id, "decision_id", fix="pass a decision id such as 'D3'")
-        items = {d.id: d for d in self.of(topic)}
+        listed = self.of(topic)
+        _refuse_ambiguous(topic, decision_id, listed)
+        items = {d.id: d for d in listed}
         if decision_id not in items:
             raise TopicError(f"{topic} has no decision {decision_id!r} (ids: {', '.join(items) or 'none'}); check the id")
         seen: dict[str, Decision] = {}

@@ -81,7 +81,7 @@ class Lifecycle:
             "name": slug,
             "title": title,
             "description": " ".join(str(description).split()),
-            "status": status,
+            "status": "paged" if status == "active" else status,  # active is per machine
             "open": bool(open),
             "last_active": clock.iso(),
             "summary": one_line if one_line is not None else (summary_line(summary) if summary else ""),
@@ -97,6 +97,8 @@ class Lifecycle:
             ctx.write(topic_path(slug, WHERE_FILE), new_where_body(title), {"title": f"{title}: where are we"})
             ctx.write(topic_path(slug, DECISIONS_FILE), new_decisions_body(title), {"title": f"{title}: decisions"})
             ctx.write(topic_path(slug, EXCHANGES_FILE), "")
+        if status == "active":
+            self._catalog.set_active(slug)
         log.debug("created topic %s", slug)
         return self._catalog.get(slug)
 
@@ -107,7 +109,9 @@ class Lifecycle:
             changes["open"] = open
         with self._catalog.transaction(op, topic.name, topic.name):
             self._catalog.update_meta(topic.name, changes)
-        if topic.status == "active" and status != "active":
+        if topic.status == "active" and status != "paged":
+            self._catalog.set_active(None)
+        if topic.status == "active":
             self._vocabulary.sync()
         return self._catalog.get(topic.name)
 
@@ -134,14 +138,20 @@ class Lifecycle:
 
     # -------------------------------------------------------------- switching
     def _activate(self, target: Topic) -> Topic | None:
-        """Page out every other active topic and make ``target`` active (inside a transaction)."""
+        """Stamp ``last_active`` on the outgoing and the target topic (inside a transaction).
+
+        Which topic is active is this machine's own state, recorded by the caller once
+        the commit is made (:meth:`Catalog.set_active`); the shared files only say
+        ``paged`` (a file still saying ``active`` from before is set to ``paged`` here).
+        """
         now = clock.iso()
-        previous = None
-        for other in self._catalog.list():
-            if other.status == "active" and other.name != target.name:
-                previous = previous or other
-                self._catalog.update_meta(other.name, {"status": "paged", "last_active": now})
-        self._catalog.update_meta(target.name, {"status": "active", "last_active": now})
+        previous = self._catalog.active()
+        if previous is not None and previous.name != target.name:
+            self._catalog.update_meta(previous.name, {"last_active": now})
+        for name in self._catalog.legacy_active():
+            if name != target.name:
+                self._catalog.update_meta(name, {"status": "paged"})
+        self._catalog.update_meta(target.name, {"status": "paged", "last_active": now})
         return previous
 
     def switch(self, name: str) -> Topic:
@@ -152,6 +162,7 @@ class Lifecycle:
         with self._catalog.transaction("switch", f"{source} -> {target.name}", target.name,
                                        {"Contextfs-Topic-From": source}):
             self._activate(target)
+        self._catalog.set_active(target.name)
         log.info("topic switch: %s -> %s", source, target.name)
         self._vocabulary.sync()
         return target
@@ -179,6 +190,7 @@ class Lifecycle:
             ctx.write(origin.path(EXCHANGES_FILE), "".join(line + "\n" for line in keep))
             ctx.write(topic.path(EXCHANGES_FILE), "".join(line + "\n" for line in moved))
             self._activate(topic)
+        self._catalog.set_active(slug)
         log.info("topic spawn: %s -> %s (%d exchange(s) moved from line %d)", origin.name, slug, len(moved), from_line)
         self._vocabulary.sync()
         return self._catalog.get(slug), len(moved)
