@@ -123,9 +123,8 @@ class ContextEngine:
             with self.writing():
                 self.topics.block.create_initial()  # the root's starting topics, in the block from the first call
         self.kit = Toolkit(ctx, actor=settings.actor, session=self.session)
-        self.kit.layer(
-            "memory", lambda: self.memory
-        )  # the tools share this engine's objects and caches
+        # The tools share this engine's objects, so their caches and the isolated block too.
+        self.kit.layer("memory", lambda: self.memory)
         if self.topics is not None:
             topics = self.topics
             self.kit.layer("topics", lambda: topics)

@@ -78,7 +78,7 @@ def message_text(msg: BaseMessage) -> str:
     text = str(msg.text)
     if isinstance(msg, AIMessage) and msg.tool_calls:
         calls = "\n".join(
-            f"→ {c['name']}({json.dumps(c.get('args', {}), ensure_ascii=False, sort_keys=True)})"
+            f"→ {c['name']}({json.dumps(c.get('args', {}), ensure_ascii=False, sort_keys=True, default=str)})"
             for c in msg.tool_calls
         )
         text = f"{text}\n{calls}" if text else calls

@@ -21,7 +21,7 @@ from conftest import SAMPLE, git
 from contextfs import ContextManager
 from contextfs.errors import ConfigError, ContentError
 from contextfs.integrations.middleware import ContextMiddleware
-from contextfs.scopes import Topics
+from contextfs.scopes import Memory, Topics
 
 CORE = "Dana Okafor, senior backend engineer at Tidewater"  # memory/core/human.md
 BILLING_FACT = "INV-2026-008841"  # only in topics/billing-migration/
@@ -238,6 +238,15 @@ def test_every_prompt_is_replayed_from_git_byte_for_byte(ctx: ContextManager) ->
         assert json.dumps(messages_to_dict(again)) == json.dumps(messages_to_dict(prompt))
 
 
+def test_prompts_with_page_in_are_replayed_from_git_too(ctx: ContextManager) -> None:
+    agent, model, mw = agent_for(ctx, ["One.", "Two.", "Three."], page_in=True, budget=5000)
+    for q in ["How do webhook retries back off?", "What goes to the dead-letter queue?", "And the signing scheme?"]:
+        ask(agent, q)
+    assert "dead-letter-queue.md [excerpt]" in str(model.prompts[1][0].text)  # paged in for the question
+    for head, prompt in zip(model.heads, model.prompts, strict=True):
+        assert mw.replay(head) == prompt
+
+
 def test_a_message_the_write_gate_refuses_stops_the_run_before_the_model_and_commits_nothing(
     ctx: ContextManager,
 ) -> None:
@@ -252,6 +261,16 @@ def test_a_message_the_write_gate_refuses_stops_the_run_before_the_model_and_com
     assert ctx.head() == head and len(model.prompts) == 1
     ask(agent, "never mind")  # the conversation goes on from the files
     assert [m.type for m in model.prompts[-1][1:]] == ["human", "ai", "human"]
+
+
+def test_a_message_that_is_not_text_is_refused_and_odd_characters_are_kept(ctx: ContextManager) -> None:
+    agent, model, _ = agent_for(ctx, ["ok"])
+    head = ctx.head()
+    with pytest.raises(ContentError, match="lone surrogate"):
+        ask(agent, "a lone surrogate \ud800 here")
+    assert ctx.head() == head and model.prompts == []
+    ask(agent, "a NUL \x00 and a bidi \u202e mark")  # JSON-escaped in the log line, read back exactly
+    assert Memory(ctx).messages("run-1")[0].content == "a NUL \x00 and a bidi \u202e mark"
 
 
 def test_planted_instructions_in_topic_files_reach_the_prompt_only_fenced(
