@@ -9,16 +9,21 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from conftest import SAMPLE, assert_clean, commit_count
 from contextfs import ContextManager, ScopedContext
 from contextfs.errors import ContentError
 from contextfs.evolve.compaction import compact
+from contextfs.integrations.agent_messages import fit_history, history_cost
 from contextfs.scopes import Candidate
 from contextfs.scopes.memory import ConversationBuffer, Memory
 from contextfs.scopes.topics import Topics
 from contextfs.scopes.topics.routing import task_tag
+from contextfs.tokens import get_counter
 
 SECRET = "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -184,3 +189,34 @@ def test_a_scoped_view_packs_extra_candidates_and_a_header_under_one_budget(samp
     skipped = scoped.assemble("task", budget=3000, query=query, skip=["task/subtasks"])
     assert any(i.path.startswith("task/subtasks/") for i in paged.items)
     assert not any(i.path.startswith("task/subtasks/") for i in skipped.items)
+
+
+# ---------------------------------------------------------------- fitting an over-long turn
+_TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=200)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(turns=st.lists(st.tuples(_TEXT, st.lists(_TEXT, max_size=3), _TEXT), min_size=1, max_size=4),
+       budget=st.integers(min_value=0, max_value=1500))
+def test_a_fitted_history_is_in_budget_and_a_sequence_a_model_accepts(turns: list, budget: int) -> None:
+    counter = get_counter()
+    history: list[BaseMessage] = []
+    for n, (question, results, answer) in enumerate(turns):
+        history.append(HumanMessage(question or "?", id=f"h{n}"))
+        for k, result in enumerate(results):
+            history.append(AIMessage("", id=f"a{n}-{k}",
+                                     tool_calls=[{"name": "fetch", "args": {"k": k}, "id": f"c{n}-{k}"}]))
+            history.append(ToolMessage(result, tool_call_id=f"c{n}-{k}", name="fetch", id=f"t{n}-{k}"))
+        history.append(AIMessage(answer, id=f"f{n}"))
+    fitted = fit_history(counter, history, budget)
+    floor = history_cost(counter, [m.model_copy(update={"content": ""}) for m in fitted])
+    assert history_cost(counter, fitted) <= max(budget, floor)
+    if history_cost(counter, history) > budget:  # shortened: the latest question still leads
+        assert isinstance(fitted[0], HumanMessage) and fitted[0].id == f"h{len(turns) - 1}"
+    asked = set()
+    for m in fitted:
+        if isinstance(m, AIMessage):
+            asked |= {c["id"] for c in m.tool_calls}
+        if isinstance(m, ToolMessage):
+            assert m.tool_call_id in asked  # every result after the call that asked for it
+    assert fit_history(counter, history, budget) == fitted  # deterministic
