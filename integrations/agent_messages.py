@@ -105,10 +105,12 @@ def log_fields(
     """``role``, ``content``, ``speaker`` and ``data`` for :meth:`ConversationBuffer.add`.
 
     ``data`` is the message as LangChain holds it; its ``content`` is left out when it is
-    the logged text itself (the line already holds it).
+    the logged text itself (the line already holds it), and so are fields at their defaults.
     """
     text = message_text(msg)
-    data = message_to_dict(msg)["data"]
+    # Fields at their defaults (no name, no metadata, no tool calls) are left out: the message
+    # rebuilds the same without them, and the log line stays short.
+    data = {k: v for k, v in message_to_dict(msg)["data"].items() if v is not None and v != {} and v != []}
     if data.get("content") == text:
         del data["content"]
     # Values LangChain keeps that JSON cannot hold (an artifact object, a datetime) are kept
