@@ -119,6 +119,7 @@ class ContextEngine:
         self._turn = 0
         self._load()
         self._recorded = self._turn  # turns whose exchange is in their topic
+        self.adopt_window_topic(force=False)
         if self.topics is not None and self.topics.config.initial:
             with self.writing():
                 self.topics.block.create_initial()  # the root's starting topics, in the block from the first call
@@ -144,6 +145,25 @@ class ContextEngine:
         logged = self.memory.messages(self.session)
         self._known: set[str] = {str(m.data["id"]) for m in logged if m.data and m.data.get("id")}
         self._turn = sum(1 for m in logged if m.role == "user")
+
+    def adopt_window_topic(self, *, force: bool) -> None:
+        """Make the topic the conversation's window belongs to this machine's active topic.
+
+        Which topic is active is each machine's own state, while the window's topic is in
+        the committed summary file: a conversation resumed on a machine with no active
+        topic (another clone, a replay) carries its topic there. With ``force`` (a replay)
+        it wins over whatever this machine had active; a switch is one commit.
+        """
+        label = self.buffer.label
+        if self.topics is None or not label or not self.topics.exists(label):
+            return
+        active = self.topics.active()
+        if active is not None and (active.name == label or not force):
+            return
+        if self.topics.get(label).status in ("closed", "archived"):
+            return
+        with self.writing():
+            self.topics.switch(label)
 
     @contextlib.contextmanager
     def _step(self, subject: str) -> Iterator[None]:

@@ -5,7 +5,10 @@ from the scope's and topics' files, the history from the conversation log (each 
 holds the whole LangChain message) and the window's bookkeeping (the summary file says how
 many messages had left the window and which topic it belonged to). So the files of one
 commit, checked out into a scratch root and read by an engine with the same settings,
-give back the prompt byte for byte. Nothing is written to the live root.
+give back the prompt byte for byte. Which topic is active is each machine's own state,
+never committed; the scratch root takes the window's topic as its active one (it was the
+active topic when the prompt was built: the engine follows every switch before a model
+call). Nothing is written to the live root.
 """
 
 from __future__ import annotations
@@ -56,6 +59,7 @@ def replay(
         )
         try:
             twin = ContextEngine(copy, engine.settings, compactor=engine.compactor)
+            twin.adopt_window_topic(force=True)  # the active topic is per machine: the window's, here
             history = twin.window_messages()
             prompt, fitted = twin.prompt(system, history, tools)
             return [prompt, *fitted]
