@@ -156,9 +156,10 @@ class PromptBuilder:
             history = fit_history(
                 self.counter, history, max(0, history_cost(self.counter, history) - over)
             )
-        else:  # pragma: no cover - each round removes at least the overshoot
+        else:  # the turn's tool calls alone (which are never cut) do not fit beside the context
             raise BudgetError(
-                f"could not fit the prompt within {s.budget} tokens; raise the budget"
+                f"could not fit the prompt within {s.budget} tokens: the turn being answered does not "
+                "fit beside the context even shortened; raise the budget or history_budget"
             )
         return self._message(system, text), history
 

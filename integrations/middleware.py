@@ -112,12 +112,12 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         update: dict[str, Any] = {}
         if window is not None:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *window]
-        if self.engine.nothing_new:
-            update["jump_to"] = (
-                "end"  # all that arrived was filed for paged topics: nothing to answer
-            )
+        if self.engine.nothing_new:  # all that arrived was filed for paged topics: nothing to answer
+            update["jump_to"] = "end"
         return update or None
 
+    # The async hooks do the same file and git work synchronously: a few milliseconds a call,
+    # and the write lock already serialises it.
     @hook_config(can_jump_to=["end"])
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
