@@ -1,7 +1,9 @@
 """The conversation log format: ``sessions/<session>.jsonl``, one JSON object per message.
 
 A line is ``{"role": ..., "content": ..., "time": ..., "turn": ..., "speaker": ...}`` (plus
-``"trust"`` when the poisoning guard flagged it). The memory layer writes these lines; the
+``"trust"`` when the poisoning guard flagged it, and ``"data"``, an object, when the writer
+keeps the message as its agent framework holds it: tool calls, ids, content blocks, so the
+message can be rebuilt exactly). The memory layer writes these lines; the
 search index and page-in read them back as *turns*, one passage per line, each with its
 speaker, session and time, so past conversations can be searched and paged into a view.
 Reading is forgiving: a line that is not a message is skipped (and its number reported
@@ -43,6 +45,7 @@ class Turn:
     turn: str | None = None
     trust: str = "trusted"
     speaker: str | None = None
+    data: dict[str, Any] | None = None
 
     @property
     def who(self) -> str:
@@ -51,14 +54,16 @@ class Turn:
 
 
 def format_line(role: str, content: str, time: str, turn: str | None, *, trust: str = "trusted",
-                speaker: str | None = None) -> str:
-    """One log line (no newline)."""
-    data: dict[str, Any] = {"role": role, "content": content, "time": time, "turn": turn}
+                speaker: str | None = None, data: dict[str, Any] | None = None) -> str:
+    """One log line (no newline); ``data`` is the message as its framework holds it (JSON-able)."""
+    line: dict[str, Any] = {"role": role, "content": content, "time": time, "turn": turn}
     if speaker:
-        data["speaker"] = speaker
+        line["speaker"] = speaker
     if trust != "trusted":
-        data["trust"] = trust
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        line["trust"] = trust
+    if data:
+        line["data"] = data
+    return json.dumps(line, ensure_ascii=False, separators=(",", ":"))
 
 
 def _turn(n: int, line: str) -> Turn | None:
@@ -80,10 +85,12 @@ def _turn(n: int, line: str) -> Turn | None:
     if data.get("turn") is not None and (isinstance(data["turn"], bool) or not isinstance(data["turn"], (str, int))):
         return None
     speaker = data.get("speaker")
+    extra = data.get("data")
     return Turn(
         line=n, role=str(data["role"]), content=str(data["content"]), time=str(data.get("time") or ""),
         turn=None if data.get("turn") is None else str(data["turn"]), trust=str(data.get("trust", "trusted")),
         speaker=str(speaker) if isinstance(speaker, str) and speaker.strip() else None,
+        data=extra if isinstance(extra, dict) else None,  # anything else is ignored, as unknown keys are
     )
 
 

@@ -2,7 +2,7 @@
 
 When a conversation span outgrows its budget, one model call turns it into a general
 summary plus decisions about topics. For every topic open at some point in the span
-(open in the block, or opened by the agent since the last compaction) the compactor
+(open in the block, opened by the agent since the last compaction, or active) the compactor
 decides whether it stays open or closes and whether its summary needs rewriting; it may
 start topics for subjects likely to come up again. Topics closed throughout the span
 are never touched — the answer's opinions about them are ignored. The open topics'
@@ -184,7 +184,9 @@ async def _acompact(history: Sequence[Any], topics: Topics, *, llm: LanguageMode
     all_topics = topics.list(include_archived=False)
     existing = {t.name for t in topics.list(include_archived=True)}
     opened = set(topics.block.opened_since_compaction())
-    span = {t.name: t for t in all_topics if t.open or t.name in opened}
+    # The active topic is where the conversation is, so it is in the span even when closed:
+    # what the span established about it must reach its summary.
+    span = {t.name: t for t in all_topics if t.open or t.name in opened or t.status == "active"}
     span_info = [{"name": t.name, "description": t.description, "summary": t.body or t.summary} for t in span.values()]
     closed_names = sorted(existing - set(span))
     messages = prompts.compaction_messages(

@@ -6,8 +6,8 @@
 A refused call (a bad path, a stale edit, a missing topic, an argument out of bounds)
 comes back as a ``ToolMessage`` with ``status="error"`` whose text is ``Error:`` and the
 message with its fix, so the agent loop goes on and the model can retry. The conversion
-from :class:`~contextfs.ContextFSError` happens in one place, :func:`_as_tool`; anything
-else (a bug) is raised, as it should be.
+from :class:`~contextfs.ContextFSError` happens in one place, :func:`tool_from_spec`;
+anything else (a bug) is raised, as it should be.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from .toolkit import DEFAULT_ACTOR, GROUPS, Toolkit, ToolSpec, format_error, sel
 if TYPE_CHECKING:
     from contextfs import ContextManager
 
-__all__ = ["DEFAULT_ACTOR", "GROUPS", "ContextToolkit", "format_error", "make_tools"]
+__all__ = ["DEFAULT_ACTOR", "GROUPS", "ContextToolkit", "format_error", "make_tools", "tool_from_spec"]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,8 @@ def validation_message(exc: ValidationError | Any) -> str:
     return f"Error: invalid tool arguments ({problems}); call the tool again with arguments that fit its schema"
 
 
-def _as_tool(kit: Toolkit, spec: ToolSpec[Any]) -> BaseTool:
+def tool_from_spec(kit: Toolkit, spec: ToolSpec[Any]) -> BaseTool:
+    """One spec of the table as a LangChain tool bound to ``kit`` (its actor, session and layers)."""
     def run(**kwargs: Any) -> str:
         try:
             return kit.call(spec, spec.args(**kwargs))
@@ -82,7 +83,7 @@ def make_tools(
     """
     specs = select_specs(groups, allow_write=allow_write, allow_delete=allow_delete)
     kit = Toolkit(ctx, actor=actor, session=session)
-    return [_as_tool(kit, spec) for spec in specs]
+    return [tool_from_spec(kit, spec) for spec in specs]
 
 
 class ContextToolkit(BaseToolkit):

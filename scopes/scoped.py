@@ -17,7 +17,7 @@ True
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +30,7 @@ from contextfs.errors import (
 )
 from contextfs.fixes import Fix
 
-from .arguments import check_choice, check_int, check_number, check_text
+from .arguments import check_choice, check_int, check_number, check_strings, check_text
 from .packing import (
     Candidate,
     ContextView,
@@ -302,13 +302,24 @@ class ScopedContext:
         query: str | None = None,
         topic: str | None = None,
         as_of: str | None = None,
+        extra: Sequence[Candidate] = (),
+        header: str | None = None,
+        skip: Sequence[str] = (),
     ) -> ContextView:
-        """A :class:`ContextView` of the scope, within ``budget`` (or the configured one)."""
+        """A :class:`ContextView` of the scope, within ``budget`` (or the configured one).
+
+        ``extra`` candidates are packed with the scope's items under the same budget (a
+        caller's own sections: an agent's topic context, a conversation summary); on the
+        same path, the more important candidate wins. ``header`` opens the view (counted in
+        the budget); page-in never takes passages from folders listed in ``skip``.
+        """
         scope = scope_for(scope, subtask_id)
         check_text(query, "query", optional=True, fix="pass a few words to page in matching files, or None")
+        check_text(header, "header", optional=True, fix="pass the view's opening line as text, or None")
+        skipped = tuple(f"{p.strip('/')}/" for p in check_strings(skip, "skip", fix="pass folder names like ['sessions']"))
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
-        cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev)
+        cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev) + list(extra)
         paged: list[PagedPassage] = []
         scores: dict[str, float] = {}
         if query and budget is not None and self.page_share > 0:
@@ -318,11 +329,12 @@ class ScopedContext:
             own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
             ranked = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT,
                           pager=self.pager if rev is None else "exact",
-                          allow=lambda p: not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
+                          allow=lambda p: (not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
+                          and not p.startswith(skipped))
             paged = [PagedPassage(p.path, p.index, p.score) for p in ranked]
             scores = relevance(self.ctx, query, [c.path for c in cands if not c.pinned], rev=rev)
         view = pack(
-            self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev,
+            self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev, header=header,
             paged=paged, page_share=self.page_share, relevance=scores,
         )
         view.meta.update({"scope": scope, "subtask": subtask_id, "topic": topic})

@@ -11,22 +11,29 @@ model to get an abstractive one. It is saved next to the log as
 :meth:`ConversationBuffer.window` is what goes into the prompt, and its rendering is
 always within ``max_tokens``. One :meth:`~ConversationBuffer.add` is one commit, eviction
 or not.
+
+An agent's window (``keep_turn=True``) follows two more rules: the turn being answered —
+the latest user message and everything after it — never leaves the window (the caller fits
+an over-long turn into its prompt), and a tool result never opens the window without the
+assistant message that asked for it. :meth:`~ConversationBuffer.restart` starts a new
+window at the current point of the log (a topic switch, a compaction): the earlier
+messages stay in the log and in search, but leave the prompt and the summary.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from contextfs import clock
-from contextfs.errors import BudgetError, ContextFSError
+from contextfs.errors import BudgetError, ContentError, ContextFSError
 from contextfs.text import content_words, raw_words
 from contextfs.tokens import TokenCounter
 
-from ..arguments import check_int, check_number
+from ..arguments import check_int, check_number, check_text
 from .facade import Memory
 from .records import SESSIONS_DIR, Message
 
@@ -156,6 +163,7 @@ class ConversationBuffer:
         headroom: float = 0.3,
         resume: bool = True,
         carry: bool = True,
+        keep_turn: bool = False,
     ) -> None:
         check_int(max_tokens, "max_tokens", minimum=MIN_TOKENS, expect=f"an integer of at least {MIN_TOKENS}",
                   fix="give the window more room", error=BudgetError)
@@ -163,6 +171,7 @@ class ConversationBuffer:
                                      fix="use e.g. 0.25", error=BudgetError)
         headroom = check_number(headroom, "headroom", low=0, high=1, high_open=True, fix="use e.g. 0.3", error=BudgetError)
         self.headroom = headroom
+        self.keep_turn = bool(keep_turn)
         self.memory = memory
         self.ctx = memory.ctx
         self.counter = memory.counter
@@ -186,6 +195,8 @@ class ConversationBuffer:
         self.evicted = 0  # how many logged messages have left the window, oldest first
         #: The earlier session whose summary and last messages this one started from.
         self.carried_from: str | None = None
+        #: What the current window is about (e.g. a topic's name), set by :meth:`restart`.
+        self.label: str | None = None
         self._unsaved = False
         if resume:
             self._resume()
@@ -201,6 +212,8 @@ class ConversationBuffer:
             self.evicted = int(doc.metadata.get("evicted", 0))
             carried = doc.metadata.get("carried_from")
             self.carried_from = carried if isinstance(carried, str) and carried else None
+            label = doc.metadata.get("label")
+            self.label = label if isinstance(label, str) and label else None
         except ContextFSError:
             self.summary, self.evicted = "", 0
         except (TypeError, ValueError):
@@ -254,6 +267,10 @@ class ConversationBuffer:
         summary = self._summary_message()
         return ([summary] if summary else []) + list(self._messages)
 
+    def recent(self) -> list[Message]:
+        """The messages in the window, oldest first (without the summary)."""
+        return list(self._messages)
+
     def render(self) -> str:
         """The window as prompt text; always within ``max_tokens``."""
         return "\n".join(m.render() for m in self.window())
@@ -263,56 +280,122 @@ class ConversationBuffer:
 
     # ------------------------------------------------------------ turns
     def add(self, role: str, content: str, *, speaker: str | None = None,
-            time: datetime | str | None = None) -> list[Message]:
+            time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> list[Message]:
         """Log a message and put it in the window; return the messages evicted by it.
 
         Session and turn come from the manager's provenance; ``speaker`` names who said it
-        and ``time`` when (default now). One commit covers the log line and, when
-        something was evicted (or a summary was carried from the last session), the summary.
+        and ``time`` when (default now); ``data`` is the message as an agent framework holds
+        it (kept in the log line). One commit covers the log line and, when something was
+        evicted (or a summary was carried from the last session), the summary.
         """
         with self.ctx.provenance(session=self.session):
-            msg = self.memory.make_message(role, content, speaker=speaker, time=time)
-            self._messages.append(msg)
-            self._tokens.append(self.counter.count(msg.render()))
+            msg = self.memory.make_message(role, content, speaker=speaker, time=time, data=data)
+        return self.extend([msg])
+
+    def extend(self, messages: Sequence[Message]) -> list[Message]:
+        """Log messages made with :meth:`Memory.make_message` for this session (one append,
+        one commit) and put them in the window; return the messages evicted.
+
+        For a caller that stamps each message with its own turn: an agent logging a model's
+        tool calls and their results together. If the log write fails (the write gate
+        refuses a message), nothing is logged and the window is as it was.
+        """
+        msgs = list(messages)
+        for m in msgs:
+            if not isinstance(m, Message) or m.session != self.session:
+                raise ContentError(f"extend() takes messages of session {self.session!r} made with "
+                                   "Memory.make_message; make them inside ctx.provenance(session=...)")
+        if not msgs:
+            return []
+        saved = (list(self._messages), list(self._tokens), self.summary, self.evicted, self._unsaved)
+        with self.ctx.provenance(session=self.session):
             try:
+                for m in msgs:
+                    self._messages.append(m)
+                    self._tokens.append(self.counter.count(m.render()))
                 evicted = self._fit()
+                what = f"evict {len(evicted)}" if evicted else "log"
+                with self.ctx.transaction(f"memory: {what} {self.log_path}",
+                                          op="memory-evict" if evicted else "memory-log",
+                                          trailers={"Contextfs-Memory": "recall"}):
+                    self.memory.log_messages(msgs)
+                    if evicted or self._unsaved:
+                        self._save_summary()
             except BaseException:
-                self._messages.pop()
-                self._tokens.pop()
+                self._messages, self._tokens, self.summary, self.evicted, self._unsaved = saved
                 raise
-            what = f"evict {len(evicted)}" if evicted else "log"
-            with self.ctx.transaction(f"memory: {what} {self.log_path}", op="memory-evict" if evicted else "memory-log",
-                                      trailers={"Contextfs-Memory": "recall"}):
-                self.memory.log_messages([msg])
-                if evicted or self._unsaved:
-                    self._save_summary()
         return evicted
+
+    def _evictable(self) -> int:
+        """How many of the oldest window messages may leave it (all but the turn being answered)."""
+        if self.keep_turn:
+            for i in range(len(self._messages) - 1, -1, -1):
+                if self._messages[i].role == "user":
+                    return i
+        return len(self._messages)
+
+    def _orphans(self, room: int) -> list[Message]:
+        """Tool results left at the head of the window by an eviction, which follow it out."""
+        out: list[Message] = []
+        while self.keep_turn and len(out) < room and self._messages and self._messages[0].role == "tool":
+            out.append(self._pop())
+        return out
 
     def _fit(self) -> list[Message]:
         """Evict oldest messages until the window fits; fold them into the summary."""
         evicted: list[Message] = []
+        room = self._evictable()
         reserve = self.summary_tokens + 24  # the summary and its header line
         # A cheap estimate first (per-message counts). On overflow, evict down to a low-water
         # mark below the room left by the summary, so eviction (and rewriting the summary)
         # happens in chunks every few turns rather than on every turn.
         if sum(self._tokens) + len(self._tokens) + (reserve if self.summary else 0) > self.max_tokens:
             low_water = (self.max_tokens - reserve) * (1 - self.headroom)
-            while self._messages and sum(self._tokens) + len(self._tokens) > low_water:
+            while len(evicted) < room and sum(self._tokens) + len(self._tokens) > low_water:
                 evicted.append(self._pop())
+            evicted += self._orphans(room - len(evicted))
         if evicted:
             self._fold(evicted)
         # Then the exact rendering decides.
         while self.counter.count(self.render()) > self.max_tokens:
-            if self._messages:
-                one = self._pop()
-                evicted.append(one)
-                self._fold([one])
+            if len(evicted) < room:
+                more = [self._pop()]
+                more += self._orphans(room - len(evicted) - 1)
+                evicted += more
+                self._fold(more)
                 continue
+            if not self.summary:
+                break  # only the turn being answered is left: the caller fits it into its prompt
             # Only the summary is left and it is still too big: cut the summary (never a message).
             over = self.counter.count(self.render()) - self.max_tokens
             keep = max(0, self.counter.count(self.summary) - over - 2)
             self.summary = self.counter.truncate(self.summary, keep).rstrip()
         return evicted
+
+    def restart(self, keep: int = 0, *, label: str | None = None) -> list[Message]:
+        """Start a new window here: all but the newest ``keep`` messages leave it, unsummarised.
+
+        For a topic switch or a compaction: what came before belongs to another context (or
+        has just been compacted into topics), so it leaves the prompt and the running summary
+        is cleared; every message stays in the log and in search. ``label`` records what the
+        new window is about (a topic's name). Returns the messages that left; one commit,
+        none when nothing changes.
+        """
+        keep = min(max(0, check_int(keep, "keep", fix="pass how many recent messages stay, e.g. 0")),
+                   len(self._messages))
+        label = check_text(label, "label", optional=True, fix="pass a short name such as a topic's, or None") or None
+        gone = self._messages[: len(self._messages) - keep]
+        if not gone and not self.summary and label == self.label and self.carried_from is None:
+            return []
+        del self._messages[: len(gone)]
+        del self._tokens[: len(gone)]
+        self.evicted += len(gone)
+        self.summary, self.carried_from, self.label = "", None, label
+        with self.ctx.provenance(session=self.session), \
+                self.ctx.transaction(f"memory: new window in {self.log_path}", op="memory-window",
+                                     trailers={"Contextfs-Memory": "recall"}):
+            self._save_summary()
+        return gone
 
     def _pop(self) -> Message:
         self._tokens.pop(0)
@@ -335,4 +418,6 @@ class ConversationBuffer:
         }
         if self.carried_from is not None:
             meta["carried_from"] = self.carried_from
+        if self.label is not None:
+            meta["label"] = self.label
         self.ctx.write(self.summary_path, self.summary + "\n" if self.summary else "", meta)

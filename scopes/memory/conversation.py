@@ -16,6 +16,7 @@ that is not a message are left out, logged as warnings, and listed in the result
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections import defaultdict
@@ -92,8 +93,12 @@ class ConversationLog:
         return f"{SESSIONS_DIR}/{sid}{LOG_SUFFIX}"
 
     def make_message(self, role: str, content: str, *, speaker: str | None = None,
-                     time: datetime | str | None = None) -> Message:
-        """A message stamped with the current session and turn, and ``time`` (default now); not yet logged."""
+                     time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> Message:
+        """A message stamped with the current session and turn, and ``time`` (default now); not yet logged.
+
+        ``data`` is the message as an agent framework holds it (a JSON-able mapping), kept
+        in the log line so the framework can rebuild the message exactly.
+        """
         if role not in ROLES:
             raise ContentError(f"role {role!r} is not accepted; use one of {', '.join(ROLES)} "
                                "(name the person with speaker=...)")
@@ -105,8 +110,17 @@ class ConversationLog:
         # The log is a record of what was said, so it never refuses a line; flagged lines
         # are marked so recall fences them (or, under refuse/quarantine, hides them).
         trust = "trusted" if not verdict.suspicious else ("untrusted" if self._settings.policy == "tag" else "quarantined")
+        if data is not None:
+            if not isinstance(data, Mapping):
+                raise ContentError(f"message data must be a mapping, got {type(data).__name__}; pass a dict or None")
+            try:
+                json.dumps(data, ensure_ascii=False)
+            except (TypeError, ValueError) as exc:
+                raise ContentError(f"message data cannot be stored as JSON ({exc}); pass plain dicts, lists, "
+                                   "strings and numbers") from None
         session, turn, _ = provenance(self._ctx)
-        return Message(role=role, content=content, time=stamp, turn=turn, session=session, trust=trust, speaker=name)
+        return Message(role=role, content=content, time=stamp, turn=turn, session=session, trust=trust, speaker=name,
+                       data=dict(data) if data else None)
 
     def append(self, messages: Sequence[Message]) -> None:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""
@@ -184,7 +198,7 @@ class ConversationLog:
             log.warning("%s line %d is not a message; skipping it", rel, n)
         for t in turns:
             yield Message(role=t.role, content=t.content, time=t.time, turn=t.turn, session=sid, trust=t.trust,
-                          speaker=t.speaker)
+                          speaker=t.speaker, data=t.data)
 
     def search(
         self,

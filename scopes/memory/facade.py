@@ -184,10 +184,11 @@ class Memory:
         return self._log.path(session)
 
     def make_message(self, role: str, content: str, *, speaker: str | None = None,
-                     time: datetime | str | None = None) -> Message:
+                     time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> Message:
         """A message stamped with the current session and turn, said by ``speaker`` at ``time``
-        (default now); not yet logged."""
-        return self._log.make_message(role, content, speaker=speaker, time=time)
+        (default now); not yet logged. ``data`` (a JSON-able mapping) is the message as an
+        agent framework holds it, kept so the framework can rebuild it exactly."""
+        return self._log.make_message(role, content, speaker=speaker, time=time, data=data)
 
     def log_messages(self, messages: Sequence[Message]) -> None:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""

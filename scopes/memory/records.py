@@ -10,7 +10,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import overload
+from typing import Any, overload
 
 from contextfs.errors import ContentError, ContextFSError
 from contextfs.manager import ContextManager
@@ -204,9 +204,13 @@ class Message:
     session: str | None = None
     trust: str = "trusted"
     speaker: str | None = None
+    #: The message as its agent framework holds it (tool calls, ids, content blocks), kept in
+    #: the log line so the message can be rebuilt exactly; None for plain chat messages.
+    data: dict[str, Any] | None = None
 
     def to_json(self) -> str:
-        return format_line(self.role, self.content, self.time, self.turn, trust=self.trust, speaker=self.speaker)
+        return format_line(self.role, self.content, self.time, self.turn, trust=self.trust, speaker=self.speaker,
+                           data=self.data)
 
     @property
     def source(self) -> str:

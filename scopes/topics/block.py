@@ -7,6 +7,11 @@ the compactor (``contextfs.evolve``) rewrites summaries (:meth:`Block.update_sum
 the general summary, opens and closes topics, and then calls :meth:`Block.mark_compacted`.
 The general summary and the opens since the last compaction live in one committed
 bookkeeping file, ``topics/_state.md``.
+
+An *isolated* block (``Topics(ctx, isolate=True)``, what an agent loop that switches topics
+uses) keeps topics apart while one is active: the active topic is left out (its boot
+context holds it, so ``open`` answers "already visible"), and every other topic is listed
+by name and cue only, never with its summary, until the agent opens it.
 """
 
 from __future__ import annotations
@@ -39,11 +44,12 @@ class Block:
     """The context block and the compactor's writes (``topics.block``)."""
 
     def __init__(self, catalog: Catalog, config: TopicsConfig, counter: TokenCounter,
-                 create: Callable[..., Topic]) -> None:
+                 create: Callable[..., Topic], *, isolate: bool = False) -> None:
         self._catalog = catalog
         self._config = config
         self._counter = counter
         self._create = create
+        self.isolate = isolate
 
     # -------------------------------------------------------------- the bookkeeping file
     def _state_doc(self) -> tuple[dict[str, Any], str]:
@@ -115,12 +121,24 @@ class Block:
                              summary=initial.summary, open=initial.open)
         return [s.name for s in missing]
 
-    def _layout(self) -> tuple[list[Topic], list[Topic]]:
-        """(open topics shown with their summaries, closed topics shown as cues)."""
+    def _focus(self) -> Topic | None:
+        """The active topic an isolated block is seen from (None: not isolated, or none active)."""
+        return self._catalog.active() if self.isolate else None
+
+    def _layout(self, focus: Topic | None = None) -> tuple[list[Topic], list[Topic]]:
+        """(open topics shown with their summaries, closed topics shown as cues).
+
+        Seen from an active ``focus`` (an isolated block), the focus is left out and every
+        other topic is a cue.
+        """
         shown: list[Topic] = []
         cues: list[Topic] = []
         used = 0
         for topic in self._catalog.list(include_archived=False):  # most recently active first: the freshest keep their place
+            if focus is not None:
+                if topic.name != focus.name:
+                    cues.append(topic)
+                continue
             if not topic.open:
                 cues.append(topic)
                 continue
@@ -142,7 +160,10 @@ class Block:
         topic = self._catalog.read(slug) if slug else None
         if topic is None:
             return DOES_NOT_EXIST
-        shown, _ = self._layout()
+        focus = self._focus()
+        if focus is not None and focus.name == topic.name:
+            return ALREADY_VISIBLE  # the active topic: its boot context holds it
+        shown, _ = self._layout(focus)
         opened = self.opened_since_compaction()
         if topic.name in opened or any(t.name == topic.name for t in shown):
             return ALREADY_VISIBLE
@@ -151,8 +172,9 @@ class Block:
 
     def render(self) -> str:
         """The block: general summary, open topics with summaries (within ``max_open_tokens``),
-        closed topics by name and cue description."""
-        shown, cues = self._layout()
+        closed topics by name and cue description (an isolated block: see the module)."""
+        focus = self._focus()
+        shown, cues = self._layout(focus)
         parts = ["[Context block — assembled by contextfs from the topic files; not said by anyone. "
                  "The conversation continues after it.]\n"]
         general = self.general_summary()
@@ -163,7 +185,8 @@ class Block:
             parts.append(f"## Open topics (current as of {as_of})\n\n"
                          + "\n".join(open_section(t.name, t.description, t.body or t.summary) for t in shown))
         if cues:
-            parts.append("## Closed topics (call open_topic with a name to read one)\n\n"
+            kind = "Other topics" if focus is not None else "Closed topics"
+            parts.append(f"## {kind} (call open_topic with a name to read one)\n\n"
                          + "\n".join(f"- {t.name} — {t.description or t.title}" for t in cues) + "\n")
         parts.append("[End of context block]\n")
         return "\n".join(parts)

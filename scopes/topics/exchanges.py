@@ -7,6 +7,8 @@ broke by hand.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from contextfs import clock
 from contextfs.poisoning import assess, render_untrusted
 
@@ -46,8 +48,11 @@ class Exchanges:
         """Append one exchange, each side compressed to ``[topics] exchange_chars``; one commit."""
         ctx = self._catalog.ctx
         limit = self._config.exchange_chars
+        prov = ctx.current_provenance
         exchange = Exchange(time=clock.iso(), user=compress(user, limit), agent=compress(agent, limit),
-                            session=ctx.current_provenance.session)
+                            session=prov.session)
+        if prov.turn is not None:
+            exchange.extra["turn"] = prov.turn  # which turn of its session: an agent loop hides the ones still in its window
         verdict = assess(f"{exchange.user}\n{exchange.agent}")
         if verdict.suspicious:
             # The log records what was said, so it never refuses a line; a flagged one is
@@ -57,8 +62,12 @@ class Exchanges:
             ctx.append(topic.path(EXCHANGES_FILE), render_exchange_line(exchange) + "\n")
         return exchange
 
-    def render(self, name: str, limit: int | None = None) -> str:
-        """The newest ``limit`` exchanges (``[topics] boot_exchanges``) as numbered lines."""
+    def render(self, name: str, limit: int | None = None, *, shown: Callable[[Exchange], bool] | None = None) -> str:
+        """The newest ``limit`` exchanges (``[topics] boot_exchanges``) as numbered lines.
+
+        ``shown`` keeps only the exchanges it returns True for (before the newest are taken),
+        e.g. to leave out those an agent's conversation window still holds verbatim.
+        """
         if limit is None:
             limit = self._config.boot_exchanges
         else:
@@ -69,10 +78,15 @@ class Exchanges:
         if not data:
             return ""
         raw_lines = [ln for ln in data.decode("utf-8", "replace").split("\n") if ln.strip()]
-        start = max(0, len(raw_lines) - limit)
-        lines = parse_exchanges("\n".join(raw_lines[start:]))  # parse only the tail shown
+        if shown is None:
+            start = max(0, len(raw_lines) - limit)
+            lines = parse_exchanges("\n".join(raw_lines[start:]))  # parse only the tail shown
+            numbered = list(enumerate(lines, start + 1))
+        else:
+            numbered = [(n, pair) for n, pair in enumerate(parse_exchanges("\n".join(raw_lines)), 1)
+                        if pair[1] is None or shown(pair[1])][-limit:]
         out = []
-        for number, (raw, ex) in enumerate(lines, start + 1):
+        for number, (raw, ex) in numbered:
             if ex is None:
                 out.append(f"{number}. (unreadable line) {compress(raw, 200)}")
             elif ex.extra.get("trust", "trusted") != "trusted" or assess(f"{ex.user}\n{ex.agent}").suspicious:
@@ -80,4 +94,4 @@ class Exchanges:
                 out.append(f"{number}. [{ex.time[:16]}]\n" + render_untrusted(said, f"{topic_path(name, EXCHANGES_FILE)} line {number}"))
             else:
                 out.append(f"{number}. [{ex.time[:16]}] user: {ex.user}\n   agent: {ex.agent}")
-        return "\n".join(out) + "\n"
+        return "\n".join(out) + "\n" if out else ""

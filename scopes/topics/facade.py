@@ -13,6 +13,7 @@ its own small API:
 ``topics.vocabulary``     transcription terms (:class:`~.vocabulary.Vocabulary`)
 ``topics.block``          the open/closed block and the compactor's writes (:class:`~.block.Block`)
 ``topics.routing``        detection details and task tags (:class:`~.routing.Routing`)
+``topics.boot_context``   a switch's boot context, as candidates or packed (:class:`~.boot.BootContext`)
 ========================  ==============================================================
 """
 
@@ -27,7 +28,7 @@ from contextfs.tokens import get_counter
 
 from ..packing import ContextView
 from .block import Block
-from .boot import boot_view
+from .boot import BootContext
 from .catalog import Catalog
 from .config import TopicsConfig, load_topics_config
 from .decisions import Decisions
@@ -59,8 +60,12 @@ class Topics:
     vocabulary: Vocabulary
     block: Block
     routing: Routing
+    boot_context: BootContext
 
-    def __init__(self, ctx: ContextManager, *, encoding: str | None = None, config: TopicsConfig | None = None) -> None:
+    def __init__(self, ctx: ContextManager, *, encoding: str | None = None, config: TopicsConfig | None = None,
+                 isolate: bool = False) -> None:
+        """``isolate=True`` keeps the block to the active topic's view (see :mod:`.block`): what
+        an agent loop that switches topics needs, so no other topic's summary reaches it."""
         self.ctx = ctx
         self.encoding = encoding
         self.counter = get_counter(encoding)
@@ -72,8 +77,10 @@ class Topics:
         self.vocabulary = Vocabulary(self._catalog, self.where)
         self._lifecycle = Lifecycle(self._catalog, self.vocabulary, self.exchanges)
         self._index = TopicIndex(self._catalog, self.counter)
-        self.block = Block(self._catalog, self.config, self.counter, self._lifecycle.create)
+        self.block = Block(self._catalog, self.config, self.counter, self._lifecycle.create, isolate=isolate)
         self.routing = Routing(self._catalog, self.config, self.where)
+        self.boot_context = BootContext(self._catalog, self.config, decisions=self.decisions,
+                                        exchanges=self.exchanges, index=self._index, encoding=encoding)
 
     # -------------------------------------------------------------- reading
     def names(self) -> list[str]:
@@ -163,9 +170,7 @@ class Topics:
         Candidates come only from ``topics/<name>/``, the shared layer and the index, so
         no other topic's files can appear. Packed by :func:`contextfs.scopes.packing.pack`.
         """
-        topic = self._catalog.get(name)
-        return boot_view(self._catalog, self.config, topic, decisions=self.decisions, exchanges=self.exchanges,
-                         index=self._index, budget=budget, as_of=as_of, encoding=self.encoding)
+        return self.boot_context.view(name, budget=budget, as_of=as_of)
 
     # -------------------------------------------------------------- the index
     def index(self) -> builtins.list[IndexEntry]:  # `list` is a method name in this class

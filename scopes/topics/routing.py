@@ -22,11 +22,17 @@ from .config import TopicsConfig
 from .records import RouteResult, Topic
 from .where import WhereState
 
-__all__ = ["Routing"]
+__all__ = ["Routing", "task_tag"]
 
 log = logging.getLogger(__name__)
 
 _TASK_TAG = re.compile(r"\[task:([A-Za-z0-9_.:@/-]{1,128})\]")
+
+
+def task_tag(text: str) -> str | None:
+    """The task id of a ``[task:ID]`` tag in ``text`` (a sub-agent's result names its task so), or None."""
+    found = _TASK_TAG.search(text) if isinstance(text, str) else None
+    return found.group(1) if found else None
 
 
 class Routing:
