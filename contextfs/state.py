@@ -37,7 +37,7 @@ from .fixes import Fix
 if TYPE_CHECKING:
     from filelock import FileLock
 
-__all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key"]
+__all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key", "root_key"]
 
 log = logging.getLogger(__name__)
 
@@ -186,14 +186,18 @@ class RootLock:
         return self._lock is not None and self._lock.is_locked
 
 
+def root_key(prefix: str) -> str:
+    """The name that keeps one root's things apart from another's in the same repository."""
+    return "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
+
+
 class StateDir:
     """The folder of one root's derived state, created on first use."""
 
     def __init__(self, git_dir: Path, prefix: str) -> None:
         self.git_dir = git_dir
         self.prefix = prefix
-        key = "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
-        self._preferred = git_dir / "contextfs" / key
+        self._preferred = git_dir / "contextfs" / root_key(prefix)
         self._fallback = (_user_folder("XDG_CACHE_HOME", ".cache") / "contextfs"
                           / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24])
         self._path: Path | None = None
