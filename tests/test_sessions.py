@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 
 import contextfs.clock
 from conftest import git
-from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError
-from contextfs import session_log
+from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError, session_log
 from contextfs.review import decode_session, encode_session
 from contextfs.sessions import Sessions
 

@@ -139,7 +139,7 @@ def topic_page(ctx: ContextManager, name: str) -> dict[str, Any]:
     decisions = topics.decisions.of(topic.name)
     by_id = {d.id: d for d in decisions}
     children: dict[str, list[Any]] = defaultdict(list)
-    roots = []
+    roots: list[Any] = []
     for d in decisions:
         parents = [p for p in d.depends_on if p in by_id]
         (children[parents[0]] if parents else roots).append(d)

@@ -21,12 +21,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from typing import Any
 from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["CSP", "Guard", "LOOPBACK_HOSTS", "SECURITY_HEADERS"]
 
@@ -93,7 +92,7 @@ class Guard:
                 await guard.with_headers(response)(scope, receive, send)
                 return
 
-            async def send_with_headers(message: dict[str, Any]) -> None:
+            async def send_with_headers(message: Message) -> None:
                 if message["type"] == "http.response.start":
                     headers = list(message.get("headers", []))
                     names = {k.lower() for k, _ in headers}
