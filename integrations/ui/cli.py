@@ -38,9 +38,7 @@ def ui(click_ctx: click.Context, write: bool, port: int, host: str, open_browser
       contextfs --root ./context ui --write
     """
     try:
-        from .server import (
-            UIServer,  # the optional 'ui' extra: Starlette, uvicorn, Jinja2, markdown-it-py
-        )
+        from .server import UIServer  # the optional 'ui' extra (Starlette, uvicorn, Jinja2)
     except ImportError as exc:
         raise click.ClickException(f"{INSTALL_HINT} ({exc.name} is missing)") from None
     ctx = open_manager(click_ctx, index=True, read_only=not write)
