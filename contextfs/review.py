@@ -351,7 +351,7 @@ class Review:
                 raise ReviewError(f"session {session} has nothing waiting for approval; its changes are "
                                   "already on the main branch")
             base = self.git.branches.merge_base(head, tip)
-            plan = plan_merge(self.git, ctx.root, base, head, tip, session, merge)
+            plan = plan_merge(self.git, ctx.root, base, head, tip, merge)
             with ctx.change("approve", f"session {session}", trailers={"Contextfs-Approves": session}) as change:
                 change.merge_parents = (tip,)
                 for rel, data in sorted(plan.writes.items()):

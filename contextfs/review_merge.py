@@ -4,7 +4,7 @@ The merge is decided here from git's three versions of each path (the branches' 
 ancestor, main, and the review branch), never by git's own merge machinery or a merge
 driver a repository configures: nothing a clone brings can run a program. Paths only
 one side changed take that side; a path both sides changed goes to one *file merge
-function* (:data:`MergeFile`), the same rule a sync between machines applies, which
+function* (:class:`MergeFile`), the same rule a sync between machines applies, which
 returns the merged bytes and, where the two versions cannot both stay in place, a
 conflict copy to put beside the file. So an approval never writes a conflict marker and
 never drops a line: what cannot be merged is kept as a copy and reported.
@@ -20,11 +20,12 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from . import paths
+from .document import blob_version
 from .errors import InvalidPathError
 
 if TYPE_CHECKING:
@@ -37,19 +38,23 @@ __all__ = ["FileMerge", "MergeFile", "MergePlan", "conflict_copy_path", "plan_me
 
 @dataclass(frozen=True)
 class FileMerge:
-    """What one file merge decided: the bytes to keep in place, copies to add, and why."""
+    """What one file merge decided: the bytes to keep in place, a copy to add, and why."""
 
     #: The merged bytes (None: the path is deleted).
     data: bytes | None
-    #: Conflict copies to add beside the file: root-relative path -> bytes.
-    copies: Mapping[str, bytes] = field(default_factory=dict)
-    #: What a person should know (a conflict, a deletion that lost to an edit).
-    notes: tuple[str, ...] = ()
+    #: A conflict copy to add beside the file: (root-relative path, bytes).
+    copy: tuple[str, bytes] | None = None
+    #: What a person should know (a conflict, a deletion that lost to an edit); str() each.
+    notes: Sequence[object] = ()
 
 
-#: ``merge(path, base, ours, theirs, label) -> FileMerge``: bytes or None (absent) for each
-#: version; ``label`` names the other side in conflict copies (the review session).
-MergeFile = Callable[[str, "bytes | None", "bytes | None", "bytes | None", str], FileMerge]
+class MergeFile(Protocol):
+    """``merge(path, base, ours, theirs, when=(our time, their time))``: bytes or None
+    (absent) for each version; the times are the two commits', for tie-breaks. The result
+    has ``data``, ``copy`` and ``notes`` as :class:`FileMerge` has."""
+
+    def __call__(self, rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None, *,
+                 when: tuple[float, float] = ...) -> Any: ...
 
 
 @dataclass
@@ -62,14 +67,14 @@ class MergePlan:
     notes: list[str] = field(default_factory=list)
 
 
-def conflict_copy_path(rel: str, label: str) -> str:
-    """``memory/facts.md`` -> ``memory/facts.conflict-<label>.md`` (the label made path-safe)."""
+def conflict_copy_path(rel: str, data: bytes) -> str:
+    """``memory/facts.md`` -> ``memory/facts.conflict-<first 8 hex digits of the copy's blob
+    id>.md``: the same name wherever the same copy is made, never one for two copies."""
     folder, _, name = rel.rpartition("/")
     stem, dot, ext = name.rpartition(".")
     if not dot or not stem:
         stem, ext = name, ""
-    safe = paths.slugify(label, max_len=60, default="review")
-    copy = f"{stem}.conflict-{safe}" + (f".{ext}" if ext else "")
+    copy = f"{stem}.conflict-{blob_version(data)[:8]}" + (f".{ext}" if ext else "")
     return f"{folder}/{copy}" if folder else copy
 
 
@@ -88,24 +93,23 @@ def _merge_lines(base: bytes, ours: bytes, theirs: bytes) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def text_merge(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None, label: str) -> FileMerge:
-    """The file merge of an approval: see the module's docstring."""
-    if ours == theirs:
+def text_merge(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None, *,
+               when: tuple[float, float] = (0.0, 0.0)) -> FileMerge:
+    """The generic file merge: see the module's docstring (``when`` is not needed by it)."""
+    if ours == theirs or theirs == base:
         return FileMerge(ours)
     if ours == base:
         return FileMerge(theirs)
-    if theirs == base:
-        return FileMerge(ours)
     if theirs is None:
-        return FileMerge(ours, notes=(f"{rel}: deleted by {label} but changed on main; the change is kept",))
+        return FileMerge(ours, notes=(f"{rel}: deleted on the review branch but changed on main; the change is kept",))
     if ours is None:
-        return FileMerge(theirs, notes=(f"{rel}: deleted on main but changed by {label}; the change is kept",))
+        return FileMerge(theirs, notes=(f"{rel}: deleted on main but changed on the review branch; the change is kept",))
     merged = _merge_lines(base or b"", ours, theirs)
     if merged is not None:
         return FileMerge(merged)
-    copy = conflict_copy_path(rel, label)
-    return FileMerge(ours, copies={copy: theirs},
-                     notes=(f"{rel}: changed on main and by {label}; main's version stays, {label}'s is in {copy}",))
+    copy = conflict_copy_path(rel, theirs)
+    return FileMerge(ours, (copy, theirs), (f"{rel}: both sides changed the same lines; main's version stays, "
+                                            f"the review branch's is kept beside it as {copy}",))
 
 
 def _free(rel: str, taken: Callable[[str], bool]) -> str:
@@ -120,10 +124,11 @@ def _free(rel: str, taken: Callable[[str], bool]) -> str:
     return f"{stem}-{n}" + (f".{ext}" if ext else "")
 
 
-def plan_merge(git: GitStore, root: Path, base: str | None, ours: str, theirs: str, label: str,
+def plan_merge(git: GitStore, root: Path, base: str | None, ours: str, theirs: str,
                merge: MergeFile = text_merge) -> MergePlan:
     """What merging commit ``theirs`` into ``ours`` (common ancestor ``base``) writes."""
     plan = MergePlan()
+    when = (_commit_time(git, ours), _commit_time(git, theirs))
     ours_changed = set(git.changed(base, ours))
     for rel in git.changed(base, theirs):
         try:
@@ -140,12 +145,18 @@ def plan_merge(git: GitStore, root: Path, base: str | None, ours: str, theirs: s
             if t != o:
                 plan.writes[rel] = t
             continue
-        result = merge(rel, b, o, t, label)
+        result = merge(rel, b, o, t, when=when)
         if result.data != o:
             plan.writes[rel] = result.data
-        plan.notes.extend(result.notes)
-        for copy, data in result.copies.items():
-            where = _free(copy, lambda p: p in plan.writes or git.blob_at(p, ours) is not None)
-            plan.writes[where] = data
-            plan.copies[where] = rel
+        plan.notes.extend(str(note) for note in result.notes)
+        if result.copy is not None:
+            copy, data = result.copy
+            if git.blob_at(copy, ours) != data:  # the same copy made before is not made twice
+                where = _free(copy, lambda p: p in plan.writes or git.blob_at(p, ours) is not None)
+                plan.writes[where] = data
+                plan.copies[where] = rel
     return plan
+
+
+def _commit_time(git: GitStore, rev: str) -> float:
+    return float(git.resolve(rev).committed_date)

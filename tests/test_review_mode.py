@@ -70,7 +70,7 @@ def test_a_conflicting_change_on_main_becomes_a_conflict_copy(person: ContextMan
     assert "- two (agent)" in person.read(copy)
     for path in person.list():
         assert "<<<<<<<" not in (person.read(path) or "")
-    assert report.notes and "s-scout" in report.notes[0]
+    assert report.notes and copy in report.notes[0]
 
 
 def test_a_delete_against_an_edit_keeps_the_edit(person: ContextManager) -> None:
@@ -80,7 +80,7 @@ def test_a_delete_against_an_edit_keeps_the_edit(person: ContextManager) -> None
     person.append("notes/plan.md", "- b\n")
     report = Sessions(person).approve("s-scout")
     assert person.read("notes/plan.md") == "# Plan\n- a\n- b\n"
-    assert any("deleted by s-scout" in note for note in report.notes)
+    assert any("deleted on the review branch" in note for note in report.notes)
 
 
 def test_discard_keeps_the_changes_recoverable_until_they_expire(person: ContextManager,
