@@ -150,6 +150,15 @@ def keep_days(config: Mapping[str, Any]) -> float:
     return float(value)
 
 
+def config_of(files: RootFiles) -> Mapping[str, Any]:
+    """The root's settings as review mode reads them: none from behind a symlink (a clone
+    can plant one; the write gate ignores such settings too)."""
+    folder = files.kind(".contextfs")
+    if folder == "link" or (folder == "dir" and files.kind(CONFIG_PATH) == "link"):
+        return {}
+    return load_config(files)
+
+
 def needs_review(actor: str, patterns: tuple[str, ...]) -> bool:
     return any(fnmatch.fnmatchcase(actor, p) for p in patterns)
 
@@ -201,10 +210,13 @@ def enter(root: Path, *, actor: str, session: str, review: bool | None, read_onl
     """Where a ContextManager opened with ``review=`` works: a review handle, or None for
     the main root. ``review=None`` follows ``[review] agents`` for ``actor``."""
     if review is None:
-        config_file = root / CONFIG_PATH
-        if not config_file.is_file() or config_file.is_symlink():
+        if not root.is_dir():
             return None
-        if not needs_review(actor, review_actors(load_config(RootFiles(root.resolve())))):
+        try:
+            listed = review_actors(config_of(RootFiles(root.resolve())))
+        except ConfigError:
+            return None  # reading still works; the first write raises the error (check_write)
+        if not needs_review(actor, listed):
             return None
     if read_only:
         # Reading never creates the work tree: a session that wrote nothing yet sees main.
@@ -230,7 +242,7 @@ def check_write(ctx: ContextManager, op: str) -> None:
     actor = ctx.current_provenance.actor
     if op in ("init", "sync") or not actor.startswith("agent"):
         return  # the managed files and a person's outside edits are not an agent's writes
-    if needs_review(actor, review_actors(ctx.config)):
+    if needs_review(actor, review_actors(config_of(ctx.files))):
         raise ReviewError(f"{actor}'s writes wait for a person's review ([review] agents in {CONFIG_PATH}); "
                           f"open the root in review mode: ContextManager(root, actor={actor!r}, review=True) "
                           f"or `contextfs --actor {actor} --review ...`")

@@ -9,7 +9,7 @@ import pytest
 
 import contextfs.clock
 from conftest import application_repository, assert_clean, git
-from contextfs import ContextManager, ReviewError
+from contextfs import ConfigError, ContextManager, ReviewError
 from contextfs.review import Review
 from contextfs.sessions import Sessions
 
@@ -151,3 +151,12 @@ def test_a_root_inside_an_application_repository(tmp_path: Path) -> None:
     assert person.read("memory/facts.md") == "- one\n- two\n"
     assert (app / "main.py").read_text() == "print('app')\n"
     assert git(app, "status", "--porcelain") == ""
+
+
+def test_a_broken_review_setting_refuses_agents_writes_not_their_reads(person: ContextManager) -> None:
+    (person.root / ".contextfs" / "config.toml").write_text('[review]\nagents = "agent:*"\n')
+    scout = ContextManager(person.root, actor="agent:scout", index=False)
+    assert scout.read("memory/facts.md") == "- one\n- two\n- three\n"
+    with pytest.raises(ConfigError, match="agents must be a list"):
+        scout.write("notes/x.md", "x\n")
+    assert not (person.root / "notes" / "x.md").exists()
