@@ -56,6 +56,7 @@ from .versioning.refs import Refs
 if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
+    from .versioning.branches import RefInfo
 
 __all__ = [
     "DEFAULT_KEEP_DAYS",
@@ -306,14 +307,20 @@ class Review:
         return Refs.of(found[1]).head() if found else None
 
     # ------------------------------------------------------------ reading
+    def branch_refs(self) -> list[tuple[str, RefInfo]]:
+        """(session, ref) of every review branch, in name order (one git call, no ancestry)."""
+        out = []
+        for info in self.git.branches.list(f"{REVIEW_NS}/{self.space.key}"):
+            session = decode_session(info.name.rsplit("/", 1)[1])
+            if session is not None:
+                out.append((session, info))
+        return out
+
     def branches(self) -> list[ReviewBranch]:
         """Every session with a review branch, pending or not, in name order."""
         head = self.main_head()
         out = []
-        for info in self.git.branches.list(f"{REVIEW_NS}/{self.space.key}"):
-            session = decode_session(info.name.rsplit("/", 1)[1])
-            if session is None:
-                continue
+        for session, info in self.branch_refs():
             base = self.git.branches.merge_base(head, info.sha) if head else None
             pending = self.git.branches.ahead(base, info.sha) if base else 1
             out.append(ReviewBranch(session, info.name, info.sha, base, pending))

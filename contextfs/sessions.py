@@ -102,27 +102,46 @@ class _Acc:
         self.pending += pending
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    by_session: dict[str, _Acc]
+    approvals: dict[str, CommitRecord]
+    discarded: builtins.list[Discarded]
+    reverted: set[str]
+
+
 class Sessions:
-    """The sessions of one root, and what a person can do with each."""
+    """The sessions of one root, and what a person can do with each.
+
+    An object reads the history once, when first asked, and answers from that; make a new
+    one (they are cheap) to see later commits.
+    """
 
     def __init__(self, ctx: ContextManager) -> None:
         self.ctx = ctx
         self.review = Review(ctx)
         self.log = CommitLog(ctx.git, ctx.state)
+        # The history as this object first read it: one read per object, however many
+        # sessions a caller (a page) then asks about; a decision made through it clears it.
+        self._seen: _Snapshot | None = None
 
     # ------------------------------------------------------------ listing
-    def _gather(self) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[ReviewBranch],
-                               builtins.list[Discarded], set[str]]:
+    def _tips(self) -> tuple[str | None, builtins.list[str], builtins.list[Discarded]]:
         head = self.review.main_head()
-        branches = self.review.branches()
-        discarded = self.review.discarded()
-        tips = [t for t in [head, *(b.tip for b in branches), *(d.tip for d in discarded)] if t]
-        records = self.log.records(tips)
-        on_main = set(reachable(self.ctx.git, [head])) if head else set()
-        waiting = set()
-        for branch in branches:
-            if branch.pending:
-                waiting.update(reachable(self.ctx.git, [branch.tip], [head] if head else []))
+        branches = [info.sha for _session, info in self.review.branch_refs()]
+        return head, branches, self.review.discarded()
+
+    def _snapshot(self) -> _Snapshot:
+        if self._seen is None:
+            self._seen = _Snapshot(*self._gather())
+        return self._seen
+
+    def _gather(self) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[Discarded], set[str]]:
+        head, branches, discarded = self._tips()
+        records, on_main = self.log.records(head, [*branches, *(d.tip for d in discarded)])
+        waiting: set[str] = set()
+        for tip in branches:
+            waiting.update(reachable(self.ctx.git, [tip], [head] if head else []))
         by_session: dict[str, _Acc] = {}
         approvals: dict[str, CommitRecord] = {}
         for record in records:  # newest first
@@ -139,28 +158,25 @@ class Sessions:
                 by_session.setdefault(record.session, _Acc()).add(record, False)
         reverted = {sha.strip() for r in records if r.op == "revert-session"
                     for sha in r.trailers.get("Contextfs-Reverts", "").split(",")}
-        return by_session, approvals, branches, discarded, reverted
+        return by_session, approvals, discarded, reverted
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[Session]:
         """Sessions, the most recently active first; ``status`` keeps one of :data:`STATUSES`."""
         if status is not None and status not in STATUSES:
             raise ReviewError(f"unknown session status {status!r}; use one of {', '.join(STATUSES)}")
-        by_session, approvals, _branches, discarded, reverted = self._gather()
-        expires = {d.session: d.expires for d in discarded}
-        out = []
-        for sid, acc in by_session.items():
-            session = self._summarise(sid, acc, approvals.get(sid), expires.get(sid), reverted)
-            if status is None or session.status == status:
-                out.append(session)
+        seen = self._snapshot()
+        out = [s for s in (self._summarise(sid) for sid in seen.by_session) if status is None or s.status == status]
         out.sort(key=lambda s: (s.ended, s.id), reverse=True)
         return out if limit is None else out[:limit]
 
-    def _summarise(self, sid: str, acc: _Acc, approval: CommitRecord | None, expires: str | None,
-                   reverted: set[str]) -> Session:
+    def _summarise(self, sid: str) -> Session:
+        seen = self._snapshot()
+        acc, approval = seen.by_session[sid], seen.approvals.get(sid)
+        expires = next((d.expires for d in seen.discarded if d.session == sid), None)
         commits = acc.commits
         agents = tuple(dict.fromkeys(c.author for c in reversed(commits)))
         machines = tuple(dict.fromkeys(m for c in reversed(commits) if (m := c.trailers.get("Contextfs-Machine"))))
-        files = sorted({f.path for c in commits for f in c.files})
+        files = sorted({p for c in commits for p in c.paths})
         if acc.pending:
             status = "pending"
         elif expires is not None:
@@ -173,31 +189,27 @@ class Sessions:
             id=sid, status=status, agents=agents, machines=machines,
             started=_iso(min(c.time for c in commits)), ended=_iso(max(c.time for c in commits)),
             commits=tuple(c.sha for c in commits), files=tuple(files),
-            added=sum(f.added for c in commits for f in c.files),
-            removed=sum(f.removed for c in commits for f in c.files),
+            added=sum(c.added for c in commits),
+            removed=sum(c.removed for c in commits),
             pending=acc.pending,
             approved_by=approval.author if approval else None,
             approved_in=approval.sha if approval else None,
-            reverted=any(c.sha in reverted for c in commits),
+            reverted=any(c.sha in seen.reverted for c in commits),
             expires=expires if status == "discarded" else None,
         )
 
     def get(self, session: str) -> Session:
         """One session; NotFoundError when no commit names it."""
         sid = check_token("session", session)
-        for found in self.list():
-            if found.id == sid:
-                return found
-        raise NotFoundError(f"no commit of session {sid!r} is in the history or waiting for review",
-                            path=None, fix=Fix("sessions"))
+        if sid not in self._snapshot().by_session:
+            raise NotFoundError(f"no commit of session {sid!r} is in the history or waiting for review",
+                                path=None, fix=Fix("sessions"))
+        return self._summarise(sid)
 
     def commits(self, session: str) -> builtins.list[CommitRecord]:
         """A session's commits, oldest first (its timeline)."""
-        found = set(self.get(session).commits)
-        head = self.review.main_head()
-        tips = [t for t in [head, *(b.tip for b in self.review.branches()),
-                            *(d.tip for d in self.review.discarded())] if t]
-        return [r for r in reversed(self.log.records(tips)) if r.sha in found]
+        found = self.get(session)
+        return list(reversed(self._snapshot().by_session[found.id].commits))
 
     # ------------------------------------------------------------ changes
     def changes(self, session: str) -> builtins.list[FileChange]:
@@ -206,10 +218,10 @@ class Sessions:
         first: dict[str, str] = {}
         last: dict[str, str] = {}
         for record in timeline:
-            for stat in record.files:
-                if stat.path not in first:
-                    first[stat.path] = record.parents[0] if record.parents else ""
-                last[stat.path] = record.sha
+            for rel in record.paths:
+                if rel not in first:
+                    first[rel] = record.parents[0] if record.parents else ""
+                last[rel] = record.sha
         versions = {rel: (self._blob(rel, first[rel]), self._blob(rel, last[rel])) for rel in first}
         return self._describe(versions)
 
@@ -274,14 +286,17 @@ class Sessions:
     # ------------------------------------------------------------ decisions
     def approve(self, session: str, *, merge: MergeFile = text_merge) -> ApproveReport:
         """Merge a pending session into the main branch (a person only)."""
+        self._seen = None
         return self.review.approve(check_token("session", session) or "", merge=merge)
 
     def discard(self, session: str) -> Discarded:
         """Drop a pending session; recoverable for ``[review] keep_days`` (a person only)."""
+        self._seen = None
         return self.review.discard(check_token("session", session) or "")
 
     def recover(self, session: str) -> ReviewBranch:
         """Make a discarded session pending again (a person only)."""
+        self._seen = None
         return self.review.recover(check_token("session", session) or "")
 
     def undo(self, session: str) -> RevertReport:
@@ -290,4 +305,5 @@ class Sessions:
         if found.status == "pending":
             raise ReviewError(f"session {found.id} is waiting for review, not on the main branch; discard it "
                               "instead (`contextfs sessions discard`)")
+        self._seen = None
         return self.ctx.revert_session(found.id)

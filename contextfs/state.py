@@ -27,7 +27,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,12 +91,18 @@ def _user_folder(env: str, fallback: str) -> Path:
 
 
 _KEYS: dict[Path, bytes] = {}
+#: The key's path for the environment it was found in: finding it (pathlib, the home
+#: folder) cost more than the HMAC itself when a cache signs one line per commit.
+_KEY_PATHS: dict[tuple[str | None, str | None], Path] = {}
 
 
 def machine_key() -> bytes:
     """A random key that never leaves this user account (created on first use, then cached)."""
-    folder = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs"
-    path = folder / "index-key"
+    where = (os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
+    path = _KEY_PATHS.get(where)
+    if path is None:
+        path = _KEY_PATHS[where] = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs" / "index-key"
+    folder = path.parent
     if path in _KEYS:
         return _KEYS[path]
     _KEYS[path] = key = _load_or_make_key(folder, path)
@@ -274,6 +280,11 @@ class StateDir:
     def sign(self, payload: bytes) -> str:
         """An HMAC of ``payload`` with this user's machine key."""
         return hmac.new(machine_key(), payload, hashlib.sha256).hexdigest()
+
+    def signer(self) -> Callable[[bytes], str]:
+        """:meth:`sign` with the key looked up once, for signing many small pieces."""
+        key = machine_key()
+        return lambda payload: hmac.new(key, payload, hashlib.sha256).hexdigest()
 
     def verify(self, payload: bytes, mac: object) -> bool:
         return isinstance(mac, str) and hmac.compare_digest(self.sign(payload), mac)

@@ -101,7 +101,8 @@ def test_unknown_and_hostile_session_ids(root: Path) -> None:
 def test_the_commit_log_reads_each_commit_once(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = ContextManager(root, actor="human", index=False)
     for n in range(5):
-        ctx.write(f"n{n}.md", f"{n}\n")
+        with ctx.provenance(actor=f"agent:a{n}"):
+            ctx.write(f"n{n}.md", f"{n}\n")
     asked: list[int] = []
     real = session_log.read_commits
 
@@ -111,14 +112,16 @@ def test_the_commit_log_reads_each_commit_once(root: Path, monkeypatch: pytest.M
         return real(git_store, shas)
 
     monkeypatch.setattr(session_log, "read_commits", counting)
-    first = Sessions(ctx).list()
-    assert Sessions(ctx).list() == first and asked == [6]  # init + five writes, then nothing
+    first = Sessions(ctx).list()  # one walk of the history, then the cache answers
+    assert Sessions(ctx).list() == first and asked == []
     ctx.write("n9.md", "9\n")
-    assert len(Sessions(ctx).list()[0].commits) == 7 and asked == [6, 1]
-    # A cache this machine did not sign is read again from git, never believed.
-    cache = ctx.state.file("session-log.json")
-    cache.write_text(cache.read_text().replace('"mac":"', '"mac":"0'))
-    assert Sessions(ctx).list() == Sessions(ctx).list() and asked[2] == 7
+    assert len(Sessions(ctx).list()[0].commits) == 7 and asked == [1]
+    # A line this machine did not sign (a forged author here) is read again from git:
+    # the six commits of the first listing's line.
+    cache = ctx.state.file("session-log.jsonl")
+    cache.write_bytes(cache.read_bytes().replace(b'"agent:a3"', b'"agent:evil"'))
+    assert "agent:evil" not in str(Sessions(ctx).list()) and asked == [1, 6]
+    assert any("agent:a3" in s.agents for s in Sessions(ctx).list()) and asked == [1, 6]
 
 
 @given(st.text(alphabet="abcXYZ019_.:@-", min_size=1, max_size=40))
@@ -156,3 +159,17 @@ def test_times_come_from_the_commits(root: Path, monkeypatch: pytest.MonkeyPatch
     assert (found.started, found.ended) == ("2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z")
     out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%an"], capture_output=True, text=True)
     assert out.stdout.strip() == "human"
+
+
+def test_a_main_branch_moved_back_by_hand_is_read_again(root: Path) -> None:
+    ctx = ContextManager(root, actor="human", index=False)
+    ctx.write("a.md", "a\n")
+    with ctx.provenance(session="s-gone"):
+        ctx.write("b.md", "b\n")
+    assert "s-gone" in [s.id for s in Sessions(ctx).list()]
+    git(root, "reset", "-q", "--hard", "HEAD~1")  # a person's own git, behind the store's back
+    again = ContextManager(root, actor="human", index=False)
+    assert "s-gone" not in [s.id for s in Sessions(again).list()]
+    again.write("c.md", "c\n")  # and the list grows from there as usual
+    listed = {s.id: s for s in Sessions(again).list()}
+    assert "s-gone" not in listed and listed[again.session or ""].files == ("c.md",)
