@@ -160,3 +160,19 @@ def test_a_broken_review_setting_refuses_agents_writes_not_their_reads(person: C
     with pytest.raises(ConfigError, match="agents must be a list"):
         scout.write("notes/x.md", "x\n")
     assert not (person.root / "notes" / "x.md").exists()
+
+
+def test_the_agents_tool_lists_what_waits_and_nothing_decides(person: ContextManager) -> None:
+    from contextfs.integrations import Toolkit, all_specs
+    from contextfs.integrations.tools_review import REVIEW_TOOLS
+
+    scout = agent(person.root)
+    kit = Toolkit(scout, actor="agent:scout", session="s-scout")
+    (spec,) = REVIEW_TOOLS
+    assert "No session is waiting" in kit.call(spec, spec.args(limit=5))
+    kit.call(next(s for s in all_specs() if s.name == "append_context"),
+             next(s for s in all_specs() if s.name == "append_context").args(path="memory/facts.md", text="- four"))
+    listed = kit.call(spec, spec.args(limit=5))
+    assert "s-scout (this session)" in listed and "memory/facts.md" in listed and "only a person" in listed
+    assert spec.read_only
+    assert not [s.name for s in all_specs() if any(w in s.name for w in ("approve", "discard", "recover"))]

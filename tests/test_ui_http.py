@@ -90,3 +90,17 @@ def test_only_loopback_addresses(root: Path) -> None:
     for host in ("0.0.0.0", "192.0.2.1", "localhost.evil"):
         with pytest.raises(ConfigError, match="loopback"):
             UIServer(root, host=host)
+
+
+def test_hostile_paths_and_revisions_never_leave_the_root(root: Path) -> None:
+    web, guard = client(root, write=False)
+    web.get("/", params={"token": guard.token})
+    for path in ("/file/..%2F..%2F..%2Fetc%2Fpasswd", "/file/.git/config", "/file/%2Fetc%2Fpasswd",
+                 "/file/memory/facts.md?at=--output=/tmp/x", "/file/memory/facts.md?at=HEAD@{1}",
+                 "/topics/..%2F..%2Fetc", "/sessions/..%2F..%2Fetc"):
+        page = web.get(path)
+        assert page.status_code in (400, 404), (path, page.status_code)
+        assert "root:x:0:0" not in page.text and "[core]" not in page.text
+    view = web.get("/view", params={"at": "--output=/tmp/x"})  # the view page says what was wrong
+    assert view.status_code == 200 and 'class="warn"' in view.text and "not accepted" in view.text
+    assert web.get("/search", params={"q": 'a AND ("'}).status_code == 200
