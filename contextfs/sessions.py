@@ -108,21 +108,22 @@ class _Snapshot:
     approvals: dict[str, CommitRecord]
     discarded: builtins.list[Discarded]
     reverted: set[str]
+    tips: tuple[str | None, builtins.list[str], builtins.list[Discarded]]
 
 
 class Sessions:
     """The sessions of one root, and what a person can do with each.
 
-    An object reads the history once, when first asked, and answers from that; make a new
-    one (they are cheap) to see later commits.
+    An object keeps what it read and reads again only what changed since (the main
+    branch's head and the review refs are checked on every call).
     """
 
     def __init__(self, ctx: ContextManager) -> None:
         self.ctx = ctx
         self.review = Review(ctx)
         self.log = CommitLog(ctx.git, ctx.state)
-        # The history as this object first read it: one read per object, however many
-        # sessions a caller (a page) then asks about; a decision made through it clears it.
+        # The history as last read, and the tips it was read at: read again only when the
+        # main branch or a review ref moved, however many sessions a caller (a page) asks about.
         self._seen: _Snapshot | None = None
 
     # ------------------------------------------------------------ listing
@@ -132,12 +133,13 @@ class Sessions:
         return head, branches, self.review.discarded()
 
     def _snapshot(self) -> _Snapshot:
-        if self._seen is None:
-            self._seen = _Snapshot(*self._gather())
+        tips = self._tips()
+        if self._seen is None or self._seen.tips != tips:
+            self._seen = _Snapshot(*self._gather(*tips), tips=tips)
         return self._seen
 
-    def _gather(self) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[Discarded], set[str]]:
-        head, branches, discarded = self._tips()
+    def _gather(self, head: str | None, branches: builtins.list[str], discarded: builtins.list[Discarded],
+                ) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[Discarded], set[str]]:
         records, on_main = self.log.records(head, [*branches, *(d.tip for d in discarded)])
         waiting: set[str] = set()
         for tip in branches:
@@ -165,12 +167,13 @@ class Sessions:
         if status is not None and status not in STATUSES:
             raise ReviewError(f"unknown session status {status!r}; use one of {', '.join(STATUSES)}")
         seen = self._snapshot()
-        out = [s for s in (self._summarise(sid) for sid in seen.by_session) if status is None or s.status == status]
+        out = [s for s in (self._summarise(seen, sid) for sid in seen.by_session)
+               if status is None or s.status == status]
         out.sort(key=lambda s: (s.ended, s.id), reverse=True)
         return out if limit is None else out[:limit]
 
-    def _summarise(self, sid: str) -> Session:
-        seen = self._snapshot()
+    @staticmethod
+    def _summarise(seen: _Snapshot, sid: str) -> Session:
         acc, approval = seen.by_session[sid], seen.approvals.get(sid)
         expires = next((d.expires for d in seen.discarded if d.session == sid), None)
         commits = acc.commits
@@ -201,10 +204,11 @@ class Sessions:
     def get(self, session: str) -> Session:
         """One session; NotFoundError when no commit names it."""
         sid = check_token("session", session)
-        if sid not in self._snapshot().by_session:
+        seen = self._snapshot()
+        if sid not in seen.by_session:
             raise NotFoundError(f"no commit of session {sid!r} is in the history or waiting for review",
                                 path=None, fix=Fix("sessions"))
-        return self._summarise(sid)
+        return self._summarise(seen, sid)
 
     def commits(self, session: str) -> builtins.list[CommitRecord]:
         """A session's commits, oldest first (its timeline)."""
@@ -286,17 +290,14 @@ class Sessions:
     # ------------------------------------------------------------ decisions
     def approve(self, session: str, *, merge: MergeFile = text_merge) -> ApproveReport:
         """Merge a pending session into the main branch (a person only)."""
-        self._seen = None
         return self.review.approve(check_token("session", session) or "", merge=merge)
 
     def discard(self, session: str) -> Discarded:
         """Drop a pending session; recoverable for ``[review] keep_days`` (a person only)."""
-        self._seen = None
         return self.review.discard(check_token("session", session) or "")
 
     def recover(self, session: str) -> ReviewBranch:
         """Make a discarded session pending again (a person only)."""
-        self._seen = None
         return self.review.recover(check_token("session", session) or "")
 
     def undo(self, session: str) -> RevertReport:
@@ -305,5 +306,4 @@ class Sessions:
         if found.status == "pending":
             raise ReviewError(f"session {found.id} is waiting for review, not on the main branch; discard it "
                               "instead (`contextfs sessions discard`)")
-        self._seen = None
         return self.ctx.revert_session(found.id)

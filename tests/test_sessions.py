@@ -173,3 +173,16 @@ def test_a_main_branch_moved_back_by_hand_is_read_again(root: Path) -> None:
     again.write("c.md", "c\n")  # and the list grows from there as usual
     listed = {s.id: s for s in Sessions(again).list()}
     assert "s-gone" not in listed and listed[again.session or ""].files == ("c.md",)
+
+
+def test_one_sessions_object_sees_what_was_committed_since(root: Path) -> None:
+    ctx = ContextManager(root, actor="human", index=False)
+    ctx.write("a.md", "a\n")
+    sessions = Sessions(ctx)
+    assert "s-later" not in [s.id for s in sessions.list()]
+    with ctx.provenance(session="s-later"):
+        ctx.write("b.md", "b\n")
+    assert "s-later" in [s.id for s in sessions.list()]
+    agent = ContextManager(root, actor="agent:scout", session="s-review", review=True, index=False)
+    agent.write("c.md", "c\n")  # a review ref moved, the main branch did not
+    assert sessions.get("s-review").status == "pending"
