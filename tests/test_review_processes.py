@@ -39,6 +39,16 @@ def cli(root: Path, *args: str) -> str:
     return proc.stdout
 
 
+def read_as_other_agent(root: Path, path: str) -> str:
+    """What another agent's process, not in review mode, reads."""
+    proc = subprocess.run([sys.executable, "-c", (
+        "import sys; from contextfs import ContextManager;"
+        "c = ContextManager(sys.argv[1], actor='agent:other', index=False);"
+        "print(c.read(sys.argv[2]), end='')"), str(root), path], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_an_agent_in_review_mode_waits_for_a_person(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
     cli(root, "init")
@@ -52,11 +62,8 @@ def test_an_agent_in_review_mode_waits_for_a_person(tmp_path: Path) -> None:
 
     # Nobody else sees them: the person's CLI, and another agent's process without review.
     assert "OpenSearch" not in cli(root, "read", "memory/facts.md")
-    other = subprocess.run([sys.executable, "-c", (
-        "import sys; from contextfs import ContextManager;"
-        "c = ContextManager(sys.argv[1], actor='agent:other', index=False);"
-        "print(c.read('memory/facts.md'), end='')"), str(root)], capture_output=True, text=True, check=True)
-    assert "SQS" not in other.stdout and "RabbitMQ" in other.stdout
+    other = read_as_other_agent(root, "memory/facts.md")
+    assert "SQS" not in other and "RabbitMQ" in other
     assert_clean(root)
 
     (pending,) = json.loads(cli(root, "sessions", "--pending", "--json"))
@@ -76,6 +83,7 @@ def test_an_agent_in_review_mode_waits_for_a_person(tmp_path: Path) -> None:
     assert "<<<<<<<" not in facts + copy
 
     # Another process now sees what was approved, with the right authors.
+    assert "OpenSearch" in read_as_other_agent(root, copies[0])
     log = git(root, "log", "--format=%an|%s", "-6")
     assert "human|approve: session s-review-1" in log.splitlines()[0]
     assert "agent:scout|append: memory/facts.md" in log and "agent:scout|edit: memory/facts.md" in log
