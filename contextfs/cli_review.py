@@ -36,18 +36,44 @@ def render_sessions(found: list[Session]) -> str:
         return "(no sessions)"
     rows = []
     for s in found:
-        marks = " ".join(filter(None, ["reverted" if s.reverted else "", f"{s.pending} waiting" if s.pending else "",
-                                       f"approved by {s.approved_by}" if s.approved_by and not s.pending else "",
-                                       f"recoverable until {s.expires[:10]}" if s.expires else ""]))
-        rows.append((s.status, s.id, ", ".join(s.agents), ", ".join(s.machines) or "-", _when(s),
-                     str(len(s.files)), f"+{s.added}", f"-{s.removed}", marks))
+        marks = " ".join(
+            filter(
+                None,
+                [
+                    "reverted" if s.reverted else "",
+                    f"{s.pending} waiting" if s.pending else "",
+                    f"approved by {s.approved_by}" if s.approved_by and not s.pending else "",
+                    f"recoverable until {s.expires[:10]}" if s.expires else "",
+                ],
+            )
+        )
+        rows.append(
+            (
+                s.status,
+                s.id,
+                ", ".join(s.agents),
+                ", ".join(s.machines) or "-",
+                _when(s),
+                str(len(s.files)),
+                f"+{s.added}",
+                f"-{s.removed}",
+                marks,
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = []
     for r in rows:
-        cells = [_style(r[0].ljust(widths[0]), fg=_STATUS_COLOURS.get(r[0]), bold=r[0] == "pending"),
-                 _style(r[1].ljust(widths[1]), bold=True), r[2].ljust(widths[2]), r[3].ljust(widths[3]),
-                 r[4].ljust(widths[4]), f"{r[5]:>3} file(s)", _style(f"{r[6]:>5}", fg="green"),
-                 _style(f"{r[7]:>5}", fg="red"), _style(r[8], dim=True) if r[8] else ""]
+        cells = [
+            _style(r[0].ljust(widths[0]), fg=_STATUS_COLOURS.get(r[0]), bold=r[0] == "pending"),
+            _style(r[1].ljust(widths[1]), bold=True),
+            r[2].ljust(widths[2]),
+            r[3].ljust(widths[3]),
+            r[4].ljust(widths[4]),
+            f"{r[5]:>3} file(s)",
+            _style(f"{r[6]:>5}", fg="green"),
+            _style(f"{r[7]:>5}", fg="red"),
+            _style(r[8], dim=True) if r[8] else "",
+        ]
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
@@ -58,7 +84,8 @@ def render_diff(changes: list[FileChange]) -> str:
     for change in changes:
         head = f"{change.kind}: {change.path}  (+{change.added} -{change.removed})"
         if change.trash_entry:
-            head += f"  [in the trash as {change.trash_entry}: `contextfs restore {change.trash_entry}`]"
+            entry = change.trash_entry
+            head += f"  [in the trash as {entry}: `contextfs restore {entry}`]"
         out.append(_style(head, bold=True))
         for line in change.diff.splitlines():
             if line.startswith(("+++", "---")):
@@ -80,13 +107,21 @@ def _sessions(click_ctx: click.Context, *, write: bool = False) -> Sessions:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--status", type=click.Choice(STATUSES), default=None, help="Only sessions with this status.")
-@click.option("--pending", is_flag=True, help="Only sessions waiting for review (same as --status pending).")
-@click.option("-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many.")
+@click.option(
+    "--status", type=click.Choice(STATUSES), default=None, help="Only sessions with this status."
+)
+@click.option(
+    "--pending", is_flag=True, help="Only sessions waiting for review (same as --status pending)."
+)
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=1), default=None, help="Show at most this many."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the sessions as JSON.")
 @click.pass_context
 @translate_errors
-def sessions(click_ctx: click.Context, status: str | None, pending: bool, limit: int | None, as_json: bool) -> None:
+def sessions(
+    click_ctx: click.Context, status: str | None, pending: bool, limit: int | None, as_json: bool
+) -> None:
     """Review sessions: list, show a diff, approve, discard, recover, undo.
 
     Without a subcommand, lists sessions, the most recent first: status (pending,
@@ -107,7 +142,9 @@ def sessions(click_ctx: click.Context, status: str | None, pending: bool, limit:
 
 @sessions.command()
 @click.argument("session")
-@click.option("--json", "as_json", is_flag=True, help="Print the session and its file changes as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the session and its file changes as JSON."
+)
 @click.pass_context
 @translate_errors
 def show(click_ctx: click.Context, session: str, as_json: bool) -> None:
@@ -140,10 +177,17 @@ def approve(click_ctx: click.Context, session: str) -> None:
       contextfs sessions approve s-20261130T101500-a1b2c3
     """
     report = _sessions(click_ctx, write=True).approve(session)
-    click.echo(f"approved {report.session}: merged {len(report.merged)} file(s) as {str(report.commit)[:12]}")
+    click.echo(
+        f"approved {report.session}: merged {len(report.merged)} file(s) "
+        f"as {str(report.commit)[:12]}"
+    )
     for copy, original in report.conflict_copies.items():
-        click.echo(_style(f"conflict: {original} changed on both sides; the session's version is in {copy}",
-                          fg="yellow"))
+        click.echo(
+            _style(
+                f"conflict: {original} changed on both sides; the session's version is in {copy}",
+                fg="yellow",
+            )
+        )
     for note in report.notes:
         if "conflict-" not in note:
             click.echo(f"note: {note}")
@@ -161,8 +205,10 @@ def discard(click_ctx: click.Context, session: str) -> None:
       contextfs sessions discard s-20261130T101500-a1b2c3
     """
     gone = _sessions(click_ctx, write=True).discard(session)
-    click.echo(f"discarded {gone.session}; recover it until {gone.expires} with "
-               f"`contextfs sessions recover {gone.session}`")
+    click.echo(
+        f"discarded {gone.session}; recover it until {gone.expires} with "
+        f"`contextfs sessions recover {gone.session}`"
+    )
 
 
 @sessions.command()

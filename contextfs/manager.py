@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from .guard import WriteGuard
     from .history import HistoryEntry, RevertReport
     from .remote import Remote
-    from .review import ReviewHandle
+    from .review_branch import ReviewHandle
     from .search import SearchHit, SearchIndex
     from .transaction import Change, Writes
     from .trash import TrashEntry
@@ -77,9 +77,7 @@ class ContextManager:
     ``durable=False`` skips every fsync (files, journal, git objects, the branch): a
     crash of the process still loses nothing, a power cut may. Meant for benchmarks and
     throw-away roots; the default makes an acknowledged write survive a power cut.
-
-    ``review=True``: the session's writes wait on a branch of their own until a person
-    approves them (:mod:`contextfs.review`); ``None`` asks the root's ``[review] agents``.
+    ``review``: see :func:`contextfs.review_branch.enter`.
     """
 
     def __init__(
@@ -109,9 +107,8 @@ class ContextManager:
         raw_root = Path(root)
         self.review: ReviewHandle | None = None
         if review or (review is None and actor.startswith("agent")):
-            from .review import enter  # review mode only (git worktree)
-            self.review = enter(raw_root, actor=actor, session=session, review=review, read_only=read_only, own_repository=own_repository, durable=durable)
-            raw_root, own_repository = (self.review.root, False) if self.review else (raw_root, own_repository)
+            from .review_branch import enter  # review mode only (git worktree)
+            self.review, raw_root, own_repository = enter(self, raw_root, review, own_repository)
         if read_only:
             self.root, git_dir, prefix = locate_root(raw_root)
             self._git: GitStore | None = None
@@ -215,7 +212,7 @@ class ContextManager:
         if self._writes is None:
             raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
         if self.review is not None or (op != "lock" and self.current_provenance.actor.startswith("agent")):
-            from .review import check_write  # agents and review mode only
+            from .review_branch import check_write  # agents and review mode only
             check_write(self, op)
         return self._writes
 
@@ -453,19 +450,15 @@ class ContextManager:
         return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
-        """Undo everything one session wrote, newest first, one new commit per commit undone.
-
-        A path someone changed after the session is left alone and reported as a conflict.
-        """
+        """Undo everything one session wrote, newest first, one new commit per commit undone
+        (a path someone changed after the session is left alone and reported as a conflict)."""
         from . import history  # with difflib: ~3 ms that only history calls need
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
     def sync(self) -> builtins.list[str]:
-        """Commit edits made behind the store's back (an editor, a script) as ``human``.
-
-        Returns the committed paths; what was held back and why is in ``last_sync``.
-        """
+        """Commit edits made behind the store's back (an editor, a script) as ``human``; the paths
+        committed (what was held back, and why, is in ``last_sync``)."""
         return sync_outside_edits(self)
 
     @property

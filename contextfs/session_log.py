@@ -63,8 +63,16 @@ class CommitRecord(NamedTuple):
         return self.trailers.get("Contextfs-Op", "")
 
     def to_json(self) -> list[Any]:
-        return [list(self.parents), self.author, self.time, self.subject, dict(self.trailers), list(self.paths),
-                self.added, self.removed]
+        return [
+            list(self.parents),
+            self.author,
+            self.time,
+            self.subject,
+            dict(self.trailers),
+            list(self.paths),
+            self.added,
+            self.removed,
+        ]
 
     @classmethod
     def from_json(cls, sha: str, raw: Any) -> CommitRecord:
@@ -72,7 +80,9 @@ class CommitRecord(NamedTuple):
         parents, author, when, subject, trailers, paths, added, removed = raw
         if not isinstance(trailers, dict):
             raise ValueError("malformed commit record")
-        return cls(sha, tuple(parents), author, when, subject, trailers, tuple(paths), added, removed)
+        return cls(
+            sha, tuple(parents), author, when, subject, trailers, tuple(paths), added, removed
+        )
 
 
 def _parse_trailers(text: str) -> dict[str, str]:
@@ -102,7 +112,13 @@ def reachable(git: GitStore, tips: Iterable[str], exclude: Iterable[str] = ()) -
     wanted = [check_rev(t) for t in tips]
     if not wanted:
         return []
-    out = git.git("rev-list", "--full-history", *wanted, *("^" + check_rev(t) for t in exclude), *_pathspec(git))
+    out = git.git(
+        "rev-list",
+        "--full-history",
+        *wanted,
+        *("^" + check_rev(t) for t in exclude),
+        *_pathspec(git),
+    )
     return [line for line in out.split() if _HEX40.match(line)]
 
 
@@ -115,8 +131,17 @@ def _log(git: GitStore, args: list[str], input: bytes | None = None) -> list[Com
     nonce = secrets.token_hex(8)
     rec, sep = f"\x1e{nonce}\x1e", f"\x1f{nonce}\x1f"
     fmt = rec + sep.join(["%H", "%P", "%an", "%at", "%s", "%(trailers:only,unfold)"]) + sep
-    out = git.git("log", *args, "--no-renames", "--numstat", "-z", "--no-color", f"--format={fmt}",
-                  *_pathspec(git), input=input)
+    out = git.git(
+        "log",
+        *args,
+        "--no-renames",
+        "--numstat",
+        "-z",
+        "--no-color",
+        f"--format={fmt}",
+        *_pathspec(git),
+        input=input,
+    )
     cut = len(git.prefix)
     records = []
     for chunk in out.split(rec)[1:]:
@@ -132,8 +157,19 @@ def _log(git: GitStore, args: list[str], input: bytes | None = None) -> list[Com
                 paths.append(parts[2][cut:])
                 added += _count(parts[0])
                 removed += _count(parts[1])
-        records.append(CommitRecord(sha, tuple(parents.split()), author, int(when) if when.isdigit() else 0,
-                                    subject, _parse_trailers(trailer_text), tuple(paths), added, removed))
+        records.append(
+            CommitRecord(
+                sha,
+                tuple(parents.split()),
+                author,
+                int(when) if when.isdigit() else 0,
+                subject,
+                _parse_trailers(trailer_text),
+                tuple(paths),
+                added,
+                removed,
+            )
+        )
     return records
 
 
@@ -166,8 +202,9 @@ class CommitLog:
         self.state = state
 
     def _block(self, records: Iterable[CommitRecord]) -> bytes:
-        body = json.dumps([[r.sha, *r.to_json()] for r in records], separators=(",", ":"),
-                          ensure_ascii=False).encode()
+        body = json.dumps(
+            [[r.sha, *r.to_json()] for r in records], separators=(",", ":"), ensure_ascii=False
+        ).encode()
         return self.state.sign(body).encode() + b" " + body + b"\n"
 
     def _load(self) -> dict[str, CommitRecord]:
@@ -176,7 +213,7 @@ class CommitLog:
             return {}
         sign = self.state.signer()
         records = {}
-        for line in data[len(_HEADER):].split(b"\n"):
+        for line in data[len(_HEADER) :].split(b"\n"):
             mac, _, body = line.partition(b" ")
             if not body or not hmac.compare_digest(sign(body).encode(), mac):
                 continue
@@ -205,7 +242,9 @@ class CommitLog:
             finally:
                 os.close(fd)
         except OSError as exc:
-            log.warning("could not extend the session log cache (%s); it will be rebuilt", exc.strerror)
+            log.warning(
+                "could not extend the session log cache (%s); it will be rebuilt", exc.strerror
+            )
 
     def _main(self, head: str) -> list[str]:
         """The commits of the main branch, newest first: the saved list, extended by what
@@ -220,7 +259,9 @@ class CommitLog:
                     if data["head"] == head:
                         return [str(s) for s in data["order"]]
                     if self.git.branches.is_ancestor(str(data["head"]), head):
-                        order = reachable(self.git, [head], [str(data["head"])]) + [str(s) for s in data["order"]]
+                        order = reachable(self.git, [head], [str(data["head"])]) + [
+                            str(s) for s in data["order"]
+                        ]
             except (ValueError, KeyError, TypeError):
                 order = None
         if order is None:
@@ -232,7 +273,9 @@ class CommitLog:
         body = json.dumps({"head": head, "order": order}, separators=(",", ":")).encode()
         self.state.write_bytes(_MAIN, self.state.sign(body).encode() + b" " + body)
 
-    def records(self, head: str | None, others: Iterable[str] = ()) -> tuple[list[CommitRecord], set[str]]:
+    def records(
+        self, head: str | None, others: Iterable[str] = ()
+    ) -> tuple[list[CommitRecord], set[str]]:
         """Every commit reachable from ``head`` or ``others`` that touches the root, newest
         first, and the ids of those on the main branch (reachable from ``head``)."""
         extra = [t for t in others if t]

@@ -31,8 +31,8 @@ from .document import decode
 from .errors import ContextFSError, NotFoundError, ReviewError
 from .fixes import Fix
 from .provenance import check_token
-from .review import ApproveReport, Discarded, Review, ReviewBranch
-from .review_merge import MergeFile, text_merge
+from .review import Discarded, Review, ReviewBranch
+from .review_merge import ApproveReport
 from .session_log import CommitLog, CommitRecord, reachable
 from .trash import TRASH_DIR
 
@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["STATUSES", "FileChange", "Session", "Sessions"]
 
 STATUSES = ("pending", "approved", "direct", "discarded")
-#: Operations that are bookkeeping of a decision, not a session's own changes.
-_DECISIONS = ("approve",)
 
 
 @dataclass(frozen=True)
@@ -138,8 +136,12 @@ class Sessions:
             self._seen = _Snapshot(*self._gather(*tips), tips=tips)
         return self._seen
 
-    def _gather(self, head: str | None, branches: builtins.list[str], discarded: builtins.list[Discarded],
-                ) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[Discarded], set[str]]:
+    def _gather(
+        self,
+        head: str | None,
+        branches: builtins.list[str],
+        discarded: builtins.list[Discarded],
+    ) -> tuple[dict[str, _Acc], dict[str, CommitRecord], builtins.list[Discarded], set[str]]:
         records, on_main = self.log.records(head, [*branches, *(d.tip for d in discarded)])
         waiting: set[str] = set()
         for tip in branches:
@@ -147,9 +149,11 @@ class Sessions:
         by_session: dict[str, _Acc] = {}
         approvals: dict[str, CommitRecord] = {}
         for record in records:  # newest first
-            if record.op in _DECISIONS:
+            if len(record.parents) > 1:
+                # A merge (an approval, a sync's) brings other sessions' commits; it is
+                # nobody's own change, and an approval says whose session it approved.
                 target = record.trailers.get("Contextfs-Approves")
-                if target and record.sha in on_main:
+                if target and record.op == "approve" and record.sha in on_main:
                     approvals.setdefault(target, record)
                 continue
             if record.session and (record.sha in on_main or record.sha in waiting):
@@ -158,17 +162,28 @@ class Sessions:
         for record in records:
             if record.session in lost and record.sha not in on_main:
                 by_session.setdefault(record.session, _Acc()).add(record, False)
-        reverted = {sha.strip() for r in records if r.op == "revert-session"
-                    for sha in r.trailers.get("Contextfs-Reverts", "").split(",")}
+        reverted = {
+            sha.strip()
+            for r in records
+            if r.op == "revert-session"
+            for sha in r.trailers.get("Contextfs-Reverts", "").split(",")
+        }
         return by_session, approvals, discarded, reverted
 
-    def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[Session]:
+    def list(
+        self, *, status: str | None = None, limit: int | None = None
+    ) -> builtins.list[Session]:
         """Sessions, the most recently active first; ``status`` keeps one of :data:`STATUSES`."""
         if status is not None and status not in STATUSES:
-            raise ReviewError(f"unknown session status {status!r}; use one of {', '.join(STATUSES)}")
+            raise ReviewError(
+                f"unknown session status {status!r}; use one of {', '.join(STATUSES)}"
+            )
         seen = self._snapshot()
-        out = [s for s in (self._summarise(seen, sid) for sid in seen.by_session)
-               if status is None or s.status == status]
+        out = [
+            s
+            for s in (self._summarise(seen, sid) for sid in seen.by_session)
+            if status is None or s.status == status
+        ]
         out.sort(key=lambda s: (s.ended, s.id), reverse=True)
         return out if limit is None else out[:limit]
 
@@ -178,7 +193,11 @@ class Sessions:
         expires = next((d.expires for d in seen.discarded if d.session == sid), None)
         commits = acc.commits
         agents = tuple(dict.fromkeys(c.author for c in reversed(commits)))
-        machines = tuple(dict.fromkeys(m for c in reversed(commits) if (m := c.trailers.get("Contextfs-Machine"))))
+        machines = tuple(
+            dict.fromkeys(
+                m for c in reversed(commits) if (m := c.trailers.get("Contextfs-Machine"))
+            )
+        )
         files = sorted({p for c in commits for p in c.paths})
         if acc.pending:
             status = "pending"
@@ -189,9 +208,14 @@ class Sessions:
         else:
             status = "direct"
         return Session(
-            id=sid, status=status, agents=agents, machines=machines,
-            started=_iso(min(c.time for c in commits)), ended=_iso(max(c.time for c in commits)),
-            commits=tuple(c.sha for c in commits), files=tuple(files),
+            id=sid,
+            status=status,
+            agents=agents,
+            machines=machines,
+            started=_iso(min(c.time for c in commits)),
+            ended=_iso(max(c.time for c in commits)),
+            commits=tuple(c.sha for c in commits),
+            files=tuple(files),
             added=sum(c.added for c in commits),
             removed=sum(c.removed for c in commits),
             pending=acc.pending,
@@ -206,8 +230,11 @@ class Sessions:
         sid = check_token("session", session)
         seen = self._snapshot()
         if sid not in seen.by_session:
-            raise NotFoundError(f"no commit of session {sid!r} is in the history or waiting for review",
-                                path=None, fix=Fix("sessions"))
+            raise NotFoundError(
+                f"no commit of session {sid!r} is in the history or waiting for review",
+                path=None,
+                fix=Fix("sessions"),
+            )
         return self._summarise(seen, sid)
 
     def commits(self, session: str) -> builtins.list[CommitRecord]:
@@ -232,7 +259,9 @@ class Sessions:
     def _blob(self, rel: str, rev: str) -> bytes | None:
         return self.ctx.git.blob_at(rel, rev) if rev else None
 
-    def _describe(self, versions: dict[str, tuple[bytes | None, bytes | None]]) -> builtins.list[FileChange]:
+    def _describe(
+        self, versions: dict[str, tuple[bytes | None, bytes | None]]
+    ) -> builtins.list[FileChange]:
         trashed: dict[str, str] = {}
         restored: set[str] = set()
         hidden: set[str] = set()
@@ -259,19 +288,42 @@ class Sessions:
             if before == after:
                 continue
             text_a, text_b = self._text(rel, before), self._text(rel, after)
-            lines = list(difflib.unified_diff((text_a or "").splitlines(keepends=True),
-                                              (text_b or "").splitlines(keepends=True),
-                                              fromfile=f"a/{rel}", tofile=f"b/{rel}"))
-            kind = ("trashed" if rel in trashed else "restored" if rel in restored
-                    else "added" if before is None else "deleted" if after is None else "modified")
-            out.append(FileChange(
-                path=rel, kind=kind, before=text_a, after=text_b,
-                diff="".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                             for line in lines),
-                added=sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++")),
-                removed=sum(1 for ln in lines if ln.startswith("-") and not ln.startswith("---")),
-                trash_entry=trashed.get(rel),
-            ))
+            lines = list(
+                difflib.unified_diff(
+                    (text_a or "").splitlines(keepends=True),
+                    (text_b or "").splitlines(keepends=True),
+                    fromfile=f"a/{rel}",
+                    tofile=f"b/{rel}",
+                )
+            )
+            kind = (
+                "trashed"
+                if rel in trashed
+                else "restored"
+                if rel in restored
+                else "added"
+                if before is None
+                else "deleted"
+                if after is None
+                else "modified"
+            )
+            out.append(
+                FileChange(
+                    path=rel,
+                    kind=kind,
+                    before=text_a,
+                    after=text_b,
+                    diff="".join(
+                        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                        for line in lines
+                    ),
+                    added=sum(1 for ln in lines if ln.startswith("+") and not ln.startswith("+++")),
+                    removed=sum(
+                        1 for ln in lines if ln.startswith("-") and not ln.startswith("---")
+                    ),
+                    trash_entry=trashed.get(rel),
+                )
+            )
         return out
 
     @staticmethod
@@ -288,9 +340,9 @@ class Sessions:
         return "".join(change.diff for change in self.changes(session))
 
     # ------------------------------------------------------------ decisions
-    def approve(self, session: str, *, merge: MergeFile = text_merge) -> ApproveReport:
+    def approve(self, session: str) -> ApproveReport:
         """Merge a pending session into the main branch (a person only)."""
-        return self.review.approve(check_token("session", session) or "", merge=merge)
+        return self.review.approve(check_token("session", session) or "")
 
     def discard(self, session: str) -> Discarded:
         """Drop a pending session; recoverable for ``[review] keep_days`` (a person only)."""
@@ -304,6 +356,8 @@ class Sessions:
         """Undo a session already on the main branch, as new commits (``revert_session``)."""
         found = self.get(session)
         if found.status == "pending":
-            raise ReviewError(f"session {found.id} is waiting for review, not on the main branch; discard it "
-                              "instead (`contextfs sessions discard`)")
+            raise ReviewError(
+                f"session {found.id} is waiting for review, not on the main branch; discard it "
+                "instead (`contextfs sessions discard`)"
+            )
         return self.ctx.revert_session(found.id)

@@ -25,8 +25,12 @@ MAX_SESSIONS = 20
 
 class PendingArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    limit: int = Field(default=10, ge=1, le=MAX_SESSIONS,
-                       description=f"How many waiting sessions to list, most recent first (1-{MAX_SESSIONS}).")
+    limit: int = Field(
+        default=10,
+        ge=1,
+        le=MAX_SESSIONS,
+        description=f"How many waiting sessions to list, most recent first (1-{MAX_SESSIONS}).",
+    )
 
 
 def pending(kit: Toolkit, a: PendingArgs) -> str:
@@ -38,19 +42,29 @@ def pending(kit: Toolkit, a: PendingArgs) -> str:
     lines = []
     for s in waiting:
         mine = " (this session)" if s.id == own else ""
-        files = ", ".join(s.files[:8]) + (f" and {len(s.files) - 8} more" if len(s.files) > 8 else "")
-        lines.append(f"- {s.id}{mine}: {', '.join(s.agents)}, {s.pending} change(s) since {s.started}, "
-                     f"+{s.added} -{s.removed} lines in {files}")
-    return ("Sessions waiting for a person's review (only a person can approve or discard them):\n"
-            + "\n".join(lines))
+        files = ", ".join(s.files[:8]) + (
+            f" and {len(s.files) - 8} more" if len(s.files) > 8 else ""
+        )
+        lines.append(
+            f"- {s.id}{mine}: {', '.join(s.agents)}, {s.pending} change(s) since {s.started}, "
+            f"+{s.added} -{s.removed} lines in {files}"
+        )
+    return (
+        "Sessions waiting for a person's review (only a person can approve or discard them):\n"
+        + "\n".join(lines)
+    )
 
 
 REVIEW_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
-        "list_pending_reviews", "store",
-        "List the sessions whose writes wait for a person's review, with their agents, files and line counts. Use "
-        "it to tell the person what is waiting, or to check whether your own writes were approved yet; you cannot "
-        "approve or discard anything yourself.",
-        PendingArgs, pending, idempotent=True, example={"limit": 5},
+        "list_pending_reviews",
+        "store",
+        "List the sessions whose writes wait for a person's review, with their agents, files "
+        "and line counts. Use it to tell the person what is waiting, or to check whether your "
+        "own writes were approved yet; you cannot approve or discard anything yourself.",
+        PendingArgs,
+        pending,
+        idempotent=True,
+        example={"limit": 5},
     ),
 ]

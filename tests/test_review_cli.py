@@ -20,12 +20,16 @@ def root(tmp_path: Path) -> Path:
     person.write("memory/facts.md", "- one\n- two\n")
     person.delete("memory/facts.md")
     person.restore("memory/facts.md")
-    scout = ContextManager(person.root, actor="agent:scout", session="s-scout", review=True, index=False)
+    scout = ContextManager(
+        person.root, actor="agent:scout", session="s-scout", review=True, index=False
+    )
     scout.append("memory/facts.md", "- three\n")
     return person.root
 
 
-def run(root: Path, *args: str, color: bool = False, env: dict[str, str] | None = None) -> tuple[int, str]:
+def run(
+    root: Path, *args: str, color: bool = False, env: dict[str, str] | None = None
+) -> tuple[int, str]:
     result = CliRunner().invoke(cli, ["--root", str(root), *args], color=color, env=env or {})
     return result.exit_code, result.output
 
@@ -53,7 +57,11 @@ def test_a_person_decides_and_an_agent_cannot(root: Path) -> None:
     assert code == 0 and "1 commit(s) wait for review again" in out
     code, out = run(root, "sessions", "approve", "s-scout")
     assert code == 0 and "approved s-scout" in out
-    assert ContextManager(root, read_only=True, index=False).read("memory/facts.md").endswith("- three\n")
+    assert (
+        ContextManager(root, read_only=True, index=False)
+        .read("memory/facts.md")
+        .endswith("- three\n")
+    )
     code, out = run(root, "sessions", "undo", "s-scout")
     assert code == 0 and "undid 1 commit(s) of s-scout" in out
     code, out = run(root, "sessions", "show", "s-nobody")

@@ -30,16 +30,29 @@ def test_the_agent_reads_its_own_writes_and_nobody_else_does(person: ContextMana
     scout.append("memory/facts.md", "- four\n")
     scout.write("notes/new.md", "# New\n")
     assert scout.read("memory/facts.md").endswith("- four\n") and scout.exists("notes/new.md")
-    assert scout.root != person.root and ".git" in scout.root.parts  # its work tree is under the git folder
-    for reader in (person, ContextManager(person.root, actor="human", read_only=True, index=False),
-                   agent(person.root, session="s-other")):
-        assert "four" not in (reader.read("memory/facts.md") or "") and not reader.exists("notes/new.md")
+    assert (
+        scout.root != person.root and ".git" in scout.root.parts
+    )  # its work tree is under the git folder
+    for reader in (
+        person,
+        ContextManager(person.root, actor="human", read_only=True, index=False),
+        agent(person.root, session="s-other"),
+    ):
+        assert "four" not in (reader.read("memory/facts.md") or "") and not reader.exists(
+            "notes/new.md"
+        )
     assert_clean(person.root)  # the person's work tree holds nothing of the review branch
     (pending,) = Sessions(person).list(status="pending")
-    assert (pending.id, pending.pending, pending.files) == ("s-scout", 2, ("memory/facts.md", "notes/new.md"))
+    assert (pending.id, pending.pending, pending.files) == (
+        "s-scout",
+        2,
+        ("memory/facts.md", "notes/new.md"),
+    )
 
 
-def test_approve_merges_with_the_agents_authors_and_the_person_as_merger(person: ContextManager) -> None:
+def test_approve_merges_with_the_agents_authors_and_the_person_as_merger(
+    person: ContextManager,
+) -> None:
     scout = agent(person.root)
     scout.append("memory/facts.md", "- four\n")
     report = Sessions(person).approve("s-scout")
@@ -53,24 +66,43 @@ def test_approve_merges_with_the_agents_authors_and_the_person_as_merger(person:
     assert_clean(person.root)
     with pytest.raises(ReviewError, match="nothing waiting"):
         Sessions(person).approve("s-scout")
-    scout.append("memory/facts.md", "- five\n")  # the session goes on: the next approval takes only what is new
+    scout.append(
+        "memory/facts.md", "- five\n"
+    )  # the session goes on: the next approval takes only what is new
     assert Sessions(person).get("s-scout").pending == 1
     Sessions(person).approve("s-scout")
     assert person.read("memory/facts.md").endswith("- four\n- five\n")
 
 
 def test_a_conflicting_change_on_main_becomes_a_conflict_copy(person: ContextManager) -> None:
+    person.write("project/plan.md", "# Plan\n\n- one\n- two\n- three\n")
     scout = agent(person.root)
-    scout.edit("memory/facts.md", "- two", "- two (agent)")
-    person.edit("memory/facts.md", "- two", "- two (person)")
+    scout.edit("project/plan.md", "- two", "- two (agent)")
+    person.edit("project/plan.md", "- two", "- two (person)")
     report = Sessions(person).approve("s-scout")
     ((copy, original),) = report.conflict_copies.items()
-    assert original == "memory/facts.md" and copy.startswith("memory/facts.conflict-")
-    assert "- two (person)" in person.read("memory/facts.md")
+    assert original == "project/plan.md" and copy.startswith("project/plan.conflict-")
+    assert "- two (person)" in person.read("project/plan.md")
     assert "- two (agent)" in person.read(copy)
     for path in person.list():
         assert "<<<<<<<" not in (person.read(path) or "")
-    assert report.notes and copy in report.notes[0]
+    assert any(copy in note for note in report.notes)
+
+
+def test_changes_on_both_sides_merge_by_the_kind_of_file(person: ContextManager) -> None:
+    person.write("project/plan.md", "# Plan\n\n- one\n\n## Later\n\n- three\n")
+    scout = agent(person.root)
+    scout.edit("project/plan.md", "- three", "- three, then four")  # the body's end
+    scout.append("memory/facts.md", "- four (agent)\n")
+    person.edit("project/plan.md", "- one", "- one, done")  # its start
+    person.append("memory/facts.md", "- five (person)\n")
+    report = Sessions(person).approve("s-scout")
+    assert not report.conflict_copies  # frontmatter key by key, the bodies' lines merged
+    assert "- one, done" in person.read("project/plan.md") and "- three, then four" in person.read(
+        "project/plan.md"
+    )
+    facts = person.read("memory/facts.md")  # an entries file: the union, each line once
+    assert "- four (agent)" in facts and "- five (person)" in facts and facts.count("- two") == 1
 
 
 def test_a_delete_against_an_edit_keeps_the_edit(person: ContextManager) -> None:
@@ -80,11 +112,12 @@ def test_a_delete_against_an_edit_keeps_the_edit(person: ContextManager) -> None
     person.append("notes/plan.md", "- b\n")
     report = Sessions(person).approve("s-scout")
     assert person.read("notes/plan.md") == "# Plan\n- a\n- b\n"
-    assert any("deleted on the review branch" in note for note in report.notes)
+    assert any("the change is kept" in note for note in report.notes), report.notes
 
 
-def test_discard_keeps_the_changes_recoverable_until_they_expire(person: ContextManager,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_discard_keeps_the_changes_recoverable_until_they_expire(
+    person: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
     scout = agent(person.root)
     scout.write("notes/idea.md", "# Idea\n")
     folder = scout.review.worktree
@@ -110,7 +143,10 @@ def test_discard_keeps_the_changes_recoverable_until_they_expire(person: Context
 def test_agents_never_decide(person: ContextManager) -> None:
     scout = agent(person.root)
     scout.write("notes/x.md", "x\n")
-    with person.provenance(actor="agent:planner"), pytest.raises(ReviewError, match="cannot approve"):
+    with (
+        person.provenance(actor="agent:planner"),
+        pytest.raises(ReviewError, match="cannot approve"),
+    ):
         Sessions(person).approve("s-scout")
     with pytest.raises(ReviewError, match="cannot discard"):
         Sessions(scout).discard("s-scout")
@@ -134,8 +170,11 @@ def test_review_per_agent_from_the_config(person: ContextManager) -> None:
     with person.provenance(actor="agent:scout-3"), pytest.raises(ReviewError, match="review=True"):
         person.write("notes/c.md", "c\n")
     assert not person.exists("notes/c.md")
-    assert Review(person).discard("s-cfg").expires.startswith(
-        (datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%d"))
+    assert (
+        Review(person)
+        .discard("s-cfg")
+        .expires.startswith((datetime.now(timezone.utc) + timedelta(days=3)).strftime("%Y-%m-%d"))
+    )
 
 
 def test_a_root_inside_an_application_repository(tmp_path: Path) -> None:
@@ -153,7 +192,9 @@ def test_a_root_inside_an_application_repository(tmp_path: Path) -> None:
     assert git(app, "status", "--porcelain") == ""
 
 
-def test_a_broken_review_setting_refuses_agents_writes_not_their_reads(person: ContextManager) -> None:
+def test_a_broken_review_setting_refuses_agents_writes_not_their_reads(
+    person: ContextManager,
+) -> None:
     (person.root / ".contextfs" / "config.toml").write_text('[review]\nagents = "agent:*"\n')
     scout = ContextManager(person.root, actor="agent:scout", index=False)
     assert scout.read("memory/facts.md") == "- one\n- two\n- three\n"
@@ -170,9 +211,19 @@ def test_the_agents_tool_lists_what_waits_and_nothing_decides(person: ContextMan
     kit = Toolkit(scout, actor="agent:scout", session="s-scout")
     (spec,) = REVIEW_TOOLS
     assert "No session is waiting" in kit.call(spec, spec.args(limit=5))
-    kit.call(next(s for s in all_specs() if s.name == "append_context"),
-             next(s for s in all_specs() if s.name == "append_context").args(path="memory/facts.md", text="- four"))
+    kit.call(
+        next(s for s in all_specs() if s.name == "append_context"),
+        next(s for s in all_specs() if s.name == "append_context").args(
+            path="memory/facts.md", text="- four"
+        ),
+    )
     listed = kit.call(spec, spec.args(limit=5))
-    assert "s-scout (this session)" in listed and "memory/facts.md" in listed and "only a person" in listed
+    assert (
+        "s-scout (this session)" in listed
+        and "memory/facts.md" in listed
+        and "only a person" in listed
+    )
     assert spec.read_only
-    assert not [s.name for s in all_specs() if any(w in s.name for w in ("approve", "discard", "recover"))]
+    assert not [
+        s.name for s in all_specs() if any(w in s.name for w in ("approve", "discard", "recover"))
+    ]

@@ -12,13 +12,19 @@ from hypothesis import strategies as st
 import contextfs.clock
 from conftest import git
 from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError, session_log
-from contextfs.review import decode_session, encode_session
+from contextfs.review_branch import decode_session, encode_session
 from contextfs.sessions import Sessions
 
 
 def numstat_of(root: Path, session: str) -> tuple[int, int, set[str]]:
     """Lines added and removed and files touched by a session's commits, as git counts them."""
-    out = git(root, "log", "--all", "--numstat", "--format=%x00%(trailers:key=Contextfs-Session,valueonly)")
+    out = git(
+        root,
+        "log",
+        "--all",
+        "--numstat",
+        "--format=%x00%(trailers:key=Contextfs-Session,valueonly)",
+    )
     added = removed = 0
     files: set[str] = set()
     for chunk in out.split("\0")[1:]:
@@ -148,7 +154,12 @@ def test_undo_reverts_a_direct_session_and_refuses_a_pending_one(root: Path) -> 
 def test_times_come_from_the_commits(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from datetime import datetime, timezone
 
-    moments = iter([datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc), datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc)])
+    moments = iter(
+        [
+            datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc),
+            datetime(2026, 3, 1, 9, 30, tzinfo=timezone.utc),
+        ]
+    )
     ctx = ContextManager(root, actor="human", index=False)
     with ctx.provenance(session="s-timed"):
         for n in range(2):
@@ -157,7 +168,9 @@ def test_times_come_from_the_commits(root: Path, monkeypatch: pytest.MonkeyPatch
             ctx.write(f"t{n}.md", "x\n")
     found = Sessions(ctx).get("s-timed")
     assert (found.started, found.ended) == ("2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z")
-    out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%an"], capture_output=True, text=True)
+    out = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%an"], capture_output=True, text=True
+    )
     assert out.stdout.strip() == "human"
 
 

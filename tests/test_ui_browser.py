@@ -84,7 +84,10 @@ def test_the_tree_renders_and_a_note_opens(browser: Any, reader: UIServer) -> No
     assert w.page.get_by_role("link", name="human.md").is_visible()
     w.page.locator("a.file[href='/file/memory/facts.md']").click()
     assert w.page.locator("article.note h1").inner_text() == "Facts"
-    assert w.page.locator("table.frontmatter").is_visible() and w.page.locator(".pill-trusted").is_visible()
+    assert (
+        w.page.locator("table.frontmatter").is_visible()
+        and w.page.locator(".pill-trusted").is_visible()
+    )
     assert w.page.locator("ol.timeline li").count() >= 1
     # The review branch is not what people read: the pending agent line is not here.
     assert "Webhook retries: 5 attempts" not in w.page.locator("article.note").inner_text()
@@ -150,7 +153,8 @@ def test_write_actions_are_absent_without_the_switch(browser: Any, reader: UISer
     w.open(reader, "/")
     assert "contextfs ui --write" in w.page.locator("section.card").first.inner_text()
     # Even a hand-made request with the browser's cookie finds no such action.
-    response = w.context.request.post(reader.url.split("/?")[0] + f"/sessions/{AGENT_SESSION}/approve",
-                                      form={"csrf": "0" * 64})
+    response = w.context.request.post(
+        reader.url.split("/?")[0] + f"/sessions/{AGENT_SESSION}/approve", form={"csrf": "0" * 64}
+    )
     assert response.status in (404, 405)
     w.context.close()

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("starlette", reason="the 'ui' extra is not installed: pip install 'contextfs-git[ui]'")
+pytest.importorskip(
+    "starlette", reason="the 'ui' extra is not installed: pip install 'contextfs-git[ui]'"
+)
 
 from starlette.testclient import TestClient  # noqa: E402 - after the extra's check
 
@@ -24,7 +26,9 @@ BASE = f"http://127.0.0.1:{PORT}"
 def root(tmp_path: Path) -> Path:
     person = ContextManager(tmp_path / "ctx", actor="human", index=False)
     person.write("memory/facts.md", "- one\n")
-    scout = ContextManager(person.root, actor="agent:scout", session="s-scout", review=True, index=False)
+    scout = ContextManager(
+        person.root, actor="agent:scout", session="s-scout", review=True, index=False
+    )
     scout.write("notes/new.md", "# New\n")
     return person.root
 
@@ -47,7 +51,12 @@ def test_the_token_is_needed_once_then_a_cookie_carries_it(root: Path) -> None:
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie and guard.token in cookie
     page = web.get("/sessions?status=pending")  # the client keeps the cookie
     assert page.status_code == 200 and "s-scout" in page.text
-    for header in ("content-security-policy", "x-frame-options", "referrer-policy", "x-content-type-options"):
+    for header in (
+        "content-security-policy",
+        "x-frame-options",
+        "referrer-policy",
+        "x-content-type-options",
+    ):
         assert header in page.headers
     assert "script-src" not in CSP and "default-src 'none'" in CSP
 
@@ -58,7 +67,9 @@ def test_other_hosts_and_sites_are_refused(root: Path) -> None:
     assert web.get("/", headers={"host": f"evil.invalid:{PORT}"}).status_code == 400
     assert web.get("/", headers={"host": "127.0.0.1:1"}).status_code == 400
     token = guard.csrf("approve", "s-scout")
-    hostile = web.post("/sessions/s-scout/approve", data={"csrf": token}, headers={"origin": "http://evil.invalid"})
+    hostile = web.post(
+        "/sessions/s-scout/approve", data={"csrf": token}, headers={"origin": "http://evil.invalid"}
+    )
     assert hostile.status_code == 403
 
 
@@ -67,23 +78,35 @@ def test_a_change_needs_the_write_switch_and_the_forms_token(root: Path) -> None
     reader.get("/", params={"token": guard.token})
     home = reader.get("/").text
     assert 'method="post"' not in home and "contextfs ui --write" in home
-    assert reader.post("/sessions/s-scout/approve", data={"csrf": guard.csrf("approve", "s-scout")}).status_code in (
-        404, 405)
+    assert reader.post(
+        "/sessions/s-scout/approve", data={"csrf": guard.csrf("approve", "s-scout")}
+    ).status_code in (404, 405)
 
     writer, guard = client(root, write=True)
     writer.get("/", params={"token": guard.token})
     page = writer.get("/").text
     assert 'data-action="approve"' in page and 'data-action="discard"' in page
-    form_token = re.search(r'action="/sessions/s-scout/approve".*?name="csrf" value="([0-9a-f]+)"', page, re.S)
+    form_token = re.search(
+        r'action="/sessions/s-scout/approve".*?name="csrf" value="([0-9a-f]+)"', page, re.S
+    )
     assert form_token is not None
-    for bad in ({}, {"csrf": "0" * 64}, {"csrf": guard.csrf("discard", "s-scout")},
-                {"csrf": guard.csrf("approve", "s-other")}):
+    for bad in (
+        {},
+        {"csrf": "0" * 64},
+        {"csrf": guard.csrf("discard", "s-scout")},
+        {"csrf": guard.csrf("approve", "s-other")},
+    ):
         assert writer.post("/sessions/s-scout/approve", data=bad).status_code == 403
     assert not ContextManager(root, read_only=True, index=False).exists("notes/new.md")
     done = writer.post("/sessions/s-scout/approve", data={"csrf": form_token.group(1)})
     assert done.status_code == 200 and "is on the main branch" in done.text
     assert ContextManager(root, read_only=True, index=False).exists("notes/new.md")
-    assert writer.post("/sessions/s-scout/launch", data={"csrf": guard.csrf("launch", "s-scout")}).status_code == 404
+    assert (
+        writer.post(
+            "/sessions/s-scout/launch", data={"csrf": guard.csrf("launch", "s-scout")}
+        ).status_code
+        == 404
+    )
 
 
 def test_only_loopback_addresses(root: Path) -> None:
@@ -95,9 +118,15 @@ def test_only_loopback_addresses(root: Path) -> None:
 def test_hostile_paths_and_revisions_never_leave_the_root(root: Path) -> None:
     web, guard = client(root, write=False)
     web.get("/", params={"token": guard.token})
-    for path in ("/file/..%2F..%2F..%2Fetc%2Fpasswd", "/file/.git/config", "/file/%2Fetc%2Fpasswd",
-                 "/file/memory/facts.md?at=--output=/tmp/x", "/file/memory/facts.md?at=HEAD@{1}",
-                 "/topics/..%2F..%2Fetc", "/sessions/..%2F..%2Fetc"):
+    for path in (
+        "/file/..%2F..%2F..%2Fetc%2Fpasswd",
+        "/file/.git/config",
+        "/file/%2Fetc%2Fpasswd",
+        "/file/memory/facts.md?at=--output=/tmp/x",
+        "/file/memory/facts.md?at=HEAD@{1}",
+        "/topics/..%2F..%2Fetc",
+        "/sessions/..%2F..%2Fetc",
+    ):
         page = web.get(path)
         assert page.status_code in (400, 404), (path, page.status_code)
         assert "root:x:0:0" not in page.text and "[core]" not in page.text

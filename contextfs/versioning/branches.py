@@ -36,13 +36,17 @@ class RefInfo:
 
 def _check_ref(name: str) -> str:
     if not REF_NAME.match(name):
-        raise VersioningError(f"{name!r} is not a contextfs ref name; this is a bug in contextfs, please report it")
+        raise VersioningError(
+            f"{name!r} is not a contextfs ref name; this is a bug in contextfs, please report it"
+        )
     return name
 
 
 def _check_sha(sha: str) -> str:
     if not _HEX40.match(sha):
-        raise VersioningError(f"{sha!r} is not a full commit id; this is a bug in contextfs, please report it")
+        raise VersioningError(
+            f"{sha!r} is not a full commit id; this is a bug in contextfs, please report it"
+        )
     return sha
 
 
@@ -56,8 +60,11 @@ class Branches:
     def list(self, prefix: str) -> list[RefInfo]:
         """Every ref under ``prefix`` (e.g. ``refs/contextfs/discarded/root``), sorted by name."""
         _check_ref(prefix)
-        out = self.cmd.run("for-each-ref", "--format=%(refname)%00%(objectname)%00%(committerdate:unix)",
-                           prefix + "/")
+        out = self.cmd.run(
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(committerdate:unix)",
+            prefix + "/",
+        )
         found = []
         for line in out.splitlines():
             name, _, rest = line.partition("\0")
@@ -77,22 +84,23 @@ class Branches:
         """Point ``name`` at ``new`` if it still points at ``old`` (None: must not exist yet)."""
         _check_ref(name)
         expected = _check_sha(old) if old is not None else "0" * 40
-        self.cmd.run("update-ref", "-m", " ".join(message.split())[:200], name, _check_sha(new), expected)
+        self.cmd.run(
+            "update-ref", "-m", " ".join(message.split())[:200], name, _check_sha(new), expected
+        )
 
     def delete(self, name: str, old: str) -> None:
         """Remove ``name`` if it still points at ``old``."""
         self.cmd.run("update-ref", "-d", _check_ref(name), _check_sha(old))
 
     # ------------------------------------------------------------ ancestry
-    def merge_base(self, a: str, b: str) -> str | None:
-        """The best common ancestor of two commits, or None when they share none."""
-        proc_out = self.cmd.try_run("merge-base", _check_sha(a), _check_sha(b))
-        sha = (proc_out or "").strip()
-        return sha if _HEX40.match(sha) else None
-
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
         """True when ``ancestor`` is reachable from ``descendant`` (or is it)."""
-        return self.cmd.try_run("merge-base", "--is-ancestor", _check_sha(ancestor), _check_sha(descendant)) is not None
+        return (
+            self.cmd.attempt(
+                "merge-base", "--is-ancestor", _check_sha(ancestor), _check_sha(descendant)
+            ).returncode
+            == 0
+        )
 
     def ahead(self, base: str, tip: str) -> int:
         """How many commits ``tip`` has that ``base`` does not."""
@@ -100,7 +108,9 @@ class Branches:
         return int(out.strip() or 0)
 
     # ------------------------------------------------------------ linked work trees
-    def add_worktree(self, path: Path, branch: str, start: str, prefix: str, *, create: bool) -> None:
+    def add_worktree(
+        self, path: Path, branch: str, start: str, prefix: str, *, create: bool
+    ) -> None:
         """Check ``branch`` out in a new linked work tree at ``path`` (``create``: a new
         branch at ``start``; otherwise ``start`` is the existing branch's tip).
 
@@ -109,9 +119,11 @@ class Branches:
         the rest of the application is never copied into the git directory.
         """
         _check_ref(branch)
-        short = branch[len("refs/heads/"):]
+        short = branch[len("refs/heads/") :]
         if not branch.startswith("refs/heads/"):
-            raise VersioningError(f"{branch!r} is not a branch; this is a bug in contextfs, please report it")
+            raise VersioningError(
+                f"{branch!r} is not a branch; this is a bug in contextfs, please report it"
+            )
         args = ["worktree", "add", "--quiet"]
         if prefix:
             args.append("--no-checkout")
@@ -123,7 +135,13 @@ class Branches:
             linked = GitCommand(path, self.worktree_git_dir(path))
             linked.run("read-tree", start)
             listed = linked.run("ls-tree", "-r", "-z", "--name-only", start, "--", prefix)
-            linked.run("checkout-index", "--force", "--stdin", "-z", input=listed.encode("utf-8", "surrogateescape"))
+            linked.run(
+                "checkout-index",
+                "--force",
+                "--stdin",
+                "-z",
+                input=listed.encode("utf-8", "surrogateescape"),
+            )
 
     @staticmethod
     def worktree_git_dir(path: Path) -> Path:
@@ -131,13 +149,17 @@ class Branches:
         try:
             text = (path / ".git").read_text("utf-8").strip()
         except (OSError, UnicodeDecodeError) as exc:
-            raise VersioningError(f"{path} is not a linked work tree ({exc}); remove it and retry") from None
+            raise VersioningError(
+                f"{path} is not a linked work tree ({exc}); remove it and retry"
+            ) from None
         if not text.startswith("gitdir:"):
-            raise VersioningError(f"{path / '.git'} does not name a git folder; remove {path} and retry")
+            raise VersioningError(
+                f"{path / '.git'} does not name a git folder; remove {path} and retry"
+            )
         target = Path(text[7:].strip())
         return target if target.is_absolute() else (path / target).resolve()
 
     def remove_worktree(self, path: Path) -> None:
         """Delete a linked work tree and its private git folder (its branch stays)."""
         self.cmd.run("worktree", "remove", "--force", "--force", str(path))
-        self.cmd.try_run("worktree", "prune")
+        self.cmd.attempt("worktree", "prune")

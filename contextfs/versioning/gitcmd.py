@@ -124,8 +124,3 @@ class GitCommand:
             raise VersioningError(f"git {args[0]} failed: {err}; check the repository state")
         return proc.stdout.decode("utf-8", "surrogateescape")
 
-    def try_run(self, *args: str, input: bytes | None = None) -> str | None:
-        """Run git for an answer that a non-zero exit gives (``merge-base --is-ancestor``):
-        stdout, or None when git exits non-zero."""
-        proc = self._spawn(list(args), input=input)
-        return proc.stdout.decode("utf-8", "surrogateescape") if proc.returncode == 0 else None

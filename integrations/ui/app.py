@@ -46,12 +46,19 @@ _MAX_FORM = 16 * 1024
 
 
 def _environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(str(_PACKAGE / "templates")), autoescape=True,
-                      undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=FileSystemLoader(str(_PACKAGE / "templates")),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.globals["file_url"] = file_url
     env.filters["short"] = lambda sha: str(sha or "")[:10]
     env.filters["when"] = lambda iso: str(iso or "").replace("T", " ").replace("Z", "")[:16]
-    env.filters["isotime"] = lambda unix: datetime.fromtimestamp(int(unix), tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    env.filters["isotime"] = lambda unix: datetime.fromtimestamp(
+        int(unix), tz=timezone.utc
+    ).strftime("%Y-%m-%d %H:%M")
     env.filters["diff_rows"] = diff_lines
     env.filters["pretty"] = _pretty
     return env
@@ -73,8 +80,13 @@ def build_app(ctx: ContextManager, guard: Guard) -> ASGIApp:
     css = (_PACKAGE / "static" / "ui.css").read_bytes()
 
     def render(request: Request, name: str, data: dict[str, Any], status: int = 200) -> Response:
-        values = {"write": guard.write, "csrf": guard.csrf, "root": str(ctx.root), "section": name.split(".")[0],
-                  **data}
+        values = {
+            "write": guard.write,
+            "csrf": guard.csrf,
+            "root": str(ctx.root),
+            "section": name.split(".")[0],
+            **data,
+        }
         return templates.TemplateResponse(request, name, values, status_code=status)
 
     def failure(request: Request, exc: Exception, status: int) -> Response:
@@ -85,6 +97,7 @@ def build_app(ctx: ContextManager, guard: Guard) -> ASGIApp:
             def run() -> dict[str, Any]:
                 with lock:
                     return gather(request)
+
             try:
                 data = await run_in_threadpool(run)
             except NotFoundError as exc:
@@ -92,6 +105,7 @@ def build_app(ctx: ContextManager, guard: Guard) -> ASGIApp:
             except ContextFSError as exc:
                 return failure(request, exc, 400)
             return render(request, name, data)
+
         return endpoint
 
     def arg(request: Request, key: str, default: str = "") -> str:
@@ -103,22 +117,38 @@ def build_app(ctx: ContextManager, guard: Guard) -> ASGIApp:
 
     async def decide(request: Request) -> Response:
         if not guard.write:
-            return failure(request, PermissionError("this page is read-only; start it with `contextfs ui --write`"), 403)
+            return failure(
+                request,
+                PermissionError("this page is read-only; start it with `contextfs ui --write`"),
+                403,
+            )
         body = await request.body()
         form = parse_qs(body[:_MAX_FORM].decode("utf-8", "replace"))
         action, target = request.path_params["action"], request.path_params["target"]
         kind = "restore" if request.url.path.startswith("/trash/") else action
-        if (kind == "restore" and action != "restore") or (kind != "restore" and action not in ACTIONS):
+        if (kind == "restore" and action != "restore") or (
+            kind != "restore" and action not in ACTIONS
+        ):
             return failure(request, NotFoundError(f"unknown action {action!r}"), 404)
         if not guard.csrf_ok(kind, target, (form.get("csrf") or [""])[0]):
-            return failure(request, PermissionError("the form's token does not match; reload the page and retry"), 403)
+            return failure(
+                request,
+                PermissionError("the form's token does not match; reload the page and retry"),
+                403,
+            )
 
         def run() -> dict[str, Any]:
             with lock:
                 if kind == "restore":
-                    return {"title": "Restored", "target": target, "report": ctx.restore(target), "kind": kind}
+                    return {
+                        "title": "Restored",
+                        "target": target,
+                        "report": ctx.restore(target),
+                        "kind": kind,
+                    }
                 report = getattr(Sessions(ctx), action)(target)
                 return {"title": ACTIONS[action], "target": target, "report": report, "kind": kind}
+
         try:
             data = await run_in_threadpool(run)
         except NotFoundError as exc:
@@ -136,22 +166,49 @@ def build_app(ctx: ContextManager, guard: Guard) -> ASGIApp:
     routes = [
         Route("/", reading("home.html", lambda r: pages.home_page(ctx))),
         Route("/tree", reading("tree.html", lambda r: pages.tree_page(ctx))),
-        Route("/file/{path:path}", reading("file.html", lambda r: pages.file_page(
-            ctx, r.path_params["path"], arg(r, "at") or None))),
-        Route("/sessions", reading("sessions.html", lambda r: pages.sessions_page(ctx, arg(r, "status")))),
-        Route("/sessions/{session}", reading("session.html", lambda r: pages.session_page(
-            ctx, r.path_params["session"]))),
-        Route("/view", reading("view.html", lambda r: pages.view_page(
-            ctx, scope=arg(r, "scope"), budget=number(r, "budget", 2000), query=arg(r, "query"),
-            at=arg(r, "at"), subtask=arg(r, "subtask"), topic=arg(r, "topic")))),
+        Route(
+            "/file/{path:path}",
+            reading(
+                "file.html",
+                lambda r: pages.file_page(ctx, r.path_params["path"], arg(r, "at") or None),
+            ),
+        ),
+        Route(
+            "/sessions",
+            reading("sessions.html", lambda r: pages.sessions_page(ctx, arg(r, "status"))),
+        ),
+        Route(
+            "/sessions/{session}",
+            reading("session.html", lambda r: pages.session_page(ctx, r.path_params["session"])),
+        ),
+        Route(
+            "/view",
+            reading(
+                "view.html",
+                lambda r: pages.view_page(
+                    ctx,
+                    scope=arg(r, "scope"),
+                    budget=number(r, "budget", 2000),
+                    query=arg(r, "query"),
+                    at=arg(r, "at"),
+                    subtask=arg(r, "subtask"),
+                    topic=arg(r, "topic"),
+                ),
+            ),
+        ),
         Route("/topics", reading("topics.html", lambda r: pages.topics_page(ctx))),
-        Route("/topics/{name}", reading("topic.html", lambda r: pages.topic_page(ctx, r.path_params["name"]))),
+        Route(
+            "/topics/{name}",
+            reading("topic.html", lambda r: pages.topic_page(ctx, r.path_params["name"])),
+        ),
         Route("/search", reading("search.html", lambda r: pages.search_page(ctx, arg(r, "q")))),
         Route("/trash", reading("trash.html", lambda r: pages.trash_page(ctx))),
         Route("/static/ui.css", stylesheet),
     ]
     if guard.write:
-        routes += [Route("/sessions/{target}/{action}", decide, methods=["POST"]),
-                   Route("/trash/{target}/{action}", decide, methods=["POST"])]
+        routes += [
+            Route("/sessions/{target}/{action}", decide, methods=["POST"]),
+            Route("/trash/{target}/{action}", decide, methods=["POST"]),
+        ]
     # The guard wraps the whole application, error pages included.
     return guard.middleware(Starlette(routes=routes, exception_handlers={404: not_found}))

@@ -25,8 +25,18 @@ from .render import budget_bar, diff_lines, markdown_html, tree_of
 if TYPE_CHECKING:
     from contextfs import ContextManager
 
-__all__ = ["file_page", "home_page", "search_page", "session_page", "sessions_page", "topic_page", "topics_page",
-           "trash_page", "tree_page", "view_page"]
+__all__ = [
+    "file_page",
+    "home_page",
+    "search_page",
+    "session_page",
+    "sessions_page",
+    "topic_page",
+    "topics_page",
+    "trash_page",
+    "tree_page",
+    "view_page",
+]
 
 #: The tier colours of the budget bar, most text first (CSS classes ``tier-<name>``).
 TIERS = ("full", "excerpt", "overview", "abstract", "cue")
@@ -37,10 +47,15 @@ def _trust(meta: dict[str, Any], body: str) -> dict[str, Any]:
     """The trust marking of a note: what its frontmatter says and what the guard finds now."""
     verdict = assess(body)
     flagged = meta.get("flagged")
-    reasons = list(dict.fromkeys([*(flagged if isinstance(flagged, list) else []), *verdict.reasons]))
+    reasons = list(
+        dict.fromkeys([*(flagged if isinstance(flagged, list) else []), *verdict.reasons])
+    )
     level = str(meta.get("trust", "trusted"))
-    return {"level": level, "reasons": [str(r) for r in reasons],
-            "ok": level == "trusted" and not reasons}
+    return {
+        "level": level,
+        "reasons": [str(r) for r in reasons],
+        "ok": level == "trusted" and not reasons,
+    }
 
 
 def home_page(ctx: ContextManager) -> dict[str, Any]:
@@ -76,9 +91,15 @@ def file_page(ctx: ContextManager, path: str, at: str | None) -> dict[str, Any]:
         doc = ctx.get(rel)
         meta, body, changes = dict(doc.metadata), doc.body, []
     return {
-        "path": rel, "at": at, "meta": meta, "body_html": markdown_html(body, rel), "trust": _trust(meta, body),
-        "history": ctx.history(rel, limit=50), "changes": changes,
-        "is_log": rel.endswith(".jsonl"), "raw_body": body,
+        "path": rel,
+        "at": at,
+        "meta": meta,
+        "body_html": markdown_html(body, rel),
+        "trust": _trust(meta, body),
+        "history": ctx.history(rel, limit=50),
+        "changes": changes,
+        "is_log": rel.endswith(".jsonl"),
+        "raw_body": body,
     }
 
 
@@ -87,7 +108,11 @@ def sessions_page(ctx: ContextManager, status: str | None) -> dict[str, Any]:
     days: dict[str, list[Any]] = defaultdict(list)
     for s in listed:
         days[s.ended[:10]].append(s)
-    return {"days": sorted(days.items(), reverse=True), "status": status or "", "count": len(listed)}
+    return {
+        "days": sorted(days.items(), reverse=True),
+        "status": status or "",
+        "count": len(listed),
+    }
 
 
 def session_page(ctx: ContextManager, session: str) -> dict[str, Any]:
@@ -104,17 +129,36 @@ def session_page(ctx: ContextManager, session: str) -> dict[str, Any]:
     }
 
 
-def view_page(ctx: ContextManager, *, scope: str, budget: int, query: str, at: str, subtask: str,
-              topic: str) -> dict[str, Any]:
+def view_page(
+    ctx: ContextManager, *, scope: str, budget: int, query: str, at: str, subtask: str, topic: str
+) -> dict[str, Any]:
     """What the agent saw: the view of a scope at a commit, each item against the budget."""
     scoped = ScopedContext(ctx, budget=max(1, min(budget, MAX_VIEW_BUDGET)))
-    form = {"scope": scope, "budget": budget, "query": query, "at": at, "subtask": subtask, "topic": topic}
-    out: dict[str, Any] = {"form": form, "scopes": SCOPES, "commits": ctx.history(limit=40), "error": None,
-                           "view": None, "tiers": TIERS}
+    form = {
+        "scope": scope,
+        "budget": budget,
+        "query": query,
+        "at": at,
+        "subtask": subtask,
+        "topic": topic,
+    }
+    out: dict[str, Any] = {
+        "form": form,
+        "scopes": SCOPES,
+        "commits": ctx.history(limit=40),
+        "error": None,
+        "view": None,
+        "tiers": TIERS,
+    }
     try:
         out["subtasks"] = scoped.subtasks(as_of=at or None)
-        view = scoped.assemble(scope or None, subtask or None, query=query or None, topic=topic or None,
-                               as_of=at or None)
+        view = scoped.assemble(
+            scope or None,
+            subtask or None,
+            query=query or None,
+            topic=topic or None,
+            as_of=at or None,
+        )
     except ContextFSError as exc:
         out["error"] = str(exc)
         out.setdefault("subtasks", [])
@@ -123,8 +167,13 @@ def view_page(ctx: ContextManager, *, scope: str, budget: int, query: str, at: s
     used: dict[str, int] = defaultdict(int)
     for item in view.items:
         used[item.tier] += item.tokens
-    out.update(view=view, segments=segments, budget_x=budget_x, used=dict(used),
-               share=round(100.0 * view.tokens / view.budget, 1) if view.budget else 100.0)
+    out.update(
+        view=view,
+        segments=segments,
+        budget_x=budget_x,
+        used=dict(used),
+        share=round(100.0 * view.tokens / view.budget, 1) if view.budget else 100.0,
+    )
     return out
 
 
@@ -144,9 +193,14 @@ def topic_page(ctx: ContextManager, name: str) -> dict[str, Any]:
         parents = [p for p in d.depends_on if p in by_id]
         (children[parents[0]] if parents else roots).append(d)
     where = ctx.read(topic.path(WHERE_FILE)) or ""
-    return {"topic": topic, "roots": roots, "children": children, "by_id": by_id,
-            "where_html": markdown_html(where, topic.path(WHERE_FILE)),
-            "summary_html": markdown_html(topic.body, topic.path())}
+    return {
+        "topic": topic,
+        "roots": roots,
+        "children": children,
+        "by_id": by_id,
+        "where_html": markdown_html(where, topic.path(WHERE_FILE)),
+        "summary_html": markdown_html(topic.body, topic.path()),
+    }
 
 
 def search_page(ctx: ContextManager, query: str) -> dict[str, Any]:

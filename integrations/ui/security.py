@@ -31,13 +31,16 @@ __all__ = ["CSP", "Guard", "LOOPBACK_HOSTS", "SECURITY_HEADERS"]
 
 #: The addresses the server may listen on.
 LOOPBACK_HOSTS = ("127.0.0.1", "::1", "localhost")
-CSP = ("default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
-       "frame-ancestors 'none'; base-uri 'none'")
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'"
+)
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "same-origin",  # "no-referrer" makes Chromium send "Origin: null" with a form
+    # "no-referrer" would make Chromium send "Origin: null" with a form, which is refused.
+    "Referrer-Policy": "same-origin",
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cache-Control": "no-store",
@@ -88,7 +91,9 @@ class Guard:
                 rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 target = request.url.path + ("?" + urlencode(rest) if rest else "")
                 response = RedirectResponse(target, status_code=303)
-                response.set_cookie(guard.cookie, guard.token, httponly=True, samesite="strict", path="/")
+                response.set_cookie(
+                    guard.cookie, guard.token, httponly=True, samesite="strict", path="/"
+                )
                 await guard.with_headers(response)(scope, receive, send)
                 return
 
@@ -110,15 +115,23 @@ class Guard:
         """The refusal for a request that may not go on, or None."""
         host = request.headers.get("host", "")
         if host not in self.hosts:
-            return PlainTextResponse("refused: this server answers only on its loopback address\n", status_code=400)
+            return PlainTextResponse(
+                "refused: this server answers only on its loopback address\n", status_code=400
+            )
         origin = request.headers.get("origin")
-        if request.method not in ("GET", "HEAD") and origin is not None and origin not in self.origins:
+        if (
+            request.method not in ("GET", "HEAD")
+            and origin is not None
+            and origin not in self.origins
+        ):
             return PlainTextResponse("refused: a request from another site\n", status_code=403)
         given = request.query_params.get("token") if request.method == "GET" else None
         if not (self._token_ok(request.cookies.get(self.cookie)) or self._token_ok(given)):
             return PlainTextResponse(
-                "refused: open the address that `contextfs ui` printed (it carries the access token)\n",
-                status_code=403)
+                "refused: open the address that `contextfs ui` printed "
+                "(it carries the access token)\n",
+                status_code=403,
+            )
         return None
 
     @staticmethod
@@ -126,5 +139,3 @@ class Guard:
         for key, value in SECURITY_HEADERS.items():
             response.headers.setdefault(key, value)
         return response
-
-

@@ -26,10 +26,20 @@ __all__ = ["UIServer"]
 class UIServer:
     """The page for one root, served on a loopback address until :meth:`stop`."""
 
-    def __init__(self, root: str | Path, *, write: bool = False, host: str = "127.0.0.1", port: int = 0,
-                 token: str | None = None, ctx: ContextManager | None = None) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        write: bool = False,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        ctx: ContextManager | None = None,
+    ) -> None:
         if host not in ("127.0.0.1", "::1"):
-            raise ConfigError(f"the page is served on a loopback address only (127.0.0.1 or ::1), not {host!r}")
+            raise ConfigError(
+                f"the page is served on a loopback address only (127.0.0.1 or ::1), not {host!r}"
+            )
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.socket(family, socket.SOCK_STREAM)
         self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -37,15 +47,24 @@ class UIServer:
             self.socket.bind((host, port))
         except OSError as exc:
             self.socket.close()
-            raise ConfigError(f"cannot listen on {host} port {port} ({exc.strerror}); pick another --port, "
-                              "or 0 for a free one") from None
+            raise ConfigError(
+                f"cannot listen on {host} port {port} ({exc.strerror}); pick another --port, "
+                "or 0 for a free one"
+            ) from None
         self.socket.listen(64)
         self.port = int(self.socket.getsockname()[1])
         self.host = host
         self.guard = Guard(self.port, write=write, token=token)
-        self.ctx = ctx if ctx is not None else ContextManager(root, actor="human", read_only=not write)
-        config = uvicorn.Config(build_app(self.ctx, self.guard), log_level="warning", access_log=False,
-                                lifespan="off", server_header=False)
+        self.ctx = (
+            ctx if ctx is not None else ContextManager(root, actor="human", read_only=not write)
+        )
+        config = uvicorn.Config(
+            build_app(self.ctx, self.guard),
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            server_header=False,
+        )
         self._server = uvicorn.Server(config)
         self._thread: threading.Thread | None = None
 

@@ -43,18 +43,33 @@ def history(root: Path, commits: int, sessions: int) -> None:
     for n in range(commits):
         session = f"s-bench-{n * sessions // commits:04d}"
         actor = f"agent:a{n % 7}"
-        body = f"---\nauthor: {actor}\nsession: {session}\n---\n# Note {n % 800}\n\n- fact {n}\n".encode()
+        front = f"---\nauthor: {actor}\nsession: {session}\n---\n"
+        body = f"{front}# Note {n % 800}\n\n- fact {n}\n".encode()
         rel = f"memory/area{n % 40:02d}/note{n % 800:04d}.md"
-        message = (f"write: {rel}\n\n- write: {rel}\n\nContextfs-Op: write\n"
-                   f"Contextfs-Session: {session}\nContextfs-Turn: {n % 13}\n").encode()
-        who = f"{actor} <{actor.replace(':', '-')}@contextfs.invalid> {start + n * 60} +0000".encode()
-        lines += [b"commit refs/heads/main", b"mark :%d" % (n + 1), b"author " + who, b"committer " + who,
-                  b"data %d" % len(message), message]
+        message = (
+            f"write: {rel}\n\n- write: {rel}\n\nContextfs-Op: write\n"
+            f"Contextfs-Session: {session}\nContextfs-Turn: {n % 13}\n"
+        ).encode()
+        who = (
+            f"{actor} <{actor.replace(':', '-')}@contextfs.invalid> {start + n * 60} +0000".encode()
+        )
+        lines += [
+            b"commit refs/heads/main",
+            b"mark :%d" % (n + 1),
+            b"author " + who,
+            b"committer " + who,
+            b"data %d" % len(message),
+            message,
+        ]
         if n:
             lines.append(b"from :%d" % n)
         lines += [b"M 100644 inline " + rel.encode(), b"data %d" % len(body), body, b""]
-    subprocess.run(["git", "-C", str(root), "fast-import", "--quiet"], input=b"\n".join(lines) + b"\n",
-                   check=True, env=ENV)
+    subprocess.run(
+        ["git", "-C", str(root), "fast-import", "--quiet"],
+        input=b"\n".join(lines) + b"\n",
+        check=True,
+        env=ENV,
+    )
     subprocess.run(["git", "-C", str(root), "reset", "-q", "--hard", "main"], check=True, env=ENV)
 
 
@@ -79,8 +94,19 @@ def main() -> int:
         cache = ctx.state.file("session-log.jsonl")
 
         def baseline() -> None:
-            subprocess.run(["git", "-C", str(root), "log", "--numstat", "--format=%H%x1f%an%x1f%at%x1f%(trailers:only)"],
-                           check=True, capture_output=True, env=ENV)
+            subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(root),
+                    "log",
+                    "--numstat",
+                    "--format=%H%x1f%an%x1f%at%x1f%(trailers:only)",
+                ],
+                check=True,
+                capture_output=True,
+                env=ENV,
+            )
 
         def first() -> None:
             cache.unlink(missing_ok=True)
@@ -109,16 +135,26 @@ def main() -> int:
 
     rows = [
         ("`git log --numstat` of the history (baseline)", git_ms, "", ""),
-        ("first `Sessions.list()` (reads and caches every commit)", first_ms, f"{first_ms / git_ms:.2f}x",
-         "≤ 1.5x the baseline: " + ("met" if first_ms <= 1.5 * git_ms else "NOT met")),
-        ("`Sessions.list()` after one more commit", later_ms, f"{later_ms / first_ms:.2f}x of first",
-         "≤ 0.5x the first: " + ("met" if later_ms <= 0.5 * first_ms else "NOT met")),
+        (
+            "first `Sessions.list()` (reads and caches every commit)",
+            first_ms,
+            f"{first_ms / git_ms:.2f}x",
+            "≤ 1.5x the baseline: " + ("met" if first_ms <= 1.5 * git_ms else "NOT met"),
+        ),
+        (
+            "`Sessions.list()` after one more commit",
+            later_ms,
+            f"{later_ms / first_ms:.2f}x of first",
+            "≤ 0.5x the first: " + ("met" if later_ms <= 0.5 * first_ms else "NOT met"),
+        ),
         ("`Sessions.get(id)`", get_ms, "", ""),
         ("`Sessions.changes(id)` (20 commits, diffs)", changes_ms, "", ""),
     ]
     print(f"## Sessions on {commits:,} commits in {len(listed)} sessions\n")
-    print(f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores "
-          f"(shared machine: ratios hold, absolute times move)\n")
+    print(
+        f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores "
+        f"(shared machine: ratios hold, absolute times move)\n"
+    )
     print("| operation | median ms | ratio | goal |\n|---|---:|---:|---|")
     for name, ms, ratio, goal in rows:
         print(f"| {name} | {ms:.1f} | {ratio} | {goal} |")
