@@ -189,9 +189,8 @@ def open_review(main: ContextManager, session: str) -> ReviewHandle:
     with main.write_lock():
         tip = git.branches.read(ref)
         if not (folder / ".git").is_file():
-            git.git(
-                "worktree", "prune"
-            )  # a folder removed by hand leaves git's record of it behind
+            # A folder removed by hand leaves git's record of it behind.
+            git.git("worktree", "prune")
             folder.parent.mkdir(parents=True, exist_ok=True)
             head = git.head()
             if head is None:

@@ -30,9 +30,8 @@ def test_the_agent_reads_its_own_writes_and_nobody_else_does(person: ContextMana
     scout.append("memory/facts.md", "- four\n")
     scout.write("notes/new.md", "# New\n")
     assert scout.read("memory/facts.md").endswith("- four\n") and scout.exists("notes/new.md")
-    assert (
-        scout.root != person.root and ".git" in scout.root.parts
-    )  # its work tree is under the git folder
+    # Its work tree is under the git folder.
+    assert scout.root != person.root and ".git" in scout.root.parts
     for reader in (
         person,
         ContextManager(person.root, actor="human", read_only=True, index=False),
@@ -66,9 +65,8 @@ def test_approve_merges_with_the_agents_authors_and_the_person_as_merger(
     assert_clean(person.root)
     with pytest.raises(ReviewError, match="nothing waiting"):
         Sessions(person).approve("s-scout")
-    scout.append(
-        "memory/facts.md", "- five\n"
-    )  # the session goes on: the next approval takes only what is new
+    # The session goes on: the next approval takes only what is new.
+    scout.append("memory/facts.md", "- five\n")
     assert Sessions(person).get("s-scout").pending == 1
     Sessions(person).approve("s-scout")
     assert person.read("memory/facts.md").endswith("- four\n- five\n")
