@@ -269,6 +269,20 @@ def _enter(
     return open_review(main, session)
 
 
+#: root -> (the config file's lstat key, its ``[review] agents``): an agent's every write
+#: asks, and re-reading the settings each time cost more than the check itself.
+_LISTED: dict[Path, tuple[tuple[int, int] | None, tuple[str, ...]]] = {}
+
+
+def _listed(files: RootFiles) -> tuple[str, ...]:
+    st = files.lstat(CONFIG_PATH) if files.kind(".contextfs") == "dir" else None
+    key = (st.st_mtime_ns, st.st_size) if st is not None else None
+    cached = _LISTED.get(files.root)
+    if cached is None or cached[0] != key:
+        cached = _LISTED[files.root] = (key, review_actors(config_of(files)))
+    return cached[1]
+
+
 def check_write(ctx: ContextManager, op: str) -> None:
     """Before a write: a review session must still be open, and through a main-root handle
     an actor whose writes need review is refused."""
@@ -278,7 +292,7 @@ def check_write(ctx: ContextManager, op: str) -> None:
     actor = ctx.current_provenance.actor
     if op in ("init", "sync") or not actor.startswith("agent"):
         return  # the managed files and a person's outside edits are not an agent's writes
-    if needs_review(actor, review_actors(config_of(ctx.files))):
+    if needs_review(actor, _listed(ctx.files)):
         raise ReviewError(
             f"{actor}'s writes wait for a person's review ([review] agents in {CONFIG_PATH}); "
             f"open the root in review mode: ContextManager(root, actor={actor!r}, review=True) "
