@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 DEMO_DIR ?= .demo/context
 
-.PHONY: demo test stress bench lint docs clean
+.PHONY: demo test stress bench lint docs screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,10 @@ bench: $(DEVSTAMP)
 
 docs: $(DEVSTAMP)
 	$(BIN)/cog -r docs/cli.md
+
+# docs/images/review-*.png, taken by the browser the page's tests drive (Debian's chromium).
+screenshots: $(DEVSTAMP)
+	cd tests && ../$(BIN)/python ui_screenshots.py ../docs/images
 
 # mypy checks the package as installed (see [tool.mypy] in pyproject.toml): a plain copy in
 # build/typecheck, whose paths in the report are mapped back to the source folders. pip builds

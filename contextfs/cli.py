@@ -66,6 +66,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "Print a whole file, frontmatter included, at a revision.", _HISTORY),
     CommandEntry("revert", "contextfs.cli_core:revert",
                  "Undo as new commits: a file to a revision, or a whole session.", _HISTORY),
+    CommandEntry("sessions", "contextfs.cli_review:sessions",
+                 "Review sessions: list, show a diff, approve, discard, recover, undo.", _HISTORY),
     CommandEntry("search", "contextfs.cli_search:search",
                  'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.', _FIND),
     CommandEntry("reindex", "contextfs.cli_search:reindex",
@@ -88,6 +90,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "Walk through every layer on a copy of the sample context.", _TOOLS),
     CommandEntry("mcp", "contextfs.integrations.mcp_server:mcp",
                  "Serve the context root to MCP clients over stdio (needs the 'mcp' extra).", _TOOLS),
+    CommandEntry("ui", "contextfs.integrations.ui.cli:ui",
+                 "Browse and review the root in a local web page (needs the 'ui' extra).", _TOOLS),
 )
 
 
@@ -155,10 +159,13 @@ class LazyGroup(click.Group):
 @click.option("--actor", default="human", show_default=True,
               help="Who is writing: human, agent, agent:<name> or remote.")
 @click.option("--session", default=None, help="Session id recorded in commit trailers.")
+@click.option("--review", is_flag=True,
+              help="Review mode: this session's writes wait on a branch of their own for a person's approval.")
 @click.option("-v", "--verbose", is_flag=True, help="Show what the library logs (index rebuilds, topic switches).")
 @click.version_option(package_name="contextfs-git")
 @click.pass_context
-def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | None, verbose: bool) -> None:
+def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | None, review: bool,
+        verbose: bool) -> None:
     """contextfs: an agent's context as plain markdown files, versioned by git.
 
     \b
@@ -169,7 +176,7 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
     """
     # The library logs without handlers; the CLI is the edge that decides how they look.
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s")
-    click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session)
+    click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session, review=review)
     click_ctx.with_resource(speaking("cli"))  # an error's fix names commands, not Python calls
 
 

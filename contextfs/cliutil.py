@@ -66,7 +66,8 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
         factory = globals().get("ContextManager") or __getattr__("ContextManager")
-        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only)
+        review = {"review": True} if obj.get("review") else {}  # else [review] agents decides
+        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only, **review)
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
     return manager

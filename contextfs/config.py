@@ -32,6 +32,7 @@ TABLES = {
     "memory": "memory tiers and the poisoning policy",
     "secrets": "the secret scanner of the write gate",
     "evolve": "the evolving agent's cleanup",
+    "review": "review mode: whose writes wait for a person (contextfs.review_branch)",
 }
 
 

@@ -21,6 +21,7 @@ CLI, ``list_context`` from an agent's tools::
     ├── TopicError                      unknown topic, bad topic operation
     ├── MemoryLimitError                a core memory block over its token limit
     ├── PoisoningError                  instruction-like text refused by policy
+    ├── ReviewError                     nothing to approve, an agent approving, a discarded session
     └── EvolveError                     a failing or malformed model response
 """
 
@@ -42,6 +43,7 @@ __all__ = [
     "MemoryLimitError",
     "NotFoundError",
     "PoisoningError",
+    "ReviewError",
     "SearchIndexError",
     "TopicError",
     "VersioningError",
@@ -123,6 +125,11 @@ class MemoryLimitError(ContextFSError):
 
 class PoisoningError(ContextFSError):
     """Text that reads as an instruction was refused by the poisoning policy."""
+
+
+class ReviewError(ContextFSError):
+    """A review decision cannot be carried out: nothing waits, the caller is an agent, the
+    session was discarded."""
 
 
 class EvolveError(ContextFSError):

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from .guard import WriteGuard
     from .history import HistoryEntry, RevertReport
     from .remote import Remote
+    from .review_branch import ReviewHandle
     from .search import SearchHit, SearchIndex
     from .transaction import Change, Writes
     from .trash import TrashEntry
@@ -76,6 +77,7 @@ class ContextManager:
     ``durable=False`` skips every fsync (files, journal, git objects, the branch): a
     crash of the process still loses nothing, a power cut may. Meant for benchmarks and
     throw-away roots; the default makes an acknowledged write survive a power cut.
+    ``review``: see :func:`contextfs.review_branch.enter`.
     """
 
     def __init__(
@@ -90,6 +92,7 @@ class ContextManager:
         max_file_bytes: int = MAX_FILE_BYTES,
         read_only: bool = False,
         durable: bool = True,
+        review: bool | None = None,
     ) -> None:
         check_actor(actor)
         if session is None:
@@ -102,6 +105,10 @@ class ContextManager:
         self.read_only = read_only
         self.durable = durable
         raw_root = Path(root)
+        self.review: ReviewHandle | None = None
+        if review or (review is None and actor.startswith("agent")):
+            from .review_branch import enter  # review mode only (git worktree)
+            self.review, raw_root, own_repository = enter(self, raw_root, review, own_repository)
         if read_only:
             self.root, git_dir, prefix = locate_root(raw_root)
             self._git: GitStore | None = None
@@ -177,9 +184,7 @@ class ContextManager:
             session=check_token("session", session) if session is not None else cur.session,
             turn=check_token("turn", turn) if turn is not None else cur.turn,
         )
-        stack = getattr(self._local, "prov", None)
-        if stack is None:
-            stack = self._local.prov = []
+        stack = self._local.__dict__.setdefault("prov", [])
         stack.append(new)
         try:
             yield new
@@ -203,10 +208,12 @@ class ContextManager:
         rel = paths.check(self.root, raw, write=write)
         return self.files.disk_rel(rel)
 
-
-    def _writer(self) -> Writes:
+    def _writer(self, op: str = "lock") -> Writes:
         if self._writes is None:
             raise VersioningError(f"{self.root} was opened read-only; open it without read_only=True to write")
+        if self.review is not None or (op != "lock" and self.current_provenance.actor.startswith("agent")):
+            from .review_branch import check_write  # agents and review mode only
+            check_write(self, op)
         return self._writes
 
     def write_lock(self) -> AbstractContextManager[None]:
@@ -238,14 +245,14 @@ class ContextManager:
         gated paths; an exception undoes them, otherwise one commit ``<op>: <subject>``
         is made (none when nothing changed).
         """
-        return self._writer().change(op, subject_path, trailers)
+        return self._writer(op).change(op, subject_path, trailers)
 
     @contextlib.contextmanager
     def transaction(
         self, message: str, *, op: str = "transaction", trailers: Mapping[str, str] | None = None
     ) -> Iterator[ContextManager]:
         """Group many calls into one commit; on an exception undo them and commit nothing."""
-        with self._writer().transaction(message, op, trailers):
+        with self._writer(op).transaction(message, op, trailers):
             yield self
 
     # ------------------------------------------------------------ reading
@@ -443,19 +450,15 @@ class ContextManager:
         return history.revert(self, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
-        """Undo everything one session wrote, newest first, one new commit per commit undone.
-
-        A path someone changed after the session is left alone and reported as a conflict.
-        """
+        """Undo everything one session wrote, newest first, one new commit per commit undone
+        (a path someone changed after the session is left alone and reported as a conflict)."""
         from . import history  # with difflib: ~3 ms that only history calls need
         return history.revert_session(self, session_id)
 
     # ------------------------------------------------------------ outside edits
     def sync(self) -> builtins.list[str]:
-        """Commit edits made behind the store's back (an editor, a script) as ``human``.
-
-        Returns the committed paths; what was held back and why is in ``last_sync``.
-        """
+        """Commit edits made behind the store's back (an editor, a script) as ``human``; the paths
+        committed (what was held back, and why, is in ``last_sync``)."""
         return sync_outside_edits(self)
 
     @property

@@ -27,7 +27,7 @@ import os
 import secrets
 import stat
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +37,7 @@ from .fixes import Fix
 if TYPE_CHECKING:
     from filelock import FileLock
 
-__all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key"]
+__all__ = ["RootLock", "StateDir", "find_repository", "locate_root", "machine_key", "root_key"]
 
 log = logging.getLogger(__name__)
 
@@ -91,12 +91,18 @@ def _user_folder(env: str, fallback: str) -> Path:
 
 
 _KEYS: dict[Path, bytes] = {}
+#: The key's path for the environment it was found in: finding it (pathlib, the home
+#: folder) cost more than the HMAC itself when a cache signs one line per commit.
+_KEY_PATHS: dict[tuple[str | None, str | None], Path] = {}
 
 
 def machine_key() -> bytes:
     """A random key that never leaves this user account (created on first use, then cached)."""
-    folder = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs"
-    path = folder / "index-key"
+    where = (os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
+    path = _KEY_PATHS.get(where)
+    if path is None:
+        path = _KEY_PATHS[where] = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs" / "index-key"
+    folder = path.parent
     if path in _KEYS:
         return _KEYS[path]
     _KEYS[path] = key = _load_or_make_key(folder, path)
@@ -186,14 +192,18 @@ class RootLock:
         return self._lock is not None and self._lock.is_locked
 
 
+def root_key(prefix: str) -> str:
+    """The name that keeps one root's things apart from another's in the same repository."""
+    return "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
+
+
 class StateDir:
     """The folder of one root's derived state, created on first use."""
 
     def __init__(self, git_dir: Path, prefix: str) -> None:
         self.git_dir = git_dir
         self.prefix = prefix
-        key = "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
-        self._preferred = git_dir / "contextfs" / key
+        self._preferred = git_dir / "contextfs" / root_key(prefix)
         self._fallback = (_user_folder("XDG_CACHE_HOME", ".cache") / "contextfs"
                           / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24])
         self._path: Path | None = None
@@ -270,6 +280,11 @@ class StateDir:
     def sign(self, payload: bytes) -> str:
         """An HMAC of ``payload`` with this user's machine key."""
         return hmac.new(machine_key(), payload, hashlib.sha256).hexdigest()
+
+    def signer(self) -> Callable[[bytes], str]:
+        """:meth:`sign` with the key looked up once, for signing many small pieces."""
+        key = machine_key()
+        return lambda payload: hmac.new(key, payload, hashlib.sha256).hexdigest()
 
     def verify(self, payload: bytes, mac: object) -> bool:
         return isinstance(mac, str) and hmac.compare_digest(self.sign(payload), mac)

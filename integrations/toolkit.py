@@ -125,11 +125,12 @@ def all_specs() -> list[ToolSpec[Any]]:
     """Every tool, grouped in :data:`GROUPS` order."""
     # The tool tables import this module (ToolSpec, Toolkit), so they are read when asked for.
     from .tools_memory import MEMORY_TOOLS  # (see above)
+    from .tools_review import REVIEW_TOOLS  # (see above)
     from .tools_scopes import SCOPE_TOOLS  # (see above)
     from .tools_store import STORE_TOOLS  # (see above)
     from .tools_topics import TOPIC_TOOLS  # (see above)
 
-    specs = [*STORE_TOOLS, *SCOPE_TOOLS, *MEMORY_TOOLS, *TOPIC_TOOLS]
+    specs = [*STORE_TOOLS, *REVIEW_TOOLS, *SCOPE_TOOLS, *MEMORY_TOOLS, *TOPIC_TOOLS]
     assert all(_SLUG.match(s.name) and s.group in GROUPS for s in specs)
     return specs
 

@@ -26,7 +26,7 @@ needs_search = pytest.mark.skipif(not search_available(), reason="contextfs.sear
 STORE = {
     "read_context", "write_context", "append_context", "edit_context", "list_context", "search_context",
     "delete_context", "restore_context", "context_history", "context_diff", "revert_context",
-    "list_conflicts", "resolve_conflict",
+    "list_conflicts", "resolve_conflict", "list_pending_reviews",
 }
 SCOPES = {"get_scoped_context"}
 MEMORY = {"core_memory_append", "core_memory_replace", "archival_memory_insert", "archival_memory_search",
@@ -34,7 +34,7 @@ MEMORY = {"core_memory_append", "core_memory_replace", "archival_memory_insert",
 TOPICS = {"open_topic", "list_topics", "switch_topic", "log_decision", "decision_chain"}
 READ_ONLY = {"read_context", "list_context", "search_context", "context_history", "context_diff",
              "get_scoped_context", "archival_memory_search", "conversation_search", "list_topics", "decision_chain",
-             "list_conflicts"}
+             "list_conflicts", "list_pending_reviews"}
 HOSTILE = ["../../etc/passwd", ".git/config", "/etc/passwd", ".trash/x/files/a.md", "memory/../../outside.md"]
 
 

@@ -123,3 +123,4 @@ class GitCommand:
                 )
             raise VersioningError(f"git {args[0]} failed: {err}; check the repository state")
         return proc.stdout.decode("utf-8", "surrogateescape")
+

@@ -25,6 +25,7 @@ import git
 from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
 from ..provenance import machine_name
+from .branches import Branches
 from .gitcmd import GitCommand, check_rev
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
@@ -101,6 +102,7 @@ class GitStore:
         self.objects = ObjectStore(str(self.common_dir / "objects"), durable=durable)
         self.refs = Refs(self.git_dir, self.common_dir, durable=durable)
         self.cmd = GitCommand(self.workdir, self.git_dir)
+        self.branches = Branches(self.cmd)
 
     # ---------------------------------------------------------------- setup
     @staticmethod
