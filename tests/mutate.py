@@ -18,7 +18,8 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    score per module and exits non-zero when a module is under the goal or a survivor is
    neither killed nor explained.
 
-Usage: ``python tests/mutate.py [--module contextfs/paths.py ...] [--jobs 2] [--report-only]``.
+Usage: ``python tests/mutate.py [--group files ...] [--jobs 2] [--report-only]``; a group
+is a set of modules with the tests that exercise them (``tests/mutation.toml``).
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class Equivalent:
 class Module:
     source: str
     staged: str
+    group: str
     counts: Counter[str] = field(default_factory=Counter)
     survivors: list[tuple[str, str]] = field(default_factory=list)  # (mutant, diff)
 
@@ -92,16 +94,16 @@ def staged_path(source: str, dirs: dict[str, str]) -> str:
     return name.replace(".", "/") + source[len(folder.rstrip("/")):]
 
 
-def stage(modules: list[Module], tests: list[str]) -> None:
-    """A fresh build/mutation/: the package as installed, the tests, a pyproject for mutmut."""
-    shutil.rmtree(STAGE, ignore_errors=True)
-    STAGE.mkdir(parents=True)
+def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
+    """A fresh folder: the package as installed, the tests, a pyproject for mutmut."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "benchmarks")
     for name, folder in sorted(package_dirs().items()):  # parents before children
-        shutil.copytree(REPO / folder, STAGE / name.replace(".", "/"), ignore=skip,
+        shutil.copytree(REPO / folder, where / name.replace(".", "/"), ignore=skip,
                         dirs_exist_ok=True)
-    shutil.copytree(REPO / "tests", STAGE / "tests", ignore=skip)
-    shutil.copytree(REPO / "sample-context", STAGE / "sample-context")
+    shutil.copytree(REPO / "tests", where / "tests", ignore=skip)
+    shutil.copytree(REPO / "sample-context", where / "sample-context")
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
     pytest_ini = dict(meta["tool"]["pytest"]["ini_options"])
     settings = {
@@ -114,18 +116,20 @@ def stage(modules: list[Module], tests: list[str]) -> None:
         "use_git_change_detection": False,
         "track_dependencies": False,
     }
-    (STAGE / "pyproject.toml").write_text(
+    (where / "pyproject.toml").write_text(
         tomli_w.dumps({"tool": {"pytest": {"ini_options": pytest_ini}, "mutmut": settings}}))
 
 
-def run_mutmut(jobs: int) -> int:
+def run_mutmut(where: Path, jobs: int) -> int:
     # Children the tests spawn import the mutated copy too. The folder must exist before
     # mutmut starts: Python caches a missing sys.path entry as "nothing here" for good.
-    (STAGE / "mutants").mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(STAGE / "mutants"))
+    (where / "mutants").mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(where / "mutants"))
     mutmut = Path(sys.executable).with_name("mutmut")
     cmd = ["nice", "-n", "10", str(mutmut), "run", "--max-children", str(jobs)]
-    return subprocess.run(cmd, cwd=STAGE, env=env, check=False).returncode
+    with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
+        return subprocess.run(cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT,
+                              check=False).returncode
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -148,12 +152,15 @@ def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent
 
 
 def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
-    os.chdir(STAGE)  # mutmut reads its settings and results relative to the working folder
-    from mutmut.mutation.diff_apply import get_diff_for_mutant  # after chdir: reads config
+    # mutmut is the optional tool of this script: imported only once there are results
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
     from mutmut.stats import status_by_exit_code
 
     for module in modules:
-        meta = STAGE / "mutants" / (module.staged + ".meta")
+        os.chdir(STAGE / module.group)  # mutmut reads its settings and results from here
+        reset_config()
+        meta = STAGE / module.group / "mutants" / (module.staged + ".meta")
         if not meta.exists():
             module.counts["not run"] += 1
             continue
@@ -180,7 +187,7 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
         total.update(c)
         lines.append(f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
                      f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |")
-    everything = Module("all", "all", total)
+    everything = Module("all", "all", "", total)
     lines.append(f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
                  f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
                  f"**{everything.score():.1%}** |")
@@ -193,23 +200,32 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--module", action="append", help="only this source module (repeatable)")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--group", action="append", help="only this group (repeatable)")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--report-only", action="store_true", help="read the last run's results")
     args = parser.parse_args(argv)
     config = tomllib.loads(CONFIG.read_text())
     dirs = package_dirs()
-    sources = args.module or config["run"]["modules"]
-    unknown = sorted(set(sources) - set(config["run"]["modules"]))
+    groups = {g["name"]: g for g in config["group"]}
+    chosen = args.group or list(groups)
+    unknown = sorted(set(chosen) - set(groups))
     if unknown:
-        parser.error(f"not a promise module in {CONFIG.name}: {', '.join(unknown)}")
-    modules = [Module(s, staged_path(s, dirs)) for s in sources]
-    if not args.report_only:
-        stage(modules, config["run"]["tests"])
-        code = run_mutmut(args.jobs)
+        parser.error(f"no such group in {CONFIG.name}: {', '.join(unknown)}; "
+                     f"choose from {', '.join(groups)}")
+    modules: list[Module] = []
+    for name in chosen:
+        group = [Module(s, staged_path(s, dirs), name) for s in groups[name]["modules"]]
+        modules += group
+        if args.report_only:
+            continue
+        where = STAGE / name
+        stage(where, group, groups[name]["tests"])
+        print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
+        code = run_mutmut(where, args.jobs)
         if code != 0:
-            print(f"mutmut exited with {code}", file=sys.stderr)
+            print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
+            print(f"mutmut exited with {code} on {name}", file=sys.stderr)
             return code
     equivalents = load_equivalents()
     collect(modules, equivalents)
