@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 DEMO_DIR ?= .demo/context
 
-.PHONY: demo test stress bench lint docs screenshots clean
+.PHONY: demo test stress bench lint docs screenshots mutate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,18 @@ test: $(DEVSTAMP)
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/test_reliability_crash.py \
 		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py \
-		tests/test_integrations_hostile.py tests/test_sync_fleet.py tests/test_agent_middleware_memory.py
+		tests/test_integrations_hostile.py tests/test_sync_fleet.py tests/test_agent_middleware_memory.py \
+		tests/test_power_cut.py tests/test_memory_tool_reference.py
+
+# Mutation testing of the promise modules (tests/mutation.toml); about an hour on two cores.
+# One group: make mutate GROUP=files. Not part of make test.
+MUTSTAMP := $(VENV)/.installed-mutation
+$(MUTSTAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev,mutation]'
+	touch $@ $(DEVSTAMP) $(STAMP)
+
+mutate: $(MUTSTAMP)
+	$(BIN)/python tests/mutate.py $(if $(GROUP),--group $(GROUP))
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done

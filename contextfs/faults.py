@@ -13,6 +13,10 @@ die for real, through the environment::
 Actions: ``kill`` (SIGKILL this process, as a crash or power cut would stop it),
 ``enospc`` / ``eio`` (raise the OSError a full or failing disk gives), ``raise``
 (RuntimeError). The point names are listed in :data:`POINTS`.
+
+With ``CONTEXTFS_FAULTS_TRACE=<file>`` a fault appends ``<point>@<nth>=<action>`` to that
+file (flushed) just before it acts, so a test can tell a kill at the named point from a
+process that died or finished some other way.
 """
 
 from __future__ import annotations
@@ -74,6 +78,18 @@ def disarm() -> None:
     _hooks.clear()
 
 
+def _trace(line: str) -> None:
+    path = os.environ.get("CONTEXTFS_FAULTS_TRACE")
+    if not path:
+        return
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        os.write(fd, (line + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def point(name: str) -> None:
     """A step where a fault may be injected (a no-op unless one is armed)."""
     if not _armed:
@@ -85,6 +101,7 @@ def point(name: str) -> None:
     nth, action = plan
     if _seen[name] != nth:
         return
+    _trace(f"{name}@{nth}={action}")
     if action == "kill":
         os.kill(os.getpid(), signal.SIGKILL)
     if action == "enospc":

@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
+from .durability import fsync_path
 from .errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
 from .walking import FileStat, walk_fd, walk_paths
 
@@ -118,8 +119,13 @@ class RootFiles:
                 if not create:
                     raise
                 # Made by someone else in between: open it (or fail on a link).
-                with contextlib.suppress(FileExistsError):
+                try:
                     os.mkdir(name, 0o777, dir_fd=fd)
+                except FileExistsError:
+                    continue
+                # The new folder is an entry of its parent: flushed before anything is
+                # written into it, or a power cut can take it with every file inside.
+                self._fsync_dir(fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.EMLINK):
                     raise _symlink_error(rel) from None
@@ -174,6 +180,8 @@ class RootFiles:
                 if not create:
                     raise
                 current.mkdir(exist_ok=True)
+                if self.durable:
+                    fsync_path(current.parent)  # the new folder's entry (see _step)
                 st = os.lstat(current)
             if stat.S_ISLNK(st.st_mode):
                 raise _symlink_error(rel)

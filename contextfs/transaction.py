@@ -113,10 +113,10 @@ class Change:
         blob = self.git.store_blob(data) if data is not None else None
         if blob is not None:
             self.git.objects.flush()  # the snapshot must outlive a power cut before it is needed
-        # A snapshot of existing bytes is made durable before they are replaced; a path
-        # that did not exist has nothing to lose, so its line is not fsynced (a kill still
-        # finds it: the page cache outlives the process).
-        self._record({"touch": rel, "blob": blob}, durable=blob is not None)
+        # The line is durable before the path is touched, for a new path too: a power cut
+        # can keep the new file (it is flushed when written) and lose an unflushed line,
+        # and recovery would then take the half-made change for a person's edit.
+        self._record({"touch": rel, "blob": blob})
         faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data

@@ -84,6 +84,9 @@ class AccessLog:
         self.state = state
         self.path = state.file(ACCESS_FILE)
         self._lock = threading.Lock()
+        # Processes reading one root flush the same file: its read-merge-write is taken
+        # under a file lock, or one process's flush would drop what another just wrote.
+        self._shared = state.lock(ACCESS_FILE + ".lock", timeout=10.0)
         self._corrupt = False
         self.started, self.files = self._load()
         if self._corrupt or not self.path.exists():
@@ -124,6 +127,13 @@ class AccessLog:
                 self.files[dst] = stamp
 
     def flush(self) -> None:
+        try:
+            with self._shared.held():
+                self._merge_and_write()
+        except ContextFSError as exc:  # a cache must never break a read
+            log.warning("could not update the access log: %s", exc)
+
+    def _merge_and_write(self) -> None:
         with self._lock:
             started, on_disk = self._load() if self.path.exists() else (self.started, {})
             for rel, stamp in on_disk.items():

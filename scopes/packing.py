@@ -254,7 +254,9 @@ def pack(
             packer.place(slot, 0)
     else:
         pinned_cost = sum(s.cost for s in pinned)
-        if fixed + pinned_cost > budget:
+        # The estimate counts a separator after the last section and no token merges at
+        # the joins: pinned items the budget holds exactly are measured, not refused.
+        if fixed + pinned_cost > budget and counter.count(_join(header_text, pinned, [])) > budget:
             sizes = ", ".join(f"{s.src.path} ({s.cost} tokens)" for s in pinned)
             raise BudgetError(
                 f"the budget of {budget} tokens cannot hold the pinned items alone, which need "
@@ -262,30 +264,53 @@ def pack(
             )
         paging = bool(paged) and page_share > 0 and bool(query)
         target = budget
-        for _attempt in range(12):
+        # Section costs are estimates (tokens merge across the joins, either way), so the
+        # joined text is counted and the target searched for the fullest view the budget
+        # holds: lower while it is over, higher while room is left and something was cut.
+        best: tuple[int, list[tuple[int, str | None, int]], list[_Paged]] | None = None
+        fits, over = -1, budget * 4 + 64  # targets known to fit, and known to overshoot
+        for _attempt in range(16):
             sections = []
+            # Every section's cost includes the separator after it, but the last one is
+            # followed by none: that one is room too.
+            room_target = target + _SEP
             if paging:
                 # The candidates fit around a reserve; page-in then takes the reserve and
                 # whatever the candidates left; what page-in leaves goes back to them.
                 reserve = int((target - fixed - pinned_cost) * page_share)
-                packer.fit(pinned, others, target, fixed + reserve)
-                room = target - fixed - pinned_cost - sum(s.cost for s in others)
+                packer.fit(pinned, others, room_target, fixed + reserve)
+                room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
                 sections = _page_in(ctx, packer, paged, rev, seen, room)
-                packer.fit(pinned, others, target, fixed + sum(p.cost for p in sections))
+                packer.fit(pinned, others, room_target, fixed + sum(p.cost for p in sections))
             else:
-                packer.fit(pinned, others, target, fixed)
-            text = _join(header_text, slots, sections)
-            total = counter.count(text)
-            if total <= budget:
+                packer.fit(pinned, others, room_target, fixed)
+            total = counter.count(_join(header_text, slots, sections))
+            if total > budget:
+                over = min(over, target)
+                if fits < 0:
+                    # Token merges at the joins cost more than the per-section sums: aim lower.
+                    target -= max(1, total - budget)
+                    if target < fixed + pinned_cost:
+                        raise BudgetError(f"the budget of {budget} tokens cannot hold the pinned items "
+                                          "once joined; raise the budget")
+                    continue
+            else:
+                fits = max(fits, target)
+                if best is None or total > best[0]:
+                    best = (total, [(s.level, s.text, s.cost) for s in slots], list(sections))
+                if total == budget or (not paging and all(s.level == 0 for s in others)):
+                    break
+                if over > budget * 4 + 63:
+                    target += budget - total  # nothing overshot yet: take the room that is left
+                    continue
+            if over - fits <= 1:
                 break
-            # Token merges at the joins cost more than the per-section sums: aim lower.
-            target -= max(1, total - budget)
-            if target < fixed + pinned_cost:
-                raise BudgetError(
-                    f"the budget of {budget} tokens cannot hold the pinned items once joined; raise the budget"
-                )
-        else:  # pragma: no cover - each attempt lowers the target by at least the overshoot
+            target = (fits + over) // 2
+        if best is None:  # pragma: no cover - each attempt lowers the target by at least the overshoot
             raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
+        for slot, (level, text, cost) in zip(slots, best[1], strict=True):
+            slot.level, slot.text, slot.cost = level, text, cost
+        sections = best[2]
 
     text = _join(header_text, slots, sections)
     total = counter.count(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,12 +43,22 @@ def test_complete_archive_only_and_refusal_without_model(root: Path, monkeypatch
     assert_clean(root)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain") is not None, reason="langchain is installed here")
-def test_llm_flag_without_langchain_gives_install_hint(root: Path) -> None:
+def test_llm_flag_without_langchain_gives_install_hint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The [llm] extra is installed in the dev environment: hide it as a plain install would.
+    monkeypatch.setitem(sys.modules, "langchain", None)
+    monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
     out = _run(root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False).output
-    assert "pip install 'contextfs-git[llm]' langchain-openai" in out
+    assert out.startswith("error: ") and "pip install 'contextfs-git[llm]' langchain-openai" in out
     bad = _run(root, "cleanup", "--llm", "nocolon", ok=False).output
     assert "is not provider:model" in bad
+
+
+@pytest.mark.skipif(importlib.util.find_spec("langchain") is None, reason="the [llm] extra is not installed")
+@pytest.mark.skipif(importlib.util.find_spec("langchain_openai") is not None, reason="langchain-openai is installed")
+def test_llm_flag_without_the_provider_package_names_it(root: Path) -> None:
+    out = _run(root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False).output
+    assert out.startswith("error: ") and "pip install langchain-openai" in out
+    assert_clean(root)
 
 
 def test_summarize_cleanup_and_json(root: Path) -> None:

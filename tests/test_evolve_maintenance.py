@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -245,3 +248,33 @@ def test_access_log_merges_concurrent_writers(tmp_path: Path, clock: Clock) -> N
     two.touch("b.md")
     files = json.loads(state.file(ACCESS_FILE).read_text())["files"]
     assert set(files) == {"a.md", "b.md"}
+
+
+_TOUCHER = """
+import os, sys, time
+from contextfs import ContextManager
+from contextfs.evolve.cleanup import AccessLog
+
+root, me, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+log = AccessLog(ContextManager(root, index=False).state)
+open(go + "." + me, "w").close()  # ready
+while not os.path.exists(go):  # every writer starts at once
+    time.sleep(0.001)
+for i in range(count):
+    log.touch(f"{me}/{i}.md")  # a path never read before: flushed at once
+"""
+
+
+def test_access_log_merges_writers_in_separate_processes(tmp_path: Path) -> None:
+    """Processes that read the same root at the same time each keep their reads."""
+    root = tmp_path / "c"
+    state = ContextManager(root, index=False).state
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", _TOUCHER, str(root), f"p{n}", "150", str(go)])
+             for n in range(4)]
+    while len(list(tmp_path.glob("go.p*"))) < 4 and all(p.poll() is None for p in procs):
+        time.sleep(0.01)
+    go.touch()
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    files = json.loads(state.file(ACCESS_FILE).read_text())["files"]
+    assert set(files) == {f"p{n}/{i}.md" for n in range(4) for i in range(150)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from datetime import datetime, timedelta, timezone
@@ -195,7 +196,7 @@ def test_delete_twice_keeps_both_entries_and_restore_latest(ctx: ContextManager)
     assert {e.original_path for e in entries} == {"a.md"}
     assert entries[0].actor == "agent" and entries[1].actor == "human"
     assert entries[1].deleted_at.endswith("Z")
-    with pytest.raises(Exception):  # noqa: B017 - frozen dataclass
+    with pytest.raises(dataclasses.FrozenInstanceError):
         entries[0].actor = "x"  # type: ignore[misc]
     assert not (ctx.root / "a.md").exists()
     ctx.restore("a.md")

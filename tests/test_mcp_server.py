@@ -23,7 +23,7 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 from toolkit_support import example_root  # noqa: E402
 
 from conftest import REPO, assert_clean, git  # noqa: E402
-from contextfs import ContextManager  # noqa: E402
+from contextfs import ConfigError, ContextManager  # noqa: E402
 from contextfs.integrations import all_specs  # noqa: E402
 from contextfs.integrations.mcp_server import build_server  # noqa: E402
 
@@ -177,5 +177,5 @@ def test_in_process_server_is_built_from_the_same_table(ctx: ContextManager) -> 
     server = build_server(ctx, groups=["topics", "scopes"], allow_write=False)
     tools = asyncio.run(server.list_tools())
     assert {t.name for t in tools} == {"list_topics", "decision_chain", "get_scoped_context"}
-    with pytest.raises(Exception, match="allow_write"):
+    with pytest.raises(ConfigError, match="allow_write"):
         build_server(ctx, allow_write=False, allow_delete=True)

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
@@ -37,11 +38,15 @@ WORKER = Path(__file__).with_name("crash_worker.py")
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 
 
-def _spawn(root: Path, log: Path, seed: int, count: int, fault: str | None = None) -> subprocess.Popen[bytes]:
+def _spawn(root: Path, log: Path, seed: int, count: int, fault: str | None = None,
+           trace: Path | None = None) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.pop("CONTEXTFS_FAULTS", None)
+    env.pop("CONTEXTFS_FAULTS_TRACE", None)
     if fault:
         env["CONTEXTFS_FAULTS"] = fault
+    if trace:
+        env["CONTEXTFS_FAULTS_TRACE"] = str(trace)
     return subprocess.Popen([sys.executable, str(WORKER), str(root), str(log), str(seed), str(count)],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
@@ -128,11 +133,26 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
 _FAULTS = [f"{point}@{nth}=kill" for point in POINTS for nth in (1, 3)]
 
 
+def _seed(fault: str) -> int:
+    """The worker's seed for a fault: the same in every run and on every machine
+    (``hash()`` of a string changes with each process), so a failure can be replayed."""
+    return zlib.crc32(fault.encode()) % 1000
+
+
 @pytest.mark.parametrize("fault", _FAULTS)
 def test_kill_at_every_fault_point(tmp_path: Path, fault: str) -> None:
     root, log = _prepare(tmp_path)
-    proc = _spawn(root, log, seed=hash(fault) % 1000, count=30, fault=fault)
-    proc.wait(timeout=120)
+    trace = tmp_path / "faults.trace"
+    seed = _seed(fault)
+    print(f"fault {fault}: worker seed {seed}")
+    # Enough operations that every point is passed three times (a reindex is one draw in
+    # eight); the child dies at the fault, so the count costs nothing after it.
+    proc = _spawn(root, log, seed=seed, count=200, fault=fault, trace=trace)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == -signal.SIGKILL, (
+        f"seed {seed}: the worker was to die at {fault} but exited with {proc.returncode}: "
+        f"{err.decode(errors='replace')[-2000:]}")
+    assert trace.read_text().splitlines() == [fault], f"seed {seed}: fired {trace.read_text()!r}"
     _check(root, log)
 
 

@@ -23,29 +23,61 @@ def root(tmp_path: Path) -> ContextManager:
 
 
 # ------------------------------------------------------------------ natural questions
+NOTES = {
+    "notes/group.md": "Caroline went to an LGBTQ support group on 7 May 2023.",
+    "notes/csgo.md": "We play CS:GO, a team shooter, on Fridays.",
+    "notes/plan.md": "She said the plan was to move the release to June.",
+    "notes/meeting.md": "The stand-up is at 10:30; the review at 11:00.",
+    "notes/colour.md": "The logo colour is red; the border is blue.",
+    "notes/retro.md": "See the notes from the retro before the planning.",
+    "notes/lang.md": "The services are written in C++ and C#.",
+    "notes/offer.md": "Send an e-mail to sales for 50% off the first year.",
+    "notes/android.md": "The Android build has an OR-gate simulator and a note field.",
+    "notes/title.md": "A title is the first heading of the note.",
+    "notes/path.md": "The path to the config: where is it kept? In the repo root.",
+}
+_SINGLE_LETTERS = pytest.mark.xfail(strict=True, reason="C++ and C# index as the letter c, which is dropped")
+# (question, what comes back): "first" the top hit, "only" every hit in any order,
+# "all" the hits are k notes of the root (a lone wildcard).
 NATURAL = [
-    "When did Caroline go to the LGBTQ support group?",
-    "What is CS:GO?",
-    'What did she mean by "the plan?',
-    "Is it 10:30 or 11:00?",
-    "colour:red or blue?",
-    "(see the notes",
-    "what about this) then",
-    "*",
-    "a)",
-    "who? what? why?",
-    "C++ vs C#?",
-    "e-mail: x@y.z, 50% off!",
-    "ANDROID OR-gate NOTE",
-    "title: the note",
-    "path: where is it",
+    ("When did Caroline go to the LGBTQ support group?", "first", {"notes/group.md"}),
+    ("What is CS:GO?", "only", {"notes/csgo.md"}),
+    ('What did she mean by "the plan?', "only", {"notes/plan.md", "notes/retro.md"}),  # planning
+    ("Is it 10:30 or 11:00?", "only", {"notes/meeting.md"}),
+    ("colour:red or blue?", "only", {"notes/colour.md"}),
+    ("(see the notes", "first", {"notes/retro.md"}),
+    ("what about this) then", "only", set()),  # question and stop words only
+    ("*", "all", set()),
+    ("a)", "only", set()),
+    ("who? what? why?", "only", set()),
+    pytest.param("C++ vs C#?", "only", {"notes/lang.md"}, marks=_SINGLE_LETTERS),
+    ("e-mail: x@y.z, 50% off!", "only", {"notes/offer.md"}),
+    ("ANDROID OR-gate NOTE", "first", {"notes/android.md"}),
+    ("title: the note", "first", {"notes/title.md"}),
+    ("path: where is it", "only", {"notes/path.md"}),
 ]
 
 
-@pytest.mark.parametrize("question", NATURAL)
-def test_natural_text_never_raises(root: ContextManager, question: str) -> None:
-    root.write("notes/group.md", "Caroline went to an LGBTQ support group on 7 May 2023.")
-    root.search(question)  # no exception, whatever the punctuation
+@pytest.fixture(scope="module")
+def notes(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
+    ctx = ContextManager(tmp_path_factory.mktemp("natural") / "ctx", actor="agent:test", session="s1")
+    for rel, body in NOTES.items():
+        ctx.write(rel, body)
+    yield ctx
+    ctx.close()
+
+
+@pytest.mark.parametrize(("question", "how", "expected"), NATURAL)
+def test_natural_text_finds_what_it_names(notes: ContextManager, question: str, how: str,
+                                         expected: set[str]) -> None:
+    """Punctuation in a question never raises, and the question finds what its words name."""
+    found = [h.path for h in notes.search(question)]
+    if how == "first":
+        assert found and found[0] in expected, found
+    elif how == "only":
+        assert set(found) == expected and len(found) == len(set(found)), found
+    else:
+        assert len(found) == min(10, len(NOTES)) and set(found) <= set(NOTES), found
 
 
 def test_a_question_ranks_as_its_plain_words(root: ContextManager) -> None:

@@ -404,11 +404,16 @@ def test_a_4_mb_file_is_scanned_whole() -> None:
 
 
 @pytest.mark.parametrize("unit", ["password", "password(", "password: 'a", "//a/:_authToken=", "://:", "eyJa."])
-def test_backtracking_shapes_stay_linear(unit: str) -> None:
+def test_backtracking_shapes_are_scanned_whole(unit: str) -> None:
     """Lines that make detect-secrets' keyword and npm patterns backtrack quadratically
-    (``"password" * 2000`` alone takes seconds there) are scanned in bounded windows."""
-    text = unit * (1024 * 1024 // len(unit))
-    assert isinstance(scan(text), list)
+    (``"password" * 2000`` alone takes seconds there) are scanned in bounded windows, and
+    the windows lose nothing: a 1 MB line of the shape finds what a short one does, and a
+    token at its very end is still found."""
+    token = _make("GitHub classic token")[0].text
+    text = unit * (1024 * 1024 // len(unit)) + " " + token
+    kinds = {f.kind for f in scan(text)}
+    assert kinds == {f.kind for f in scan(unit * 8)} | {f.kind for f in scan(token)}, kinds
+    assert {f.kind for f in scan(token)}  # the token alone is found
 
 
 # -- isolation and laziness -----------------------------------------------------------

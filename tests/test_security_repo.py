@@ -9,6 +9,7 @@ covered too.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -134,26 +135,46 @@ def test_folder_swapped_for_a_symlink_during_calls(tmp_path: Path) -> None:
         ctx.write("d/f.md", "inside content")
     real, parked = root / "d", root / "d.parked"
     stop = threading.Event()
+    flips = 0  # full cycles: the folder was a link to outside, then a folder again
+    recreated = 0  # a write made a fresh d/ while the real one was parked
+
+    def aside() -> None:
+        """A write made a fresh d/ while the real one was parked: move that one aside."""
+        nonlocal recreated
+        recreated += 1
+        os.rename(real, root / f"d.recreated-{recreated}")
 
     def flipper() -> None:
+        nonlocal flips
         while not stop.is_set():
+            os.rename(real, parked)
             try:
-                os.rename(real, parked)
                 os.symlink(outside, real)
+            except FileExistsError:
+                aside()
+            else:
                 time.sleep(0.0005)
                 os.unlink(real)
-                os.rename(parked, real)
-            except OSError:
-                pass
+                flips += 1
+            while True:
+                try:
+                    os.rename(parked, real)
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                        raise
+                    aside()
 
     leaks: list[str] = []
     thread = threading.Thread(target=flipper)
+    target = 400 if os.environ.get("CONTEXTFS_STRESS") else 60
     with ContextManager(root, index=False, sync=False) as ctx:
         thread.start()
-        deadline = time.monotonic() + (8 if os.environ.get("CONTEXTFS_STRESS") else 1.5)
         i = 0
         try:
-            while time.monotonic() < deadline:
+            # Until the folder has flipped often enough, whatever the machine's speed (a
+            # bound on calls only so that a stuck flipper fails instead of hanging).
+            while (flips < target or i < 20) and i < 200_000 and thread.is_alive():
                 i += 1
                 try:
                     body = ctx.read("d/f.md")
@@ -165,13 +186,11 @@ def test_folder_swapped_for_a_symlink_during_calls(tmp_path: Path) -> None:
         finally:
             stop.set()
             thread.join()
-    if real.is_symlink():
-        real.unlink()
-        parked.rename(real)
+    assert not real.is_symlink() and real.is_dir()
     assert sorted(p.name for p in outside.iterdir()) == ["f.md"], "a write landed outside the root"
     assert (outside / "f.md").read_text() == "OUTSIDE CONTENT"
     assert leaks == []
-    assert i > 20
+    assert flips >= target and i >= 20, (flips, i)
 
 
 @pytest.mark.parametrize("swap", ["file", "parent"])

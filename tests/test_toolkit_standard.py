@@ -1,7 +1,8 @@
 """langchain-tests' standard suites for every tool of the toolkit and for the retriever.
 
-Each tool gets its own ``ToolsUnitTests`` and ``ToolsIntegrationTests`` class, run on a
-fresh copy of the example root (so every call really reads and writes files and commits),
+Each tool gets its own ``ToolsUnitTests`` class (the tools of one shared copy of the
+example root: those suites never call a tool) and ``ToolsIntegrationTests`` class (a
+fresh copy for every test, so every call really reads and writes files and commits),
 plus a check that its documented example succeeds: the standard suites only look at
 types, and a tool that always answered ``Error:`` would pass them.
 """
@@ -9,10 +10,12 @@ types, and a tool that always answered ``Error:`` would pass them.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from langchain_core.messages import ToolCall
+from langchain_core.tools import BaseTool
 from langchain_tests.integration_tests import RetrieversIntegrationTests, ToolsIntegrationTests
 from langchain_tests.unit_tests import ToolsUnitTests
 from toolkit_support import example_root
@@ -30,8 +33,40 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-class _OneTool:
+class _Tool:
     spec_name = ""
+    _tool: BaseTool
+
+    @property
+    def tool_constructor(self) -> BaseTool:
+        return self._tool
+
+    @property
+    def tool_invoke_params_example(self) -> dict:
+        return dict(SPECS[self.spec_name].example or {})
+
+
+@pytest.fixture(scope="module")
+def shared_tools(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, BaseTool]]:
+    """One root for every unit suite: they look at a tool's name, schema and signature and
+    never call it, so a copy each is setup for nothing (checked: nothing is committed)."""
+    root = tmp_path_factory.mktemp("shared") / "ctx"
+    shutil.copytree(template, root, symlinks=True)
+    ctx = ContextManager(root)
+    head = ctx.git.head()
+    yield {t.name: t for t in make_tools(ctx, allow_delete=True, actor="agent:standard", session="std")}
+    assert ctx.git.head() == head, "a unit suite changed the shared root: give it a root of its own"
+    ctx.close()
+
+
+class _UnitTool(_Tool):
+    @pytest.fixture(autouse=True)
+    def _shared(self, shared_tools: dict[str, BaseTool]) -> None:
+        self._tool = shared_tools[self.spec_name]
+
+
+class _CalledTool(_Tool):
+    """The integration suites call the tool: each test gets its own copy of the root."""
 
     @pytest.fixture(autouse=True)
     def _fresh_root(self, template: Path, tmp_path: Path):
@@ -43,14 +78,6 @@ class _OneTool:
         yield
         self._ctx.close()
 
-    @property
-    def tool_constructor(self):
-        return self._tool
-
-    @property
-    def tool_invoke_params_example(self) -> dict:
-        return dict(SPECS[self.spec_name].example or {})
-
     def test_example_succeeds_and_says_something(self) -> None:
         call = ToolCall(name=self.spec_name, args=self.tool_invoke_params_example, id="ex-1", type="tool_call")
         msg = self._tool.invoke(call)
@@ -61,9 +88,9 @@ class _OneTool:
 
 for _name in SPECS:
     _title = "".join(part.capitalize() for part in _name.split("_"))
-    globals()[f"TestUnit{_title}"] = type(f"TestUnit{_title}", (_OneTool, ToolsUnitTests), {"spec_name": _name})
+    globals()[f"TestUnit{_title}"] = type(f"TestUnit{_title}", (_UnitTool, ToolsUnitTests), {"spec_name": _name})
     globals()[f"TestIntegration{_title}"] = type(
-        f"TestIntegration{_title}", (_OneTool, ToolsIntegrationTests), {"spec_name": _name})
+        f"TestIntegration{_title}", (_CalledTool, ToolsIntegrationTests), {"spec_name": _name})
 
 
 class TestRetrieverStandard(RetrieversIntegrationTests):

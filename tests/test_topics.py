@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import assert_clean, commit_count, git
-from contextfs import ContextManager, TopicError
+from contextfs import ConfigError, ContextManager, TopicError
 from contextfs.scopes.topics import Topics, WhereAreWe, parse_decisions
 
 DISTINCT = {
@@ -94,7 +94,7 @@ def test_shared_config_may_not_reach_into_topics(sample_root: Path) -> None:
     cfg.parent.mkdir(exist_ok=True)
     cfg.write_text('[topics]\nshared = ["topics/*/where-are-we.md"]\n')
     ctx = ContextManager(sample_root, index=False)
-    with pytest.raises(Exception, match=r"\[topics\] shared entry .* leak"):
+    with pytest.raises(ConfigError, match=r"\[topics\] shared entry .* leak"):
         Topics(ctx)
 
 

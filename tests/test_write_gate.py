@@ -123,9 +123,9 @@ def test_topic_writes_are_guarded_and_fenced(sample_root) -> None:  # type: igno
     topics.where.append(name, "Next", INJECTION)
     topics.record("what next?", INJECTION, topic=name)
     boot = topics.boot(name, budget=6000).text
-    for line in boot.splitlines():
-        if "Ignore all previous instructions" in line:
-            assert line.startswith(">"), line
+    planted = [line for line in boot.splitlines() if "Ignore all previous instructions" in line]
+    assert len(planted) >= 2, boot  # both the where-are-we entry and the exchange reach the view...
+    assert all(line.startswith(">") for line in planted), planted  # ...as quoted data only
 
 
 # ----------------------------------------------------------------- library-owned logs

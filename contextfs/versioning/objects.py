@@ -83,7 +83,13 @@ class ObjectStore:
         tmp = os.path.join(self.dir, f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
         try:
             if folder not in self._known_dirs:
-                os.makedirs(folder, exist_ok=True)
+                try:
+                    os.mkdir(folder)
+                    # A new fan-out folder is an entry of objects/: without flushing that
+                    # too, a power cut can take the folder and every object in it.
+                    self._dirty_dirs.add(self.dir)
+                except FileExistsError:
+                    pass
                 self._known_dirs.add(folder)
             # Created read-only, as git does, without a separate chmod call.
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)

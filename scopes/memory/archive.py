@@ -129,6 +129,9 @@ class Archive:
         if existing is not None:
             log.info("not storing a duplicate of %s", existing)
             return self._note(existing, duplicate=True, verdict=verdict)
+        # A note is named after its first words: text holding a secret is refused before
+        # a name is made from it, so neither the name nor the refusal can carry the secret.
+        self._ctx.guard().check_secrets("the archival note", text, actor=self._ctx.current_provenance.actor)
         fp = fingerprint(text)
         _session, _turn, source = provenance(self._ctx)
         meta: dict[str, Any] = {"tags": list(tag_list), "trust": trust, "source": source, "status": "active", "fingerprint": fp}

@@ -60,10 +60,15 @@ class CoreMemory:
             raise MemoryLimitError(f"{path} has limit {value!r} in its frontmatter; set 'limit' to a positive number of tokens")
         return value
 
+    def _tokens(self, body: str) -> int:
+        """A block's size: its text, without the line end the store adds after it (a block
+        whose text is exactly at its limit is at its limit, not one token over)."""
+        return self._settings.counter.count(body.rstrip("\n"))
+
     def _block(self, label: str, path: str, body: str, meta: Mapping[str, Any], verdict: Verdict | None = None,
                quarantined_to: str | None = None) -> CoreBlock:
         return CoreBlock(label=label, path=path, text=body, limit=self._limit_of(meta, path),
-                         tokens=self._settings.counter.count(body), trust=trust_of(meta),
+                         tokens=self._tokens(body), trust=trust_of(meta),
                          verdict=verdict or Verdict(False, ()), quarantined_to=quarantined_to)
 
     def blocks(self) -> CoreBlocks:
@@ -112,7 +117,7 @@ class CoreMemory:
             }
             body = make_body(old.body if old else "")
             limit = self._limit_of(meta, path)
-            tokens = self._settings.counter.count(body)
+            tokens = self._tokens(body)
             if tokens > limit:
                 raise MemoryLimitError(
                     f"core block {label!r} would be {tokens} tokens, {tokens - limit} over its limit of {limit}; "

@@ -1,0 +1,248 @@
+"""Mutation testing of the promise modules: ``make mutate`` (``python tests/mutate.py``).
+
+mutmut plants one small bug at a time (a flipped comparison, a changed constant, a dropped
+argument, ...) in the modules listed in ``tests/mutation.toml`` and runs, against each
+mutant, only the tests that reached the mutated function; a mutant no test notices
+*survives*. This script:
+
+1. lays the package out as installed in ``build/mutation/``: ``scopes/``, ``evolve/`` and
+   ``integrations/`` are mapped into ``contextfs.`` by pyproject's ``package-dir``, and the
+   editable install resolves ``contextfs.scopes`` to the source folder, so mutmut's own copy
+   of the sources (``mutants/``) would never be imported for those three; in the staged
+   tree every module lives under ``contextfs/`` and the copy shadows the editable install;
+2. runs ``mutmut run`` there under ``nice`` (children that the tests spawn import the
+   mutated copy too: ``PYTHONPATH`` points at it);
+3. reads mutmut's results, shows each survivor's diff and matches it against the
+   equivalent mutants written down in ``tests/mutation.toml`` (by function and by the text
+   of the change, never by line or mutant number, so the list survives edits); prints the
+   score per module and exits non-zero when a module is under the goal or a survivor is
+   neither killed nor explained.
+
+Usage: ``python tests/mutate.py [--group files ...] [--jobs 2] [--report-only]``; a group
+is a set of modules with the tests that exercise them (``tests/mutation.toml``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tomli_w
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the dev extra installs tomli on 3.10
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG = Path(__file__).with_name("mutation.toml")
+STAGE = REPO / "build" / "mutation"
+# Statements whose strings are messages, not behaviour: the wording of an error or a log
+# line is not mutated (the typed error is what callers rely on, and tests/test_fixes.py
+# checks that every message ends with its fix); the conditions around them still are.
+MESSAGE_LINES = [r"^\s*raise \w+\(", r"^\s*log\.\w+\(", r"^\s*warnings\.warn\("]
+
+
+@dataclass
+class Equivalent:
+    module: str
+    function: str
+    was: str
+    now: str
+    reason: str
+    used: int = 0
+
+
+@dataclass
+class Module:
+    source: str
+    staged: str
+    group: str
+    counts: Counter[str] = field(default_factory=Counter)
+    survivors: list[tuple[str, str]] = field(default_factory=list)  # (mutant, diff)
+
+    @property
+    def name(self) -> str:
+        return self.staged.removesuffix(".py").replace("/", ".")
+
+    def score(self) -> float:
+        # A timeout counts as a kill: the mutant made a test hang, which a run notices.
+        total = sum(self.counts.values()) - self.counts["equivalent"]
+        done = self.counts["killed"] + self.counts["timeout"]
+        return done / total if total else 1.0
+
+
+def package_dirs() -> dict[str, str]:
+    """Import name -> source folder, from pyproject's [tool.setuptools.package-dir]."""
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    return dict(meta["tool"]["setuptools"]["package-dir"])
+
+
+def staged_path(source: str, dirs: dict[str, str]) -> str:
+    """Where a source file lives in the installed layout (scopes/x.py -> contextfs/scopes/x.py)."""
+    best = max((d for d in dirs.items() if source.startswith(d[1].rstrip("/") + "/")),
+               key=lambda d: len(d[1]))
+    name, folder = best
+    return name.replace(".", "/") + source[len(folder.rstrip("/")):]
+
+
+def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
+    """A fresh folder: the package as installed, the tests, a pyproject for mutmut."""
+    shutil.rmtree(where, ignore_errors=True)
+    where.mkdir(parents=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", "benchmarks")
+    for name, folder in sorted(package_dirs().items()):  # parents before children
+        shutil.copytree(REPO / folder, where / name.replace(".", "/"), ignore=skip,
+                        dirs_exist_ok=True)
+    shutil.copytree(REPO / "tests", where / "tests", ignore=skip)
+    shutil.copytree(REPO / "sample-context", where / "sample-context")
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text())
+    pytest_ini = dict(meta["tool"]["pytest"]["ini_options"])
+    settings = {
+        "source_paths": ["contextfs"],
+        "only_mutate": [m.staged for m in modules],
+        "do_not_mutate_patterns": MESSAGE_LINES,
+        "pytest_add_cli_args_test_selection": [t for t in tests if (REPO / t).exists()],
+        "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "no:xdist"],
+        "also_copy": ["sample-context/"],
+        "use_git_change_detection": False,
+        "track_dependencies": False,
+    }
+    (where / "pyproject.toml").write_text(
+        tomli_w.dumps({"tool": {"pytest": {"ini_options": pytest_ini}, "mutmut": settings}}))
+
+
+def run_mutmut(where: Path, jobs: int) -> int:
+    # Children the tests spawn import the mutated copy too. The folder must exist before
+    # mutmut starts: Python caches a missing sys.path entry as "nothing here" for good.
+    (where / "mutants").mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=str(where / "mutants"))
+    mutmut = Path(sys.executable).with_name("mutmut")
+    cmd = ["nice", "-n", "10", str(mutmut), "run", "--max-children", str(jobs)]
+    with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
+        return subprocess.run(cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT,
+                              check=False).returncode
+
+
+def load_equivalents() -> list[Equivalent]:
+    entries = tomllib.loads(CONFIG.read_text()).get("equivalent", [])
+    return [Equivalent(**entry) for entry in entries]
+
+
+def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent]) -> bool:
+    function = mutant.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
+    function = function.removeprefix("x_").replace("\u01c1", ".").strip(".").removeprefix("x.")
+    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    for entry in equivalents:
+        if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
+            continue
+        if any(entry.was in line for line in removed) and any(entry.now in line for line in added):
+            entry.used += 1
+            return True
+    return False
+
+
+def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
+    # mutmut is the optional tool of this script: imported only once there are results
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+    from mutmut.stats import status_by_exit_code
+
+    for module in modules:
+        os.chdir(STAGE / module.group)  # mutmut reads its settings and results from here
+        reset_config()
+        meta = STAGE / module.group / "mutants" / (module.staged + ".meta")
+        if not meta.exists():
+            module.counts["not run"] += 1
+            continue
+        codes = json.loads(meta.read_text())["exit_code_by_key"]
+        for mutant, code in sorted(codes.items()):
+            status = status_by_exit_code[code]
+            if status == "segfault":
+                status = "killed"  # a mutant that kills its own process was noticed
+            if status == "survived" or status == "no tests":
+                diff = get_diff_for_mutant(mutant, path=module.staged)
+                if explain(module, mutant, diff, equivalents):
+                    status = "equivalent"
+                else:
+                    module.survivors.append((mutant, diff))
+            module.counts[status] += 1
+
+
+def report(modules: list[Module], equivalents: list[Equivalent], goal: float) -> str:
+    lines = ["| module | mutants | killed | equivalent | survived | no tests | score |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    total = Counter[str]()
+    for m in modules:
+        c = m.counts
+        total.update(c)
+        lines.append(f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
+                     f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |")
+    everything = Module("all", "all", "", total)
+    lines.append(f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
+                 f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
+                 f"**{everything.score():.1%}** |")
+    stale = [e for e in equivalents if e.used == 0 and any(e.module == m.source for m in modules)]
+    for e in stale:
+        lines.append(f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
+                     f"{e.was!r} -> {e.now!r}")
+    lines.append(f"\ngoal: {goal:.0%} of non-equivalent mutants killed on every module")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--group", action="append", help="only this group (repeatable)")
+    parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    parser.add_argument("--report-only", action="store_true", help="read the last run's results")
+    args = parser.parse_args(argv)
+    config = tomllib.loads(CONFIG.read_text())
+    dirs = package_dirs()
+    groups = {g["name"]: g for g in config["group"]}
+    chosen = args.group or list(groups)
+    unknown = sorted(set(chosen) - set(groups))
+    if unknown:
+        parser.error(f"no such group in {CONFIG.name}: {', '.join(unknown)}; "
+                     f"choose from {', '.join(groups)}")
+    modules: list[Module] = []
+    for name in chosen:
+        group = [Module(s, staged_path(s, dirs), name) for s in groups[name]["modules"]]
+        modules += group
+        if args.report_only:
+            continue
+        where = STAGE / name
+        stage(where, group, groups[name]["tests"])
+        print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
+        code = run_mutmut(where, args.jobs)
+        if code != 0:
+            print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
+            print(f"mutmut exited with {code} on {name}", file=sys.stderr)
+            return code
+    equivalents = load_equivalents()
+    collect(modules, equivalents)
+    for module in modules:
+        for mutant, diff in module.survivors:
+            print(f"\n## survived: {mutant}\n{diff}")
+    table = report(modules, equivalents, config["run"]["goal"])
+    print("\n" + table)
+    (STAGE / "report.md").write_text(table + "\n")
+    below = [m.source for m in modules if m.score() < config["run"]["goal"]]
+    unexplained = sum(len(m.survivors) for m in modules)
+    if below or unexplained:
+        print(f"\n{unexplained} survivor(s) neither killed nor explained; under the goal: "
+              f"{', '.join(below) or 'none'}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
