@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
-__all__ = ["Period", "day_of", "periods", "within"]
+__all__ = ["Period", "day_of", "moment_of", "periods", "within"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
@@ -91,6 +91,29 @@ def periods(text: str | None) -> tuple[Period, ...]:
                 found.append((m.start(), got))
                 taken.append((m.start(), m.end()))
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
+
+
+def _aware(value: object) -> datetime | None:
+    """A time as logged or written in frontmatter, as an aware datetime (UTC when no zone)."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def moment_of(value: object) -> float:
+    """A time as a POSIX timestamp, for ordering (0.0, the oldest, when it names no time)."""
+    moment = _aware(value)
+    return moment.timestamp() if moment is not None else 0.0
 
 
 def day_of(value: object) -> date | None:

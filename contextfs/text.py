@@ -47,6 +47,7 @@ __all__ = [
     "NEIGHBOUR_WEIGHT",
     "PRIOR",
     "RULES_VERSION",
+    "SCORE_DIGITS",
     "STOP_WORDS",
     "WORD",
     "TermIndex",
@@ -61,6 +62,7 @@ __all__ = [
     "term",
     "term_counts",
     "terms",
+    "tie_order",
     "words",
 ]
 
@@ -188,6 +190,22 @@ PRIOR = 2.0
 #: the one that repeats the question's words, in prose the sentence after the one that
 #: names the subject.
 NEIGHBOUR_WEIGHT = 0.5
+
+
+#: Scores are compared at this many decimals: two rankers that add the same contributions
+#: in another order (the index's two, page-in's neighbours) then agree on what is a tie.
+SCORE_DIGITS = 9
+
+
+def tie_order(score: float, moment: float, path: str, position: int) -> tuple[float, float, str, int]:
+    """The sort key every ranker orders hits by: the best score first and, among equal
+    scores, the newest first (a message's time, a note's ``updated``, as a timestamp), then
+    by path, then by line or position in the file.
+
+    A total order on what a hit *is*, never on where the index happens to keep it, so the
+    first k hits of a search are the first k of any larger search.
+    """
+    return (-round(score, SCORE_DIGITS), -moment, path, position)
 
 
 # ------------------------------------------------------------------ BM25

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 from contextfs import text as contextfs_text
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError
-from contextfs.periods import Period, day_of, periods, within
+from contextfs.periods import Period, day_of, moment_of, periods, within
 from contextfs.text import BM25, TermIndex
 from contextfs.turns import is_log
 
@@ -95,6 +95,7 @@ class _FileStats:
     counts: tuple[Counter[str], ...] = ()
     speakers: tuple[str, ...] = ()
     days: tuple[date | None, ...] = ()
+    moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
     quarantined: bool = False
 
 
@@ -113,11 +114,13 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
         return _FileStats(quarantined=True)
     title = _title(meta, body)
     chunks: tuple[Chunk, ...] = chunks_of(body, offset, rel)
-    file_day = day_of(meta.get("updated")) or day_of(meta.get("created"))
+    written = meta.get("updated") or meta.get("created")
+    file_day = day_of(written)
     return _FileStats(
         counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) for ch in chunks),
         speakers=tuple(ch.speaker for ch in chunks),
         days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
+        moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
     )
 
 
@@ -208,9 +211,10 @@ class _TreeIndex:
     def _ranked(self, terms: tuple[str, ...], named: set[str], when: tuple[Period, ...], exclude: set[str],
                 allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
         scores = self._priors(_with_neighbours(self.index.scores(terms), self.usable), named, when)
-        return sorted(((round(s, 9), rel, i) for (rel, i), s in scores.items()
-                       if rel not in exclude and (allow is None or allow(rel))),
-                      key=lambda p: (-p[0], p[1], p[2]))
+        files = self.files
+        ranked = sorted((contextfs_text.tie_order(s, files[rel].moments[i], rel, i), s)
+                        for (rel, i), s in scores.items() if rel not in exclude and (allow is None or allow(rel)))
+        return [(round(s, contextfs_text.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
     def score(self, query: str, exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:

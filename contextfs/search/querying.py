@@ -122,6 +122,7 @@ class Queries:
         searcher = self.index.searcher
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
+        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         want = limit
         plain = None if parsed.most_recent or compat.native() else planning.plain_terms(parsed.query)
         terms = None if plain is None else planning.block_terms(plain, searcher)
@@ -135,12 +136,13 @@ class Queries:
                 allow = cache.get(key)
                 if allow is None:
                     allow = cache[key] = frozenset(searcher.docs_for_query(filt))
-            from .rank import top_docs  # numpy's import (40-100 ms) is paid where it pays off
+            from .rank import SPACE, top_docs  # numpy's import (40-100 ms) is paid where it pays off
 
+            cache.setdefault(SPACE, str(self.index.dir))
             bm25 = weighting()
             ranked = top_docs(searcher, terms, want + 5, B=bm25.B, K1=bm25.K1,
                               allow=allow, deny=mask, cache=cache, prefer=prefer)
-            return self._hits(searcher, ranked, parsed.words, want)
+            return self._hits(searcher, self._settle(searcher, ranked), parsed.words, want)
         started = time.perf_counter()
         hits = self._run_whoosh(searcher, parsed, filt, mask, want, prefer)
         if plain is not None:  # a plain-word query Whoosh scored: what the block ranker would have saved
@@ -153,20 +155,84 @@ class Queries:
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
             return self._run_phrases(searcher, parsed, loose, filt, mask, want)
-        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         if parsed.most_recent:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
-                                      sortedby="updated", reverse=True)
-            return self._hits(searcher, [(0.0, hit.docnum) for hit in results], parsed.words, want)
+            ranked, _ = self._ranked(searcher, parsed.query, filt, mask, want + 5, recent=True)
+            return self._hits(searcher, ranked, parsed.words, want)
         if prefer:
             # Whoosh's own scoring has no per-document factor: score everything, then apply
-            # the same products top_docs applies, ties to the lower document number as there.
+            # the same products top_docs applies.
             every = searcher.search(parsed.query, limit=None, filter=filt, mask=mask)
-            scored = sorted(((hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every),
-                            key=lambda item: (-item[0], item[1]))
-            return self._hits(searcher, scored, parsed.words, want)
-        results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
-        return self._hits(searcher, [(hit.score, hit.docnum) for hit in results], parsed.words, want)
+            scored = [(hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every]
+            return self._hits(searcher, self._settle(searcher, scored), parsed.words, want)
+        ranked, _ = self._ranked(searcher, parsed.query, filt, mask, want + 5)
+        return self._hits(searcher, ranked, parsed.words, want)
+
+    def _ranked(self, searcher: Any, q: wq.Query, filt: wq.Query | None, mask: set[int] | None,
+                fetch: int | None, *, recent: bool = False) -> tuple[list[tuple[float, int]], bool]:
+        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.tie_order`,
+        and whether that is every match.
+
+        Whoosh keeps the lower document numbers among equal scores, so its first ``fetch``
+        hits depend on the limit; every hit tied with the ``fetch``-th is fetched too, which
+        makes the list the start of the same order for any limit.
+        """
+        sort: dict[str, Any] = {"sortedby": "updated", "reverse": True} if recent else {}
+        limit = fetch
+        while True:
+            results = searcher.search(q, limit=limit, filter=filt, mask=mask, **sort)
+            got = [(0.0 if recent else hit.score, hit.docnum) for hit in results]
+            if fetch is None or limit is None or len(got) < limit:
+                return self._settle(searcher, got), True
+            edge = self._edge(searcher, got[fetch - 1], recent)
+            if self._edge(searcher, got[-1], recent) != edge:
+                end = fetch
+                while self._edge(searcher, got[end], recent) == edge:  # ties sit together in Whoosh's order
+                    end += 1
+                return self._settle(searcher, got[:end]), False
+            limit *= 4
+
+    def _edge(self, searcher: Any, item: tuple[float, int], recent: bool) -> Any:
+        """What makes two hits tie in Whoosh's own order: the score, or (``*``) the time."""
+        if recent:
+            return self._updated(searcher)[item[1]]
+        return round(item[0], contextfs_text.SCORE_DIGITS)
+
+    def _updated(self, searcher: Any) -> Any:
+        """Global docnum -> ``updated`` ticks, read from the sortable column (per searcher)."""
+        cache = self._searcher_cache(searcher)
+        got = cache.get("updated-column")
+        if got is None:
+            got = cache["updated-column"] = searcher.reader().column_reader("updated", translate=False)
+        return got
+
+    def _settle(self, searcher: Any, ranked: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+        """``ranked`` in :func:`contextfs.text.tie_order`: score, newest ``updated``, path, line.
+
+        Path and line are read (stored fields) only for hits equal on score and time.
+        """
+        ranked = list(ranked)
+        if not ranked:
+            return []
+        column = self._updated(searcher)
+        keyed = sorted(((-round(score, contextfs_text.SCORE_DIGITS), -column[docnum], score, docnum)
+                        for score, docnum in ranked), key=lambda item: (item[0], item[1], item[3]))
+        out: list[tuple[float, int]] = []
+        i = 0
+        while i < len(keyed):
+            j = i + 1
+            while j < len(keyed) and keyed[j][:2] == keyed[i][:2]:
+                j += 1
+            group = keyed[i:j]
+            if len(group) > 1:
+                group.sort(key=lambda item: self._place(searcher, item[3]))
+            out.extend((score, docnum) for _r, _u, score, docnum in group)
+            i = j
+        return out
+
+    @staticmethod
+    def _place(searcher: Any, docnum: int) -> tuple[str, int]:
+        fields = searcher.stored_fields(docnum)
+        return (fields.get("rel") or "", int(fields.get("line") or 0))
 
     def _hits(self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int) -> list[SearchHit]:
         """The first ``want`` of the ranked (score, docnum) whose files are still there, as hits."""
@@ -187,17 +253,17 @@ class Queries:
         seen: set[int] = set()
         fetch: int | None = want + 5
         while True:
-            results = searcher.search(loose, limit=fetch, filter=filt, mask=mask)
-            for hit in results:
-                if hit.docnum in seen:
+            ranked, every = self._ranked(searcher, loose, filt, mask, fetch)
+            for score, docnum in ranked:
+                if docnum in seen:
                     continue
-                seen.add(hit.docnum)
-                made = self._hit(hit.fields(), hit.score, parsed.words, check=check, docnum=hit.docnum)
+                seen.add(docnum)
+                made = self._hit(searcher.stored_fields(docnum), score, parsed.words, check=check, docnum=docnum)
                 if made is not None:
                     hits.append(made)
                     if len(hits) >= want:
                         return hits
-            if fetch is None or results.scored_length() < fetch:
+            if every:
                 return hits
             fetch = None  # most candidates lacked the phrase: take them all in one pass
 
