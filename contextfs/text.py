@@ -46,6 +46,7 @@ __all__ = [
     "MAX_TERM_CHARS",
     "NEIGHBOUR_WEIGHT",
     "PRIOR",
+    "QUOTED_WEIGHT",
     "RULES_VERSION",
     "SCORE_DIGITS",
     "STOP_WORDS",
@@ -57,10 +58,12 @@ __all__ = [
     "names_in",
     "normalize",
     "query_terms",
+    "quoted",
     "raw_words",
     "stem",
     "term",
     "term_counts",
+    "term_weights",
     "terms",
     "tie_order",
     "words",
@@ -168,6 +171,22 @@ def query_terms(text: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(terms(text)))
 
 
+_QUOTED = re.compile(r'"([^"]*)"')
+
+
+def quoted(text: str | None) -> list[str]:
+    """The spans of ``text`` between double quotes that pair up, left to right (an odd
+    quote out is punctuation): the titles and exact words a question quotes."""
+    return _QUOTED.findall(text) if text and '"' in text else []
+
+
+def term_weights(text: str | None) -> dict[str, float]:
+    """How much each term of a question counts beyond 1: the words it quotes count
+    :data:`QUOTED_WEIGHT` times (a quoted span boosts, it never filters: a chat may spell
+    the title it names otherwise)."""
+    return {t: QUOTED_WEIGHT for span in quoted(text) for t in terms(span)}
+
+
 def names_in(query: Iterable[str], names: Iterable[str]) -> set[str]:
     """The ``names`` (as given) that the query's terms name: a name is named by any of its
     terms ("Caroline's" names Caroline; "Smith" names "Anna Smith")."""
@@ -185,6 +204,9 @@ def fingerprint(text: str) -> str:
 #: falls in (each; both: four times). Measured on long dated conversations, where a
 #: question naming a person is answered by that person's own words 19 times in 20.
 PRIOR = 2.0
+#: The words a question quotes count this many times as much as its other words
+#: ('When did he start playing "TMNT Shredder's Revenge"?'): the quotes say what it is about.
+QUOTED_WEIGHT = 2.0
 #: A passage also counts this share of each neighbour's match (the passage before and after
 #: it in the same file or conversation): in a dialogue the answer is often the turn after
 #: the one that repeats the question's words, in prose the sentence after the one that
@@ -343,8 +365,9 @@ class TermIndex(Generic[K]):
             plist[1].append(tf)
         self._generation += 1
 
-    def scores(self, query: Sequence[str]) -> dict[K, float]:
-        """Every living document sharing a term with ``query``, with its BM25 score."""
+    def scores(self, query: Sequence[str], weights: Mapping[str, float] | None = None) -> dict[K, float]:
+        """Every living document sharing a term with ``query``, with its BM25 score (a term
+        in ``weights`` counts that many times)."""
         import numpy as np  # numpy costs ~0.1 s to import; only rankers need it
 
         with self._lock:
@@ -377,7 +400,7 @@ class TermIndex(Generic[K]):
                 docs, tfs = got
                 if not len(docs):
                     continue
-                idf = self.scorer.idf(len(docs), n)
+                idf = self.scorer.idf(len(docs), n) * (weights.get(t, 1.0) if weights else 1.0)
                 if acc is None:
                     acc = np.zeros(len(self._keys), dtype=np.float64)
                 norm = k1 * (1.0 - b + b * lengths[docs] / avg)

@@ -208,9 +208,9 @@ class _TreeIndex:
             out[key] = s
         return out
 
-    def _ranked(self, terms: tuple[str, ...], named: set[str], when: tuple[Period, ...], exclude: set[str],
-                allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
-        scores = self._priors(_with_neighbours(self.index.scores(terms), self.usable), named, when)
+    def _ranked(self, terms: tuple[str, ...], weights: dict[str, float], named: set[str], when: tuple[Period, ...],
+                exclude: set[str], allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
+        scores = self._priors(_with_neighbours(self.index.scores(terms, weights), self.usable), named, when)
         files = self.files
         ranked = sorted((contextfs_text.tie_order(s, files[rel].moments[i], rel, i), s)
                         for (rel, i), s in scores.items() if rel not in exclude and (allow is None or allow(rel)))
@@ -221,7 +221,7 @@ class _TreeIndex:
         terms = query_terms(query)
         named = contextfs_text.names_in(terms, self.speakers)
         when = periods(query)
-        ranked = self._ranked(terms, named, when, exclude, allow)
+        ranked = self._ranked(terms, contextfs_text.term_weights(query), named, when, exclude, allow)
         return [Passage(rel, i, s) for s, rel, i in ranked[:limit]]
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:

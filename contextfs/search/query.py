@@ -5,7 +5,11 @@ language: "When did Caroline go to the support group?", "What is CS:GO?", a stra
 So text is plain words unless it is written as an operator beyond doubt:
 
 * ``AND``, ``OR``, ``NOT`` in upper case (lower-case ``and`` is a word);
-* ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation);
+* ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation), in a
+  query that is not a question: a quoted span next to plain words ('When did he start
+  playing "TMNT Shredder's Revenge"?') is part of a question, its words counting
+  :data:`~contextfs.text.QUOTED_WEIGHT` times, never a filter (the text may spell it
+  otherwise); a phrase alone, or joined by an operator or a field, is a phrase query;
 * ``(groups)`` when the parentheses balance (a stray one is punctuation);
 * ``field:value`` when ``field`` is a known field, written in lower case with the value
   right after the colon (``CS:GO`` and ``colour:red`` are words, ``path: x`` too);
@@ -269,10 +273,11 @@ class _Parser:
 class _Compiler:
     """Parsed structure -> Whoosh query; parts without searchable words drop out."""
 
-    def __init__(self, plain_cap: int | None) -> None:
+    def __init__(self, plain_cap: int | None, weights: dict[str, float] | None = None) -> None:
         self.words: list[str] = []
         self.star = False
         self.plain_cap = plain_cap
+        self.weights = weights or {}
 
     # -- leaves
     def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False) -> wq.Query | None:
@@ -282,7 +287,8 @@ class _Compiler:
         if fieldname is None:
             self.words.extend(stems)
             fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD) if neighbours else SEARCH_FIELDS
-            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f]) for s in stems for f in fields])
+            weight = self.weights
+            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields])
         if fieldname in _TEXT_FIELDS:
             self.words.extend(stems)
             leaves = [wq.Term(fieldname, s) for s in stems]
@@ -463,6 +469,13 @@ def _leaves(q: wq.Query) -> list[wq.Query]:
     return [leaf for child in q.children() for leaf in _leaves(child)]
 
 
+def _question(toks: list[_Tok]) -> bool:
+    """True for plain words with quoted spans among them, and nothing else (no operator,
+    field, group, wildcard or date): a question that quotes a title, not a phrase query."""
+    return (any(t.kind == "phrase" for t in toks) and any(t.kind == "words" and t.value for t in toks)
+            and all(t.kind == "words" or (t.kind == "phrase" and t.field is None) for t in toks))
+
+
 def parse_query(text: object) -> ParsedQuery:
     """Parse ``text``; raise SearchIndexError (with a hint) only for operator misuse or size."""
     if not isinstance(text, str):
@@ -478,8 +491,15 @@ def parse_query(text: object) -> ParsedQuery:
     if not stripped:
         raise SearchIndexError(f"the query is empty; {_HINT}")
     toks = _classify(_pair_parens(_pair_quotes(_lex(stripped), stripped)))
+    weights: dict[str, float] = {}
+    if _question(toks):
+        # Quoted spans next to plain words are part of a question: their words rank (with a
+        # boost), the question rules stay on, and a span spelled otherwise in the text still finds it.
+        weights = contextfs_text.term_weights(stripped)
+        toks = [t if t.kind == "words" else _Tok("words", t.start, t.end, t.text, value=contextfs_text.terms(t.value))
+                for t in toks]
     plain = all(t.kind == "words" for t in toks)
-    compiler = _Compiler(MAX_CLAUSES if plain else None)
+    compiler = _Compiler(MAX_CLAUSES if plain else None, weights)
     query = compiler.group(_Parser(toks).group()[1])
     if query is None:
         return ParsedQuery(None)

@@ -1,0 +1,75 @@
+"""Questions as people ask them in real chats: quoted titles, nicknames, inflected words, dates.
+
+Each case comes from real messaging-app chats, where short messages with typos, nicknames
+and dates said relative to when a message was sent make the literal reading of a question
+go wrong. Every ranker (``ctx.search``, ``conversation_search``, ``ScopedContext.passages``)
+reads a question by the same rules (``contextfs.text``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from contextfs import ContextManager, ScopedContext
+from contextfs.scopes.memory import Memory
+from contextfs.search.query import parse_query
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> ContextManager:
+    ctx = ContextManager(tmp_path / "ctx", actor="agent:test", session="s1")
+    yield ctx
+    ctx.close()
+
+
+def _log(ctx: ContextManager, session: str, day: str, turns: list[tuple[str, str]]) -> None:
+    Memory(ctx).import_transcript([(who, text, f"{day}T10:{i:02d}:00Z") for i, (who, text) in enumerate(turns)],
+                                  session=session)
+
+
+def _rankers(ctx: ContextManager) -> dict[str, Callable[[str], list[tuple[str, int]]]]:
+    mem, scoped = Memory(ctx), ScopedContext(ctx)
+    return {
+        "ctx.search": lambda q: [(h.path, h.line or 0) for h in ctx.search(q, path="sessions", limit=5)],
+        "conversation_search": lambda q: [(h.path.split("#L")[0], int(h.path.split("#L")[1]))
+                                          for h in mem.conversation_search(q, limit=5)],
+        "passages": lambda q: [(p.path, p.first) for p in scoped.passages(q, limit=5)],
+    }
+
+
+# ------------------------------------------------------------------ quoted spans
+def _games(ctx: ContextManager) -> None:
+    _log(ctx, "2023-03-02", "2023-03-02", [
+        ("Muhhamed", "Yo I just started playing tmnt shradder's revenge, it's so good"),
+        ("Lena", "Haha nice, I remember the arcade one"),
+    ])
+    filler = [("Lena", f"I might start playing the piano again, lesson {i}") for i in range(6)]
+    filler += [("Muhhamed", f"Did you start the new book yet? chapter {i}") for i in range(6)]
+    _log(ctx, "2023-03-09", "2023-03-09", filler)
+
+
+@pytest.mark.parametrize("ranker", ["ctx.search", "conversation_search", "passages"])
+def test_a_quoted_title_in_a_question_boosts_and_never_filters(root: ContextManager, ranker: str) -> None:
+    _games(root)
+    run = _rankers(root)[ranker]
+    question = 'When did Muhhamed start playing "TMNT Shredder\'s Revenge"?'
+    assert run(question)[0] == ("sessions/2023-03-02.jsonl", 1)  # spelled "shradder's" in the chat
+    assert run(question)[0] == run(question.replace('"', ""))[0]
+
+
+def test_a_quoted_question_keeps_the_question_rules(root: ContextManager) -> None:
+    parsed = parse_query('What did Lena say about "the piano" in March 2023?')
+    assert parsed.plain and [p.text for p in parsed.periods] == ["March 2023"]
+    weights = {(leaf.fieldname, leaf.text): leaf.boost for leaf in parsed.query.leaves()}
+    assert weights[("body", "piano")] == 2 * weights[("body", "lena")]  # the quoted word counts double
+
+
+def test_a_phrase_on_its_own_or_with_operators_still_filters(root: ContextManager) -> None:
+    _games(root)
+    assert root.search('"shredder revenge"', path="sessions") == []  # the chat spells it otherwise
+    assert root.search('tmnt AND "shredder revenge"', path="sessions") == []
+    assert [h.line for h in root.search('"shradder revenge"', path="sessions")] == [1]
+    assert not parse_query('"dead letter"').plain
