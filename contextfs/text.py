@@ -14,6 +14,10 @@ word is and how two texts compare, so a question is read the same way everywhere
 * **terms** are normalised words that are not stop words, at least two characters long
   (single digits count: "7 May"), at most 40, reduced to their Snowball (Porter2) stem so
   ``retries`` meets ``retry`` and ``nightly`` meets ``night``;
+* **forms**: a word whose stem is not the word itself (``visited``) is also kept as it was
+  written (``=visited``, :func:`forms`), in the body only; a question's words match their
+  own form at :data:`EXACT_WEIGHT`, so "visited" ranks "I visited Mexico" above the many
+  "I want to visit ...": the stem finds, the form breaks the tie;
 * **BM25** is Okapi BM25 with Lucene's non-negative idf, ``log(1 + (N - df + 0.5) / (df +
   0.5))``; :class:`TermIndex` holds it for collections that change (page-in's passages);
 * **neighbours**: a passage also counts :data:`NEIGHBOUR_WEIGHT` of the passages next to
@@ -43,6 +47,9 @@ import snowballstemmer
 
 __all__ = [
     "BM25",
+    "EXACT_WEIGHT",
+    "FORM_MARK",
+    "INTERJECTIONS",
     "MAX_TERM_CHARS",
     "NEIGHBOUR_WEIGHT",
     "PRIOR",
@@ -52,11 +59,14 @@ __all__ = [
     "STOP_WORDS",
     "WORD",
     "TermIndex",
+    "address_names",
     "bm25_scores",
     "content_words",
     "fingerprint",
+    "forms",
     "names_in",
     "normalize",
+    "query_forms",
     "query_terms",
     "quoted",
     "raw_words",
@@ -70,7 +80,7 @@ __all__ = [
 ]
 
 #: Bump when any rule below changes what a text's terms are (the search index rebuilds).
-RULES_VERSION = 1
+RULES_VERSION = 2
 #: What a word is, before normalisation.
 WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*", re.UNICODE)
 MAX_TERM_CHARS = 40
@@ -150,8 +160,33 @@ def terms(text: str) -> list[str]:
     return out
 
 
-def term_counts(text: str) -> dict[str, int]:
-    """How often each term occurs in ``text`` (the same as counting :func:`terms`).
+#: What marks a word kept as written (see :func:`forms`); never part of a word or a stem.
+FORM_MARK = "="
+#: How much a question's word counts when it also matches the word as written, beyond its stem.
+EXACT_WEIGHT = 0.25
+
+
+def _form(word: str, found: str) -> str | None:
+    """``=word`` for a term whose stem differs from the (normalised) word, else None."""
+    norm = word if word.isascii() else unicodedata.normalize("NFKC", word).casefold()
+    return None if norm == found else FORM_MARK + norm
+
+
+def forms(text: str) -> list[str]:
+    """The words of ``text`` whose stem differs from them, as written (``=visited``), in order."""
+    out = []
+    for word in WORD.findall(text.casefold()):
+        found = term(word)
+        if found is not None:
+            form = _form(word, found)
+            if form is not None:
+                out.append(form)
+    return out
+
+
+def term_counts(text: str, *, with_forms: bool = False) -> dict[str, int]:
+    """How often each term occurs in ``text`` (the same as counting :func:`terms`), and
+    with ``with_forms`` each of its :func:`forms` too.
 
     Words are counted first (in C, by ``Counter``) and turned into terms once per
     distinct word, so the loop runs over a text's vocabulary, not over every word.
@@ -161,6 +196,10 @@ def term_counts(text: str) -> dict[str, int]:
         found = term(word)
         if found is not None:
             out[found] = out.get(found, 0) + n
+            if with_forms:
+                form = _form(word, found)
+                if form is not None:
+                    out[form] = out.get(form, 0) + n
     return out
 
 
@@ -169,6 +208,13 @@ def query_terms(text: str | None) -> tuple[str, ...]:
     if not text:
         return ()
     return tuple(dict.fromkeys(terms(text)))
+
+
+def query_forms(text: str | None) -> tuple[str, ...]:
+    """The distinct :func:`forms` of a query, in first-seen order (they count :data:`EXACT_WEIGHT`)."""
+    if not text:
+        return ()
+    return tuple(dict.fromkeys(forms(text)))
 
 
 _QUOTED = re.compile(r'"([^"]*)"')
@@ -185,6 +231,37 @@ def term_weights(text: str | None) -> dict[str, float]:
     :data:`QUOTED_WEIGHT` times (a quoted span boosts, it never filters: a chat may spell
     the title it names otherwise)."""
     return {t: QUOTED_WEIGHT for span in quoted(text) for t in terms(span)}
+
+
+#: Words that open or close a chat message without being anyone's name.
+INTERJECTIONS: frozenset[str] = frozenset(
+    """
+    hey hi hello hiya yo dear thanks thank thx ty congrats congratulations cheers wow whoa oh ooh aw aww
+    awww ouch ugh yay woohoo woo haha hahaha lol omg yeah yes yep yup yea no nope nah ok okay sure
+    cool great awesome nice right well so hmm mmm mm exactly totally definitely absolutely agreed indeed
+    morning night evening bye goodbye welcome sorry please true damn gosh phew man dude bro guys
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+_GREETING = r"(?i:thank\s+you|good\s+(?:morning|night|evening|luck)|see\s+you|love\s+you|" + \
+    "|".join(sorted(INTERJECTIONS, key=len, reverse=True)) + ")"
+_NAME = r"([A-Z][a-z]{1,19})"
+#: A name that opens a message ("Hey Kate!", "Kate, ...", "Thanks Mel.") or closes it ("..., Kate?",
+#: "How are you doing today Kate?").
+_ADDRESS = (re.compile(rf"^\W*(?:{_GREETING}\W+)?{_NAME}\s*[,!?.](?!\w)"),
+            re.compile(rf"(?:,|\b{_GREETING}|\w)\s+{_NAME}\s*[!?.]*[^\w]*$"))
+
+
+def address_names(text: str) -> list[str]:
+    """The capitalised words a message uses to address someone, as written: a name that
+    opens it ("Hey Kate!") or closes it ("How are you doing today Kate?"). A guess per
+    message; :func:`contextfs.turns.known_as` keeps only names used that way, for one
+    person, again and again."""
+    out: list[str] = []
+    for pattern in _ADDRESS:
+        m = pattern.search(text)
+        if m and m.group(1) not in out and m.group(1).casefold() not in INTERJECTIONS:
+            out.append(m.group(1))
+    return out
 
 
 def names_in(query: Iterable[str], names: Iterable[str]) -> set[str]:

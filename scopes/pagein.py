@@ -41,7 +41,7 @@ from contextfs import text as contextfs_text
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError
 from contextfs.periods import Period, day_of, moment_of, periods, within
-from contextfs.text import BM25, TermIndex
+from contextfs.text import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
 from contextfs.turns import is_log
 
 from .passages import Chunk, chunk_terms, chunks_of, is_heading
@@ -96,6 +96,7 @@ class _FileStats:
     speakers: tuple[str, ...] = ()
     days: tuple[date | None, ...] = ()
     moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
+    aliases: frozenset[tuple[str, str]] = frozenset()  # (other name, speaker) in a conversation
     quarantined: bool = False
 
 
@@ -117,10 +118,12 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
     written = meta.get("updated") or meta.get("created")
     file_day = day_of(written)
     return _FileStats(
-        counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) for ch in chunks),
+        counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
+                     for ch in chunks),
         speakers=tuple(ch.speaker for ch in chunks),
         days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
         moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
+        aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),
     )
 
 
@@ -133,6 +136,7 @@ class _TreeIndex:
         self.files: dict[str, _FileStats] = {}  # rel -> its passages' statistics
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
         self.speakers: Counter[str] = Counter()  # speaker -> how many files have their turns
+        self.aliases: Counter[tuple[str, str]] = Counter()  # (other name, speaker) -> how many files
         self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
@@ -159,6 +163,8 @@ class _TreeIndex:
             return
         self.speakers.subtract(set(stats.speakers) - {""})
         self.speakers += Counter()  # drop the names no file has any more
+        self.aliases.subtract(stats.aliases)
+        self.aliases += Counter()
         for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
@@ -169,6 +175,7 @@ class _TreeIndex:
             return
         self.files[rel] = stats
         self.speakers.update(set(stats.speakers) - {""})
+        self.aliases.update(stats.aliases)
         self.usable[rel] = frozenset(i for i, counts in enumerate(stats.counts) if counts)
         for i, counts in enumerate(stats.counts):
             if counts:
@@ -219,9 +226,12 @@ class _TreeIndex:
     def score(self, query: str, exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:
         terms = query_terms(query)
-        named = contextfs_text.names_in(terms, self.speakers)
+        named = contextfs_text.names_in(terms, self.speakers) | {
+            speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])}
         when = periods(query)
-        ranked = self._ranked(terms, contextfs_text.term_weights(query), named, when, exclude, allow)
+        written = query_forms(query)
+        weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
+        ranked = self._ranked((*terms, *written), weights, named, when, exclude, allow)
         return [Passage(rel, i, s) for s, rel, i in ranked[:limit]]
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:

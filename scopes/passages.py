@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from contextfs import text as contextfs_text
-from contextfs.turns import is_log, read_turns
+from contextfs.turns import is_log, known_as, read_turns
 
 __all__ = ["MAX_PARAGRAPH_CHARS", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of", "is_heading"]
 
@@ -55,6 +55,7 @@ class Chunk:
     trust: str = "trusted"
     speaker: str = ""
     time: str = ""
+    aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.turns.known_as)
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -77,13 +78,14 @@ def _when(time: str) -> str:
 @lru_cache(maxsize=256)
 def _turn_chunks(body: str) -> tuple[Chunk, ...]:
     turns, _bad = read_turns(body)
+    aka = known_as(turns)
     out = []
     for t in turns:
         if t.trust == "quarantined":
             continue  # hidden from recall and views
         note = " · ".join(p for p in (_when(t.time), t.who) if p)
         out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust, speaker=t.speaker or "",
-                         time=t.time))
+                         time=t.time, aka=aka.get(t.speaker or "", ())))
     return tuple(out)
 
 
@@ -182,7 +184,7 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
 def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
     """What a passage is matched on: its text, its section heading and the file's title
     (once each; a turn's speaker stands in for the heading)."""
-    context = ch.note.rsplit(" · ", 1)[-1] if ch.note else ch.heading
+    context = " ".join((ch.note.rsplit(" · ", 1)[-1], *ch.aka)) if ch.note else ch.heading
     extra = context if not title or title == context else f"{context} {title}"
     return tuple(contextfs_text.terms(f"{ch.text}\n{extra}"))
 

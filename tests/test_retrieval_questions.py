@@ -73,3 +73,44 @@ def test_a_phrase_on_its_own_or_with_operators_still_filters(root: ContextManage
     assert root.search('tmnt AND "shredder revenge"', path="sessions") == []
     assert [h.line for h in root.search('"shradder revenge"', path="sessions")] == [1]
     assert not parse_query('"dead letter"').plain
+
+
+# ------------------------------------------------------------------ names and forms
+def _travels(ctx: ContextManager) -> None:
+    _log(ctx, "2023-06-01", "2023-06-01", [
+        ("Tom", "How are you doing today Kate?"),
+        ("Katherine", "Good! I want to visit my aunt this weekend."),
+        ("Tom", "Hey Kate! I want to visit the museum too."),
+        ("Katherine", "We should visit it together, I want to visit the new wing."),
+        ("Tom", "Sure. I want to visit Lisbon one day."),
+        ("Katherine", "I have also visited Mexico and Peru, both were amazing."),
+        ("Tom", "Wow, good night Kate!"),
+    ])
+    _log(ctx, "2023-06-08", "2023-06-08", [
+        ("Tom", "Morning Kate, how are you today?"),
+        ("Katherine", "Tired, I want to visit the beach and rest."),
+        ("Tom", "Thanks Kate, talk soon!"),
+    ])
+
+
+@pytest.mark.parametrize("ranker", ["ctx.search", "conversation_search", "passages"])
+def test_a_name_others_call_a_speaker_names_that_speaker(root: ContextManager, ranker: str) -> None:
+    _travels(root)
+    run = _rankers(root)[ranker]
+    evidence = ("sessions/2023-06-01.jsonl", 6)
+    greetings = {("sessions/2023-06-01.jsonl", n) for n in (1, 3, 7)} | {("sessions/2023-06-08.jsonl", n) for n in (1, 3)}
+    top = run("What countries has Kate visited?")[:3]
+    assert evidence in top and not greetings & set(top)  # Katherine's own words, not the greetings to her
+    assert evidence in run("visited")[:2]  # the word as written lifts it above the many "visit"
+
+
+def test_names_a_speaker_goes_by() -> None:
+    from contextfs.text import address_names
+    from contextfs.turns import Turn, known_as
+
+    assert address_names("How are you doing today Kate?") == ["Kate"]
+    assert address_names("Thanks, Mel!") == ["Mel"] and address_names("Wow, nice!") == []
+    turns = [Turn(i, "user", text, speaker=who) for i, (who, text) in enumerate([
+        ("Tom", "Hey Kate!"), ("Katherine", "Hi Tom!"), ("Tom", "Thanks Kate."), ("Katherine", "I went to Paris."),
+        ("Tom", "Absolutely! Bye Kate"), ("Katherine", "I loved Paris."), ("Tom", "I went to paris too")])]
+    assert known_as(turns) == {"Katherine": ("Kate",)}  # 'Paris' is also written in lower case

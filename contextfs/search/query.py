@@ -60,6 +60,8 @@ SEARCH_FIELDS = ("title", "meta", "body")
 NEIGHBOUR_FIELD = "context"
 FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
+#: The fields that also hold words as written (contextfs.text.forms), for plain words.
+_FORM_FIELDS = ("body", NEIGHBOUR_FIELD)
 #: Known field names (as written in a query) -> index field.
 _FIELDS = {
     "title": "title", "name": "title", "meta": "meta", "body": "body", "tags": "tags", "tag": "tags",
@@ -280,7 +282,8 @@ class _Compiler:
         self.weights = weights or {}
 
     # -- leaves
-    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False) -> wq.Query | None:
+    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False,
+               forms: list[str] | None = None) -> wq.Query | None:
         stems = list(dict.fromkeys(stems))
         if not stems:
             return None
@@ -288,7 +291,12 @@ class _Compiler:
             self.words.extend(stems)
             fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD) if neighbours else SEARCH_FIELDS
             weight = self.weights
-            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields])
+            leaves = [wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields]
+            # Words as written match their form in the fields that hold forms (contextfs.text.forms).
+            exact = contextfs_text.EXACT_WEIGHT
+            leaves += [wq.Term(f, form, boost=FIELD_BOOSTS[f] * exact) for form in dict.fromkeys(forms or ())
+                       for f in _FORM_FIELDS if f in fields]
+            return wq.Or(leaves)
         if fieldname in _TEXT_FIELDS:
             self.words.extend(stems)
             leaves = [wq.Term(fieldname, s) for s in stems]
@@ -412,6 +420,7 @@ class _Compiler:
         clauses are always requirements; ``NOT x`` subtracts x from the rest.
         """
         plain: list[str] = []
+        plain_forms: list[str] = []
         positives: list[wq.Query] = []
         qualifiers: list[wq.Query] = []
         dates: list[wq.Query] = []
@@ -419,6 +428,7 @@ class _Compiler:
         for item in items:
             if item[0] == "leaf" and item[1].kind == "words" and fieldname is None:
                 plain.extend(item[1].value)
+                plain_forms.extend(contextfs_text.forms(item[1].text))
                 continue
             if item[0] == "leaf" and item[1].kind == "date":
                 dates.append(item[1].value)
@@ -439,7 +449,9 @@ class _Compiler:
                 stems = stems[: self.plain_cap]
             # Words side by side rank a turn by its neighbours too; words joined by an
             # operator (a AND b) must each be in the document itself.
-            words = self._terms(stems, None, neighbours=True)
+            kept = {contextfs_text.term(f[1:]) for f in plain_forms} & set(stems)
+            words = self._terms(stems, None, neighbours=True,
+                                forms=[f for f in plain_forms if contextfs_text.term(f[1:]) in kept])
             if words is not None:
                 positives.insert(0, words)
         if positives:
@@ -504,7 +516,7 @@ def parse_query(text: object) -> ParsedQuery:
     if query is None:
         return ParsedQuery(None)
     leaves = _leaves(query)
-    per_word = len(SEARCH_FIELDS) + 1
+    per_word = len(SEARCH_FIELDS) + 1 + len(_FORM_FIELDS)  # a word's stem in each field, its form in two
     if len(leaves) > MAX_CLAUSES * per_word:
         raise SearchIndexError(
             f"the query has too many terms ({len(leaves) // per_word}); keep it under {MAX_CLAUSES} words"

@@ -31,6 +31,7 @@ from ..turns import turn_at
 from . import compat, planning
 from .phrases import PhraseCheck, loosen_phrases
 from .planning import weighting
+from .schema import ALIAS_SEP
 from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
@@ -284,7 +285,12 @@ class Queries:
         speakers = cache.get("speakers")
         if speakers is None:
             speakers = cache["speakers"] = [b.decode("utf-8") for b in searcher.reader().lexicon("speaker")]
-        named = sorted(contextfs_text.names_in(parsed.words, speakers))
+        aliases = cache.get("aliases")
+        if aliases is None:
+            pairs = (b.decode("utf-8").partition(ALIAS_SEP) for b in searcher.reader().lexicon("alias"))
+            aliases = cache["aliases"] = [(name, speaker) for name, _, speaker in pairs if speaker]
+        named = sorted(contextfs_text.names_in(parsed.words, speakers)
+                       | {speaker for name, speaker in aliases if contextfs_text.names_in(parsed.words, [name])})
         wanted: list[tuple[Any, wq.Query]] = []
         if named:
             wanted.append((("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named])))
