@@ -114,3 +114,29 @@ def test_names_a_speaker_goes_by() -> None:
         ("Tom", "Hey Kate!"), ("Katherine", "Hi Tom!"), ("Tom", "Thanks Kate."), ("Katherine", "I went to Paris."),
         ("Tom", "Absolutely! Bye Kate"), ("Katherine", "I loved Paris."), ("Tom", "I went to paris too")])]
     assert known_as(turns) == {"Katherine": ("Kate",)}  # 'Paris' is also written in lower case
+
+
+# ------------------------------------------------------------------ a named day and the days after it
+@pytest.mark.parametrize("ranker", ["ctx.search", "conversation_search", "passages"])
+def test_a_named_day_reaches_the_messages_sent_just_after_it(root: ContextManager, ranker: str) -> None:
+    _log(root, "2023-12-20", "2023-12-20", [("Kate", "We were at the lake house for the weekend."),
+                                             ("Ben", "Sounds lovely.")])
+    _log(root, "2023-12-31", "2023-12-31", [("Kate", "Happy new year's eve!"), ("Ben", "Same to you!")])
+    _log(root, "2024-01-01", "2024-01-01", [("Kate", "Last night we were at the lake house with my parents."),
+                                             ("Ben", "Nice way to end the year.")])
+    _log(root, "2024-01-09", "2024-01-09", [("Kate", "We are going to the lake house again."),
+                                             ("Ben", "Enjoy.")])
+    run = _rankers(root)[ranker]
+    assert run("Where was Kate on 31 Dec 2023? The lake house?")[0] == ("sessions/2024-01-01.jsonl", 1)
+
+
+def test_what_a_named_day_reaches() -> None:
+    from datetime import date
+
+    from contextfs.periods import DAY_REACH, periods, within
+
+    day, month = periods("on 31 December 2023, in May 2023")
+    assert (day.start, day.end) == (date(2023, 12, 31), date(2024, 1, 1)) and DAY_REACH == 2
+    assert [within(date(2024, 1, n), (day,)) for n in (1, 2, 3)] == [True, True, False]
+    assert not within(date(2023, 12, 30), (day,))  # a question about a day asks what happened, not plans
+    assert month.until == month.end  # months and years hold what is said about them

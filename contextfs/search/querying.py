@@ -295,7 +295,7 @@ class Queries:
         if named:
             wanted.append((("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named])))
         if parsed.periods:
-            spans = tuple((p.start, p.end) for p in parsed.periods)
+            spans = tuple((p.start, p.until) for p in parsed.periods)
             wanted.append((("dated", spans), wq.Or([wq.DateRange("updated", datetime(a.year, a.month, a.day),
                                                                  datetime(b.year, b.month, b.day), endexcl=True)
                                                    for a, b in spans])))
