@@ -95,7 +95,7 @@ STOP_WORDS: frozenset[str] = frozenset(
     the their theirs them themselves then there these they this those through to too under
     until up upon us very via was we were what whatever when whenever where whereas wherever
     whether which while who whoever whom whose why will with would yet you your yours yourself
-    yourselves per tbd might must
+    yourselves per tbd might must many much every ever
     don didn doesn isn aren wasn weren haven hasn hadn won wouldn couldn shouldn ll ve re
     """.split()  # noqa: SIM905 - a word list reads better as text
 )

@@ -219,7 +219,7 @@ def pack(
     if budget is not None:
         check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
                   error=ConfigError)
-    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.35", error=ConfigError)
+    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError)
     _check_candidates(candidates)
     _check_passages(paged)
     counter = get_counter(encoding)

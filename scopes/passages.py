@@ -25,12 +25,15 @@ from functools import lru_cache
 from contextfs import text as contextfs_text
 from contextfs.turns import is_log, known_as, read_turns
 
-__all__ = ["MAX_PARAGRAPH_CHARS", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of", "is_heading"]
+__all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of", "is_heading"]
 
 #: Paragraphs longer than this are cut (list items, then sentence windows).
 MAX_PARAGRAPH_CHARS = 600
 #: About how long a sentence window of long prose is.
 WINDOW_CHARS = 400
+#: How many times a passage's headings, its file's title and a turn's speaker count, as the
+#: search index's meta field does (what a passage is about, more than any word in it).
+HEADING_WEIGHT = 2
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _ITEM = re.compile(r"^\s{0,3}([-*+]|\d+[.)])\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_-])")
@@ -56,6 +59,7 @@ class Chunk:
     speaker: str = ""
     time: str = ""
     aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.turns.known_as)
+    trail: str = ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -89,7 +93,7 @@ def _turn_chunks(body: str) -> tuple[Chunk, ...]:
     return tuple(out)
 
 
-def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
+def _windows(lines: list[tuple[int, str]], heading: str, trail: str = "") -> list[Chunk]:
     """Long prose cut into windows of whole sentences, each citing the lines it spans."""
     text = "\n".join(line for _, line in lines)
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
@@ -116,10 +120,11 @@ def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
         if b - start >= WINDOW_CHARS or b == len(text):
             piece = text[start:b].strip()
             if piece:
-                out.append(Chunk(line_of(start), line_of(max(start, b - 1)), piece, heading, piece=len(out) + 1))
+                out.append(Chunk(line_of(start), line_of(max(start, b - 1)), piece, heading, piece=len(out) + 1,
+                                 trail=trail))
             start = None
     if len(out) == 1:
-        return [Chunk(out[0].first, out[0].last, out[0].text, heading)]
+        return [Chunk(out[0].first, out[0].last, out[0].text, heading, trail=trail)]
     return out
 
 
@@ -127,6 +132,8 @@ def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
 def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
     out: list[Chunk] = []
     heading = ""
+    trail = ""
+    above: list[tuple[int, str]] = []  # (level, text) of the headings enclosing this point
     block: list[tuple[int, str]] = []
     fenced = False
 
@@ -135,7 +142,7 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
             return
         text = "\n".join(line for _, line in block)
         if len(text) <= MAX_PARAGRAPH_CHARS or block[0][1].lstrip().startswith(("```", "~~~")):
-            out.append(Chunk(block[0][0], block[-1][0], text, heading))
+            out.append(Chunk(block[0][0], block[-1][0], text, heading, trail=trail))
         elif any(_ITEM.match(line) for _, line in block):
             # One passage per list item (continuation lines stay with their item).
             items: list[list[tuple[int, str]]] = []
@@ -146,11 +153,11 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
             for item in items:
                 joined = "\n".join(t for _, t in item)
                 if len(joined) > MAX_PARAGRAPH_CHARS:
-                    out.extend(_windows(item, heading))
+                    out.extend(_windows(item, heading, trail))
                 else:
-                    out.append(Chunk(item[0][0], item[-1][0], joined, heading))
+                    out.append(Chunk(item[0][0], item[-1][0], joined, heading, trail=trail))
         else:
-            out.extend(_windows(block, heading))
+            out.extend(_windows(block, heading, trail))
         block.clear()
 
     for i, line in enumerate(body.splitlines(), start=1 + line_offset):
@@ -169,8 +176,13 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
         m = _HEADING.match(stripped)
         if m:
             flush()
+            level = len(m.group(1))
+            while above and above[-1][0] >= level:
+                above.pop()
+            trail = " · ".join(text for _, text in above)
             heading = m.group(2).strip()
-            out.append(Chunk(i, i, line, heading))
+            above.append((level, heading))
+            out.append(Chunk(i, i, line, heading, trail=trail))
             continue
         if not stripped:
             flush()
@@ -182,11 +194,16 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
 
 @lru_cache(maxsize=65536)
 def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
-    """What a passage is matched on: its text, its section heading and the file's title
-    (once each; a turn's speaker stands in for the heading)."""
-    context = " ".join((ch.note.rsplit(" · ", 1)[-1], *ch.aka)) if ch.note else ch.heading
+    """What a passage is matched on: its text, its section heading and the headings above
+    it, and the file's title (once each; a turn's speaker and their other names stand in
+    for the headings). A fact in a runbook's "Storage" section under "## Orca" is about
+    Orca though it never says so."""
+    if ch.note:
+        context = " ".join((ch.note.rsplit(" · ", 1)[-1], *ch.aka))
+    else:
+        context = " ".join(h for h in (*ch.trail.split(" · "), ch.heading) if h and h != title)
     extra = context if not title or title == context else f"{context} {title}"
-    return tuple(contextfs_text.terms(f"{ch.text}\n{extra}"))
+    return tuple(contextfs_text.terms(ch.text)) + tuple(contextfs_text.terms(extra)) * HEADING_WEIGHT
 
 
 def _label(first: Chunk, last: Chunk) -> str:
