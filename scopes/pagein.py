@@ -245,17 +245,25 @@ class _TreeIndex:
 
 
 def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]) -> dict[tuple[str, int], float]:
-    """Each passage's score plus ``NEIGHBOUR_WEIGHT`` times each neighbour's, in a fixed order
-    (own, previous, next) so the sum is the same whatever order the index holds them in."""
-    w = contextfs_text.NEIGHBOUR_WEIGHT
+    """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
+    away (up to ``NEIGHBOUR_REACH``), in a fixed order (own, then by distance, previous before
+    next) so the sum is the same whatever order the index holds them in."""
+    w, reach = contextfs_text.NEIGHBOUR_WEIGHT, contextfs_text.NEIGHBOUR_REACH
     if not w or not scores:
         return scores
+    steps = range(1, reach + 1)
     keys = set(scores)
     for rel, i in scores:
         ok = usable.get(rel, frozenset())
-        keys.update((rel, n) for n in (i - 1, i + 1) if n in ok)
-    return {(rel, i): scores.get((rel, i), 0.0) + w * scores.get((rel, i - 1), 0.0) + w * scores.get((rel, i + 1), 0.0)
-            for rel, i in keys}
+        keys.update((rel, n) for d in steps for n in (i - d, i + d) if n in ok)
+    out = {}
+    for rel, i in keys:
+        total = scores.get((rel, i), 0.0)
+        for d in steps:
+            share = w ** d
+            total += share * scores.get((rel, i - d), 0.0) + share * scores.get((rel, i + d), 0.0)
+        out[(rel, i)] = total
+    return out
 
 
 _HEADS: dict[str, _TreeIndex] = {}

@@ -70,11 +70,12 @@ def test_ties_go_to_the_newest_message(chat: ContextManager) -> None:
         assert round(a.score, 9) >= round(b.score, 9)
         if round(a.score, 9) == round(b.score, 9):
             assert (a.updated or "") >= (b.updated or "")
-    # Messages with a neighbour on both sides tie; the last of the chat has one, so it is lower.
-    assert [h.ref for h in chat.search("congratulations", limit=3)] == ["sessions/second.jsonl#L59",
-                                                                        "sessions/second.jsonl#L58",
-                                                                        "sessions/second.jsonl#L57"]
-    assert hits[0].path == "sessions/second.jsonl#L59"
+    # Messages with neighbours on both sides (one and two steps away) tie; the last two of
+    # the chat have fewer, so they are lower.
+    assert [h.ref for h in chat.search("congratulations", limit=3)] == ["sessions/second.jsonl#L58",
+                                                                        "sessions/second.jsonl#L57",
+                                                                        "sessions/second.jsonl#L56"]
+    assert hits[0].path == "sessions/second.jsonl#L58"
 
 
 def test_archival_ties_go_to_the_newest_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

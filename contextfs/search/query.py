@@ -43,6 +43,7 @@ from ..periods import Period, periods
 from .filters import date_query
 
 __all__ = [
+    "FAR_FIELD",
     "FIELD_BOOSTS",
     "MAX_CLAUSES",
     "MAX_QUERY_CHARS",
@@ -58,10 +59,13 @@ MAX_CLAUSES = 64
 SEARCH_FIELDS = ("title", "meta", "body")
 #: Where plain words also look: a turn's neighbouring messages, at a neighbour's weight.
 NEIGHBOUR_FIELD = "context"
-FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT}
+#: ... and the messages two steps away, at a neighbour's weight squared.
+FAR_FIELD = "far"
+FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT,
+                FAR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT ** 2}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
 #: The fields that also hold words as written (contextfs.text.forms), for plain words.
-_FORM_FIELDS = ("body", NEIGHBOUR_FIELD)
+_FORM_FIELDS = ("body", NEIGHBOUR_FIELD, FAR_FIELD)
 #: Known field names (as written in a query) -> index field.
 _FIELDS = {
     "title": "title", "name": "title", "meta": "meta", "body": "body", "tags": "tags", "tag": "tags",
@@ -289,7 +293,7 @@ class _Compiler:
             return None
         if fieldname is None:
             self.words.extend(stems)
-            fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD) if neighbours else SEARCH_FIELDS
+            fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD, FAR_FIELD) if neighbours else SEARCH_FIELDS
             weight = self.weights
             leaves = [wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields]
             # Words as written match their form in the fields that hold forms (contextfs.text.forms).
@@ -516,7 +520,7 @@ def parse_query(text: object) -> ParsedQuery:
     if query is None:
         return ParsedQuery(None)
     leaves = _leaves(query)
-    per_word = len(SEARCH_FIELDS) + 1 + len(_FORM_FIELDS)  # a word's stem in each field, its form in two
+    per_word = len(SEARCH_FIELDS) + 2 + len(_FORM_FIELDS)  # a word's stem in each field, its form in three
     if len(leaves) > MAX_CLAUSES * per_word:
         raise SearchIndexError(
             f"the query has too many terms ({len(leaves) // per_word}); keep it under {MAX_CLAUSES} words"

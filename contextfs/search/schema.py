@@ -231,6 +231,8 @@ def make_schema() -> Schema:
         # turn by its neighbours too, at NEIGHBOUR_WEIGHT (an answer is often the turn
         # after the one that repeats the question's words). Empty for every other file.
         context=_text_field(forms, positions=False),
+        # ... and the messages two steps away, at NEIGHBOUR_WEIGHT squared.
+        far=_text_field(forms, positions=False),
         # Exact tags for tag: clauses and filters; their words again for plain-word queries.
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
         kind=ID(stored=True),
@@ -354,6 +356,7 @@ def _turn_docs(base: dict[str, Any], text: str, rel: str) -> list[dict[str, Any]
             "alias": ",".join(f"{name}{ALIAS_SEP}{turn.speaker}".replace(",", " ")
                               for name in aka.get(turn.speaker or "", ())),
             "context": "\n".join(shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)),
+            "far": "\n".join(shown[j] for j in (i - 2, i + 2) if 0 <= j < len(shown)),
             "speaker": turn.speaker or "", "role": turn.role,
             "trust": turn.trust if turn.trust in ("trusted", "untrusted", "quarantined") else "untrusted",
             "updated": parse_when(turn.time) or base["updated"],
