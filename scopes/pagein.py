@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs import text as contextfs_text
 from contextfs.document import blob_version, decode, parse
+from contextfs.embeddings import vectors_for
 from contextfs.errors import ContextFSError
 from contextfs.periods import Period, day_of, moment_of, periods, within
 from contextfs.text import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
@@ -97,6 +98,7 @@ class _FileStats:
     days: tuple[date | None, ...] = ()
     moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
     aliases: frozenset[tuple[str, str]] = frozenset()  # (other name, speaker) in a conversation
+    texts: tuple[str, ...] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
     quarantined: bool = False
 
 
@@ -124,6 +126,7 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
         days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
         moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
         aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),
+        texts=tuple(f"{ch.speaker}: {ch.text}" if ch.speaker else ch.text for ch in chunks),
     )
 
 
@@ -225,14 +228,32 @@ class _TreeIndex:
 
     def score(self, query: str, exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:
+        return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow)[:limit]]
+
+    def fused(self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None) -> list[Passage]:
+        """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
+        from contextfs.search.dense import dense_order, fuse  # numpy: only with embeddings in use
+
+        lexical = [(rel, i) for _s, rel, i in self.score_all(query, exclude, allow)]
+        keys = [(rel, i) for rel, ok in sorted(self.usable.items()) for i in sorted(ok)
+                if rel not in exclude and (allow is None or allow(rel))]
+        texts = {f"{rel}#{i}": self.files[rel].texts[i] for rel, i in keys}
+        hashed = [blob_version(texts[f"{rel}#{i}"].encode("utf-8")) for rel, i in keys]
+        by_hash = dict(zip(hashed, (f"{rel}#{i}" for rel, i in keys)))  # noqa: B905 - same length
+        similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(" ".join(query.split()))
+        scores = fuse(lexical, dense_order(keys, similarities))
+        files = self.files
+        ranked = sorted((contextfs_text.tie_order(v, files[rel].moments[i], rel, i), v) for (rel, i), v in scores.items())
+        return [Passage(key[2], key[3], v) for key, v in ranked]
+
+    def score_all(self, query: str, exclude: set[str],
+                  allow: Callable[[str], bool] | None = None) -> list[tuple[float, str, int]]:
         terms = query_terms(query)
         named = contextfs_text.names_in(terms, self.speakers) | {
             speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])}
-        when = periods(query)
         written = query_forms(query)
         weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
-        ranked = self._ranked((*terms, *written), weights, named, when, exclude, allow)
-        return [Passage(rel, i, s) for s, rel, i in ranked[:limit]]
+        return self._ranked((*terms, *written), weights, named, periods(query), exclude, allow)
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:
         """The best passage score of each of ``paths`` (0 when nothing matches)."""
@@ -310,6 +331,9 @@ def rank(
     sha = rev or ctx.git.head()
     if sha is None:
         return []
+    vectors = vectors_for(str(ctx.root)) if pager != "search" else None
+    if vectors is not None:
+        return _index_for(ctx, sha).fused(query, vectors, exclude, allow)[:limit]
     passages = _index_for(ctx, sha).score(query, exclude, limit if pager != "search" else 100_000, allow)
     if pager == "search" and rev is None:
         # Files in the live index's order; within a file, its passages by score.

@@ -66,7 +66,7 @@ def test_a_small_limit_is_the_start_of_a_large_one(chat: ContextManager, ranker:
 def test_ties_go_to_the_newest_message(chat: ContextManager) -> None:
     mem = Memory(chat)
     hits = mem.conversation_search("congratulations", limit=120)
-    for a, b in zip(hits, hits[1:]):
+    for a, b in zip(hits, hits[1:], strict=False):
         assert round(a.score, 9) >= round(b.score, 9)
         if round(a.score, 9) == round(b.score, 9):
             assert (a.updated or "") >= (b.updated or "")

@@ -48,6 +48,7 @@ from whoosh.query.qcore import QueryError
 
 from .. import faults, paths
 from ..document import blob_version
+from ..embeddings import attach
 from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import typed_io
 from . import compat, segments
@@ -381,6 +382,12 @@ class SearchIndex:
             self.searcher = segments.refreshed(self._ix, self.searcher, self.schema)
 
     # ------------------------------------------------------------ searching
+    def use_embeddings(self, embeddings: object | None) -> None:
+        """Fuse questions' ranking with vectors from a LangChain ``Embeddings`` (None: words alone)."""
+        from .dense import Vectors  # numpy and the caller's model load only when asked for
+
+        attach(str(self.root), None if embeddings is None else Vectors(embeddings, self.state.file("vectors")))
+
     def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
         """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
         rel_path = paths.check(self.root, path, allow_root=True)

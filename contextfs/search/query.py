@@ -103,6 +103,7 @@ class ParsedQuery:
     words: list[str] = field(default_factory=list)
     plain: bool = False
     periods: tuple[Period, ...] = ()
+    text: str = ""
 
 
 # ------------------------------------------------------------------ tokens
@@ -527,4 +528,4 @@ def parse_query(text: object) -> ParsedQuery:
         )
     most_recent = compiler.star and not compiler.words
     return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)),
-                       plain=plain, periods=periods(stripped) if plain else ())
+                       plain=plain, periods=periods(stripped) if plain else (), text=stripped)

@@ -25,6 +25,7 @@ from whoosh import query as wq
 
 from .. import text as contextfs_text
 from ..document import blob_version
+from ..embeddings import vectors_for
 from ..errors import ContextFSError, SearchIndexError
 from ..sync import conflict_markers, strip_conflict_markers
 from ..turns import turn_at
@@ -129,15 +130,16 @@ class Queries:
         terms = None if plain is None else planning.block_terms(plain, searcher)
         cache = self._searcher_cache(searcher)
         prefer = () if parsed.most_recent else self._prefer(searcher, parsed, cache)
+        vectors = vectors_for(str(self.index.root)) if parsed.plain else None
+        if vectors is not None and plain is not None:
+            return self._run_dense(searcher, parsed, plain, vectors, filt, mask, want, prefer, cache)
         if terms is not None:
             # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
-            allow = None
-            if filt is not None:
-                key = ("filter", repr(filt))
-                allow = cache.get(key)
-                if allow is None:
-                    allow = cache[key] = frozenset(searcher.docs_for_query(filt))
-            from .rank import SPACE, top_docs  # numpy's import (40-100 ms) is paid where it pays off
+            allow = self._allowed(searcher, filt, cache)
+            from .rank import (  # numpy's import (40-100 ms) is paid where it pays off
+                SPACE,
+                top_docs,
+            )
 
             cache.setdefault(SPACE, str(self.index.dir))
             bm25 = weighting()
@@ -149,6 +151,61 @@ class Queries:
         if plain is not None:  # a plain-word query Whoosh scored: what the block ranker would have saved
             planning.spent_in_whoosh(time.perf_counter() - started)
         return hits
+
+    def _allowed(self, searcher: Any, filt: wq.Query | None, cache: dict[Any, Any]) -> frozenset[int] | None:
+        if filt is None:
+            return None
+        key = ("filter", repr(filt))
+        allow = cache.get(key)
+        if allow is None:
+            allow = cache[key] = frozenset(searcher.docs_for_query(filt))
+        return allow
+
+    def _run_dense(self, searcher: Any, parsed: Any, plain: list[tuple[str, str, float]], vectors: Any,
+                   filt: wq.Query | None, mask: set[int] | None, want: int,
+                   prefer: tuple[tuple[frozenset[int], float], ...], cache: dict[Any, Any]) -> list[SearchHit]:
+        """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
+        from .dense import dense_order, fuse  # numpy: only with embeddings in use
+        from .rank import SPACE, top_docs
+
+        cache.setdefault(SPACE, str(self.index.dir))
+        allow = self._allowed(searcher, filt, cache)
+        bm25 = weighting()
+        docs = [d for d in searcher.reader().all_doc_ids() if (allow is None or d in allow) and not (mask and d in mask)]
+        lexical = self._settle(searcher, top_docs(searcher, plain, max(1, len(docs)), B=bm25.B, K1=bm25.K1,
+                                                  allow=allow, deny=mask, cache=cache, prefer=prefer))
+        keys = [self._doc_key(searcher, d, cache) for d in docs]
+        try:
+            similarities = vectors.of(keys, self._doc_text) @ vectors.query(" ".join(parsed.text.split()))
+        except ContextFSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the caller's model failed: say so, never heal the index
+            raise SearchIndexError(f"the embeddings failed ({type(exc).__name__}: {exc}); fix the model, or "
+                                   "turn dense ranking off with ctx.index.use_embeddings(None)") from exc
+        fused = fuse([d for _, d in lexical], dense_order(docs, similarities))
+        return self._hits(searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want)
+
+    def _doc_key(self, searcher: Any, docnum: int, cache: dict[Any, Any]) -> str:
+        """What a document's vector is filed under: its file, line and version."""
+        keys = cache.setdefault("dense-keys", {})
+        key = keys.get(docnum)
+        if key is None:
+            fields = searcher.stored_fields(docnum)
+            key = keys[docnum] = f"{fields['rel']}\x00{fields.get('line') or 0}\x00{fields.get('version') or ''}"
+        return key
+
+    def _doc_text(self, key: str) -> str:
+        """The text a document's vector is made of: a turn's message, a note's body (read from the file)."""
+        rel, line, _version = key.split("\x00")
+        try:
+            data = self.index.files.read(rel)
+        except ContextFSError:
+            data = None
+        text = "" if data is None else data.decode("utf-8", errors="replace")
+        if int(line):
+            turn = turn_at(text, int(line))
+            return "" if turn is None else f"{turn.speaker or turn.role}: {turn.content}"
+        return strip_frontmatter(text)[:4000]
 
     def _run_whoosh(self, searcher: Any, parsed: Any, filt: wq.Query | None, mask: set[int] | None, want: int,
                     prefer: tuple[tuple[frozenset[int], float], ...]) -> list[SearchHit]:
