@@ -45,7 +45,7 @@ from contextfs.periods import Period, day_of, moment_of, periods, within
 from contextfs.text import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
 from contextfs.turns import is_log
 
-from .passages import Chunk, chunk_terms, chunks_of, is_heading
+from .passages import Chunk, chunk_terms, chunks_of, is_heading, speakers_of
 from .tiers import query_terms
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
     return _FileStats(
         counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
                      for ch in chunks),
-        speakers=tuple(ch.speaker for ch in chunks),
+        speakers=speakers_of(chunks),
         days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
         moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
         aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),

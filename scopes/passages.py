@@ -25,7 +25,8 @@ from functools import lru_cache
 from contextfs import text as contextfs_text
 from contextfs.turns import is_log, known_as, read_turns
 
-__all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of", "is_heading"]
+__all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "TRANSCRIPT_LINES", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of",
+           "is_heading", "speakers_of"]
 
 #: Paragraphs longer than this are cut (list items, then sentence windows).
 MAX_PARAGRAPH_CHARS = 600
@@ -60,6 +61,24 @@ class Chunk:
     time: str = ""
     aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.turns.known_as)
     trail: str = ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
+
+
+_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s+\S")
+#: How many paragraphs a ``Name:`` label must open before the file reads as a transcript.
+TRANSCRIPT_LINES = 3
+
+
+def speakers_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
+    """Who said each passage: a turn's speaker, or in a markdown transcript (paragraphs
+    opening ``Caroline: ...``) the label, when it opens at least :data:`TRANSCRIPT_LINES`
+    passages of the file (a facts list's one "Database: PostgreSQL 16" names nobody)."""
+    labels = [m.group(1) if not ch.note and (m := _LABEL.match(ch.text)) else "" for ch in chunks]
+    counts: dict[str, int] = {}
+    for label in labels:
+        if label:
+            counts[label] = counts.get(label, 0) + 1
+    return tuple(ch.speaker or (label if counts.get(label, 0) >= TRANSCRIPT_LINES else "")
+                 for ch, label in zip(chunks, labels, strict=True))
 
 
 def is_heading(ch: Chunk) -> bool:

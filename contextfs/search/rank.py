@@ -280,7 +280,7 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
     there; decoded postings and field lengths are cached per segment (``_SEGMENTS``).
     """
     schema = searcher.schema
-    ranked: list[tuple[float, int]] = []
+    ranked: list[tuple[float, float, int, int]] = []  # (score, rounded score, updated, docnum)
     for reader, base in searcher.reader().leaf_readers():
         ndocs = reader.doc_count_all()
         if not ndocs:
