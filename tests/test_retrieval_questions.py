@@ -140,3 +140,16 @@ def test_what_a_named_day_reaches() -> None:
     assert [within(date(2024, 1, n), (day,)) for n in (1, 2, 3)] == [True, True, False]
     assert not within(date(2023, 12, 30), (day,))  # a question about a day asks what happened, not plans
     assert month.until == month.end  # months and years hold what is said about them
+
+
+# ------------------------------------------------------------------ markdown transcripts
+def test_a_markdown_transcript_names_its_speakers(root: ContextManager) -> None:
+    from contextfs.scopes.passages import chunks_of, speakers_of
+
+    lines = ["Caroline: I painted a sunrise", "Melanie: Lovely!", "Caroline: Thanks", "Melanie: I paint too",
+             "Caroline: Show me", "Melanie: I painted a lake last year"]
+    body = "# Session 1\n\n" + "\n\n".join(lines) + "\n\nDatabase: PostgreSQL 16\n"
+    assert speakers_of(chunks_of(body)) == ("", *[line.split(":")[0] for line in lines], "")
+    root.write("conversations/session-1.md", body)
+    first = ScopedContext(root).passages("What did Melanie paint?", limit=1)[0]
+    assert first.text.startswith("Melanie:")  # her own words first, not "Caroline: I painted a sunrise"
