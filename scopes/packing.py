@@ -277,7 +277,11 @@ def pack(
             if paging:
                 # The candidates fit around a reserve; page-in then takes the reserve and
                 # whatever the candidates left; what page-in leaves goes back to them.
-                reserve = int((target - fixed - pinned_cost) * page_share)
+                # The share never drops an item: the scope's own items stay visible at
+                # their lowest allowed tier before page-in is guaranteed anything.
+                floor = sum(packer.section(s, s.min_level)[1] for s in others)
+                reserve = max(0, min(int((target - fixed - pinned_cost) * page_share),
+                                     room_target - fixed - pinned_cost - floor))
                 packer.fit(pinned, others, room_target, fixed + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
                 sections = _page_in(ctx, packer, paged, rev, seen, room)

@@ -267,20 +267,22 @@ class _TreeIndex:
 
 def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
-    away (up to ``NEIGHBOUR_REACH``), in a fixed order (own, then by distance, previous before
-    next) so the sum is the same whatever order the index holds them in."""
+    away, in a fixed order (own, then by distance, previous before next) so the sum is the
+    same whatever order the index holds them in. Messages of a conversation reach
+    ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
+    light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
+    first tree of bench-scopes)."""
     w, reach = contextfs_text.NEIGHBOUR_WEIGHT, contextfs_text.NEIGHBOUR_REACH
     if not w or not scores:
         return scores
-    steps = range(1, reach + 1)
     keys = set(scores)
     for rel, i in scores:
         ok = usable.get(rel, frozenset())
-        keys.update((rel, n) for d in steps for n in (i - d, i + d) if n in ok)
+        keys.update((rel, n) for d in range(1, (reach if is_log(rel) else 1) + 1) for n in (i - d, i + d) if n in ok)
     out = {}
     for rel, i in keys:
         total = scores.get((rel, i), 0.0)
-        for d in steps:
+        for d in range(1, (reach if is_log(rel) else 1) + 1):
             share = w ** d
             total += share * scores.get((rel, i - d), 0.0) + share * scores.get((rel, i + d), 0.0)
         out[(rel, i)] = total
