@@ -14,6 +14,15 @@ Recognised, in English, case-insensitively:
 
 A month or day without a year ("in June", "on the 13th") names nothing: which year it
 means depends on when it was said, and a wrong guess would mislead the ranking.
+
+A named day *reaches* the :data:`DAY_REACH` days after it: a question names the day
+something happened, and a chat talks about it then and in the days after ("yesterday",
+"last night", "on Sunday"). In real messaging-app chats, 12 of 32 evidence messages for a
+question naming a day were sent on that day, and the misses were sent just after it (the
+answer to "Where was Kate on 31 Dec 2023?" was sent on 1 January); in LoCoMo, 43 of 55
+were sent on the day, 5 in the two days after. Months and years reach no further: they
+are long enough to hold what is said about them. Days before a named day are not
+reached: a message can announce a plan, but a question about a day asks what happened.
 """
 
 from __future__ import annotations
@@ -22,7 +31,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
-__all__ = ["Period", "day_of", "periods", "within"]
+__all__ = ["DAY_REACH", "Period", "day_of", "moment_of", "periods", "within"]
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
            "october", "november", "december")
@@ -41,6 +50,10 @@ _FORMS = (
 _PATTERNS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _FORMS)
 
 
+#: How many days after a named day the rankers still read as that day (see the module doc).
+DAY_REACH = 2
+
+
 @dataclass(frozen=True)
 class Period:
     """A named period: from ``start`` (inclusive) to ``end`` (exclusive), and the text that named it."""
@@ -49,8 +62,16 @@ class Period:
     end: date
     text: str
 
+    @property
+    def until(self) -> date:
+        """The end of what the period reaches (exclusive): a day reaches :data:`DAY_REACH` more days."""
+        return self.end + timedelta(days=DAY_REACH) if self.end - self.start == timedelta(days=1) else self.end
+
     def holds(self, moment: date) -> bool:
         return self.start <= moment < self.end
+
+    def reaches(self, moment: date) -> bool:
+        return self.start <= moment < self.until
 
 
 def _month(m: re.Match[str]) -> int:
@@ -93,6 +114,29 @@ def periods(text: str | None) -> tuple[Period, ...]:
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
 
 
+def _aware(value: object) -> datetime | None:
+    """A time as logged or written in frontmatter, as an aware datetime (UTC when no zone)."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str) and value.strip():
+        text = value.strip()
+        try:
+            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
+        except ValueError:
+            return None
+    else:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def moment_of(value: object) -> float:
+    """A time as a POSIX timestamp, for ordering (0.0, the oldest, when it names no time)."""
+    moment = _aware(value)
+    return moment.timestamp() if moment is not None else 0.0
+
+
 def day_of(value: object) -> date | None:
     """The calendar day of a time as logged or written in frontmatter (ISO text, a date or a
     datetime; the day in UTC when the time has a zone), or None when it names no day."""
@@ -114,8 +158,8 @@ def day_of(value: object) -> date | None:
 
 
 def within(moment: date | datetime | None, named: tuple[Period, ...]) -> bool:
-    """True when ``moment`` falls in one of the ``named`` periods (never for no moment)."""
+    """True when ``moment`` falls in what one of the ``named`` periods reaches (never for no moment)."""
     if moment is None or not named:
         return False
     day = moment.date() if isinstance(moment, datetime) else moment
-    return any(p.holds(day) for p in named)
+    return any(p.reaches(day) for p in named)

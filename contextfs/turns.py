@@ -14,10 +14,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "read_turns", "session_of", "turn_at"]
+from .text import WORD, address_names
+
+__all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "known_as", "read_turns", "session_of",
+           "turn_at"]
 
 SESSIONS_DIR = "sessions"
 LOG_SUFFIX = ".jsonl"
@@ -115,3 +120,49 @@ def turn_at(text: str, line: int) -> Turn | None:
     if not 1 <= line <= len(lines):
         return None
     return _turn(line, lines[line - 1])
+
+
+#: How often a name must address one person, and nobody else, to be taken as theirs.
+_ALIAS_USES = 2
+
+
+def _addressee(turns: Sequence[Turn], i: int) -> str | None:
+    """Who message ``i`` speaks to: the nearest other speaker before it, else after it."""
+    me = turns[i].speaker
+    for j in [*range(i - 1, -1, -1), *range(i + 1, len(turns))]:
+        other = turns[j].speaker
+        if other and other != me:
+            return other
+    return None
+
+
+def known_as(turns: Sequence[Turn]) -> dict[str, tuple[str, ...]]:
+    """Each speaker's other names in one conversation: what the others call them ("Kate"
+    for Katherine, "Mel" for Melanie), in first-seen order.
+
+    A name counts when messages address a speaker by it (:func:`contextfs.text.address_names`)
+    at least twice, never address anyone else by it, never write it in lower case (so
+    "Wow" and "Thanks" are never names), and it is not already a word of a speaker's name.
+    """
+    speakers = {t.speaker for t in turns if t.speaker}
+    if len(speakers) < 2:
+        return {}
+    taken = {w.casefold() for name in speakers for w in WORD.findall(name)}
+    lower: set[str] = set()
+    used: dict[str, Counter[str]] = defaultdict(Counter)
+    for i, t in enumerate(turns):
+        lower.update(w for w in WORD.findall(t.content) if w[:1].islower())
+        if not t.speaker:
+            continue
+        names = address_names(t.content)
+        to = _addressee(turns, i) if names else None
+        for name in names:
+            if to is not None and name.casefold() not in taken:
+                used[name][to] += 1
+    out: dict[str, list[str]] = {}
+    for name, whom in used.items():
+        if len(whom) == 1 and name.casefold() not in lower:
+            (speaker, uses), = whom.items()
+            if uses >= _ALIAS_USES:
+                out.setdefault(speaker, []).append(name)
+    return {speaker: tuple(names) for speaker, names in out.items()}

@@ -13,7 +13,8 @@ agent keeps one block per entry::
     The API runs on Python 3.13.
 
 A restatement of an existing entry is merged into it (``seen`` counts how often);
-a contradiction supersedes it visibly: the old entry stays, struck through, with
+a contradiction (one the model names, or a plain one :mod:`.contradictions` finds: same
+subject, another value) supersedes it visibly: the old entry stays, struck through, with
 ``superseded-by`` linking to the new one (the heading id doubles as the anchor GitHub
 and most renderers generate). Human-written bullets above the marker can be
 superseded the same way: the line is struck through and linked, never deleted.
@@ -25,6 +26,8 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Literal
+
+from .contradictions import contradicts
 
 __all__ = [
     "MARKER",
@@ -222,6 +225,12 @@ class EntryFile:
         items += [(e.id, e.text) for e in self.entries if e.active]
         return items
 
+    def find_contradicted(self, text: str) -> str | None:
+        """The id of the live item ``text`` gives another value for (same subject), if any;
+        the most recent one when several do (it is the one a reader takes as current)."""
+        found = [item_id for item_id, item_text in self.existing() if contradicts(item_text, text)]
+        return found[-1] if found else None
+
     def find_duplicate(self, text: str) -> str | None:
         """The id of a live item with the same normalized text (or lesson body), if any."""
         key = normalize(text)
@@ -292,6 +301,8 @@ class EntryFile:
             id=self._new_id(text, date, task), kind=self.kind, text=text, title=title,
             date=date, task=task, source=source,
         )
+        if not (supersedes and supersedes in live) and self.kind == "fact":
+            supersedes = self.find_contradicted(text)  # the plain cases, when the model named none
         if supersedes and supersedes in live:
             old = self.get(supersedes)
             if old is not None:

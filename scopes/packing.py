@@ -219,7 +219,7 @@ def pack(
     if budget is not None:
         check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
                   error=ConfigError)
-    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.35", error=ConfigError)
+    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError)
     _check_candidates(candidates)
     _check_passages(paged)
     counter = get_counter(encoding)
@@ -277,7 +277,11 @@ def pack(
             if paging:
                 # The candidates fit around a reserve; page-in then takes the reserve and
                 # whatever the candidates left; what page-in leaves goes back to them.
-                reserve = int((target - fixed - pinned_cost) * page_share)
+                # The share never drops an item: the scope's own items stay visible at
+                # their lowest allowed tier before page-in is guaranteed anything.
+                floor = sum(packer.section(s, s.min_level)[1] for s in others)
+                reserve = max(0, min(int((target - fixed - pinned_cost) * page_share),
+                                     room_target - fixed - pinned_cost - floor))
                 packer.fit(pinned, others, room_target, fixed + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
                 sections = _page_in(ctx, packer, paged, rev, seen, room)

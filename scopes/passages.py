@@ -23,14 +23,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from contextfs import text as contextfs_text
-from contextfs.turns import is_log, read_turns
+from contextfs.turns import is_log, known_as, read_turns
 
-__all__ = ["MAX_PARAGRAPH_CHARS", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of", "is_heading"]
+__all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "TRANSCRIPT_LINES", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of",
+           "is_heading", "speakers_of"]
 
 #: Paragraphs longer than this are cut (list items, then sentence windows).
 MAX_PARAGRAPH_CHARS = 600
 #: About how long a sentence window of long prose is.
 WINDOW_CHARS = 400
+#: How many times a passage's headings, its file's title and a turn's speaker count, as the
+#: search index's meta field does (what a passage is about, more than any word in it).
+HEADING_WEIGHT = 2
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 _ITEM = re.compile(r"^\s{0,3}([-*+]|\d+[.)])\s")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9`\"'(\[*_-])")
@@ -55,6 +59,26 @@ class Chunk:
     trust: str = "trusted"
     speaker: str = ""
     time: str = ""
+    aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.turns.known_as)
+    trail: str = ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
+
+
+_LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s+\S")
+#: How many paragraphs a ``Name:`` label must open before the file reads as a transcript.
+TRANSCRIPT_LINES = 3
+
+
+def speakers_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
+    """Who said each passage: a turn's speaker, or in a markdown transcript (paragraphs
+    opening ``Caroline: ...``) the label, when it opens at least :data:`TRANSCRIPT_LINES`
+    passages of the file (a facts list's one "Database: PostgreSQL 16" names nobody)."""
+    labels = [m.group(1) if not ch.note and (m := _LABEL.match(ch.text)) else "" for ch in chunks]
+    counts: dict[str, int] = {}
+    for label in labels:
+        if label:
+            counts[label] = counts.get(label, 0) + 1
+    return tuple(ch.speaker or (label if counts.get(label, 0) >= TRANSCRIPT_LINES else "")
+                 for ch, label in zip(chunks, labels, strict=True))
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -77,17 +101,18 @@ def _when(time: str) -> str:
 @lru_cache(maxsize=256)
 def _turn_chunks(body: str) -> tuple[Chunk, ...]:
     turns, _bad = read_turns(body)
+    aka = known_as(turns)
     out = []
     for t in turns:
         if t.trust == "quarantined":
             continue  # hidden from recall and views
         note = " · ".join(p for p in (_when(t.time), t.who) if p)
         out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust, speaker=t.speaker or "",
-                         time=t.time))
+                         time=t.time, aka=aka.get(t.speaker or "", ())))
     return tuple(out)
 
 
-def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
+def _windows(lines: list[tuple[int, str]], heading: str, trail: str = "") -> list[Chunk]:
     """Long prose cut into windows of whole sentences, each citing the lines it spans."""
     text = "\n".join(line for _, line in lines)
     starts = [0] + [m.end() for m in _SENTENCE_END.finditer(text)]
@@ -114,10 +139,11 @@ def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
         if b - start >= WINDOW_CHARS or b == len(text):
             piece = text[start:b].strip()
             if piece:
-                out.append(Chunk(line_of(start), line_of(max(start, b - 1)), piece, heading, piece=len(out) + 1))
+                out.append(Chunk(line_of(start), line_of(max(start, b - 1)), piece, heading, piece=len(out) + 1,
+                                 trail=trail))
             start = None
     if len(out) == 1:
-        return [Chunk(out[0].first, out[0].last, out[0].text, heading)]
+        return [Chunk(out[0].first, out[0].last, out[0].text, heading, trail=trail)]
     return out
 
 
@@ -125,6 +151,8 @@ def _windows(lines: list[tuple[int, str]], heading: str) -> list[Chunk]:
 def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
     out: list[Chunk] = []
     heading = ""
+    trail = ""
+    above: list[tuple[int, str]] = []  # (level, text) of the headings enclosing this point
     block: list[tuple[int, str]] = []
     fenced = False
 
@@ -133,7 +161,7 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
             return
         text = "\n".join(line for _, line in block)
         if len(text) <= MAX_PARAGRAPH_CHARS or block[0][1].lstrip().startswith(("```", "~~~")):
-            out.append(Chunk(block[0][0], block[-1][0], text, heading))
+            out.append(Chunk(block[0][0], block[-1][0], text, heading, trail=trail))
         elif any(_ITEM.match(line) for _, line in block):
             # One passage per list item (continuation lines stay with their item).
             items: list[list[tuple[int, str]]] = []
@@ -144,11 +172,11 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
             for item in items:
                 joined = "\n".join(t for _, t in item)
                 if len(joined) > MAX_PARAGRAPH_CHARS:
-                    out.extend(_windows(item, heading))
+                    out.extend(_windows(item, heading, trail))
                 else:
-                    out.append(Chunk(item[0][0], item[-1][0], joined, heading))
+                    out.append(Chunk(item[0][0], item[-1][0], joined, heading, trail=trail))
         else:
-            out.extend(_windows(block, heading))
+            out.extend(_windows(block, heading, trail))
         block.clear()
 
     for i, line in enumerate(body.splitlines(), start=1 + line_offset):
@@ -167,8 +195,13 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
         m = _HEADING.match(stripped)
         if m:
             flush()
+            level = len(m.group(1))
+            while above and above[-1][0] >= level:
+                above.pop()
+            trail = " · ".join(text for _, text in above)
             heading = m.group(2).strip()
-            out.append(Chunk(i, i, line, heading))
+            above.append((level, heading))
+            out.append(Chunk(i, i, line, heading, trail=trail))
             continue
         if not stripped:
             flush()
@@ -180,11 +213,16 @@ def _chunks(body: str, line_offset: int) -> tuple[Chunk, ...]:
 
 @lru_cache(maxsize=65536)
 def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
-    """What a passage is matched on: its text, its section heading and the file's title
-    (once each; a turn's speaker stands in for the heading)."""
-    context = ch.note.rsplit(" · ", 1)[-1] if ch.note else ch.heading
+    """What a passage is matched on: its text, its section heading and the headings above
+    it, and the file's title (once each; a turn's speaker and their other names stand in
+    for the headings). A fact in a runbook's "Storage" section under "## Orca" is about
+    Orca though it never says so."""
+    if ch.note:
+        context = " ".join((ch.note.rsplit(" · ", 1)[-1], *ch.aka))
+    else:
+        context = " ".join(h for h in (*ch.trail.split(" · "), ch.heading) if h and h != title)
     extra = context if not title or title == context else f"{context} {title}"
-    return tuple(contextfs_text.terms(f"{ch.text}\n{extra}"))
+    return tuple(contextfs_text.terms(ch.text)) + tuple(contextfs_text.terms(extra)) * HEADING_WEIGHT
 
 
 def _label(first: Chunk, last: Chunk) -> str:

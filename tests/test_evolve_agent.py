@@ -11,7 +11,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel, G
 from langchain_core.messages import AIMessage
 
 from conftest import assert_clean, commit_count, git
-from contextfs import ContextManager
+from contextfs import ContextManager, ScopedContext
 from contextfs.errors import EvolveError
 from contextfs.evolve.agent import EvolvingAgent
 from contextfs.evolve.entries import MARKER
@@ -210,3 +210,30 @@ def test_sync_call_from_inside_a_running_loop(root: Path) -> None:
         return EvolvingAgent(ctx, llm).complete_task_sync("Tidy", "done", True).archived
 
     assert asyncio.run(main())
+
+
+def test_a_plain_list_contradiction_is_marked_without_the_model_saying_so(tmp_path: Path) -> None:
+    from contextfs.evolve.contradictions import contradicts
+
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    ctx.write("memory/facts.md", "# Facts\n\n- The API gateway runs on port 8080.\n- Database: PostgreSQL 16\n"
+              "- The auth service runs on port 7000.\n", {"title": "Facts"})
+    llm = FakeListChatModel(responses=[
+        "- The API gateway now runs on port 9090.\n- Database: PostgreSQL 17\n- The billing worker runs on port 7000.\n",
+    ])
+    outcome = asyncio.run(EvolvingAgent(ctx, llm).complete_task("Move the gateway", "Moved it", True))
+    assert [(c.action, c.target) for c in outcome.facts] == [("superseded", "H-1"), ("superseded", "H-2"),
+                                                             ("added", None)]
+    facts = ctx.read("memory/facts.md")
+    assert "- ~~The API gateway runs on port 8080.~~ (superseded by [" in facts
+    assert "- ~~Database: PostgreSQL 16~~ (superseded by [" in facts
+    assert "- The auth service runs on port 7000." in facts  # another subject: kept as it was
+    view = ScopedContext(ctx).get_context(scope="project")
+    live = [line for line in view.splitlines() if "port 8080" in line or "port 9090" in line]
+    # Every mention of the old value is struck or says it was superseded; the new one is plain.
+    assert all("~~" in line or line.startswith("- supersedes:") for line in live if "8080" in line)
+    assert any("9090" in line and "~~" not in line for line in live)
+    # What is not a plain contradiction stays for the model to decide.
+    assert not contradicts("Redis is 7.2.", "Python is 3.13.")
+    assert not contradicts("Deploys happen on Fridays.", "Deploys happen on Tuesdays.")  # no value to compare
+    assert not contradicts("Note: ask Priya", "Note: ask Tomasz")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from whoosh.formats import Frequency, Positions
 
 from contextfs import text
-from contextfs.search.schema import StemFrequency, StemPositions, TextAnalyzer
+from contextfs.search.schema import FormsAnalyzer, StemFrequency, StemPositions, TextAnalyzer
 
 _WORDS = st.sampled_from([
     "the", "and", "Policies", "policy", "retry", "RETRYING", "retries", "a", "x", "é", "naïve",
@@ -40,13 +40,14 @@ def test_analyzer_yields_the_text_modules_terms(value: str) -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(_TEXT, st.sampled_from([1.0, 2.0, 3.0]))
-def test_fast_formats_write_the_same_postings(value: str, boost: float) -> None:
-    ana = TextAnalyzer()
+@given(_TEXT, st.sampled_from([1.0, 2.0, 3.0]), st.sampled_from([TextAnalyzer, FormsAnalyzer]))
+def test_fast_formats_write_the_same_postings(value: str, boost: float, kind: type[TextAnalyzer]) -> None:
+    ana = kind()
     assert sorted(StemFrequency(field_boost=boost).word_values(value, ana)) == \
         sorted(Frequency(field_boost=boost).word_values(value, ana))
-    assert sorted(StemPositions(field_boost=boost).word_values(value, ana)) == \
-        sorted(Positions(field_boost=boost).word_values(value, ana))
+    if kind is TextAnalyzer:  # the fields with words as written (body, neighbours) keep no positions
+        assert sorted(StemPositions(field_boost=boost).word_values(value, ana)) == \
+            sorted(Positions(field_boost=boost).word_values(value, ana))
 
 
 def test_question_words_and_function_words_are_stop_words() -> None:
@@ -59,3 +60,9 @@ def test_words_are_folded_the_same_way_everywhere() -> None:
     assert text.terms("ＦＵＬＬ width") == text.terms("full WIDTH")
     assert text.terms("retries nightly") == text.terms("retry night")
     assert text.fingerprint("Port 5433, is open!") == text.fingerprint("port 5433 is   open")
+
+
+def test_words_as_written_sit_beside_their_stems_in_the_body() -> None:
+    assert text.forms("I visited Mexico, then visiting again; visit!") == ["=visited", "=visiting"]
+    assert text.term_counts("visited visit", with_forms=True) == {"visit": 2, "=visited": 1}
+    assert FormsAnalyzer.stems("visited visit") == ["visit", "visit"]  # phrases see the terms alone

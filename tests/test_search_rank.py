@@ -125,7 +125,8 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
         fast, slow = _both(ctx, monkeypatch, "webhook retries backoff")
         assert fast == slow and "topics/retries.md" in [p for p, _ in fast]
         assert cached <= set(search_rank._SEGMENTS.items)  # old segments' entries were kept
-        live = {search_rank._segment_key(r) for r, _ in ctx.index.searcher.reader().leaf_readers()}
+        space = str(ctx.index.dir)
+        live = {search_rank._segment_key(r, space) for r, _ in ctx.index.searcher.reader().leaf_readers()}
         assert len(live) > 1 and any(key[0] in live for key in cached)  # ... and are still in use
     finally:
         ctx.close()
@@ -217,3 +218,25 @@ def test_long_questions_rank_the_same_both_ways(sample_ctx: ContextManager, word
         slow = [(h.path, h.score) for h in sample_ctx.search(query, limit=25)]
     assert [p for p, _ in fast] == [p for p, _ in slow]
     assert all(math.isclose(a, b, rel_tol=1e-12) for (_, a), (_, b) in zip(fast, slow, strict=True))
+
+
+def test_two_indexes_never_share_cached_postings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whoosh draws segment ids from ``random``: two indexes in one process can get the same
+    ids (a seeded ``random`` makes them equal), and the segment cache must still keep them apart."""
+    import random
+
+    monkeypatch.setattr(planning, "block_terms", lambda terms, _searcher: terms)
+    found = []
+    for n, words in enumerate(("alpha beta", "alpha gamma delta epsilon")):
+        random.seed(1234)
+        ctx = ContextManager(tmp_path / f"ctx{n}", actor="agent", durable=False)
+        try:
+            with ctx.transaction("notes"):
+                for i in range(n + 1):
+                    ctx.write(f"n{i}.md", f"{words} {i}\n")
+            random.seed(1234)
+            ctx.index.rebuild()
+            found.append(sorted(h.path for h in ctx.search("alpha", limit=10)))
+        finally:
+            ctx.close()
+    assert found == [["n0.md"], ["n0.md", "n1.md"]]

@@ -16,14 +16,13 @@ away at any time. Three rules keep it right:
 * **Anything odd means rebuild.** A missing folder, a missing or foreign stamp (Whoosh
   stores pickles, so a folder whose stamp this user's machine key did not sign is never
   opened: the stamp's HMAC covers the checksum of every index file), a format change
-  (index format, schema, codec or Whoosh version),
-  or any exception from Whoosh triggers a rebuild from the files into a fresh folder that
-  is swapped in, with a log line and no exception. Files edited while no process ran are
-  found on open by comparing each file's (mtime, size) with what was indexed.
+  (index format, schema, codec or Whoosh version), or any exception from Whoosh triggers
+  a rebuild from the files into a fresh folder that is swapped in, with a log line and no
+  exception. Files edited while no process ran are found by their (mtime, size).
 
-Index writes across processes are serialised by a lock file in the state folder;
-Whoosh's own ``LockError`` never escapes. An index that already matches every file is
-opened without the lock and without reconciling (see :func:`.stamp.current`).
+Index writes across processes are serialised by a lock file in the state folder (Whoosh's
+``LockError`` never escapes); an index that already matches every file is opened without
+the lock and without reconciling (:func:`.stamp.current`).
 """
 
 from __future__ import annotations
@@ -48,6 +47,7 @@ from whoosh.query.qcore import QueryError
 
 from .. import faults, paths
 from ..document import blob_version
+from ..embeddings import attach
 from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import typed_io
 from . import compat, segments
@@ -91,10 +91,8 @@ class VerifyReport:
         return not (self.missing or self.stale or self.extra or self.duplicates or self.rebuilt)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "checked": self.checked, "missing": self.missing, "stale": self.stale, "extra": self.extra,
-            "duplicates": self.duplicates, "rebuilt": self.rebuilt, "fixed": self.fixed, "ok": self.ok,
-        }
+        return {"checked": self.checked, "missing": self.missing, "stale": self.stale, "extra": self.extra,
+                "duplicates": self.duplicates, "rebuilt": self.rebuilt, "fixed": self.fixed, "ok": self.ok}
 
 
 class _Broken(Exception):
@@ -381,6 +379,11 @@ class SearchIndex:
             self.searcher = segments.refreshed(self._ix, self.searcher, self.schema)
 
     # ------------------------------------------------------------ searching
+    def use_embeddings(self, embeddings: object | None) -> None:
+        """Fuse questions' ranking with vectors from a LangChain ``Embeddings`` (None: words alone)."""
+        from .dense import Vectors  # numpy and the caller's model load only when asked for
+        attach(str(self.root), None if embeddings is None else Vectors(embeddings, self.state.file("vectors")))
+
     def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
         """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
         rel_path = paths.check(self.root, path, allow_root=True)
@@ -393,12 +396,11 @@ class SearchIndex:
                 raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
         if limit <= 0:
             return []
-        limit = min(limit, 1000)
         with self._mutex, typed_io("the search index"):
             for attempt in (1, 2, 3):
                 try:
                     self._catch_up()
-                    return self.queries.run(parsed, filt, include_trash, limit)
+                    return self.queries.run(parsed, filt, include_trash, min(limit, 1000))
                 except ContextFSError:
                     raise
                 except QueryError as exc:  # the query, not the index, is at fault

@@ -30,7 +30,7 @@ from whoosh.scoring import BM25F
 __all__ = ["BLOCK_RANKER_POSTINGS", "NUMPY_IMPORT_SECONDS", "RANKED_FIELDS", "block_terms", "plain_terms",
            "spent_in_whoosh", "weighting"]
 
-RANKED_FIELDS = frozenset({"title", "meta", "body", "context"})
+RANKED_FIELDS = frozenset({"title", "meta", "body", "context", "far"})
 
 #: From this many postings on (summed over the query's terms and fields) the block ranker
 #: scores a plain-word query even in a fresh process: Whoosh would take ~5 ms or more.

@@ -5,7 +5,11 @@ language: "When did Caroline go to the support group?", "What is CS:GO?", a stra
 So text is plain words unless it is written as an operator beyond doubt:
 
 * ``AND``, ``OR``, ``NOT`` in upper case (lower-case ``and`` is a word);
-* ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation);
+* ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation), in a
+  query that is not a question: a quoted span next to plain words ('When did he start
+  playing "TMNT Shredder's Revenge"?') is part of a question, its words counting
+  :data:`~contextfs.text.QUOTED_WEIGHT` times, never a filter (the text may spell it
+  otherwise); a phrase alone, or joined by an operator or a field, is a phrase query;
 * ``(groups)`` when the parentheses balance (a stray one is punctuation);
 * ``field:value`` when ``field`` is a known field, written in lower case with the value
   right after the colon (``CS:GO`` and ``colour:red`` are words, ``path: x`` too);
@@ -26,7 +30,6 @@ also says which periods it names (:mod:`contextfs.periods`), for ranking to pref
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +39,10 @@ from whoosh import query as wq
 from .. import text as contextfs_text
 from ..errors import SearchIndexError
 from ..periods import Period, periods
-from .filters import date_query
+from .lexing import HINT, WILDCARD, Parser, Tok, is_question, tokens
 
 __all__ = [
+    "FAR_FIELD",
     "FIELD_BOOSTS",
     "MAX_CLAUSES",
     "MAX_QUERY_CHARS",
@@ -54,29 +58,16 @@ MAX_CLAUSES = 64
 SEARCH_FIELDS = ("title", "meta", "body")
 #: Where plain words also look: a turn's neighbouring messages, at a neighbour's weight.
 NEIGHBOUR_FIELD = "context"
-FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT}
+#: ... and the messages two steps away, at a neighbour's weight squared.
+FAR_FIELD = "far"
+FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT,
+                FAR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT ** 2}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
+#: The fields that also hold words as written (contextfs.text.forms), for plain words.
+_FORM_FIELDS = ("body", NEIGHBOUR_FIELD, FAR_FIELD)
 #: Known field names (as written in a query) -> index field.
-_FIELDS = {
-    "title": "title", "name": "title", "meta": "meta", "body": "body", "tags": "tags", "tag": "tags",
-    "path": "path", "kind": "kind", "folder_kind": "kind", "author": "author", "trust": "trust",
-    "speaker": "speaker", "role": "role", "updated": "updated",
-}
 #: Field clauses that narrow plain words instead of adding to them.
 _QUALIFIERS = frozenset({"path", "tags", "kind", "author", "trust", "speaker", "role"})
-_HINT = (
-    "plain words always work; for operators write AND/OR/NOT in upper case, \"quoted phrases\", (groups), "
-    "tag:x, path:folder, updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
-)
-_TOKEN = re.compile(
-    r"(?P<space>\s+)"
-    r"|(?<![^\s(])updated:(?P<date>\[\s*(?P<a>[^\]\s]*)\s+(?:to|TO)\s+(?P<b>[^\]\s]*)\s*\]|(?P<op>[<>]=?)?(?P<v>[^\s()\"]+))"
-    r"|(?P<quote>\")|(?P<open>\()|(?P<close>\))|(?P<chunk>[^\s\"()]+)"
-)
-_FIELD_CHUNK = re.compile(r"([a-z_]+):(.*)", re.S)
-_WILDCARD = re.compile(r"[^\W_]{2}[\w.\-]*\*[\w.*\-]*")
-_OPERATORS = frozenset({"AND", "OR", "NOT"})
-
 
 @dataclass
 class ParsedQuery:
@@ -93,196 +84,34 @@ class ParsedQuery:
     words: list[str] = field(default_factory=list)
     plain: bool = False
     periods: tuple[Period, ...] = ()
-
-
-# ------------------------------------------------------------------ tokens
-@dataclass
-class _Tok:
-    kind: str  # words, phrase, wild, field, date, star, AND, OR, NOT, open, close
-    start: int
-    end: int
     text: str = ""
-    field: str | None = None  # the index field of a field clause
-    value: Any = None  # terms, phrase text, wildcard pattern, a date query, a group of tokens
-
-
-def _lex(text: str) -> list[_Tok]:
-    """Raw tokens: spaces dropped, dates read, quotes/parens/chunks kept for pairing."""
-    out: list[_Tok] = []
-    for m in _TOKEN.finditer(text):
-        kind = m.lastgroup
-        if kind == "space":
-            continue
-        if m.group("date") is not None:
-            out.append(_Tok("date", m.start(), m.end(), m.group(), value=date_query(m)))
-        elif kind in ("quote", "open", "close"):
-            out.append(_Tok(kind, m.start(), m.end(), m.group()))
-        else:
-            out.append(_Tok("chunk", m.start(), m.end(), m.group()))
-    return out
-
-
-def _pair_quotes(toks: list[_Tok], text: str) -> list[_Tok]:
-    """Quotes that pair up (left to right) become phrases; an odd one out is punctuation."""
-    out: list[_Tok] = []
-    i = 0
-    while i < len(toks):
-        tok = toks[i]
-        if tok.kind != "quote":
-            out.append(tok)
-            i += 1
-            continue
-        close = next((j for j in range(i + 1, len(toks)) if toks[j].kind == "quote"), None)
-        if close is None:
-            i += 1  # unpaired: punctuation
-            continue
-        end = toks[close].end
-        out.append(_Tok("phrase", tok.start, end, text[tok.start:end], value=text[tok.end:toks[close].start]))
-        i = close + 1
-    return out
-
-
-def _pair_parens(toks: list[_Tok]) -> list[_Tok]:
-    """Parentheses that balance stay as groups; a stray one is punctuation."""
-    stack: list[int] = []
-    keep: set[int] = set()
-    for i, tok in enumerate(toks):
-        if tok.kind == "open":
-            stack.append(i)
-        elif tok.kind == "close" and stack:
-            keep.update((stack.pop(), i))
-    return [t for i, t in enumerate(toks) if t.kind not in ("open", "close") or i in keep]
-
-
-def _classify(toks: list[_Tok]) -> list[_Tok]:
-    """Chunks become operators, field clauses, wildcards or plain words."""
-    out: list[_Tok] = []
-    i = 0
-    while i < len(toks):
-        tok = toks[i]
-        i += 1
-        if tok.kind != "chunk":
-            out.append(tok)
-            continue
-        chunk = tok.text
-        if chunk in _OPERATORS:
-            out.append(_Tok(chunk, tok.start, tok.end, chunk))
-            continue
-        if chunk == "*":
-            out.append(_Tok("star", tok.start, tok.end, chunk))
-            continue
-        m = _FIELD_CHUNK.fullmatch(chunk)
-        name = _FIELDS.get(m.group(1)) if m else None
-        if m and name is not None and name != "updated":
-            value = m.group(2)
-            if value:
-                out.append(_Tok("field", tok.start, tok.end, chunk, field=name, value=value))
-                continue
-            nxt = toks[i] if i < len(toks) else None
-            if nxt is not None and nxt.start == tok.end and nxt.kind in ("phrase", "open"):
-                out.append(_Tok("field", tok.start, tok.end, chunk, field=name, value=None))
-                continue
-        if _WILDCARD.fullmatch(chunk.rstrip(",.;:!?")):
-            out.append(_Tok("wild", tok.start, tok.end, chunk, value=chunk.rstrip(",.;:!?").lower()))
-            continue
-        out.append(_Tok("words", tok.start, tok.end, chunk, value=contextfs_text.terms(chunk)))
-    return out
-
-
-# ------------------------------------------------------------------ structure
-class _Parser:
-    """Recursive descent over the classified tokens: NOT binds tightest, then AND, then OR;
-    words written next to each other form a group (OR-ed, see ``_Compiler.group``)."""
-
-    def __init__(self, toks: list[_Tok]) -> None:
-        self.toks = toks
-        self.i = 0
-
-    def peek(self) -> _Tok | None:
-        return self.toks[self.i] if self.i < len(self.toks) else None
-
-    def take(self) -> _Tok:
-        tok = self.toks[self.i]
-        self.i += 1
-        return tok
-
-    def group(self) -> tuple[str, list[Any]]:
-        items = []
-        while (tok := self.peek()) is not None and tok.kind != "close":
-            items.append(self.or_())
-        return ("group", items)
-
-    def _operand(self, op: str) -> None:
-        nxt = self.peek()
-        if nxt is None or nxt.kind in ("close", "AND", "OR"):
-            where = "at the end" if nxt is None else f"before {nxt.text!r}"
-            raise SearchIndexError(
-                f"{op} needs a word after it ({op} {where}); add the word, or write '{op.lower()}' "
-                f"in lower case to search for it as a word; {_HINT}"
-            )
-
-    def or_(self) -> Any:
-        left = self.and_()
-        while (tok := self.peek()) is not None and tok.kind == "OR":
-            self.take()
-            self._operand("OR")
-            left = ("or", [left, self.and_()])
-        return left
-
-    def and_(self) -> Any:
-        left = self.unary()
-        while (tok := self.peek()) is not None and tok.kind == "AND":
-            self.take()
-            self._operand("AND")
-            left = ("and", [left, self.unary()])
-        return left
-
-    def unary(self) -> Any:
-        tok = self.peek()
-        if tok is not None and tok.kind == "NOT":
-            self.take()
-            self._operand("NOT")
-            return ("not", self.unary())
-        return self.atom()
-
-    def atom(self) -> Any:
-        tok = self.take()
-        if tok.kind in ("AND", "OR"):
-            raise SearchIndexError(
-                f"{tok.kind} needs words on both sides ({tok.kind} at the start of a query or group); "
-                f"add the word before it, or write '{tok.kind.lower()}' in lower case; {_HINT}"
-            )
-        if tok.kind == "open":
-            inner: tuple[str, list[Any]] | None = self.group()
-            self.take()  # the matching close (parentheses were paired)
-            return inner
-        if tok.kind == "field" and tok.value is None:
-            nxt = self.take()
-            inner = self.group() if nxt.kind == "open" else None
-            if nxt.kind == "open":
-                self.take()
-                return ("field-group", tok.field, inner)
-            return ("leaf", _Tok("phrase", nxt.start, nxt.end, nxt.text, field=tok.field, value=nxt.value))
-        return ("leaf", tok)
 
 
 class _Compiler:
     """Parsed structure -> Whoosh query; parts without searchable words drop out."""
 
-    def __init__(self, plain_cap: int | None) -> None:
+    def __init__(self, plain_cap: int | None, weights: dict[str, float] | None = None) -> None:
         self.words: list[str] = []
         self.star = False
         self.plain_cap = plain_cap
+        self.weights = weights or {}
 
     # -- leaves
-    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False) -> wq.Query | None:
+    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False,
+               forms: list[str] | None = None) -> wq.Query | None:
         stems = list(dict.fromkeys(stems))
         if not stems:
             return None
         if fieldname is None:
             self.words.extend(stems)
-            fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD) if neighbours else SEARCH_FIELDS
-            return wq.Or([wq.Term(f, s, boost=FIELD_BOOSTS[f]) for s in stems for f in fields])
+            fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD, FAR_FIELD) if neighbours else SEARCH_FIELDS
+            weight = self.weights
+            leaves = [wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields]
+            # Words as written match their form in the fields that hold forms (contextfs.text.forms).
+            exact = contextfs_text.EXACT_WEIGHT
+            leaves += [wq.Term(f, form, boost=FIELD_BOOSTS[f] * exact) for form in dict.fromkeys(forms or ())
+                       for f in _FORM_FIELDS if f in fields]
+            return wq.Or(leaves)
         if fieldname in _TEXT_FIELDS:
             self.words.extend(stems)
             leaves = [wq.Term(fieldname, s) for s in stems]
@@ -322,18 +151,18 @@ class _Compiler:
             value = value.strip("/")
         return wq.Term(fieldname, value) if value else None
 
-    def _field(self, tok: _Tok) -> wq.Query | None:
+    def _field(self, tok: Tok) -> wq.Query | None:
         name, value = tok.field, str(tok.value)
         assert name is not None
         if value.strip("*?") == "":
-            raise SearchIndexError(f"{tok.text!r} would match everything; drop it, or search for * alone; {_HINT}")
-        if _WILDCARD.fullmatch(value):
+            raise SearchIndexError(f"{tok.text!r} would match everything; drop it, or search for * alone; {HINT}")
+        if WILDCARD.fullmatch(value):
             return self._wild(value.lower(), name)
         if name in _TEXT_FIELDS:
             return self._terms(contextfs_text.terms(value), name)
         return self._exact(name, value)
 
-    def leaf(self, tok: _Tok) -> wq.Query | None:
+    def leaf(self, tok: Tok) -> wq.Query | None:
         if tok.kind == "words":
             return self._terms(tok.value, None)
         if tok.kind == "phrase":
@@ -355,7 +184,7 @@ class _Compiler:
         if kind == "leaf":
             tok = node[1]
             if fieldname is not None and tok.kind in ("words", "phrase", "wild"):
-                tok = _Tok("field" if tok.kind != "phrase" else "phrase", tok.start, tok.end, tok.text, field=fieldname,
+                tok = Tok("field" if tok.kind != "phrase" else "phrase", tok.start, tok.end, tok.text, field=fieldname,
                            value=tok.text if tok.kind != "phrase" else tok.value)
             return self.leaf(tok)
         if kind == "field-group":
@@ -406,6 +235,7 @@ class _Compiler:
         clauses are always requirements; ``NOT x`` subtracts x from the rest.
         """
         plain: list[str] = []
+        plain_forms: list[str] = []
         positives: list[wq.Query] = []
         qualifiers: list[wq.Query] = []
         dates: list[wq.Query] = []
@@ -413,6 +243,7 @@ class _Compiler:
         for item in items:
             if item[0] == "leaf" and item[1].kind == "words" and fieldname is None:
                 plain.extend(item[1].value)
+                plain_forms.extend(contextfs_text.forms(item[1].text))
                 continue
             if item[0] == "leaf" and item[1].kind == "date":
                 dates.append(item[1].value)
@@ -433,7 +264,9 @@ class _Compiler:
                 stems = stems[: self.plain_cap]
             # Words side by side rank a turn by its neighbours too; words joined by an
             # operator (a AND b) must each be in the document itself.
-            words = self._terms(stems, None, neighbours=True)
+            kept = {contextfs_text.term(f[1:]) for f in plain_forms} & set(stems)
+            words = self._terms(stems, None, neighbours=True,
+                                forms=[f for f in plain_forms if contextfs_text.term(f[1:]) in kept])
             if words is not None:
                 positives.insert(0, words)
         if positives:
@@ -466,29 +299,36 @@ def _leaves(q: wq.Query) -> list[wq.Query]:
 def parse_query(text: object) -> ParsedQuery:
     """Parse ``text``; raise SearchIndexError (with a hint) only for operator misuse or size."""
     if not isinstance(text, str):
-        raise SearchIndexError(f"a query must be a string, not {type(text).__name__}; {_HINT}")
+        raise SearchIndexError(f"a query must be a string, not {type(text).__name__}; {HINT}")
     if len(text) > MAX_QUERY_CHARS:
         raise SearchIndexError(
             f"the query is {len(text)} characters, over the {MAX_QUERY_CHARS}-character limit; "
             "search for a few distinctive words instead"
         )
     if "\x00" in text:
-        raise SearchIndexError(f"the query contains NUL bytes; {_HINT}")
+        raise SearchIndexError(f"the query contains NUL bytes; {HINT}")
     stripped = text.strip()
     if not stripped:
-        raise SearchIndexError(f"the query is empty; {_HINT}")
-    toks = _classify(_pair_parens(_pair_quotes(_lex(stripped), stripped)))
+        raise SearchIndexError(f"the query is empty; {HINT}")
+    toks = tokens(stripped)
+    weights: dict[str, float] = {}
+    if is_question(toks):
+        # Quoted spans next to plain words are part of a question: their words rank (with a
+        # boost), the question rules stay on, and a span spelled otherwise in the text still finds it.
+        weights = contextfs_text.term_weights(stripped)
+        toks = [t if t.kind == "words" else Tok("words", t.start, t.end, t.text, value=contextfs_text.terms(t.value))
+                for t in toks]
     plain = all(t.kind == "words" for t in toks)
-    compiler = _Compiler(MAX_CLAUSES if plain else None)
-    query = compiler.group(_Parser(toks).group()[1])
+    compiler = _Compiler(MAX_CLAUSES if plain else None, weights)
+    query = compiler.group(Parser(toks).group()[1])
     if query is None:
         return ParsedQuery(None)
     leaves = _leaves(query)
-    per_word = len(SEARCH_FIELDS) + 1
+    per_word = len(SEARCH_FIELDS) + 2 + len(_FORM_FIELDS)  # a word's stem in each field, its form in three
     if len(leaves) > MAX_CLAUSES * per_word:
         raise SearchIndexError(
             f"the query has too many terms ({len(leaves) // per_word}); keep it under {MAX_CLAUSES} words"
         )
     most_recent = compiler.star and not compiler.words
     return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)),
-                       plain=plain, periods=periods(stripped) if plain else ())
+                       plain=plain, periods=periods(stripped) if plain else (), text=stripped)

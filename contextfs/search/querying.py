@@ -25,12 +25,14 @@ from whoosh import query as wq
 
 from .. import text as contextfs_text
 from ..document import blob_version
+from ..embeddings import vectors_for
 from ..errors import ContextFSError, SearchIndexError
 from ..sync import conflict_markers, strip_conflict_markers
 from ..turns import turn_at
 from . import compat, planning
 from .phrases import PhraseCheck, loosen_phrases
 from .planning import weighting
+from .schema import ALIAS_SEP
 from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
@@ -122,30 +124,88 @@ class Queries:
         searcher = self.index.searcher
         check_expansion(parsed.query, searcher.reader())
         mask = None if include_trash else self._trash_docs(searcher)
+        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         want = limit
         plain = None if parsed.most_recent or compat.native() else planning.plain_terms(parsed.query)
         terms = None if plain is None else planning.block_terms(plain, searcher)
         cache = self._searcher_cache(searcher)
         prefer = () if parsed.most_recent else self._prefer(searcher, parsed, cache)
+        vectors = vectors_for(str(self.index.root)) if parsed.plain else None
+        if vectors is not None and plain is not None:
+            return self._run_dense(searcher, parsed, plain, vectors, filt, mask, want, prefer, cache)
         if terms is not None:
             # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
-            allow = None
-            if filt is not None:
-                key = ("filter", repr(filt))
-                allow = cache.get(key)
-                if allow is None:
-                    allow = cache[key] = frozenset(searcher.docs_for_query(filt))
-            from .rank import top_docs  # numpy's import (40-100 ms) is paid where it pays off
+            allow = self._allowed(searcher, filt, cache)
+            from .rank import (  # numpy's import (40-100 ms) is paid where it pays off
+                SPACE,
+                top_docs,
+            )
 
+            cache.setdefault(SPACE, str(self.index.dir))
             bm25 = weighting()
             ranked = top_docs(searcher, terms, want + 5, B=bm25.B, K1=bm25.K1,
                               allow=allow, deny=mask, cache=cache, prefer=prefer)
-            return self._hits(searcher, ranked, parsed.words, want)
+            return self._hits(searcher, self._settle(searcher, ranked), parsed.words, want)
         started = time.perf_counter()
         hits = self._run_whoosh(searcher, parsed, filt, mask, want, prefer)
         if plain is not None:  # a plain-word query Whoosh scored: what the block ranker would have saved
             planning.spent_in_whoosh(time.perf_counter() - started)
         return hits
+
+    def _allowed(self, searcher: Any, filt: wq.Query | None, cache: dict[Any, Any]) -> frozenset[int] | None:
+        if filt is None:
+            return None
+        key = ("filter", repr(filt))
+        allow = cache.get(key)
+        if allow is None:
+            allow = cache[key] = frozenset(searcher.docs_for_query(filt))
+        return allow
+
+    def _run_dense(self, searcher: Any, parsed: Any, plain: list[tuple[str, str, float]], vectors: Any,
+                   filt: wq.Query | None, mask: set[int] | None, want: int,
+                   prefer: tuple[tuple[frozenset[int], float], ...], cache: dict[Any, Any]) -> list[SearchHit]:
+        """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
+        from .dense import dense_order, fuse  # numpy: only with embeddings in use
+        from .rank import SPACE, top_docs
+
+        cache.setdefault(SPACE, str(self.index.dir))
+        allow = self._allowed(searcher, filt, cache)
+        bm25 = weighting()
+        docs = [d for d in searcher.reader().all_doc_ids() if (allow is None or d in allow) and not (mask and d in mask)]
+        lexical = self._settle(searcher, top_docs(searcher, plain, max(1, len(docs)), B=bm25.B, K1=bm25.K1,
+                                                  allow=allow, deny=mask, cache=cache, prefer=prefer))
+        keys = [self._doc_key(searcher, d, cache) for d in docs]
+        try:
+            similarities = vectors.of(keys, self._doc_text) @ vectors.query(" ".join(parsed.text.split()))
+        except ContextFSError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the caller's model failed: say so, never heal the index
+            raise SearchIndexError(f"the embeddings failed ({type(exc).__name__}: {exc}); fix the model, or "
+                                   "turn dense ranking off with ctx.index.use_embeddings(None)") from exc
+        fused = fuse([d for _, d in lexical], dense_order(docs, similarities))
+        return self._hits(searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want)
+
+    def _doc_key(self, searcher: Any, docnum: int, cache: dict[Any, Any]) -> str:
+        """What a document's vector is filed under: its file, line and version."""
+        keys = cache.setdefault("dense-keys", {})
+        key = keys.get(docnum)
+        if key is None:
+            fields = searcher.stored_fields(docnum)
+            key = keys[docnum] = f"{fields['rel']}\x00{fields.get('line') or 0}\x00{fields.get('version') or ''}"
+        return key
+
+    def _doc_text(self, key: str) -> str:
+        """The text a document's vector is made of: a turn's message, a note's body (read from the file)."""
+        rel, line, _version = key.split("\x00")
+        try:
+            data = self.index.files.read(rel)
+        except ContextFSError:
+            data = None
+        text = "" if data is None else data.decode("utf-8", errors="replace")
+        if int(line):
+            turn = turn_at(text, int(line))
+            return "" if turn is None else f"{turn.speaker or turn.role}: {turn.content}"
+        return strip_frontmatter(text)[:4000]
 
     def _run_whoosh(self, searcher: Any, parsed: Any, filt: wq.Query | None, mask: set[int] | None, want: int,
                     prefer: tuple[tuple[frozenset[int], float], ...]) -> list[SearchHit]:
@@ -153,20 +213,84 @@ class Queries:
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
             return self._run_phrases(searcher, parsed, loose, filt, mask, want)
-        # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         if parsed.most_recent:
-            results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask,
-                                      sortedby="updated", reverse=True)
-            return self._hits(searcher, [(0.0, hit.docnum) for hit in results], parsed.words, want)
+            ranked, _ = self._ranked(searcher, parsed.query, filt, mask, want + 5, recent=True)
+            return self._hits(searcher, ranked, parsed.words, want)
         if prefer:
             # Whoosh's own scoring has no per-document factor: score everything, then apply
-            # the same products top_docs applies, ties to the lower document number as there.
+            # the same products top_docs applies.
             every = searcher.search(parsed.query, limit=None, filter=filt, mask=mask)
-            scored = sorted(((hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every),
-                            key=lambda item: (-item[0], item[1]))
-            return self._hits(searcher, scored, parsed.words, want)
-        results = searcher.search(parsed.query, limit=want + 5, filter=filt, mask=mask)
-        return self._hits(searcher, [(hit.score, hit.docnum) for hit in results], parsed.words, want)
+            scored = [(hit.score * _factor(hit.docnum, prefer), hit.docnum) for hit in every]
+            return self._hits(searcher, self._settle(searcher, scored), parsed.words, want)
+        ranked, _ = self._ranked(searcher, parsed.query, filt, mask, want + 5)
+        return self._hits(searcher, ranked, parsed.words, want)
+
+    def _ranked(self, searcher: Any, q: wq.Query, filt: wq.Query | None, mask: set[int] | None,
+                fetch: int | None, *, recent: bool = False) -> tuple[list[tuple[float, int]], bool]:
+        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.tie_order`,
+        and whether that is every match.
+
+        Whoosh keeps the lower document numbers among equal scores, so its first ``fetch``
+        hits depend on the limit; every hit tied with the ``fetch``-th is fetched too, which
+        makes the list the start of the same order for any limit.
+        """
+        sort: dict[str, Any] = {"sortedby": "updated", "reverse": True} if recent else {}
+        limit = fetch
+        while True:
+            results = searcher.search(q, limit=limit, filter=filt, mask=mask, **sort)
+            got = [(0.0 if recent else hit.score, hit.docnum) for hit in results]
+            if fetch is None or limit is None or len(got) < limit:
+                return self._settle(searcher, got), True
+            edge = self._edge(searcher, got[fetch - 1], recent)
+            if self._edge(searcher, got[-1], recent) != edge:
+                end = fetch
+                while self._edge(searcher, got[end], recent) == edge:  # ties sit together in Whoosh's order
+                    end += 1
+                return self._settle(searcher, got[:end]), False
+            limit *= 4
+
+    def _edge(self, searcher: Any, item: tuple[float, int], recent: bool) -> Any:
+        """What makes two hits tie in Whoosh's own order: the score, or (``*``) the time."""
+        if recent:
+            return self._updated(searcher)[item[1]]
+        return round(item[0], contextfs_text.SCORE_DIGITS)
+
+    def _updated(self, searcher: Any) -> Any:
+        """Global docnum -> ``updated`` ticks, read from the sortable column (per searcher)."""
+        cache = self._searcher_cache(searcher)
+        got = cache.get("updated-column")
+        if got is None:
+            got = cache["updated-column"] = searcher.reader().column_reader("updated", translate=False)
+        return got
+
+    def _settle(self, searcher: Any, ranked: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+        """``ranked`` in :func:`contextfs.text.tie_order`: score, newest ``updated``, path, line.
+
+        Path and line are read (stored fields) only for hits equal on score and time.
+        """
+        ranked = list(ranked)
+        if not ranked:
+            return []
+        column = self._updated(searcher)
+        keyed = sorted(((-round(score, contextfs_text.SCORE_DIGITS), -column[docnum], score, docnum)
+                        for score, docnum in ranked), key=lambda item: (item[0], item[1], item[3]))
+        out: list[tuple[float, int]] = []
+        i = 0
+        while i < len(keyed):
+            j = i + 1
+            while j < len(keyed) and keyed[j][:2] == keyed[i][:2]:
+                j += 1
+            group = keyed[i:j]
+            if len(group) > 1:
+                group.sort(key=lambda item: self._place(searcher, item[3]))
+            out.extend((score, docnum) for _r, _u, score, docnum in group)
+            i = j
+        return out
+
+    @staticmethod
+    def _place(searcher: Any, docnum: int) -> tuple[str, int]:
+        fields = searcher.stored_fields(docnum)
+        return (fields.get("rel") or "", int(fields.get("line") or 0))
 
     def _hits(self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int) -> list[SearchHit]:
         """The first ``want`` of the ranked (score, docnum) whose files are still there, as hits."""
@@ -187,17 +311,17 @@ class Queries:
         seen: set[int] = set()
         fetch: int | None = want + 5
         while True:
-            results = searcher.search(loose, limit=fetch, filter=filt, mask=mask)
-            for hit in results:
-                if hit.docnum in seen:
+            ranked, every = self._ranked(searcher, loose, filt, mask, fetch)
+            for score, docnum in ranked:
+                if docnum in seen:
                     continue
-                seen.add(hit.docnum)
-                made = self._hit(hit.fields(), hit.score, parsed.words, check=check, docnum=hit.docnum)
+                seen.add(docnum)
+                made = self._hit(searcher.stored_fields(docnum), score, parsed.words, check=check, docnum=docnum)
                 if made is not None:
                     hits.append(made)
                     if len(hits) >= want:
                         return hits
-            if fetch is None or results.scored_length() < fetch:
+            if every:
                 return hits
             fetch = None  # most candidates lacked the phrase: take them all in one pass
 
@@ -218,12 +342,17 @@ class Queries:
         speakers = cache.get("speakers")
         if speakers is None:
             speakers = cache["speakers"] = [b.decode("utf-8") for b in searcher.reader().lexicon("speaker")]
-        named = sorted(contextfs_text.names_in(parsed.words, speakers))
+        aliases = cache.get("aliases")
+        if aliases is None:
+            pairs = (b.decode("utf-8").partition(ALIAS_SEP) for b in searcher.reader().lexicon("alias"))
+            aliases = cache["aliases"] = [(name, speaker) for name, _, speaker in pairs if speaker]
+        named = sorted(contextfs_text.names_in(parsed.words, speakers)
+                       | {speaker for name, speaker in aliases if contextfs_text.names_in(parsed.words, [name])})
         wanted: list[tuple[Any, wq.Query]] = []
         if named:
             wanted.append((("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named])))
         if parsed.periods:
-            spans = tuple((p.start, p.end) for p in parsed.periods)
+            spans = tuple((p.start, p.until) for p in parsed.periods)
             wanted.append((("dated", spans), wq.Or([wq.DateRange("updated", datetime(a.year, a.month, a.day),
                                                                  datetime(b.year, b.month, b.day), endexcl=True)
                                                    for a, b in spans])))

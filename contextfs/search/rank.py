@@ -9,7 +9,9 @@ change) and sums the same BM25F contributions with array arithmetic into dense
 per-segment score arrays. The arithmetic is the same per posting (``c * w / (w + norm)``),
 added term by term where Whoosh adds along its matcher tree, so a score equals Whoosh's to
 the last bit or two (a relative difference under 1e-15 on queries of dozens of words, none
-on a few), and ties are broken by document number as Whoosh does.
+on a few). Ties are broken by :func:`~contextfs.text.tie_key`'s rule, as every ranker
+breaks them: the newest ``updated`` first, then path and line (settled by the caller,
+which reads those), never by document number, which depends on how segments were merged.
 
 Only queries that are a term or an OR of terms on the text fields, touching enough postings
 to be worth numpy's import, take this path (:mod:`.planning` decides); everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh. Here,
@@ -29,9 +31,10 @@ from typing import Any
 import numpy as np
 from whoosh.util.numeric import byte_to_length
 
+from ..text import SCORE_DIGITS
 from .codec import block_arrays, length_bytes
 
-__all__ = ["SEGMENT_CACHE_BYTES", "top_docs"]
+__all__ = ["SEGMENT_CACHE_BYTES", "SPACE", "top_docs"]
 
 log = logging.getLogger(__name__)
 
@@ -77,25 +80,31 @@ class _SegmentCache:
 
 
 _SEGMENTS = _SegmentCache(SEGMENT_CACHE_BYTES)
+#: The key in a searcher's cache naming its index (the folder), for the process-wide segment cache.
+SPACE = "index-space"
 
 # Byte -> field length, as Whoosh decodes it (byte 0 means "no length": 0, as the scalar path).
 _BYTE_LENGTHS = np.array([0.0] + [float(byte_to_length(b)) for b in range(1, 256)], dtype=np.float64)
 
 
-def _segment_key(reader: Any) -> Any:
-    """A key naming the segment behind ``reader`` for good, or None for unknown readers."""
+def _segment_key(reader: Any, space: str) -> Any:
+    """A key naming the segment behind ``reader`` for good, or None for unknown readers.
+
+    ``space`` names the index (its folder): Whoosh's segment ids come from the ``random``
+    module, so two indexes in one process can draw the same id (a seeded ``random`` makes
+    them equal), and a key without the index would hand one index the other's postings.
+    """
     segment = getattr(reader, "segment", None)
     if segment is None:
         return None
     seg = segment()
-    storage = getattr(reader, "_storage", None)
-    return (getattr(storage, "folder", None), seg.indexname, seg.segment_id())
+    return (space, seg.indexname, seg.segment_id(), reader.doc_count_all())
 
 
 def _cached(reader: Any, what: tuple[Any, ...], cache: dict[Any, Any], make: Any,
             *args: Any) -> tuple[np.ndarray, ...]:
     """``make(*args)`` once per segment (process-wide) or, for unnamed readers, per searcher."""
-    seg = _segment_key(reader)
+    seg = _segment_key(reader, cache.get(SPACE, ""))
     if seg is None:
         key = (id(reader), *what)
         got = cache.get(key)
@@ -234,25 +243,36 @@ def _local_mask(docs: set[int] | frozenset[int], base: int, ndocs: int, reader: 
     return mask
 
 
-def _best(acc: np.ndarray, keep: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Local docnums and scores of the ``k`` best kept documents, ties to the lower docnum."""
+def _updated(reader: Any) -> tuple[np.ndarray]:
+    """Every document's ``updated`` of a segment (Whoosh's ticks), from the sortable column."""
+    column = reader.column_reader("updated", translate=False)
+    return (np.fromiter(column, dtype=np.int64, count=reader.doc_count_all()),)
+
+
+def _best(rounded: np.ndarray, updated: np.ndarray, keep: np.ndarray, k: int) -> np.ndarray:
+    """Local docnums of the ``k`` best kept documents by (score, newest), best first, and
+    every further document tied with the k-th on both (the caller settles those by path)."""
     idx = np.flatnonzero(keep)
-    scores = acc[idx]
+    scores = rounded[idx]
     if len(idx) > k:
-        cut = len(idx) - k
-        threshold = np.partition(scores, cut)[cut]  # the k-th largest score
-        above = scores > threshold
-        tied = np.flatnonzero(scores == threshold)[: k - int(above.sum())]  # lowest docnums first
-        chosen = np.concatenate([np.flatnonzero(above), tied])
+        threshold = np.partition(scores, len(idx) - k)[len(idx) - k]  # the k-th largest score
+        chosen = scores >= threshold
         idx, scores = idx[chosen], scores[chosen]
-    return idx, scores
+    order = np.lexsort((idx, -updated[idx], -scores))
+    if len(order) > k:
+        last = order[k - 1]
+        rest = order[k:]
+        tied = (scores[rest] == scores[last]) & (updated[idx[rest]] == updated[idx[last]])
+        order = order[: k + int(np.argmin(tied) if not tied.all() else len(rest))]
+    return idx[order]
 
 
 def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: float, K1: float,
              allow: set[int] | frozenset[int] | None, deny: set[int] | frozenset[int] | None,
              cache: dict[Any, Any],
              prefer: tuple[tuple[frozenset[int], float], ...] = ()) -> list[tuple[float, int]]:
-    """The ``k`` best ``(score, docnum)`` for the OR of ``terms``, best first.
+    """The ``k`` best ``(score, docnum)`` for the OR of ``terms``, best first (newest first
+    on equal scores), and every further document tied with the k-th on both.
 
     ``allow``: only these global docnums (a filter); ``deny``: never these (a mask);
     ``prefer``: (docnums, factor) pairs, each multiplying the scores of its documents.
@@ -260,7 +280,7 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
     there; decoded postings and field lengths are cached per segment (``_SEGMENTS``).
     """
     schema = searcher.schema
-    ranked: list[tuple[float, int]] = []
+    ranked: list[tuple[float, float, int, int]] = []  # (score, rounded score, updated, docnum)
     for reader, base in searcher.reader().leaf_readers():
         ndocs = reader.doc_count_all()
         if not ndocs:
@@ -296,7 +316,16 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
             keep &= _local_mask(allow, base, ndocs, reader, "allow", cache)
         if deny:
             keep &= ~_local_mask(deny, base, ndocs, reader, "deny", cache)
-        idx, scores = _best(acc, keep, k)
-        ranked.extend(zip(scores.tolist(), (idx + base).tolist()))  # noqa: B905 - equal lengths
-    ranked.sort(key=lambda item: (-item[0], item[1]))
-    return ranked[:k]
+        rounded = np.round(acc, SCORE_DIGITS)
+        (updated,) = _cached(reader, ("updated",), cache, _updated, reader)
+        idx = _best(rounded, updated, keep, k)
+        ranked.extend(zip(acc[idx].tolist(), rounded[idx].tolist(), updated[idx].tolist(),  # noqa: B905
+                          (idx + base).tolist()))
+    ranked.sort(key=lambda item: (-item[1], -item[2], item[3]))
+    if len(ranked) > k:
+        last = ranked[k - 1]
+        end = k
+        while end < len(ranked) and ranked[end][1] == last[1] and ranked[end][2] == last[2]:
+            end += 1
+        ranked = ranked[:end]
+    return [(score, docnum) for score, _r, _u, docnum in ranked]

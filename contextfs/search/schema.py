@@ -24,9 +24,11 @@ from ..document import blob_version, load
 from ..errors import ContentError, ContextFSError, FrontmatterError
 from ..files import TMP_SUFFIX, RootFiles
 from ..sync import conflict_markers, strip_conflict_markers
-from ..turns import is_log, read_turns
+from ..turns import is_log, known_as, read_turns
 
 __all__ = [
+    "ALIAS_SEP",
+    "FormsAnalyzer",
     "INDEXED_SUFFIXES",
     "SCHEMA_FINGERPRINT",
     "StemFrequency",
@@ -49,6 +51,8 @@ INDEXED_SUFFIXES = (".md", ".markdown", ".txt")
 TRASH_FILES = re.compile(r"^\.trash/[^/]+/files/.+")
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _MAX_INDEXED_CHARS = 1 << 20
+#: Between a speaker's other name and the speaker in the ``alias`` field.
+ALIAS_SEP = "\t"
 #: How much of each neighbouring message a turn's ``context`` holds.
 _MAX_CONTEXT_CHARS = 1 << 14
 
@@ -121,6 +125,52 @@ class TextAnalyzer(Analyzer):
             yield token
 
 
+class FormsAnalyzer(TextAnalyzer):
+    """The body's and neighbours' analyzer: every term, and after it each word whose stem is
+    not the word itself, as written (:func:`contextfs.text.forms`), at the same position.
+
+    Questions match a word's form at :data:`~contextfs.text.EXACT_WEIGHT` beyond its stem;
+    ``stems()`` (phrases, positions) stays the terms alone.
+    """
+
+    @staticmethod
+    def stem_counts(value: str) -> dict[str, int]:
+        """How often each term and each form occurs in ``value``."""
+        return contextfs_text.term_counts(value, with_forms=True)
+
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Any:
+        if not tokenize:
+            yield from super().__call__(value, positions, chars, keeporiginal, removestops, start_pos, start_char,
+                                        tokenize, mode, **kwargs)
+            return
+        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        pos = start_pos
+        for match in WORD.finditer(value):
+            word = match.group().casefold()
+            found = contextfs_text.term(word)
+            if found is None:
+                if removestops:
+                    continue
+                texts: tuple[str, ...] = (word,)
+            else:
+                texts = (found, *contextfs_text.forms(word))
+            for text in texts:
+                token.text = text
+                token.stopped = found is None
+                token.boost = 1.0
+                if keeporiginal:
+                    token.original = match.group()
+                if positions:
+                    token.pos = pos
+                if chars:
+                    token.startchar = start_char + match.start()
+                    token.endchar = start_char + match.end()
+                yield token
+            pos += 1
+
+
 class StemFrequency(Frequency):
     """Whoosh's Frequency postings, from ``stem_counts()`` (same bytes).
 
@@ -159,8 +209,10 @@ def _text_field(analyzer: Any, *, positions: bool, stored: bool = False, field_b
 
 def make_schema() -> Schema:
     """The index layout. Change it and bump ``SCHEMA_FINGERPRINT``'s inputs: old indexes rebuild."""
-    # One analyzer object shared by the text fields, so its stem cache is shared too.
+    # One analyzer object shared by the text fields, so its stem cache is shared too; the
+    # body and the neighbours also hold words as written (FormsAnalyzer).
     ana = TextAnalyzer()
+    forms = FormsAnalyzer()
     return Schema(
         # The file. A conversation log has one document per message (its turns), each
         # with the message's line number in ``line``; every other file has one document.
@@ -174,18 +226,22 @@ def make_schema() -> Schema:
         meta=_text_field(ana, positions=True, field_boost=2.0),
         # No positions for the body: reading them was half of a query's time. Quoted phrases
         # in the body are checked against the file text instead (search_query.PhraseCheck).
-        body=_text_field(ana, positions=False),
+        body=_text_field(forms, positions=False),
         # Conversation turns: the messages just before and after, so plain words rank a
         # turn by its neighbours too, at NEIGHBOUR_WEIGHT (an answer is often the turn
         # after the one that repeats the question's words). Empty for every other file.
-        context=_text_field(ana, positions=False),
+        context=_text_field(forms, positions=False),
+        # ... and the messages two steps away, at NEIGHBOUR_WEIGHT squared.
+        far=_text_field(forms, positions=False),
         # Exact tags for tag: clauses and filters; their words again for plain-word queries.
         tags=KEYWORD(commas=True, lowercase=True, scorable=True, stored=True),
         kind=ID(stored=True),
         author=ID(stored=True),
         trust=ID(stored=True),
-        # Conversation turns: who spoke ("Caroline") and in which role ("user").
+        # Conversation turns: who spoke ("Caroline") and in which role ("user"), and the other
+        # names the speaker goes by in that conversation ("Mel<TAB>Melanie", contextfs.turns.known_as).
         speaker=ID(stored=True),
+        alias=KEYWORD(commas=True),
         role=ID(stored=True),
         trash=ID(),
         updated=DATETIME(stored=True, sortable=True),
@@ -288,14 +344,19 @@ def _turn_docs(base: dict[str, Any], text: str, rel: str) -> list[dict[str, Any]
     turns, bad = read_turns(text)
     if bad:
         log.warning("%s: lines %s are not messages; not indexing them", rel, ", ".join(map(str, bad[:5])))
+    aka = known_as(turns)
     # Quarantined messages are hidden from recall, so their words must not lift a neighbour.
     shown = [t.content[:_MAX_CONTEXT_CHARS] if t.trust != "quarantined" else "" for t in turns]
     docs = []
     for i, turn in enumerate(turns):
         doc = dict(base)
         doc.update({
-            "line": turn.line, "title": "", "meta": turn.speaker or "", "body": turn.content[:_MAX_INDEXED_CHARS],
+            "line": turn.line, "title": "", "meta": " ".join((turn.speaker or "", *aka.get(turn.speaker or "", ()))),
+            "body": turn.content[:_MAX_INDEXED_CHARS],
+            "alias": ",".join(f"{name}{ALIAS_SEP}{turn.speaker}".replace(",", " ")
+                              for name in aka.get(turn.speaker or "", ())),
             "context": "\n".join(shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)),
+            "far": "\n".join(shown[j] for j in (i - 2, i + 2) if 0 <= j < len(shown)),
             "speaker": turn.speaker or "", "role": turn.role,
             "trust": turn.trust if turn.trust in ("trusted", "untrusted", "quarantined") else "untrusted",
             "updated": parse_when(turn.time) or base["updated"],
@@ -371,6 +432,7 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
         "author": str(meta.get("author") or ""),
         "trust": trust if isinstance(trust, str) and trust else "trusted",
         "speaker": "",
+        "alias": "",
         "role": "",
         "trash": "1" if in_trash else "0",
         "updated": updated,

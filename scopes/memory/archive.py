@@ -28,7 +28,6 @@ from .records import (
     ArchivalNote,
     MemoryHit,
     MemorySettings,
-    newest_first,
     provenance,
     source_label,
 )
@@ -192,9 +191,9 @@ class Archive:
             raw = self._ctx.search(plain, path=ARCHIVE_DIR, limit=limit, **filters)
             hits: list[MemoryHit] = []
             for hit in raw:
-                # Reading frontmatter is the costly part: stop once top_k are kept and the
-                # next score is lower (equal scores are still read, for the recency tie-break).
-                if len(hits) >= top_k and round(float(hit.score), 6) < round(hits[top_k - 1].score, 6):
+                # Reading frontmatter is the costly part: stop once top_k are kept (the index
+                # already orders equal scores newest first, contextfs.text.tie_order).
+                if len(hits) >= top_k:
                     break
                 if hit.trust == "quarantined" and not include_quarantined:
                     continue  # the index knows trust; no need to open the file
@@ -213,5 +212,4 @@ class Archive:
             if len(hits) >= top_k or len(raw) < limit or limit >= 1000:
                 break
             limit *= 4
-        hits.sort(key=lambda h: (-round(h.score, 6), newest_first(h.updated), h.path))
         return hits[:top_k]

@@ -40,7 +40,6 @@ from .records import (
     MemoryHits,
     MemorySettings,
     Message,
-    newest_first,
     parse_time,
     provenance,
 )
@@ -256,7 +255,8 @@ class ConversationLog:
             out.append(MemoryHit(path=f"{hit.path}#L{turn.line}", text=turn.content, score=float(hit.score),
                                  source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
                                  trust=turn.trust, role=turn.role, speaker=turn.speaker))
-        out.sort(key=lambda h: (-round(h.score, 6), newest_first(h.updated), h.path))
+        # The index's order already puts the newest message first among equal scores
+        # (contextfs.text.tie_order); sorting again here would make the first hits depend on the limit.
         return MemoryHits(out[:limit], skipped)
 
     def _readable(self, rel: str, skipped: list[DroppedItem]) -> str | None:

