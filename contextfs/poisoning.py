@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError, PoisoningError
-from .poisoning_patterns import PATTERNS, hidden_characters, normalise, strip_hidden
+from .poisoning_patterns import PATTERNS, hidden_characters, matches, normalise, strip_hidden
 
 __all__ = [
     "POLICIES",
@@ -72,9 +72,9 @@ def assess(text: str) -> Verdict:
         return Verdict(False, ())
     reasons: list[str] = []
     norm = normalise(text)
-    for name, pattern in PATTERNS:
-        if pattern.search(norm):
-            reasons.append(name)
+    for shape in PATTERNS:
+        if shape.reason not in reasons and matches(shape, norm):
+            reasons.append(shape.reason)
     if hidden_characters(text):
         reasons.append("hidden-characters")
     return Verdict(bool(reasons), tuple(reasons))

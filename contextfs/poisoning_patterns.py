@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 
-__all__ = ["PATTERNS", "hidden_characters", "normalise", "strip_hidden"]
+__all__ = ["PATTERNS", "Shape", "hidden_characters", "matches", "normalise", "strip_hidden"]
 
 #: Characters that render as nothing. Removed before matching, so ``ig\u200bnore`` cannot
 #: split a keyword; counted by :func:`hidden_characters` only where they hide something.
@@ -72,21 +73,46 @@ _OVERRIDE_OTHER = (
     r"|\b(?:negeer|vergeet)\b[^.\n]{0,30}?\b(?:alle|de|je)\b[^.\n]{0,30}?\b(?:instructies|regels|opdrachten)\b"
 )
 
-PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
+@dataclass(frozen=True)
+class Shape:
+    """One shape under a reason name; ``before``, when set, must match the text just before
+    a hit (it is checked only on hits, so a pattern stays a fast literal search)."""
+
+    reason: str
+    pattern: re.Pattern[str]
+    before: re.Pattern[str] | None = None
+
+
+# An order: at the start of a sentence, a line or a list item, or after "please", "now"...
+_ORDER = re.compile(r"(?:^|[.!?:;\n]\s*|(?:^|\s)(?:you|and|now|please|so|then)\s+)(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+|[\"'“(\[]\s*)*$")
+# Markup that sets a line apart: a run of symbols, or an opening bracket.
+_MARKUP = re.compile(r"(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|~{3,}|\[|<)\s*$")
+_BEFORE = 48  # how much text before a hit `before` sees
+
+PATTERNS: tuple[Shape, ...] = (
+    Shape(
         "override-instructions",
         re.compile(
-            r"\b(?:ignore|disregard|forget|override|bypass|drop|abandon|discard)\b[^.\n]{0,40}?"
+            r"\b(?:ignore|disregard|forget)\b[^.\n]{0,40}?"
             r"\b(?:all|any|every|the|your|my|previous|prior|above|earlier|preceding|future|system|original|existing)\b"
             r"[^.\n]{0,30}?\b" + _NOUNS + r"\b"
-            r"|(?:^|[.!?:\n]\s*|\b(?:please|now|and|so)\s+)(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s*"
-            r"(?:[,.;:!]|(?:but|except|above|before|else|that|we|you|i)\b)"
+            # verbs that also name ordinary work ("drop the legacy directive parser") need
+            # the words that point at the model's own orders
+            r"|\b(?:override|bypass|drop|abandon|discard)\b[^.\n]{0,40}?"
+            r"\b(?:all|every|your|previous|prior|above|earlier|preceding|system|original|existing)\b"
+            r"[^.\n]{0,30}?\b" + _NOUNS + r"\b"
             r"|\b(?:ignore|disregard)\s+(?:the\s+)?above\b"
             r"|\b(?:leave|put|remove)\s+all\s+(?:the\s+)?previous\s+(?:information|tasks|instructions)\b"
             r"|" + _OVERRIDE_OTHER
         ),
     ),
-    (
+    Shape(
+        "override-instructions",
+        re.compile(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s*"
+                   r"(?:[,.;:!]|(?:but|except|above|before|else|that|we|you|i)\b)"),
+        before=_ORDER,
+    ),
+    Shape(
         "new-instructions",
         re.compile(
             r"\b(?:new|updated|real|actual|true)\s+(?:system\s+)?(?:instructions?|rules|directives?|prompt|tasks?|assignment)"
@@ -96,12 +122,16 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\bnun\s+folgen\s+(?:neue|weitere)\s+aufgaben\b|\b(?:deine|ihre)\s+neue\s+aufgabe\b"
         ),
     ),
-    (
+    Shape(
+        # orders to take another persona, in the second person or the imperative only
+        "role-play",
+        re.compile(r"\b(?:you\s+are\s+(?:now|no\s+longer)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)"),
+        before=_ORDER,
+    ),
+    Shape(
         "role-play",
         re.compile(
-            # orders to take another persona, in the second person or the imperative only
-            r"(?:^|[.!?:\n]\s*|\b(?:you|and|now|please)\s+)(?:you\s+are\s+(?:now|no\s+longer)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)"
-            r"|\byou\s+are\s+(?:now\s+)?(?:dan|stan|dude|aim|an?\s+(?:unrestricted|unfiltered|jailbroken|evil)\b)"
+            r"\byou\s+are\s+(?:now\s+)?(?:dan|stan|dude|aim|an?\s+(?:unrestricted|unfiltered|jailbroken|evil)\b)"
             r"|\bfrom\s+now\s+on,?\s+(?:you|act|respond|behave|answer|always|never)\b"
             r"|\b(?:act|behave|respond)\s+as\s+(?:if\s+you\s+(?:are|were)\b|an?\s+(?:unrestricted|unfiltered|evil|different|new)\b)"
             r"|\bi\s+want\s+you\s+to\s+(?:act|pretend|behave|respond|answer|reply|only)\b"
@@ -110,7 +140,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\b(?:developer|god|jailbreak|dan)\s+mode\b|\bdo\s+anything\s+now\b"
         ),
     ),
-    (
+    Shape(
         "chat-template",
         re.compile(
             r"<\|(?:im_start|im_end|system|user|assistant|endoftext|eot_id|start_header_id)\|>"
@@ -119,19 +149,26 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             re.MULTILINE,
         ),
     ),
-    (
+    Shape(
         "fake-delimiter",
         # a marked-up line that claims the input or the prompt ends or begins here
         re.compile(
-            r"(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|~{3,}|\[|<)\s*(?:end|begin|start|stop)\b[^\n]{0,40}?"
+            r"\b(?:end|begin|start|stop)\b[^\n]{0,40}?"
             r"\b(?:input|prompt|instructions?|passphrase|context|login|attempt|conversation|ambiguity|untrusted|section)\b"
-            r"|\bend\s+(?:of\s+)?(?:the\s+)?user\s+input\b|\buntrusted\s+(?:user\s+)?input\s+(?:starting|starts|begins|ends)\b"
-            # a false alarm to break the prompt's flow, or a run of escaped newlines as padding
-            r"|\b(?:attention|achtung)\s*[-–:!]+\s*(?:stop|stopp)\b|(?:\\\s?n\s*){4,}",
-            re.MULTILINE,
+        ),
+        before=_MARKUP,
+    ),
+    Shape(
+        "fake-delimiter",
+        re.compile(
+            r"\bend\s+(?:of\s+)?(?:the\s+)?user\s+input\b|\buntrusted\s+(?:user\s+)?input\s+(?:starting|starts|begins|ends)\b"
+            # a false alarm to break the prompt's flow
+            r"|\b(?:attention|achtung)\s*[-–:!]+\s*(?:stop|stopp)\b",
         ),
     ),
-    (
+    # a run of escaped newlines as padding (its own pattern: it starts with a literal)
+    Shape("fake-delimiter", re.compile(r"(?:\\\s?n\s*){4,}")),
+    Shape(
         "prompt-extraction",
         re.compile(
             r"\b(?:repeat|print|output|reveal|show(?:ing)?|list|format|write\s+out|spell\s+out|translate|summari[sz]e|dump|echo|recite"
@@ -144,7 +181,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:secret\s+)?(?:password|access\s+code|passphrase)\b"
         ),
     ),
-    (
+    Shape(
         "output-forcing",
         re.compile(
             r"\b(?:begin|start|prefix|prepend|preface|end|finish|conclude)\s+(?:your|the|each|every)\s+"
@@ -162,7 +199,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"\b(?:following|subsequent|below)\s+code\b"
         ),
     ),
-    (
+    Shape(
         "tool-call",
         re.compile(
             r"</?(?:tool_call|tool_use|function_calls?|invoke|antml:[a-z_]+)\b"
@@ -171,7 +208,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|send_message|exec|eval|os\.system|subprocess\.run)\s*\("
         ),
     ),
-    (
+    Shape(
         "directive-to-agent",
         re.compile(
             r"\b(?:ai|assistant|agent|model|chatbot|llm)\s*[,:]\s*(?:you\s+must|always|never|do\s+not|don't)\b"
@@ -182,7 +219,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"|\b(?:print|output|repeat)\s+(?:your|the)\s+system\s+prompt\b"
         ),
     ),
-    (
+    Shape(
         "exfiltration",
         re.compile(
             r"\b(?:send|post|upload|forward|leak|exfiltrate|email)\b[^.\n]{0,60}?"
@@ -191,3 +228,11 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+
+
+def matches(shape: Shape, text: str) -> bool:
+    """Whether ``shape`` occurs in normalised ``text``."""
+    for hit in shape.pattern.finditer(text):
+        if shape.before is None or shape.before.search(text, max(0, hit.start() - _BEFORE), hit.start()):
+            return True
+    return False
