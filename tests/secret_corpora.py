@@ -26,6 +26,7 @@ What counts where:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,16 +87,23 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
+def _entropy(value: str) -> float:
+    return -sum(value.count(c) / len(value) * math.log2(value.count(c) / len(value)) for c in set(value))
+
+
 def values_of(example: Example) -> list[str]:
-    """What the rule's pattern captures in the example: its last non-empty group (the secret,
-    where a rule also captures a user or account name first), else the whole match."""
+    """What the rule's pattern captures in the example: of its groups, the most random one
+    (a rule may also capture a user, an account or a host name), else the whole match.
+    Values holding quotes or backslashes are left out: no quoted syntax can carry them as
+    they are."""
     regex = _compile(example.pattern)
     if regex is None:
         return []
     out = []
     for match in regex.finditer(example.text):
-        value = next((g for g in reversed(match.groups()) if g), None) or match.group(0)
-        if len(value) >= 8:
+        groups = [g for g in match.groups() if g] or [match.group(0)]
+        value = max(groups, key=_entropy)
+        if len(value) >= 8 and not set(value) & set("'\"\\`"):
             out.append(value)
     return out
 

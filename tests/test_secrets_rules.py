@@ -152,14 +152,14 @@ def test_the_corpus_sample_as_written() -> None:
     realistic = _sample_vendor_examples()
     assert len(realistic) >= 60
     found = [e for e in realistic if scan(e.text, path="notes/n.md")]
-    assert len(found) / len(realistic) >= 0.88  # 60 of 66 when written
+    assert len(found) / len(realistic) >= 0.9  # 60 of 64 when written
 
 
 def test_the_corpus_sample_assigned_to_credential_names() -> None:
     values = sorted({v for e in _sample_vendor_examples() for v in values_of(e) if not evident_placeholder(v)})
     notes = [note for v in values for _, note in assigned_notes("svc", v)]
     found = sum(bool(scan(note, path="notes/setup.md")) for note in notes)
-    assert found / len(notes) >= 0.9  # 837 of 896 when written
+    assert found / len(notes) >= 0.95  # 834 of 868 when written
 
 
 # -- the vendor rule set's surface (kingfisher-secret-scanner) --------------------------

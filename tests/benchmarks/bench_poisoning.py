@@ -111,20 +111,33 @@ import contextfs
 assert contextfs.__file__.startswith(sys.argv[1]), contextfs.__file__
 from contextfs.poisoning import assess
 for line in sys.stdin:
-    print(json.dumps(bool(assess(json.loads(line)))), flush=True)
+    text = json.loads(line)
+    if isinstance(text, list):  # [text, repeat]: the mean cost of assessing text, in ms
+        import time
+        assess(text[0])
+        start = time.perf_counter()
+        for _ in range(text[1]):
+            assess(text[0])
+        print(json.dumps((time.perf_counter() - start) / text[1] * 1000), flush=True)
+        continue
+    print(json.dumps(bool(assess(text))), flush=True)
 """
 
 
-def previous_guard(ref: str, texts: list[str], folder: Path) -> list[bool]:
-    """The previous guard's verdicts, from the package of ``ref`` in a subprocess."""
+def _ask_previous(ref: str, items: list[object], folder: Path) -> list[object]:
+    """Answers of the previous guard (the package of ``ref``, in a subprocess)."""
     tree = folder / f"baseline-{ref}"
     if not tree.exists():
         tree.mkdir()
         archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True)
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(tree)], input="".join(json.dumps(t) + "\n" for t in texts),
+    proc = subprocess.run([sys.executable, "-c", _WORKER, str(tree)], input="".join(json.dumps(t) + "\n" for t in items),
                           capture_output=True, text=True, check=True)
-    return [bool(json.loads(line)) for line in proc.stdout.splitlines()]
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def previous_guard(ref: str, texts: list[str], folder: Path) -> list[bool]:
+    return [bool(answer) for answer in _ask_previous(ref, list(texts), folder)]
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -234,7 +247,10 @@ def corpora(args: argparse.Namespace, folder: Path) -> None:
     start = time.perf_counter()
     for _ in range(2000):
         assess(text)
-    print(f"Cost: {(time.perf_counter() - start) / 2000 * 1000:.3f} ms to assess 1 KB of ordinary text.\n")
+    now = (time.perf_counter() - start) / 2000 * 1000
+    (before,) = _ask_previous(args.baseline_ref, [[text, 2000]], folder)
+    print(f"Cost of assessing 1 KB of ordinary text: {now:.3f} ms; previous guard {float(before):.3f} ms "
+          f"({now / float(before):.2f}x).\n")
 
 
 def main() -> None:
