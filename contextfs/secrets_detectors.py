@@ -82,9 +82,10 @@ _B = r"(?<![A-Za-z0-9_-])"
 _E = r"(?![A-Za-z0-9_-])"
 
 
-def _plugin(name: str, *patterns: str, flags: int = 0) -> RegexBasedDetector:
-    """An instance of a new RegexBasedDetector subclass named ``name``."""
-    denylist = tuple(re.compile(pattern, flags) for pattern in patterns)
+def _plugin(name: str, *patterns: str | re.Pattern[str], flags: int = 0) -> RegexBasedDetector:
+    """An instance of a new RegexBasedDetector subclass named ``name`` (a compiled pattern is
+    used as it is, with its own flags)."""
+    denylist = tuple(p if isinstance(p, re.Pattern) else re.compile(p, flags) for p in patterns)
     return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": denylist})()
 
 
