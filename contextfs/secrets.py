@@ -58,7 +58,8 @@ __all__ = [
 ALLOWLIST_MARKER = "pragma: allowlist secret"
 #: ``refuse`` stops a write that holds a secret; ``allow`` turns scanning off.
 POLICIES = ("refuse", "allow")
-#: Every kind a finding can name.
+#: Every kind the named detectors report; findings of the vendor rule set are named
+#: ``rule <id>`` after the rule (``rule stripe-access-token``).
 KINDS = (
     "AWS access key",
     "Anthropic API key",
