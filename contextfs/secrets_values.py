@@ -136,7 +136,10 @@ _ASSIGNED = re.compile(
 # Words of a name that holds something else than the credential: its id, where it is, its
 # size or age, or the public half of a key pair.
 _OTHER_WORDS = frozenset(
-    ["public", "pub", "id", "ids", "name", "file", "path", "url", "uri", "type", "length", "len", "size", "count", "max", "min", "ttl", "expiry", "expires", "expiration", "timeout", "policy", "header", "field", "format", "version", "endpoint", "budget", "limit", "tokens", "tokenizer", "hash", "fingerprint", "region", "usage", "prefix", "suffix", "sha", "sha1", "sha256", "sha512", "md5", "digest", "checksum", "crc"]
+    ["public", "pub", "id", "ids", "name", "file", "path", "url", "uri", "type", "length", "len", "size", "count", "max", "min", "ttl", "expiry", "expires", "expiration", "timeout", "policy", "header", "field", "format", "version", "endpoint", "budget", "limit", "tokens", "tokenizer", "hash", "fingerprint", "region", "usage", "prefix", "suffix", "sha", "sha1", "sha256", "sha512", "md5", "digest", "checksum", "crc",
+     # words that merely contain a keyword: `author: agent:scout-2` is who wrote a note
+     "author", "authors", "authored", "authority", "keyboard", "keyword", "keywords", "passenger",
+     "passengers", "passport", "compass", "accessibility", "accessible", "accessor", "capital"]
 )
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A UUID is a credential under these names (Heroku and Postmark keys are UUIDs), an id elsewhere.

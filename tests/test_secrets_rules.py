@@ -135,6 +135,8 @@ def test_word_like_values_under_credential_names_are_not_refused() -> None:
         "api_url: https://api.example.com/v2",
         "public_key: AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
         "session_token_ttl: 3600s",
+        "---\nauthor: agent:scout-2\nsession: s-cfg\n---\na\n",
+        "passport: X12345678 expires 2031",
         "The API key rotation runs every 90 days.",
     ]
     for text in ordinary:
