@@ -15,9 +15,13 @@ history), so the store's write gate scans text *before* anything is written or c
       allow = ["3f0c9a1e5b7d2c44"]      # fingerprints from a refusal message
       inline_allowlist = true           # honour `pragma: allowlist secret` comments
 
-Detection is detect-secrets' (its vendor-format plugins, its keyword detector and its
-false-positive filters) plus a few formats it does not know yet; the adapter and the
-tuning live in :mod:`contextfs.secrets_detectors`, imported on the first scan only.
+Detection has three sources, one pipeline (:mod:`contextfs.secrets_detectors`, imported on
+the first scan only): a maintained vendor rule set (Kingfisher's bundled catalogue,
+:mod:`contextfs.secrets_rules`), detect-secrets' plugins and keyword detector (read with the
+document's structure, :mod:`contextfs.secrets_syntax`), and values assigned to
+credential-like names judged by their shape (:mod:`contextfs.secrets_values`). Every
+candidate passes the same judgments: placeholders and documented example keys, filler, and
+private key blocks without a body are not secrets.
 """
 
 from __future__ import annotations
@@ -54,7 +58,8 @@ __all__ = [
 ALLOWLIST_MARKER = "pragma: allowlist secret"
 #: ``refuse`` stops a write that holds a secret; ``allow`` turns scanning off.
 POLICIES = ("refuse", "allow")
-#: Every kind a finding can name.
+#: Every kind the named detectors report; findings of the vendor rule set are named
+#: ``rule <id>`` after the rule (``rule stripe-access-token``).
 KINDS = (
     "AWS access key",
     "Anthropic API key",
@@ -207,8 +212,8 @@ def _detectors() -> ModuleType:
                 module = importlib.import_module("contextfs.secrets_detectors")
             except ImportError as exc:
                 raise ContentError(
-                    f"the secret scanner cannot load detect-secrets ({exc.name or exc}); "
-                    "install it with: pip install 'detect-secrets>=1.5,<1.6'"
+                    f"the secret scanner cannot load {exc.name or exc}; install its dependencies with: "
+                    "pip install 'detect-secrets>=1.5,<1.6' 'kingfisher-secret-scanner>=1.5,<1.6'"
                 ) from None
             finally:
                 # detect-secrets' logger module calls logging.captureWarnings(True) on import;
@@ -227,12 +232,13 @@ def _check_arguments(text: object, path: object) -> None:
 
 
 def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
-    """One finding per secret per line: a format beats a guess, and a value that contains
-    another value found on the same line (``npm_x # comment`` around ``npm_x``) is that one."""
+    """One finding per secret per line: a format beats a guess, a named kind beats a rule
+    id of the vendor rule set, and a value that contains another value found on the same
+    line (``npm_x # comment`` around ``npm_x``), or is contained in it, is that one."""
     kept: dict[int, list[tuple[str, str]]] = {}
-    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, len(c.value))):
+    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, getattr(c, "rule_set", False), len(c.value))):
         on_line = kept.setdefault(cand.line, [])
-        if not any(value in cand.value for _, value in on_line):
+        if not any(value in cand.value or cand.value in value for _, value in on_line):
             on_line.append((cand.kind, cand.value))
     return [(kind, line, value) for line, pairs in sorted(kept.items()) for kind, value in pairs]
 

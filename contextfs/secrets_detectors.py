@@ -1,4 +1,9 @@
-"""The detect-secrets adapter behind :mod:`contextfs.secrets`: which detectors run, and how.
+"""The detectors behind :mod:`contextfs.secrets`: which run, how, and what filters them.
+
+Three sources feed one list of candidates: detect-secrets' plugins (below), the vendor rule
+set (:mod:`contextfs.secrets_rules`) and values assigned to credential-like names
+(:mod:`contextfs.secrets_values`); every candidate then passes the same judgments
+(placeholders, filler, keyless private key blocks, detect-secrets' heuristic filters).
 
 Imported lazily, on the first scan: detect-secrets (and the ``requests`` it imports) costs
 about 100 ms to load, which paths that never scan must not pay.
@@ -63,9 +68,11 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
+from . import secrets_rules
 from .secrets_syntax import Syntax, SyntaxMap
+from .secrets_values import assigned_values, is_placeholder, private_key_block, private_key_has_body
 
-__all__ = ["Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
+__all__ = ["ASSIGNED_KIND", "Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
 
 
 # -- formats detect-secrets 1.5 does not know -------------------------------------------
@@ -75,9 +82,10 @@ _B = r"(?<![A-Za-z0-9_-])"
 _E = r"(?![A-Za-z0-9_-])"
 
 
-def _plugin(name: str, *patterns: str, flags: int = 0) -> RegexBasedDetector:
-    """An instance of a new RegexBasedDetector subclass named ``name``."""
-    denylist = tuple(re.compile(pattern, flags) for pattern in patterns)
+def _plugin(name: str, *patterns: str | re.Pattern[str], flags: int = 0) -> RegexBasedDetector:
+    """An instance of a new RegexBasedDetector subclass named ``name`` (a compiled pattern is
+    used as it is, with its own flags)."""
+    denylist = tuple(p if isinstance(p, re.Pattern) else re.compile(p, flags) for p in patterns)
     return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": denylist})()
 
 
@@ -104,6 +112,16 @@ _AWS_SECRET = _plugin(
 # (`! $ & ' ( ) * + , ; =`), which userinfo allows unencoded and detect-secrets' basic auth
 # pattern leaves out; `{` and `}` stay out so templates are not flagged.
 _URL_PASSWORD = _plugin("UrlPasswordDetector", r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
+# AWS key ids as tokens of their own: detect-secrets' pattern has no boundaries, so it fires
+# inside long upper-case words (``...PARAMETERSAKIA...``); its second pattern (secret keys
+# quoted near "aws") is kept as it is.
+_AWS_KEY_ID = _plugin(
+    "AwsKeyIdDetector", r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+)
+_AWS_NEAR_KEYWORD = _plugin("AwsSecretNearKeywordDetector", *AWSKeyDetector.denylist[1:])
+# Stripe test-mode keys: detect-secrets knows live keys only, and a test key still opens the
+# account's test data and settings.
+_STRIPE_TEST = _plugin("StripeTestKeyDetector", _B + r"(?:r|s)k_test_[0-9a-zA-Z]{24,99}" + _E)
 # Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
 _EXTRA_PRIVATE_KEY = _plugin("ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
 
@@ -142,6 +160,7 @@ class Detector:
 
 _PRIVATE_KEY = "private key"
 KEYWORD_KIND = "password or secret assignment"
+ASSIGNED_KIND = KEYWORD_KIND  # the same finding, from the value-shape rule of secrets_values
 # The vendor patterns built on detect-secrets' `build_assignment_regex`: a key, password or
 # token word, an assignment, then a value of 24+ word characters; or a vendor URL.
 _ASSIGNED_VALUE = re.compile(
@@ -151,7 +170,8 @@ _ASSIGNED_VALUE = re.compile(
 
 DETECTORS: tuple[Detector, ...] = (
     # AWS's second pattern (secret keys near "aws" + key/pass/token) is case-sensitive.
-    Detector("AWS access key", AWSKeyDetector(), needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T", "aws")),
+    Detector("AWS access key", _AWS_KEY_ID, needles=("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
+    Detector("AWS access key", _AWS_NEAR_KEYWORD, needles=("aws",)),
     Detector("AWS access key", _AWS_SECRET, needles=("aws",), folded=True),
     Detector(_PRIVATE_KEY, PrivateKeyDetector(), needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
     Detector(_PRIVATE_KEY, _EXTRA_PRIVATE_KEY, needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
@@ -170,6 +190,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("Google API key", _GOOGLE, needles=("AIza",)),
     Detector("Hugging Face token", _HUGGING_FACE, needles=("hf_",)),
     Detector("Stripe key", StripeDetector(), needles=("k_live_",)),
+    Detector("Stripe key", _STRIPE_TEST, needles=("k_test_",)),
     Detector("Square OAuth secret", SquareOAuthDetector(), needles=("sq0csp-",)),
     Detector("SendGrid API key", SendGridDetector(), needles=("SG.",)),
     Detector("Twilio API key", TwilioKeyDetector(), needles=("AC", "SK")),
@@ -218,6 +239,7 @@ class Candidate:
     line: int
     value: str
     guess: bool
+    rule_set: bool = False  # found by the vendor rule set (its kinds give way to the named ones)
 
 
 # -- filters ----------------------------------------------------------------------------
@@ -252,7 +274,7 @@ def _glued(value: str, line: str) -> bool:
     return True
 
 
-def _filtered(value: str, line: str, plugin: BasePlugin, guess: bool) -> bool:
+def _filtered(value: str, line: str, plugin: BasePlugin | None, guess: bool) -> bool:
     """detect-secrets' heuristic filters, called directly (they are plain functions)."""
     if not guess and _glued(value, line):
         return True
@@ -315,17 +337,6 @@ def _matches(plugin: BasePlugin, segment: str) -> Iterator[tuple[str, str]]:
                 yield whole, whole
             for group in groups:
                 yield group, whole if whole.startswith(group) else group
-
-
-def _private_key_value(lines: list[str], index: int) -> str:
-    """What a private key finding is fingerprinted by: the key block, not its header (every
-    RSA key has the same header, and allowing one must not allow all)."""
-    block = [lines[index]]
-    for line in lines[index + 1 : index + 200]:
-        block.append(line.strip())
-        if "END" in line and "PRIVATE KEY" in line:
-            break
-    return "\n".join(block)
 
 
 class _Text:
@@ -442,8 +453,33 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
                     if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(index):
                         continue
                     if detector.kind == _PRIVATE_KEY:
-                        material = _private_key_value(doc.all_lines(), index)
+                        material = private_key_block(doc.all_lines(), index)
+                        if not private_key_has_body(material):
+                            continue
+                    elif is_placeholder(value) or is_placeholder(material):
+                        continue
                     found.append(Candidate(detector.kind, index + 1, material, detector.guess))
+
+    for kind, number, value, guess in secrets_rules.matches(text):
+        index = number - 1
+        if not 0 <= index < len(doc.raw_lines):
+            continue
+        line = doc.line(index)
+        if is_placeholder(value) or is_allowed(index) or _filtered(value, line, None, guess):
+            continue
+        keyless = "PRIVATE KEY" in value + line and not private_key_has_body(private_key_block(doc.all_lines(), index))
+        if not keyless:
+            found.append(Candidate(kind, number, value, guess, rule_set=True))
+
+    for offset, value in assigned_values(text, doc.folded):
+        index = bisect_right(doc.starts, offset) - 1
+        line = doc.line(index)
+        # The value's own shape was judged by credential_like; of the line-level heuristics
+        # only "an id" applies (an indirect reference on the line, like `App(api_key="...")`,
+        # says nothing about a quoted value).
+        if is_allowed(index) or heuristic.is_sequential_string(value) or heuristic.is_likely_id_string(value, line):
+            continue
+        found.append(Candidate(ASSIGNED_KIND, index + 1, value, True))
 
     assigned = doc.gated(_KEYWORD_ASSIGNED, True)
     compared: Set[int] = doc.hits(("==", "!="), False).keys()
@@ -455,7 +491,7 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             line = doc.line(index)
             keyword_values = _keyword_values(line, syntaxes.of(index), assigned.get(index, []), index in compared)
             for value in set(keyword_values):
-                if _filtered(value, line, _KEYWORD, True) or is_allowed(index):
+                if _filtered(value, line, _KEYWORD, True) or is_placeholder(value) or is_allowed(index):
                     continue
                 found.append(Candidate(KEYWORD_KIND, index + 1, value, True))
     return found

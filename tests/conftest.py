@@ -35,10 +35,19 @@ _IDENTITY_VARS = (
 )
 
 
+@pytest.fixture(scope="session")
+def rule_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One compiled-rule cache of the secret scanner's vendor rule set for the session: the
+    cache normally lives in the user's cache folder, which every test replaces, and
+    compiling the rules again costs seconds in every process that scans."""
+    return tmp_path_factory.mktemp("kingfisher-rule-cache")
+
+
 @pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rule_cache: Path) -> Path:
     """No global/system git config and no identity in the environment, as on CI."""
     home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("KF_RULE_CACHE_DIR", str(rule_cache))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")

@@ -8,6 +8,7 @@ index are real. The root is a copy of sample-context/ (three topics, core memory
 from __future__ import annotations
 
 import json
+import random
 import shutil
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from agent_support import RecordingModel, call, prompt_tokens, replies
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import tool
+from secret_samples import SECRET_KINDS
 
 from conftest import SAMPLE, git
 from contextfs import ContextManager
@@ -254,10 +256,8 @@ def test_a_message_the_write_gate_refuses_stops_the_run_before_the_model_and_com
     ask(agent, "hello")
     head = ctx.head()
     with pytest.raises(ContentError, match="refused"):
-        ask(
-            agent,
-            "the key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        )
+        # generated in AWS's shape: AWS's documented example keys are placeholders the gate lets through
+        ask(agent, f"the key is {SECRET_KINDS['AWS access key id'](random.Random('middleware')).text}")
     assert ctx.head() == head and len(model.prompts) == 1
     ask(agent, "never mind")  # the conversation goes on from the files
     assert [m.type for m in model.prompts[-1][1:]] == ["human", "ai", "human"]

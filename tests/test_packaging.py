@@ -23,6 +23,7 @@ ADAPTERS = {
     "whoosh": ("contextfs/search",),
     "watchdog": ("contextfs/watcher.py",),
     "detect_secrets": ("contextfs/secrets_detectors.py", "contextfs/secrets_syntax.py"),
+    "kingfisher_sdk": ("contextfs/secrets_rules.py",),
 }
 #: Core modules that compose every layer.
 COMPOSERS = ("contextfs/cli.py", "contextfs/demo.py")

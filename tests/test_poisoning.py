@@ -84,7 +84,7 @@ def test_the_whole_sample_context_reads_as_facts() -> None:
 
 
 def test_hidden_characters_are_a_reason_of_their_own() -> None:
-    verdict = assess("harmless\u200b looking\u200d text\u2066")
+    verdict = assess("harm\u200bless look\u200ding text\u2066")
     assert verdict.reasons == ("hidden-characters",)
 
 

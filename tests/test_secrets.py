@@ -92,7 +92,7 @@ def test_a_finding_carries_kind_line_and_fingerprint_only() -> None:
 def test_kinds_lists_every_kind_a_detector_reports() -> None:
     from contextfs import secrets_detectors
 
-    reported = {d.kind for d in secrets_detectors.DETECTORS} | {secrets_detectors.KEYWORD_KIND}
+    reported = {d.kind for d in secrets_detectors.DETECTORS} | {secrets_detectors.KEYWORD_KIND, secrets_detectors.ASSIGNED_KIND}
     assert reported == set(KINDS)
     assert set(EXPECTED_KIND.values()) <= set(KINDS)
 
@@ -100,11 +100,17 @@ def test_kinds_lists_every_kind_a_detector_reports() -> None:
 def test_every_detect_secrets_plugin_is_used_or_left_out_on_purpose() -> None:
     """A detect-secrets upgrade that adds a plugin must be a decision, not a silent gap."""
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.keyword import KeywordDetector
 
     from contextfs import secrets_detectors
 
     used = {type(d.plugin) for d in secrets_detectors.DETECTORS} | {KeywordDetector}
+    # AWS runs as two plugins of our own: its key-id pattern with boundaries, and its
+    # secret-near-"aws" pattern as it is (the second must stay detect-secrets' own).
+    near = [d.plugin for d in secrets_detectors.DETECTORS if type(d.plugin).__name__ == "AwsSecretNearKeywordDetector"]
+    assert [p.denylist for p in near] == [tuple(AWSKeyDetector.denylist[1:])]
+    used.add(AWSKeyDetector)
     builtin = set(get_mapping_from_secret_type_to_class().values())
     assert {cls.__name__ for cls in builtin - used} == {
         "Base64HighEntropyString",
@@ -168,9 +174,12 @@ def test_keyword_syntax_follows_the_document_structure() -> None:
     }
     for name, text in flagged.items():
         assert [f.kind for f in scan(text, path="n.md")] == ["password or secret assignment"], name
+    # Unquoted in prose or code, a value is judged by its shape (secrets_values): a phrase
+    # or a name is not a password, random characters are.
+    words = "rotate-every-quarter"
     not_flagged = {
-        "python fence, unquoted": f"```python\npassword: {value}\n```\n",
-        "prose, unquoted": f"password: {value}\n",
+        "python fence, unquoted": f"```python\npassword: {words}\n```\n",
+        "prose, unquoted": f"password: {words}\n",
     }
     for name, text in not_flagged.items():
         assert scan(text, path="n.md") == [], name
@@ -458,7 +467,7 @@ def test_importing_the_scanner_is_cheap_and_scanning_leaves_warnings_alone(tmp_p
     code = (
         "import sys, warnings\n"
         "import contextfs.secrets as s\n"
-        "assert not any(m.startswith(('detect_secrets', 'requests')) for m in sys.modules), 'eager import'\n"
+        "assert not any(m.startswith(('detect_secrets', 'requests', 'kingfisher_sdk', 'tiktoken')) for m in sys.modules), 'eager import'\n"
         "before = warnings.showwarning\n"
         "assert s.scan('nothing here') == []\n"
         "assert 'detect_secrets' in sys.modules\n"

@@ -1,0 +1,206 @@
+"""The secret scanner on formats nobody listed: the vendor rule set, value judgments, placeholders.
+
+The formats below are made in each vendor's published shape from a seeded generator; none is
+a real credential. The corpus sample is Nosey Parker's (``tests/data/secret_corpus``), which
+the scanner was not tuned on.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import string
+from pathlib import Path
+
+import pytest
+from secret_corpora import SAMPLE, assigned_notes, evident_placeholder, rule_examples, values_of
+
+from contextfs import ContentError, ContextManager
+from contextfs.secrets import check, scan
+
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+
+
+def _pick(rng: random.Random, alphabet: str, n: int) -> str:
+    while True:
+        value = "".join(rng.choice(alphabet) for _ in range(n))
+        if not set(string.digits) & set(alphabet) or any(c.isdigit() for c in value):
+            return value
+
+
+def _formats(rng: random.Random) -> dict[str, str]:
+    """Formats the scanner's own detectors never listed, in their vendors' shapes."""
+    return {
+        "Stripe test key": "sk_test_" + _pick(rng, ALNUM, 24),
+        "Heroku platform key": "HRKU-AA" + _pick(rng, ALNUM + "_-", 58),
+        "Grafana service account token": "glsa_" + _pick(rng, ALNUM, 32) + "_" + _pick(rng, HEX, 8),
+        "Shopify access token": "shpat_" + _pick(rng, HEX, 32),
+        "DigitalOcean token": "dop_v1_" + _pick(rng, HEX, 64),
+        "Sentry user token": "sntryu_" + _pick(rng, HEX, 64),
+        "Vault service token": "hvs." + _pick(rng, ALNUM, 90),
+        "Hugging Face org token": "api_org_" + _pick(rng, string.ascii_letters, 34),
+        "Square access token": "EAAA" + _pick(rng, ALNUM + "-_", 60),
+        "GitLab feature-flag token": "glffct-" + _pick(rng, ALNUM + "_-", 20),
+        "Slack refresh token": "xoxe-1-" + _pick(rng, ALNUM, 146),
+        "Discord bot token": "MTA" + _pick(rng, ALNUM, 23) + "." + _pick(rng, ALNUM, 6) + "." + _pick(rng, ALNUM, 38),
+        "PyPI token": "pypi-AgEIcHlwaS5vcmc" + _pick(rng, ALNUM, 70),
+        "SendGrid key": "SG." + _pick(rng, ALNUM, 22) + "." + _pick(rng, ALNUM, 43),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_formats(random.Random(0))))
+def test_vendor_formats_are_refused_in_prose_and_assigned(name: str) -> None:
+    for seed in range(3):
+        value = _formats(random.Random(seed))[name]
+        for note in (f"## Deploy\n\nThe value we use is {value} for now.\n",
+                     f"```bash\nexport SERVICE_TOKEN={value}\n```\n"):
+            findings = scan(note, path="notes/deploy.md")
+            assert findings, note
+            with pytest.raises(ContentError) as caught:
+                check(note, path="notes/deploy.md")
+            message = str(caught.value)
+            assert not any(value[i : i + 8] in message for i in range(len(value) - 7))
+
+
+def _random_token(rng: random.Random, n: int = 32) -> str:
+    while True:
+        value = _pick(rng, ALNUM, n)
+        if any(c.isupper() for c in value) and any(c.islower() for c in value):
+            return value
+
+
+@pytest.mark.parametrize("template", [name for name, _ in assigned_notes("svc", "x")])
+def test_a_random_value_under_any_credential_name_is_refused(template: str) -> None:
+    """INI, JSON, YAML, frontmatter, `export X_TOKEN=`, `.env`, Bearer headers, `curl -u`
+    and code: the names and syntaxes the issue found at 26% are refused."""
+    for seed in range(5):
+        rng = random.Random(f"{template}/{seed}")
+        value = _random_token(rng, rng.choice([16, 24, 40]))
+        note = dict(assigned_notes("billing", value))[template]
+        assert scan(note, path="notes/setup.md"), note
+
+
+PLACEHOLDERS = {
+    "AWS documented key id": "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+    "AWS documented secret": "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "GitHub filler": "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "GitHub filler upper": "token: ghp_XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "private key with no body": "-----BEGIN RSA PRIVATE KEY-----\nanything\n-----END RSA PRIVATE KEY-----",
+    "private key ellipsis": "-----BEGIN OPENSSH PRIVATE KEY-----\n...\n-----END OPENSSH PRIVATE KEY-----",
+    "a header in prose": "The file starts with -----BEGIN RSA PRIVATE KEY----- and is kept in the vault.",
+    "angle placeholder": "export OPENAI_API_KEY=<your-openai-key>",
+    "your key": "api_key: YOUR_API_KEY_HERE",
+    "env reference": "Authorization: Bearer $API_TOKEN",
+    "template": 'token: "{{ secrets.deploy_token }}"',
+    "jwt.io sample": "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpv"
+                     "aG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "stripe filler": "STRIPE_KEY=sk_live_0000000000000000000000000000",
+    "slack filler": "SLACK_BOT_TOKEN=xoxb-000000000000-0000000000000-xxxxxxxxxxxxxxxxxxxxxxxx",
+    "redacted": "password: [REDACTED]",
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLACEHOLDERS))
+def test_placeholders_and_documented_examples_are_not_refused(name: str) -> None:
+    assert scan(PLACEHOLDERS[name], path="notes/setup.md") == []
+
+
+def test_an_agent_can_write_setup_notes_that_show_placeholders(ctx: ContextManager) -> None:
+    note = "# Setup\n\n" + "\n".join(f"- {text}" for text in PLACEHOLDERS.values()) + "\n"
+    with ctx.provenance(actor="agent:setup"):
+        ctx.write("skills/setup.md", note)
+    assert ctx.read("skills/setup.md").startswith("# Setup")
+
+
+UPPER_CASE_PROSE = [
+    "THE CONFIGURATIONAKIAPARAMETERSWEREMOVEDTOTHEVAULT LAST WEEK",
+    "ERRORCODE_ASIAPACIFICREGIONTIMEOUTEXCEEDED in the logs",
+    "See RUNBOOKSECTIONABIAXXAVAILABILITYZONEFAILOVERSTEPS.",
+]
+
+
+@pytest.mark.parametrize("text", UPPER_CASE_PROSE)
+def test_the_aws_pattern_does_not_fire_inside_long_upper_case_words(text: str) -> None:
+    assert scan(text, path="notes/ops.md") == []
+
+
+def test_word_like_values_under_credential_names_are_not_refused() -> None:
+    ordinary = [
+        "tokenizer: cl100k_base",
+        "max_tokens: 4096",
+        "token_budget: 2000",
+        "access: ReadOnlyAnalyticsGroup",
+        "auth: handled-by-the-gateway",
+        "api_url: https://api.example.com/v2",
+        "public_key: AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        "session_token_ttl: 3600s",
+        "---\nauthor: agent:scout-2\nsession: s-cfg\n---\na\n",
+        "passport: X12345678 expires 2031",
+        "The API key rotation runs every 90 days.",
+    ]
+    for text in ordinary:
+        assert scan(text, path="notes/config.md") == [], text
+
+
+def _sample_vendor_examples() -> list:
+    """Examples of the sample's vendor credential rules (not the generic family of chosen
+    passwords) whose secret is not an evident placeholder."""
+    examples = [e for e in rule_examples(SAMPLE) if e.credential and e.family != "generic"]
+    return [e for e in examples if any(not evident_placeholder(v) for v in values_of(e))]
+
+
+def test_the_corpus_sample_as_written() -> None:
+    realistic = _sample_vendor_examples()
+    assert len(realistic) >= 60
+    found = [e for e in realistic if scan(e.text, path="notes/n.md")]
+    assert len(found) / len(realistic) >= 0.9  # 60 of 64 when written
+
+
+def test_the_corpus_sample_assigned_to_credential_names() -> None:
+    values = sorted({v for e in _sample_vendor_examples() for v in values_of(e) if not evident_placeholder(v)})
+    notes = [note for v in values for _, note in assigned_notes("svc", v)]
+    found = sum(bool(scan(note, path="notes/setup.md")) for note in notes)
+    assert found / len(notes) >= 0.95  # 834 of 868 when written
+
+
+# -- the vendor rule set's surface (kingfisher-secret-scanner) --------------------------
+
+
+def test_the_rule_set_surface_contextfs_uses() -> None:
+    import kingfisher_sdk
+
+    assert kingfisher_sdk.__version__.startswith("1.5.")
+    rules = kingfisher_sdk.Rules()
+    assert len(rules) >= 400
+    token = "ghp_" + _random_token(random.Random(1), 36)
+    (finding,) = [f for f in kingfisher_sdk.Scanner(rules).scan(f"a\nb\n  t: {token}\n".encode()) if f.visible]
+    assert finding.rule_id.startswith("betterleaks.") and finding.secret == token
+    assert finding.location["line"] == 3
+
+
+def test_a_scan_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    from contextfs import secrets_rules
+
+    secrets_rules.load()
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the scanner opened a socket")
+
+    monkeypatch.setattr(socket, "socket", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    value = _formats(random.Random(3))["Shopify access token"]
+    assert [f.kind for f in scan(f"key {value}")] == ["rule shopify-access-token"]
+
+
+def test_rule_set_findings_never_echo_the_secret() -> None:
+    for value in _formats(random.Random(5)).values():
+        for finding in scan(f"value: {value}\n"):
+            shown = str(finding) + repr(finding)
+            assert not any(value[i : i + 8] in shown for i in range(len(value) - 7))
+
+
+def test_the_corpus_sample_carries_its_licence() -> None:
+    assert (SAMPLE / "LICENSE").read_text().startswith("\n                                 Apache License")
+    assert "Praetorian" in (SAMPLE / "NOTICE").read_text()
+    assert sorted(p.name for p in Path(SAMPLE).glob("*.yml"))
