@@ -292,9 +292,19 @@ def test_provenance_is_the_tools_not_the_models(root: Path, mgr: ContextManager)
     assert mgr.current_provenance.actor == "agent"
 
 
-def test_every_write_tool_is_one_commit_by_the_toolkit(tmp_path: Path) -> None:
+def test_every_write_tool_is_one_commit_by_the_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import datetime, timedelta, timezone
+
     from toolkit_support import example_root
 
+    from contextfs import clock
+
+    # A clock that moves a second per reading: a topic switch records only the time it
+    # happened (which topic is active is this machine's own state), so a switch in the same
+    # second as the topic's creation has nothing to commit; real time never stands still.
+    ticks = iter(range(1_000_000))
+    start = datetime(2026, 10, 5, 9, tzinfo=timezone.utc)
+    monkeypatch.setattr(clock, "now", lambda: start + timedelta(seconds=next(ticks)))
     ctx = example_root(tmp_path / "ctx")
     try:
         tools = {t.name: t for t in make_tools(ctx, allow_delete=True, actor="agent:writer", session="w-1")}

@@ -81,7 +81,9 @@ def test_conversation_search_filters_and_ranks(ctx: ContextManager, mem: Memory,
     assert max(h.score for h in hits[3:]) < min(h.score for h in hits[:3])
     assert [h.text for h in mem.conversation_search("offer", roles=["assistant"], session="friday")] == [said[4][2]]
     late = mem.conversation_search("offer", since="2026-10-05T11:00:00Z")
-    assert [h.text for h in late] == [said[4][2], said[3][2], said[2][2]]  # the match, then its neighbours
+    # The match, then its neighbours by the strength of the match beside them: the weather
+    # turn sits next to Monday's stronger "offer" turn, the TCS question next to Friday's.
+    assert [h.text for h in late] == [said[4][2], said[2][2], said[3][2]]
     early = mem.conversation_search("offer", until=start + timedelta(hours=1))
     assert {h.text for h in early} == {said[0][2], said[1][2]}
     newest = mem.conversation_search("", limit=2)
