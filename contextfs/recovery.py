@@ -25,10 +25,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-from collections.abc import Collection, Mapping
+import time
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import paths
+from . import adoption, paths
 from .document import blob_version
 from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles
@@ -39,22 +40,24 @@ from .versioning.locks import LockMark, release_if_ours, remove_leftover_scratch
 if TYPE_CHECKING:
     from .versioning import GitStore, Prepared
 
-__all__ = ["recover", "undo"]
+__all__ = ["commit_outside", "recover", "undo"]
 
 log = logging.getLogger(__name__)
 
 
 def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None],
-         left: Mapping[str, Collection[str | None]] | None = None) -> None:
+         left: Mapping[str, Collection[str | None]] | None = None) -> set[str]:
     """Reverse renames (newest first), then give paths their bytes from ``before``.
 
     Renames go first so that undoing a delete moves the file back instead of writing it
     again, which would need free space on a full disk. ``left`` names, per path, the blob
     ids (None: no file) the change may have left there; a path holding anything else was
     changed by somebody after it and keeps what it holds. A rename that cannot be reversed
-    (somebody made a file at its source since) leaves its destination alone too.
+    (somebody made a file at its source since) leaves its destination alone too. Returns the
+    paths left as they are.
     """
     kept: list[str] = []
+    untouched: set[str] = set()
     for src, dst in reversed(renames):
         try:
             if files.kind(dst) is not None and files.kind(src) is None:
@@ -67,6 +70,7 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
     for rel, data in before.items():
         if any(rel == k or rel.startswith(k + "/") for k in kept):
             log.warning("leaving %s as it is: it could not be moved back", rel)
+            untouched.add(rel)
             continue
         try:
             current = files.read(rel)
@@ -81,6 +85,7 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
             now = blob_version(current) if current is not None else None
             if now not in left[rel]:
                 log.warning("leaving %s as it is: it was changed after the change being undone", rel)
+                untouched.add(rel)
                 continue
         try:
             if data is None:
@@ -91,6 +96,31 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
             log.error("could not restore %s while undoing a change: %s", rel, exc)
     for rel in before:
         files.prune(rel.rpartition("/")[0])
+    return untouched
+
+
+def commit_outside(git: GitStore, layers: list[dict[str, str | None]], author: str, when: float,
+                   journal: Callable[[list[LockMark]], None] | None = None) -> str | None:
+    """Commit outside versions (path -> blob id) that a change saw but never committed.
+
+    A change undone after somebody saved over what it wrote leaves their newest bytes in
+    place; the version the change had found there (and was to commit first) would then be
+    in no commit. Each layer becomes a commit of its own, oldest first, on HEAD.
+    """
+    base = git.head()
+    top: Prepared | None = None
+    for layer in layers:
+        if layer:
+            made = git.prepare(layer, adoption.message(layer), author, email_of(author), when=when,
+                               parent=top.sha if top is not None else False)
+            top = made or top
+    if top is None:
+        return None
+    git.record(sorted(set().union(*layers)))
+    git.publish(dataclasses.replace(top, parent=base), journal=journal)
+    log.warning("committed %d version(s) saved outside contextfs that an undone change had found",
+                sum(len(layer) for layer in layers))
+    return top.sha
 
 
 def _gated(files: RootFiles, rel: object) -> str | None:
@@ -252,7 +282,21 @@ def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
             left.setdefault(rel, set()).add(mark.get("after"))
     for rel in unknown:
         left.pop(rel, None)
-    undo(files, renames, before, left)
+    kept = undo(files, renames, before, left)
+    # Outside versions the dead change found on the paths somebody saved over since.
+    layers: list[dict[str, str | None]] = [{}]
+    author = "human"
+    for mark in pending.marks("outside"):
+        rel = _gated(files, mark["touch"]) if "touch" in mark else None
+        if rel is None or rel not in kept or not isinstance(mark.get("blob"), str):
+            continue
+        author = check_actor(mark["outside"]) if isinstance(mark["outside"], str) else author
+        if rel in layers[-1]:
+            layers.append({})
+        layers[-1][rel] = mark["blob"]
+    if layers[0]:
+        commit_outside(git, layers, author, time.time(),
+                       journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}))
 
 
 def _remove_temporaries(files: RootFiles, pending: Pending) -> None:

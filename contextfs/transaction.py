@@ -12,24 +12,21 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
    moved undoes the files (renames are reversed first, so undoing a delete needs no free
    space) and leaves HEAD, git's index and every file as they were.
 
-**Adoption: a change never erases bytes it has not seen.** People edit the same files in
-an editor, scripts rewrite them, a pull brings new versions. So when a change first
-touches a path, the snapshot is compared with HEAD's blob at that path (the status first,
-the bytes only when it differs: :mod:`contextfs.adoption`). Bytes that differ are an
-*outside version*, and the commit then comes in two: the outside versions first, authored
-by the outside author (``human`` unless configured) with no session or turn of the
-change's, then the change's own commit on top of them. An append appends to the person's
-text, a write replaces it with their version one commit earlier, a delete moves their
-version to the trash; nothing of theirs is only in the working tree when an agent's
-commit lands. Undoing a change, in this process or after a crash, puts back only the paths
-that still hold what the change left there.
+**Adoption: a change never erases bytes it has not seen.** When a change first touches a
+path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.adoption`). Bytes
+that differ — a person's save, a script's edit, a pull — are an *outside version*, and the
+commit comes in two: the outside versions first, authored by the outside author (``human``
+unless configured) with no session or turn of the change's, then the change's own commit on
+top. A save made while the change runs is caught again just before the change's bytes
+replace the file. Undoing a change, here or after a crash, puts back only the paths that
+still hold what the change left there, and commits an outside version it had found where
+somebody saved over it since.
 
-The same step commits what :mod:`contextfs.sync` finds edited outside: :meth:`Change.adopt`
-takes a version as it is on disk (or its deletion) without writing anything, and a change
-that only adopts is one commit of outside versions. Whatever brings outside versions into
-history — the watcher, opening a root, a pull from another machine (with
-:attr:`Change.outside_author` set to ``remote``) — goes through it, so one place decides
-who an outside version is attributed to and where it sits in history.
+:meth:`Change.adopt` takes a version as it is on disk without writing anything: a change
+that only adopts is one commit of outside versions, which is how :mod:`contextfs.sync`, the
+watcher and opening a root commit edits made outside, and how a pull from another machine
+would (with :attr:`Change.outside_author` set to ``remote``). One place decides who an
+outside version is attributed to and where it sits in history.
 
 :func:`contextfs.recovery.recover` finishes or undoes the changes a killed process left.
 :class:`Writes` is the write side of one root: its lock, recovery, and the Change that
@@ -56,7 +53,7 @@ from .errors import ConflictError, ContextFSError, VersioningError
 from .files import RootFiles, io_error, typed_io
 from .journal import Journal, JournalFile
 from .provenance import Provenance, email_of
-from .recovery import recover, undo
+from .recovery import commit_outside, recover, undo
 from .rendering import clean_line
 
 if TYPE_CHECKING:
@@ -199,8 +196,11 @@ class Change:
         # A snapshot of existing bytes is made durable before they are replaced; a path
         # that did not exist has nothing to lose, so its line is not fsynced (a kill still
         # finds it: the page cache outlives the process).
-        left = blob if after is _SNAPSHOT else after
-        self._record({"touch": rel, "blob": blob, "after": left}, durable=blob is not None)
+        left = blob if after == _SNAPSHOT else after
+        entry: dict[str, Any] = {"touch": rel, "blob": blob, "after": left}
+        if outside:
+            entry["outside"] = self.outside_author  # recovery commits it if it would be lost
+        self._record(entry, durable=blob is not None)
         self._left.setdefault(rel, set()).add(left)
         faults.point("change.touched")
         self.before[rel] = data
@@ -303,7 +303,13 @@ class Change:
         self._finish()
 
     def _undo(self) -> None:
-        undo(self.files, self._renames, self.before, self._left)
+        """Undo the files; outside versions found on paths somebody saved over since are committed."""
+        kept = undo(self.files, self._renames, self.before, self._left)
+        layers = [{rel: self.git.store_blob(data) if data is not None else None
+                   for rel, data in layer.items() if rel in kept} for layer in self.adopted]
+        if any(layers):
+            with contextlib.suppress(ContextFSError):
+                commit_outside(self.git, [layer for layer in layers if layer], self.outside_author, time.time())
 
     def _finish(self) -> None:
         if self._journal is not None:
@@ -437,20 +443,17 @@ class Writes:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """The write lock, with anything a killed writer left finished or undone first.
-
-        A git command holding git's index (a person's ``git commit`` waiting for its
-        message) is waited for first, for a bounded time: nothing is written or committed
-        under it.
-        """
+        """The write lock, with anything a killed writer left finished or undone first."""
         with self.lock.held():
             if getattr(self._local, "txn", None) is None:
                 recover(self.files, self.git, self.journal)
-                self.git.wait_for_index()
             yield
 
     def _start(self, op: str, subject: str, trailers: Mapping[str, str] | None) -> Change:
+        """A new change; a git command holding git's index (a person's ``git commit`` waiting
+        for its message) is waited for first, for a bounded time: nothing is written under it."""
         self.git.check_writable()
+        self.git.wait_for_index()
         prov = self._provenance()
         header = Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
                         session=prov.session, turn=prov.turn)

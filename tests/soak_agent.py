@@ -28,7 +28,7 @@ def main(root: str, log_path: str, name: str, seed: int, count: int, pause: floa
     log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def say(entry: dict[str, object]) -> None:
-        os.write(log, (json.dumps(entry) + "\n").encode())
+        os.write(log, (json.dumps({**entry, "t": round(time.time(), 3)}) + "\n").encode())
         os.fsync(log)
 
     ctx = ContextManager(root, actor=f"agent:{name}", index=False)

@@ -65,7 +65,7 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
            "SOAK_STOLEN": str(Path(tools) / "stolen")}
 
     def say(entry: dict[str, object]) -> None:
-        os.write(log, (json.dumps(entry) + "\n").encode())
+        os.write(log, (json.dumps({**entry, "t": round(time.time(), 3)}) + "\n").encode())
         os.fsync(log)
 
     read_back: dict[str, tuple[str, bytes]] = {}  # path -> (last token, the bytes seen right after saving it)

@@ -207,3 +207,51 @@ def test_a_killed_rebuild_leaves_no_half_built_index(tmp_path: Path) -> None:
     with ContextManager(root, index=False) as ctx:
         assert ctx.index.verify(fix=False).ok
     assert list(state.glob("index.*-*")) == []
+
+
+def _versions_by(root: Path, rel: str, author: str) -> list[bytes]:
+    shas = git(root, "log", f"--author={author}", "--format=%H", "--", rel).split()
+    return [subprocess.run(["git", "-C", str(root), "show", f"{sha}:{rel}"], capture_output=True,
+                           check=False).stdout for sha in shas]
+
+
+def test_a_save_the_dead_writer_found_survives_a_later_save_over_its_bytes(tmp_path: Path) -> None:
+    """Person saves V1; an agent's write finds it (to commit first) and dies after writing;
+    the person saves V2 over the agent's bytes; both V1 and V2 end in history as the person's."""
+    root = _prepare(tmp_path)
+    first = b"- the person's first save\n"
+    # The agent opened the root before the person saved (a long-lived process).
+    _kill_writer(root, "change.written", WRITER.replace(
+        'ctx.write(', f'open(sys.argv[1] + "/memory/facts.md", "wb").write({first!r})\nctx.write(', 1))
+    second = (root / "memory" / "facts.md").read_bytes() + b"- the person's second save\n"
+    (root / "memory" / "facts.md").write_bytes(second)
+    with ContextManager(root, index=False):
+        assert (root / "memory" / "facts.md").read_bytes() == second
+    saved = _versions_by(root, "memory/facts.md", "human")
+    assert first in saved and second in saved
+    assert_clean(root)
+
+
+def test_an_undone_change_commits_the_save_it_found_when_another_save_replaced_its_bytes(tmp_path: Path) -> None:
+    from contextfs import faults
+
+    root = _prepare(tmp_path)
+    first, second = b"- first save\n", b"- second save, over the agent's bytes\n"
+    with ContextManager(root, actor="agent:next", index=False) as ctx:
+        (root / "memory" / "facts.md").write_bytes(first)
+
+        def person_saves_then_the_call_fails() -> None:
+            (root / "memory" / "facts.md").write_bytes(second)
+            raise RuntimeError("the agent's task failed")
+
+        faults.arm("change.written", person_saves_then_the_call_fails)
+        try:
+            with pytest.raises(RuntimeError):
+                ctx.write("memory/facts.md", "- the agent's version\n")
+        finally:
+            faults.disarm()
+        assert (root / "memory" / "facts.md").read_bytes() == second
+        ctx.sync()
+    saved = _versions_by(root, "memory/facts.md", "human")
+    assert first in saved and second in saved
+    assert_clean(root)
