@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .document import blob_version
+from .provenance import email_of
 
-__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "message"]
+if TYPE_CHECKING:
+    from .versioning import GitStore, Prepared
+
+__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "message", "prepare"]
 
 #: A file whose last change is at least this old cannot change again without its status changing.
 SETTLED_NS = 2_000_000_000
@@ -75,3 +80,29 @@ def message(paths: Collection[str], op: str = DEFAULT_OP, subject: str | None = 
     subject = subject or f"{len(paths)} file(s) edited outside contextfs"
     body = "\n".join(f"- {op}: {rel}" for rel in sorted(paths)[:50])
     return f"{op}: {subject}\n\n{body}\n\nContextfs-Op: {op}\n"
+
+
+def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, op: str, subject: str | None, *,
+            when: float, executable: Collection[str]) -> tuple[list[tuple[Prepared, dict[str, Any]]], str | None]:
+    """The commits of outside versions, one per layer, oldest first, on HEAD.
+
+    Returns each prepared commit with what the journal records of it (its id, blob ids,
+    message and author), and the id of the last one (None when no layer changes the tree).
+    """
+    done: list[tuple[Prepared, dict[str, Any]]] = []
+    parent: str | None = None
+    for layer in layers:
+        if not layer:
+            continue
+        text = message(layer, op, subject)
+        prepared = git.prepare(layer, text, author, email_of(author), when=when, executable=set(executable) & set(layer),
+                               parent=parent if parent is not None else False)
+        if prepared is not None:
+            parent = prepared.sha
+            done.append((prepared, {"sha": prepared.sha, "changes": _blobs(git, layer), "message": text,
+                                    "author": author}))
+    return done, parent
+
+
+def _blobs(git: GitStore, layer: Mapping[str, bytes | None]) -> dict[str, str | None]:
+    return {rel: (None if data is None else git.store_blob(data)) for rel, data in layer.items()}

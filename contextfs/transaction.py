@@ -55,6 +55,7 @@ from .journal import Journal, JournalFile
 from .provenance import Provenance, email_of
 from .recovery import commit_outside, recover, undo
 from .rendering import clean_line
+from .versioning.refs import BranchMoved
 
 if TYPE_CHECKING:
     from .state import RootLock
@@ -243,9 +244,8 @@ class Change:
     def _recheck(self, rel: str, digest: str | None) -> bool:
         """Snapshot ``rel`` again if somebody saved it since the change last looked; True if so.
 
-        Runs just before the change's bytes replace a file, so that version, too, is
-        committed first. When the change read the path to compute its new bytes, those are
-        stale now: :class:`StaleRead` stops the write (a call on its own is then made again).
+        Runs just before the change's bytes replace a file, so that version is committed first
+        too. New bytes computed from what the change read are stale then: :class:`StaleRead`.
         """
         if self.files.read(rel) == self.after[rel]:
             return False
@@ -317,59 +317,28 @@ class Change:
             self._journal = None
 
     # ------------------------------------------------------------ commit
-    def _prepare_outside(self, when: float) -> tuple[list[tuple[Prepared, dict[str, Any]]], str | None]:
-        """The commits of the outside versions, oldest first, on HEAD; and the id of the last one."""
-        done: list[tuple[Prepared, dict[str, Any]]] = []
-        parent: str | None = None
-        for layer in self.adopted:
-            if not layer:
-                continue
-            text = adoption.message(layer, self.adoption_op, self.adoption_subject)
-            prepared = self.git.prepare(layer, text, self.outside_author, email_of(self.outside_author), when=when,
-                                        executable=self.executable & set(layer),
-                                        parent=parent if parent is not None else False)
-            if prepared is not None:
-                parent = prepared.sha
-                done.append((prepared, {"sha": prepared.sha, "changes": self._blobs(layer), "message": text,
-                                        "author": self.outside_author}))
-        return done, parent
-
     def commit(self, message: str, *, when: float,
                notify: Callable[[list[str]], None] | None = None) -> str | None:
-        """Commit what changed, after the outside versions; None (and no commit) when nothing did."""
+        """Commit what changed, after the outside versions; None (and no commit) when nothing did.
+
+        A git commit made meanwhile is built on, unless it took up this change's own bytes.
+        """
         own = self.changes()
         paths = sorted(set(own).union(*self.adopted))
         if not paths:
             self._finish()
             return None
         try:
-            base = self.git.head()
-            if base != self.started_on:
-                self._check_not_taken(own, base)
-            outside, last = self._prepare_outside(when)
-            ours = None
-            if own:
-                ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
-                                        executable=self.executable & set(own),
-                                        parent=last if last is not None else False)
-            top = ours or (outside[-1][0] if outside else None)
+            for attempt in range(1, 4):
+                try:
+                    top = self._publish(own, paths, message, when)
+                    break
+                except BranchMoved:
+                    if attempt == 3:
+                        raise
             if top is None:  # the tree is unchanged (e.g. a file written back as it was)
-                self.git.record(paths)
                 self._finish()
                 return None
-            faults.point("commit.prepared")
-            ready: dict[str, Any] = {"parent": base, "sha": top.sha, "changes": self._blobs(own), "message": message,
-                                     "when": when, "executable": sorted(self.executable & set(paths))}
-            if outside:
-                ready["adopted"] = [entry for _prepared, entry in outside]
-            self._record({"ready": ready})
-            faults.point("commit.ready")
-            faults.point("record.locked")
-            self.git.record(paths)
-            faults.point("commit.recorded")
-            # The branch moves from the HEAD the commits were built on, to the top one.
-            self.git.publish(dataclasses.replace(top, parent=base),
-                             journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}))
         except BaseException:
             # Nothing was published: undo the files, then bring git's index back in line.
             self._undo()
@@ -382,6 +351,36 @@ class Change:
         if notify is not None:
             notify(paths)
         return top.sha
+
+    def _publish(self, own: dict[str, bytes | None], paths: list[str], message: str, when: float) -> Prepared | None:
+        """Build the commits on HEAD, journal them ``ready``, record the paths and move the branch."""
+        base = self.git.head()
+        if base != self.started_on:
+            self._check_not_taken(own, base)
+        outside, last = adoption.prepare(self.git, self.adopted, self.outside_author, self.adoption_op,
+                                         self.adoption_subject, when=when, executable=self.executable)
+        ours = None
+        if own:
+            ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
+                                    executable=self.executable & set(own), parent=last if last is not None else False)
+        top = ours or (outside[-1][0] if outside else None)
+        if top is None:
+            self.git.record(paths)
+            return None
+        faults.point("commit.prepared")
+        ready: dict[str, Any] = {"parent": base, "sha": top.sha, "changes": self._blobs(own), "message": message,
+                                 "when": when, "executable": sorted(self.executable & set(paths))}
+        if outside:
+            ready["adopted"] = [entry for _prepared, entry in outside]
+        self._record({"ready": ready})
+        faults.point("commit.ready")
+        faults.point("record.locked")
+        self.git.record(paths)
+        faults.point("commit.recorded")
+        # The branch moves from the HEAD the commits were built on, to the top one.
+        self.git.publish(dataclasses.replace(top, parent=base),
+                         journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}))
+        return top
 
     def _check_not_taken(self, own: Mapping[str, bytes | None], head: str | None) -> None:
         """Refuse to commit when a git commit made during the change already holds its new bytes.

@@ -99,8 +99,11 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
         if how == "sed" and current.strip():
             # GNU sed: append the new person line after the last line, drop the old one (in
             # this order: a deleted last line would take the append with it).
-            subprocess.run(["sed", "-i", "-e", f"$a person-line: {token}", "-e", "/^person-line: /d", str(path)],
-                           check=True)
+            done = subprocess.run(["sed", "-i", "-e", f"$a person-line: {token}", "-e", "/^person-line: /d",
+                                   str(path)], capture_output=True, check=False)
+            if done.returncode != 0:  # an agent deleted the file since it was read: no save
+                say({"failed": token, "path": rel, "error": done.stderr.decode(errors="replace")[:200]})
+                continue
         elif how == "rename" or how == "sed":
             tmp = path.with_name(f"{path.name}___jb_tmp___")  # how JetBrains editors save
             tmp.write_bytes(new)

@@ -304,3 +304,22 @@ def test_inside_a_transaction_a_stale_read_undoes_the_transaction(agent: Context
         faults.disarm()
     assert git(root, "rev-parse", "HEAD") == head and not (root / "task/current.md").exists()
     assert (root / "memory/facts.md").read_bytes() == PERSON  # theirs, for the next change to commit first
+
+
+def test_a_person_commit_made_while_an_agent_commits_is_built_on(agent: ContextManager) -> None:
+    root = agent.root
+    (root / "notes.md").write_text("the person's own note\n")
+
+    def person_commits_another_file() -> None:
+        git(root, "add", "notes.md")
+        git(root, "-c", "user.name=human", "-c", "user.email=human@example.invalid", "commit", "-qm", "mine",
+            "--", "notes.md")
+
+    faults.arm("commit.recorded", person_commits_another_file)  # between the agent's commit and its branch move
+    try:
+        agent.write("memory/facts.md", "- Database: PostgreSQL 17\n")
+    finally:
+        faults.disarm()
+    assert git(root, "log", "-2", "--format=%an|%s").splitlines() == [
+        "agent:planner|write: memory/facts.md", "human|mine"]
+    assert_clean(root)

@@ -24,7 +24,7 @@ from .. import faults
 from ..errors import VersioningError
 from .locks import MarkedLock, wait_for
 
-__all__ = ["Refs", "operation_in_progress"]
+__all__ = ["BranchMoved", "Refs", "operation_in_progress"]
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 #: Marker files of operations in progress, and how a person finishes each.
@@ -36,6 +36,10 @@ _IN_PROGRESS = (
     ("REVERT_HEAD", "a revert", "git revert --continue or git revert --abort"),
     ("BISECT_LOG", "a bisect", "git bisect reset"),
 )
+
+
+class BranchMoved(VersioningError):
+    """The branch is not where a commit was built: someone committed meanwhile."""
 
 
 def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
@@ -155,7 +159,7 @@ class Refs:
             faults.point("publish.locked")
             current = self.head()
             if current != old:
-                raise VersioningError(f"the branch moved during the commit (now {current}); retry the call")
+                raise BranchMoved(f"the branch moved during the commit (now {current}); retry the call")
             os.replace(lock.path, path)
             lock.taken = False  # it is the branch now
         except BaseException as exc:
