@@ -25,12 +25,13 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .document import blob_version
+from .errors import ConflictError
 from .provenance import email_of
 
 if TYPE_CHECKING:
     from .versioning import GitStore, Prepared
 
-__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "message", "prepare"]
+__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "message", "prepare"]
 
 #: A file whose last change is at least this old cannot change again without its status changing.
 SETTLED_NS = 2_000_000_000
@@ -38,6 +39,19 @@ SETTLED_NS = 2_000_000_000
 DEFAULT_OP = "sync"
 
 _Signature = tuple[int, int, int, int, int]
+
+
+class StaleRead(ConflictError):
+    """A file changed between a change reading it and writing what it computed from it.
+
+    ``retryable`` says whether the caller may simply make the call again (a call on its
+    own; inside a transaction, the whole transaction is undone instead).
+    """
+
+    def __init__(self, message: str, *, retryable: bool) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
 
 
 def _signature(st: os.stat_result) -> _Signature:
@@ -75,11 +89,12 @@ class Seen:
         return blob
 
 
-def message(paths: Collection[str], op: str = DEFAULT_OP, subject: str | None = None) -> str:
+def message(paths: Collection[str], op: str = DEFAULT_OP, subject: str | None = None, machine: str | None = None) -> str:
     """The commit message of outside versions: no session or turn, they belong to nobody's."""
     subject = subject or f"{len(paths)} file(s) edited outside contextfs"
     body = "\n".join(f"- {op}: {rel}" for rel in sorted(paths)[:50])
-    return f"{op}: {subject}\n\n{body}\n\nContextfs-Op: {op}\n"
+    where = f"Contextfs-Machine: {machine}\n" if machine else ""
+    return f"{op}: {subject}\n\n{body}\n\nContextfs-Op: {op}\n{where}"
 
 
 def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, op: str, subject: str | None, *,
@@ -94,7 +109,7 @@ def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, o
     for layer in layers:
         if not layer:
             continue
-        text = message(layer, op, subject)
+        text = message(layer, op, subject, git.machine)
         prepared = git.prepare(layer, text, author, email_of(author), when=when, executable=set(executable) & set(layer),
                                parent=parent if parent is not None else False)
         if prepared is not None:

@@ -15,7 +15,7 @@ from . import scratch
 from .errors import InvalidPathError, VersioningError
 from .files import typed_io
 from .fixes import Fix
-from .sync import log_report, scan_outside_edits
+from .sync import ignore_rules, log_report, scan_outside_edits
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -47,7 +47,7 @@ def check_not_ignored(ctx: ContextManager) -> None:
     ``git status`` skips ignored folders, so files made there by hand would never be found,
     and committing into a repository that asked to leave the folder out goes against it.
     """
-    rule = ctx.git.ignore_rules([""])[""] if ctx.git.prefix else None
+    rule = ignore_rules(ctx.git, [""])[""] if ctx.git.prefix else None
     if rule is not None:
         raise VersioningError(
             f"{ctx.root} is inside the repository {ctx.git.workdir}, which ignores it ({rule}): files made "

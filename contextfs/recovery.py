@@ -111,7 +111,7 @@ def commit_outside(git: GitStore, layers: list[dict[str, str | None]], author: s
     top: Prepared | None = None
     for layer in layers:
         if layer:
-            made = git.prepare(layer, adoption.message(layer), author, email_of(author), when=when,
+            made = git.prepare(layer, adoption.message(layer, machine=git.machine), author, email_of(author), when=when,
                                parent=top.sha if top is not None else False)
             top = made or top
     if top is None:

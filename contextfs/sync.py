@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import scratch
-from .errors import ConflictError, ContextFSError, InvalidPathError
+from .errors import ConflictError, ContextFSError, InvalidPathError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .fixes import Fix
 from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
@@ -39,8 +39,8 @@ if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "log_report", "refuse_conflicted", "scan_outside_edits",
-           "strip_conflict_markers", "sync"]
+__all__ = ["SyncReport", "conflict_markers", "ignore_rules", "log_report", "refuse_conflicted",
+           "scan_outside_edits", "strip_conflict_markers", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ def scan_outside_edits(
     changes: dict[str, bytes | None] = {}
     dirty = git.dirty(ignored=True)
     ignored = sorted(rel for rel, code in dirty.items() if code == "!!" and not _skipped(rel, skip))
-    for rel, rule in (git.ignore_rules(ignored) if ignored else {}).items():
+    for rel, rule in (ignore_rules(git, ignored) if ignored else {}).items():
         if rule is not None:
             report.held[rel] = (f"git ignores it ({rule}), so it is never committed; drop that rule, or give "
                                 "the root a repository of its own (contextfs init --own-repository)")
@@ -151,6 +151,30 @@ def scan_outside_edits(
                 continue
         changes[rel] = data
     return changes, report
+
+
+def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:
+    """For root-relative paths: the rule that makes git ignore each ('<file>:<line> <pattern>').
+
+    ``""`` stands for the root's folder itself (in an enclosing repository). Paths no rule
+    ignores, and those the root's own ``.gitignore`` ignores (contextfs's temporary and
+    scratch files, meant to stay out of history), give None.
+    """
+    full = {(git.prefix + rel if rel else git.prefix): rel for rel in paths if rel or git.prefix}
+    rules: dict[str, str | None] = dict.fromkeys(paths)
+    if not full:
+        return rules
+    data = "".join(p + "\0" for p in full).encode("utf-8", "surrogateescape")
+    try:
+        out = git.git("check-ignore", "--no-index", "--verbose", "--non-matching", "-z", "--stdin", input=data)
+    except VersioningError:
+        return rules  # exit status 1: none of them is ignored
+    fields = out.split("\0")
+    for start in range(0, len(fields) - 3, 4):
+        source, line, pattern, path = fields[start : start + 4]
+        if path in full and source and source != git.prefix + ".gitignore" and not pattern.startswith("!"):
+            rules[full[path]] = f"{source}:{line} '{pattern}'"
+    return rules
 
 
 def log_report(report: SyncReport) -> None:

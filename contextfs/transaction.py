@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import adoption, clock, faults
-from .adoption import Seen
+from .adoption import Seen, StaleRead
 from .document import blob_version
 from .errors import ConflictError, ContextFSError, VersioningError
 from .files import RootFiles, io_error, typed_io
@@ -61,25 +61,13 @@ if TYPE_CHECKING:
     from .state import RootLock
     from .versioning import GitStore, Prepared
 
-__all__ = ["Change", "Header", "StaleRead", "Writes", "commit_message", "recover"]
+__all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
 
 log = logging.getLogger(__name__)
 
 #: ``after`` of a snapshot taken to read a path: the change leaves there what it found, so far
 #: (never a blob id, which is 40 hex digits).
 _SNAPSHOT = "snapshot"
-
-
-class StaleRead(ConflictError):
-    """A file changed between a change reading it and writing what it computed from it.
-
-    ``retryable`` says whether the caller may simply make the call again (a call on its
-    own; inside a transaction, the whole transaction is undone instead).
-    """
-
-    def __init__(self, message: str, *, retryable: bool) -> None:
-        super().__init__(message)
-        self.retryable = retryable
 
 
 @dataclass(frozen=True)
@@ -325,7 +313,7 @@ class Change:
         """
         own = self.changes()
         paths = sorted(set(own).union(*self.adopted))
-        if not paths:
+        if not paths and self.prepared is None:
             self._finish()
             return None
         try:
@@ -353,16 +341,23 @@ class Change:
         return top.sha
 
     def _publish(self, own: dict[str, bytes | None], paths: list[str], message: str, when: float) -> Prepared | None:
-        """Build the commits on HEAD, journal them ``ready``, record the paths and move the branch."""
-        base = self.git.head()
-        if base != self.started_on:
-            self._check_not_taken(own, base)
-        outside, last = adoption.prepare(self.git, self.adopted, self.outside_author, self.adoption_op,
-                                         self.adoption_subject, when=when, executable=self.executable)
-        ours = None
-        if own:
-            ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
-                                    executable=self.executable & set(own), parent=last if last is not None else False)
+        """Build the commits on HEAD (or take :attr:`prepared`), journal them ``ready``, record the
+        paths and move the branch."""
+        base, last, ours = self.git.head(), None, self.prepared
+        outside: list[tuple[Prepared, dict[str, Any]]] = []
+        if ours is not None:  # a merge built elsewhere: nothing may sit under it
+            if any(self.adopted):
+                raise ConflictError(f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge "
+                                    "was written; nothing was committed; run it again")
+            base = ours.parent
+        else:
+            if base != self.started_on:
+                self._check_not_taken(own, base)
+            outside, last = adoption.prepare(self.git, self.adopted, self.outside_author, self.adoption_op,
+                                             self.adoption_subject, when=when, executable=self.executable)
+            if own:
+                ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
+                                        executable=self.executable & set(own), parent=last if last is not None else False)
         top = ours or (outside[-1][0] if outside else None)
         if top is None:
             self.git.record(paths)

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import paths, rendering
+from .adoption import StaleRead
 from .document import LIBRARY_KEYS, Document, blob_version, decode, load
 from .errors import (
     AlreadyExistsError,
@@ -28,7 +29,6 @@ from .files import TMP_SUFFIX
 from .fixes import Fix
 from .guard import is_agent, is_library_log
 from .rendering import check_text
-from .transaction import StaleRead
 
 if TYPE_CHECKING:
     from .manager import ContextManager

@@ -23,6 +23,10 @@ from contextfs.integrations import make_tools
 SHARED = [f"shared/{i:02d}.md" for i in range(6)]
 
 
+def ready() -> None:
+    """Nothing: started once so that the fork server has imported everything before the soak begins."""
+
+
 def main(root: str, log_path: str, name: str, seed: int, count: int, pause: float) -> None:
     rng = random.Random(seed)
     log = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

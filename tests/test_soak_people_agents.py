@@ -92,6 +92,15 @@ def _first_commits(root: Path) -> dict[tuple[str, str], str]:
     return first
 
 
+def _acknowledged_since(log: Path, offset: int) -> bool:
+    """True once the agent's log has an ``ack`` line after ``offset`` (its life so far)."""
+    if not log.exists() or log.stat().st_size <= offset:
+        return False
+    with open(log, "rb") as fh:
+        fh.seek(offset)
+        return b'"ack"' in fh.read()
+
+
 def _agents() -> multiprocessing.context.ForkServerContext:
     """Agents start from a fork server that imported contextfs and its tools once.
 
@@ -102,6 +111,9 @@ def _agents() -> multiprocessing.context.ForkServerContext:
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["contextfs.integrations", "contextfs.writing", "contextfs.transaction",
                                     "contextfs.secrets_detectors", "soak_agent"])
+    warm = context.Process(target=soak_agent.ready)  # the server starts (and imports) before the clock does
+    warm.start()
+    warm.join(timeout=300)
     return context
 
 
@@ -137,8 +149,10 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
                 agents[name] = context.Process(target=soak_agent.main, daemon=True,
                                                args=(str(root), str(log), name, rng.randrange(1 << 30), count, pause))
                 agents[name].start()
-            elif doom[name] is None and log.exists() and log.stat().st_size > started[name]:
-                doom[name] = now + rng.uniform(0.0, longest)  # at work: killed at a random moment of it
+            elif doom[name] is None and _acknowledged_since(log, started[name]):
+                # At work (one call through, so a slow machine still sees every life do something):
+                # killed at a random moment of what follows.
+                doom[name] = now + rng.uniform(0.0, longest)
             elif doom[name] is not None and now >= doom[name]:  # type: ignore[operator]
                 proc.kill()
                 kills += 1

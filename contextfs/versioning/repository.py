@@ -421,35 +421,3 @@ class GitStore:
                 if path.startswith(self.prefix):
                     found[path[cut:]] = entry[:2]
         return found
-
-    def ignore_rules(self, paths: Collection[str]) -> dict[str, str | None]:
-        """For root-relative paths: the rule that makes git ignore each ('<file>:<line> <pattern>').
-
-        ``""`` stands for the root's folder itself (in an enclosing repository). Paths no
-        rule ignores, and those the root's own ``.gitignore`` ignores (contextfs's
-        temporary and scratch files, meant to stay out of history), give None.
-        """
-        full = {(self.prefix + rel if rel else self.prefix): rel for rel in paths if rel or self.prefix}
-        own = self.prefix + ".gitignore"
-        rules: dict[str, str | None] = dict.fromkeys(paths)
-        for path, (source, line, pattern) in self._check_ignore(list(full)).items():
-            if path in full and source and source != own:
-                rules[full[path]] = f"{source}:{line} '{pattern}'"
-        return rules
-
-    def _check_ignore(self, paths: list[str]) -> dict[str, tuple[str, str, str]]:
-        """Work-tree path -> (source, line, pattern) of the rule that ignores it ('' when none does)."""
-        if not paths:
-            return {}
-        data = "".join(p + "\0" for p in paths).encode("utf-8", "surrogateescape")
-        try:
-            out = self.cmd.run("check-ignore", "--no-index", "--verbose", "--non-matching", "-z", "--stdin", input=data)
-        except VersioningError:
-            return {}  # exit status 1: none of them is ignored
-        fields = out.split("\0")
-        found = {}
-        for start in range(0, len(fields) - 3, 4):
-            source, line, pattern, path = fields[start : start + 4]
-            ignored = bool(source) and not pattern.startswith("!")
-            found[path] = (source, line, pattern) if ignored else ("", "", "")
-        return found
