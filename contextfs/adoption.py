@@ -31,7 +31,7 @@ from .provenance import email_of
 if TYPE_CHECKING:
     from .versioning import GitStore, Prepared
 
-__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "message", "prepare"]
+__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "blobs", "message", "prepare"]
 
 #: A file whose last change is at least this old cannot change again without its status changing.
 SETTLED_NS = 2_000_000_000
@@ -114,10 +114,11 @@ def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, o
                                parent=parent if parent is not None else False)
         if prepared is not None:
             parent = prepared.sha
-            done.append((prepared, {"sha": prepared.sha, "changes": _blobs(git, layer), "message": text,
+            done.append((prepared, {"sha": prepared.sha, "changes": blobs(git, layer), "message": text,
                                     "author": author}))
     return done, parent
 
 
-def _blobs(git: GitStore, layer: Mapping[str, bytes | None]) -> dict[str, str | None]:
+def blobs(git: GitStore, layer: Mapping[str, bytes | None]) -> dict[str, str | None]:
+    """The blob ids of a layer's bytes (stored in git where missing)."""
     return {rel: (None if data is None else git.store_blob(data)) for rel, data in layer.items()}

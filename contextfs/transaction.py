@@ -345,10 +345,11 @@ class Change:
         paths and move the branch."""
         base, last, ours = self.git.head(), None, self.prepared
         outside: list[tuple[Prepared, dict[str, Any]]] = []
-        if ours is not None:  # a merge built elsewhere: nothing may sit under it
-            if any(self.adopted):
-                raise ConflictError(f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge "
-                                    "was written; nothing was committed; run it again")
+        if ours is not None:  # a merge built elsewhere: nothing may sit under it, so saves it found
+            if any(self.adopted):  # are committed on their own, and the merge is to be made again on them
+                commit_outside(self.git, [adoption.blobs(self.git, layer) for layer in self.adopted], self.outside_author, when)
+                raise ConflictError(f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge was "
+                                    "written (committed as an edit made outside contextfs); run the merge again")
             base = ours.parent
         else:
             if base != self.started_on:

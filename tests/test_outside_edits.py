@@ -323,3 +323,23 @@ def test_a_person_commit_made_while_an_agent_commits_is_built_on(agent: ContextM
     assert git(root, "log", "-2", "--format=%an|%s").splitlines() == [
         "agent:planner|write: memory/facts.md", "human|mine"]
     assert_clean(root)
+
+
+def test_a_merge_built_elsewhere_is_not_published_over_a_save_it_found(agent: ContextManager) -> None:
+    """A commit built outside the cycle (a sync's merge, an approved review) cannot have an
+    outside version put under it: the save is committed on its own and the merge refused."""
+    from contextfs.versioning.graph import write_commit
+
+    root, git_ = agent.root, agent.git
+    head = git_.head()
+    merged = b"- the merge's version\n"
+    tree = git_.objects.rewrite(git_.objects.commit_tree(head), {"memory/facts.md": (git_.objects.store(b"blob", merged),
+                                                                                    0o100644)})
+    prepared = write_commit(git_, tree, [head], "sync: merge\n", "remote", "remote@contextfs.invalid", head=head)
+    save(root, "memory/facts.md", PERSON)
+    with pytest.raises(ConflictError, match="run the merge again"), agent.change("merge", "origin/main") as change:
+        change.write("memory/facts.md", merged)
+        change.prepared = prepared
+    person_version_is_committed(root, "memory/facts.md", PERSON)
+    assert (root / "memory/facts.md").read_bytes() == PERSON
+    assert_clean(root)
