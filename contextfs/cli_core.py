@@ -21,16 +21,24 @@ __all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert
 
 
 @click.command()
+@click.option("--own-repository", is_flag=True,
+              help="Give the root a git repository of its own, even inside another repository "
+                   "(needed when that repository ignores the root's folder).")
 @click.pass_context
 @translate_errors
-def init(click_ctx: click.Context) -> None:
+def init(click_ctx: click.Context, own_repository: bool) -> None:
     """Create or adopt a root and commit the files in it.
+
+    Inside an application's repository the root's commits go into that repository's
+    history; a folder that repository ignores is refused, since files made there by hand
+    would never be committed: give it a repository of its own instead.
 
     \b
     Example:
       contextfs --root ./context init
+      contextfs --root ./notes init --own-repository
     """
-    ctx = open_manager(click_ctx)
+    ctx = open_manager(click_ctx, own_repository=own_repository)
     click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.git.head())[:12]})")
 
 

@@ -1,9 +1,14 @@
 """``contextfs watch``: commit edits people make in their editor, as they make them.
 
 The command opens the root *without* the automatic sync a ContextManager does on
-opening, then runs the first sync itself, so it can say what it committed. It opens
-no search index either: a long-running watcher should not hold one, and the index
-catches up with the commits by itself (derived state heals from the files).
+opening, then runs the first sync itself, so it can say what it committed and what it
+held back (and why). It opens no search index either: a long-running watcher should not
+hold one, and the index catches up with the commits by itself (derived state heals from
+the files).
+
+``watch --once`` exits with status 0 when every edit is committed (or there was none),
+:data:`HELD_BACK` when it held something back (listed, with the reason, one per line),
+and 1 on an error.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ from typing import Any
 
 import click
 
-from .cliutil import translate_errors
+from .cliutil import CLIError, translate_errors
 from .manager import ContextManager
 
-__all__ = ["demo", "watch"]
+__all__ = ["HELD_BACK", "demo", "watch"]
+
+#: The exit status of ``watch --once`` when some edits were held back, not committed.
+HELD_BACK = 3
 
 
 def _open(click_ctx: click.Context) -> ContextManager:
@@ -40,6 +48,25 @@ def _open(click_ctx: click.Context) -> ContextManager:
 def _report(paths: list[str]) -> None:
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
     click.echo(f"committed {len(paths)} file(s) edited outside contextfs: {shown}")
+
+
+def _held(held: dict[str, str]) -> None:
+    """One line per path held back, with why; '*' is the whole root (a merge in progress)."""
+    for rel, why in sorted(held.items()):
+        click.echo(f"not committed: {why}" if rel == "*" else f"not committed: {rel}: {why}")
+
+
+class _HeldReporter:
+    """Prints what a running watch holds back, once for each (path, reason) until it changes."""
+
+    def __init__(self) -> None:
+        self.shown: dict[str, str] = {}
+
+    def __call__(self, held: dict[str, str]) -> None:
+        new = {rel: why for rel, why in held.items() if self.shown.get(rel) != why}
+        self.shown = dict(held)
+        if new:
+            _held(new)
 
 
 @click.command(
@@ -67,7 +94,12 @@ def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     The commits are authored by 'human'. Without --once it keeps watching the context
     root and commits each burst of edits once they settle; .git/, .contextfs/, editor
     and OS scratch files (swap, backup, .DS_Store, ...) and contextfs's own writes are
-    ignored.
+    ignored. What cannot be committed (a merge in progress, conflict markers, a secret,
+    files git ignores) is listed with the reason.
+
+    \b
+    Exit status of --once: 0 every edit committed (or none to commit), 3 some edits
+    held back (listed), 1 an error.
     """
     from . import watcher as watching  # the one module that imports watchdog
 
@@ -75,11 +107,18 @@ def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     synced = ctx.sync()
     if synced:
         _report(synced)
+    held = dict(ctx.last_sync.held)
     if once:
+        if held:
+            _held(held)
+            raise CLIError(f"{len(held)} edit(s) held back, not committed (listed above); do what each line says, "
+                           "then run 'contextfs watch --once' again", exit_code=HELD_BACK)
         if not synced:
             click.echo("nothing to commit: every file matches the last commit")
         return
-    watcher = watching.watch(ctx, debounce=debounce, on_sync=_report)
+    reporter = _HeldReporter()
+    reporter(held)
+    watcher = watching.watch(ctx, debounce=debounce, on_sync=_report, on_held=reporter)
     click.echo(f"watching {ctx.root} (debounce {debounce:g}s); press Ctrl-C to stop")
     if threading.current_thread() is threading.main_thread():
         # A service manager stops us with SIGTERM: treat it like Ctrl-C so pending edits are flushed.

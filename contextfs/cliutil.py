@@ -51,7 +51,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bool = False) -> ContextManager:
+def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bool = False,
+                 own_repository: bool = False) -> ContextManager:
     """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once.
 
     The search index opens lazily on the first search: it notices commits made by
@@ -59,6 +60,7 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
     do not pay for reconciling it. ``read_only`` opens an existing root without creating,
     syncing or committing anything and without the write lock (a missing root is an
     error naming ``contextfs init``): what every command that only reads asks for.
+    ``own_repository`` gives a new root a repository of its own (``init --own-repository``).
     """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
@@ -66,8 +68,10 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
         factory = globals().get("ContextManager") or __getattr__("ContextManager")
-        review = {"review": True} if obj.get("review") else {}  # else [review] agents decides
-        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only, **review)
+        extra: dict[str, bool] = {"review": True} if obj.get("review") else {}  # else [review] agents decides
+        if own_repository:
+            extra["own_repository"] = True
+        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only, **extra)
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
     return manager

@@ -25,7 +25,7 @@ import os
 import secrets
 import stat
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .durability import fsync_path
@@ -271,6 +271,10 @@ class RootFiles:
 
         A symlink or a device at ``rel`` is refused with InvalidPathError.
         """
+        return self.read_stat(rel)[0]
+
+    def read_stat(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+        """Like :meth:`read`, with the status of the very file that was read (None, None when missing)."""
         try:
             with self._parent(rel) as (fd, name, _disk):
                 try:
@@ -280,12 +284,12 @@ class RootFiles:
                     if exc.errno in (errno.ELOOP, errno.EMLINK):
                         raise _symlink_error(rel) from None
                     if exc.errno == errno.EISDIR:
-                        return None
+                        return None, None
                     raise
                 try:
                     st = os.fstat(handle)
                     if stat.S_ISDIR(st.st_mode):
-                        return None
+                        return None, None
                     if not stat.S_ISREG(st.st_mode):
                         raise InvalidPathError(f"{rel} is not a regular file; contextfs reads plain files only")
                     if st.st_size > MAX_READ_BYTES:
@@ -296,11 +300,12 @@ class RootFiles:
                         if not chunk:
                             break
                         chunks.append(chunk)
-                    return b"".join(chunks)
+                    # Taken after the read: a write during it shows in this status (its ctime).
+                    return b"".join(chunks), os.fstat(handle)
                 finally:
                     os.close(handle)
         except (FileNotFoundError, NotADirectoryError):
-            return None
+            return None, None
         except ContextFSError:
             raise
         except OSError as exc:
@@ -334,11 +339,14 @@ class RootFiles:
             return
 
     # ------------------------------------------------------------ writing
-    def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
+    def write(self, rel: str, data: bytes, *, max_bytes: int | None = None,
+              before_replace: Callable[[], object] | None = None) -> None:
         """Replace (or create) the file ``rel`` with ``data`` atomically and durably.
 
         Parents are created as needed. An existing folder at ``rel`` is refused before
         anything is written, and an existing file keeps its permission bits.
+        ``before_replace`` runs when the new bytes are on disk, just before they replace
+        the old ones (the commit cycle looks there for a save made in the meantime).
         """
         if max_bytes is not None and len(data) > max_bytes:
             raise ContentError(
@@ -374,6 +382,8 @@ class RootFiles:
                             os.fsync(handle)
                     finally:
                         os.close(handle)
+                    if before_replace is not None:
+                        before_replace()
                     if fd >= 0:
                         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                     else:

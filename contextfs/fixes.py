@@ -43,6 +43,11 @@ _FIXES: dict[str, dict[str, str]] = {
     "init": {"python": "create one with ContextManager(root)", "cli": "create one with `contextfs init`",
              "tools": "ask a person to create one with `contextfs init`",
              "memory-tool": "ask a person to create one with `contextfs init`"},
+    "own-repository": {"python": "give the root a repository of its own with own_repository=True, or drop that rule",
+                       "cli": "give the root a repository of its own with `contextfs init --own-repository`, "
+                              "or drop that rule",
+                       "tools": "ask a person to run `contextfs init --own-repository`, or to drop that rule",
+                       "memory-tool": "ask a person to run `contextfs init --own-repository`, or to drop that rule"},
     "subtask": {"python": "pass subtask_id= with one of them", "cli": "pass --subtask with one of them",
                 "tools": "pass subtask with one of them", "memory-tool": "pass one of them"},
     "subtask-scope": {"python": "ask for scope='subtask', or leave subtask_id out",

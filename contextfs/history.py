@@ -3,7 +3,8 @@
 Every commit contextfs makes carries ``Contextfs-*`` trailers (op, session, turn, ...), so
 "what did session X write" is a query over the log, and undoing it is a series of new
 commits that put each path back, newest first. A path somebody changed after the session
-is left alone and reported.
+is left alone and reported. A file the session created is moved to the trash, as any
+delete is, so ``restore`` brings it back.
 """
 
 from __future__ import annotations
@@ -13,14 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import paths
+from . import paths, trash
 from .document import Document, decode, load
 from .errors import InvalidArgumentError, NotFoundError
 from .fixes import Fix
 from .provenance import check_token
+from .trash import TRASH_DIR
 
 if TYPE_CHECKING:
     from .manager import ContextManager
+    from .transaction import Change
 
 __all__ = ["HistoryEntry", "RevertReport", "check_limit"]
 
@@ -138,22 +141,47 @@ def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
         parent = ctx.git.parent_of(c.commit)
         undone = []
         with ctx.change("revert-session", f"{sid} {c.commit[:12]}", trailers={"Contextfs-Reverts": c.commit}) as txn:
-            for rel in ctx.git.commit_paths(c.commit):
-                if rel.split("/")[-1] in paths.MANAGED_FILES:
-                    continue
+            changed = [rel for rel in ctx.git.commit_paths(c.commit) if rel.split("/")[-1] not in paths.MANAGED_FILES]
+            entries: list[str] = []
+            for rel in changed:
                 after = ctx.git.blob_at(rel, c.commit)
                 before = ctx.git.blob_at(rel, parent) if parent else None
+                if before is None and rel.startswith(TRASH_DIR + "/"):
+                    entries.append(rel)  # a deletion's entry: dropped below once its file is back
+                    continue
                 if ctx.files.read(rel) != after:
                     conflicts.append(f"{rel} (changed after {c.commit[:12]})")
                     continue
                 if before is None:
-                    txn.remove(rel)
+                    trash.delete(txn, rel, ctx.current_provenance)  # never a hard delete
                 else:
                     txn.write(rel, before)
                 undone.append(rel)
+            undone += _drop_restored_entries(ctx, txn, entries, c.commit, set(undone))
         if undone:
             reverted.append(c.commit)
             head = ctx.git.head()
             if head:
                 made.append(head)
     return RevertReport(session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts)))
+
+
+def _drop_restored_entries(ctx: ContextManager, txn: Change, rels: list[str], commit: str,
+                           restored: set[str]) -> list[str]:
+    """Remove the trash entries a reverted commit made whose files this revert put back.
+
+    An entry whose file was not put back (someone changed the path since) stays in the
+    trash, so what it holds can still be restored.
+    """
+    dropped = []
+    for rel in rels:
+        entry_id = rel.split("/")[1] if rel.count("/") >= 2 else ""
+        try:
+            entry = trash.load_entry(ctx.files, entry_id)
+        except NotFoundError:
+            continue
+        gone = entry.original_path in restored or any(r.startswith(entry.original_path + "/") for r in restored)
+        if gone and ctx.files.read(rel) == ctx.git.blob_at(rel, commit):
+            txn.remove(rel)
+            dropped.append(rel)
+    return dropped

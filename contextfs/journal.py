@@ -1,15 +1,19 @@
 """The intent journal: what an in-flight change is about to do, so a crash can be undone.
 
-Every mutating call writes, before it touches a file, a line saying what it will touch
-and what was there (as a git blob id); once every file is written and the commit object
-exists, a ``ready`` line names the commit. The journal file lives in the root's state
+Every mutating call writes, before it touches a file, a line saying what it will touch,
+what was there (as a git blob id) and what it is about to leave there (the blob id of its
+new bytes, or none); once every file is written and the commit objects exist, a ``ready``
+line names the commit (and the commit of outside versions under it), and before git's lock
+files are taken a ``locks`` line names them by device, inode and content, so recovery can
+prove which ones the dead process made. The journal file lives in the root's state
 folder under ``.git/`` and is removed when the call returns. A process killed in between
 leaves its journal behind, and the next process that takes the root's write lock finds
 it (a journal can only belong to a dead process then, because the lock is held for the
 whole call) and recovers:
 
-* without a ``ready`` line the change is **rolled back**: every touched path gets its
-  recorded bytes back, renames are reversed, temporary files are removed;
+* without a ``ready`` line the change is **rolled back**: every touched path that still
+  holds what the dead process left gets its recorded bytes back (a path somebody saved
+  since keeps theirs), renames are reversed, temporary files are removed;
 * with one it is **rolled forward**: the recorded commit is published (or rebuilt on
   top of whatever HEAD became), with its original author, session and message.
 
@@ -51,6 +55,17 @@ class Pending:
 
     def marks(self, key: str) -> list[dict[str, Any]]:
         return [e for e in self.entries if key in e]
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """Append a line while recovering this change (the caller holds the root's write lock)."""
+        line = (json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.entries.append(entry)
 
 
 class JournalFile:

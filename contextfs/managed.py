@@ -12,14 +12,15 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from . import scratch
-from .errors import InvalidPathError
+from .errors import InvalidPathError, VersioningError
 from .files import typed_io
-from .sync import log_report, scan_outside_edits
+from .fixes import Fix
+from .sync import ignore_rules, log_report, scan_outside_edits
 
 if TYPE_CHECKING:
     from .manager import ContextManager
 
-__all__ = ["GITATTRIBUTES", "GITIGNORE", "MANAGED", "ensure_root"]
+__all__ = ["GITATTRIBUTES", "GITIGNORE", "MANAGED", "check_not_ignored", "ensure_root"]
 
 GITIGNORE = """# managed by contextfs: temporary files, never committed
 *.cfs-tmp
@@ -40,8 +41,26 @@ GITATTRIBUTES = """# managed by contextfs
 MANAGED = {".gitignore": GITIGNORE, ".gitattributes": GITATTRIBUTES}
 
 
+def check_not_ignored(ctx: ContextManager) -> None:
+    """Refuse a root whose folder the enclosing repository ignores (VersioningError with the fix).
+
+    ``git status`` skips ignored folders, so files made there by hand would never be found,
+    and committing into a repository that asked to leave the folder out goes against it.
+    """
+    rule = ignore_rules(ctx.git, [""])[""] if ctx.git.prefix else None
+    if rule is not None:
+        raise VersioningError(
+            f"{ctx.root} is inside the repository {ctx.git.workdir}, which ignores it ({rule}): files made "
+            "there by hand would never be found or committed", fix=Fix("own-repository"))
+
+
 def ensure_root(ctx: ContextManager) -> None:
-    """Write the managed files where they differ, adopting a new root's files (one commit)."""
+    """Write the managed files where they differ, adopting a new root's files.
+
+    Files already in a folder with no commit yet become the first commit, authored by the
+    outside author; the managed files follow in a commit of their own.
+    """
+    check_not_ignored(ctx)
     with ctx.write_lock(), typed_io(str(ctx.root)):
         ctx.git.ensure_split_index()
         with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
@@ -55,9 +74,9 @@ def ensure_root(ctx: ContextManager) -> None:
         missing = {name: text.encode() for name, text in MANAGED.items() if ctx.files.read(name) != text.encode()}
         if not missing and not adopted:
             return  # nothing to write (and a root mid-merge still opens)
-        subject = f"adopt {len(adopted)} file(s)" if adopted else "contextfs root"
-        with ctx.change("init", subject) as change:
-            for name, data in missing.items():
-                change.write(name, data)
+        with ctx.change("init", "contextfs root") as change:
+            change.adoption_op, change.adoption_subject = "init", f"adopt {len(adopted)} file(s)"
             for rel, found in adopted.items():
                 change.adopt(rel, found, executable=ctx.is_executable(rel))
+            for name, data in missing.items():
+                change.write(name, data)

@@ -1,11 +1,12 @@
 """The ``ContextManager`` façade: CRUD, trash, history and transactions on one root.
 
 Every mutating call follows the same cycle under the root's write lock: gate the paths,
-finish or undo whatever a killed process left (:func:`contextfs.transaction.recover`),
-snapshot what will be touched, write through the confined file layer, commit exactly
-those paths, then tell the search index and other listeners. Inside ``transaction()``
-the commit is deferred to the end of the outermost block, and an exception undoes every
-file instead. Reads take no lock: files are replaced atomically, so a reader sees one
+finish or undo whatever a killed process left (:func:`contextfs.recovery.recover`),
+snapshot what will be touched (committing first, as an outside edit, any version there
+that contextfs has not committed: :mod:`contextfs.transaction`), write through the
+confined file layer, commit exactly those paths, then tell the search index and other
+listeners. Inside ``transaction()`` the commit is deferred to the end of the outermost
+block, and an exception undoes every file instead. Reads take no lock: files are replaced atomically, so a reader sees one
 whole version and never waits for a writer.
 
 The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
@@ -36,7 +37,7 @@ from .errors import ContentError, InvalidArgumentError, NotFoundError, Versionin
 from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
 from .lazy import exports
-from .provenance import Provenance, check_actor, check_token
+from .provenance import Provenance, Writers, check_actor, check_token
 from .state import StateDir, locate_root
 from .sync import SyncReport, refuse_conflicted
 from .sync import sync as sync_outside_edits
@@ -78,13 +79,18 @@ class ContextManager:
     crash of the process still loses nothing, a power cut may. Meant for benchmarks and
     throw-away roots; the default makes an acknowledged write survive a power cut.
     ``review``: see :func:`contextfs.review_branch.enter`.
+
+    ``actor`` (default ``agent``) is who writes; tool adapters built on the manager
+    (``make_tools``, ``ContextStore``, the memory tool) write as it too when it was given.
+    ``outside_actor`` (default ``human``) is who versions found on disk that contextfs did
+    not commit — a person's saved edit — are attributed to when they are committed.
     """
 
     def __init__(
         self,
         root: str | os.PathLike[str] = "./context",
         *,
-        actor: str = "agent",
+        actor: str | None = None,
         session: str | None = None,
         index: bool = True,
         sync: bool = True,
@@ -93,20 +99,23 @@ class ContextManager:
         read_only: bool = False,
         durable: bool = True,
         review: bool | None = None,
+        outside_actor: str = "human",
     ) -> None:
-        check_actor(actor)
+        base_actor = check_actor(actor if actor is not None else "agent")
+        self.outside_actor = check_actor(outside_actor)
         if session is None:
             session = f"s-{clock.now().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
         if not isinstance(max_file_bytes, int) or isinstance(max_file_bytes, bool) or max_file_bytes < 1:
             raise InvalidArgumentError(f"max_file_bytes must be a positive whole number, not {max_file_bytes!r}")
-        self._base = Provenance(actor=actor, session=check_token("session", session), turn=None)
+        self._writers = Writers(Provenance(actor=base_actor, session=check_token("session", session), turn=None),
+                                actor_given=actor is not None)
         self._local = threading.local()
         self.max_file_bytes = max_file_bytes
         self.read_only = read_only
         self.durable = durable
         raw_root = Path(root)
         self.review: ReviewHandle | None = None
-        if review or (review is None and actor.startswith("agent")):
+        if review or (review is None and base_actor.startswith("agent")):
             from .review_branch import enter  # review mode only (git worktree)
             self.review, raw_root, own_repository = enter(self, raw_root, review, own_repository)
         if read_only:
@@ -133,7 +142,7 @@ class ContextManager:
             from .transaction import Writes
             self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
-                                  notify=self._notify)
+                                  notify=self._notify, outside_actor=self.outside_actor)
             managed.ensure_root(self)
             if sync:
                 self.sync()
@@ -164,32 +173,21 @@ class ContextManager:
 
     @property
     def current_provenance(self) -> Provenance:
-        stack = getattr(self._local, "prov", None)
-        return stack[-1] if stack else self._base
+        return self._writers.current
 
     @property
     def session(self) -> str | None:
         return self.current_provenance.session
 
-    @contextlib.contextmanager
-    def provenance(
-        self, *, actor: str | None = None, session: str | None = None, turn: str | int | None = None
-    ) -> Iterator[Provenance]:
+    @property
+    def chosen_actor(self) -> str | None:
+        """The actor a person set (``actor=`` here or in an enclosing ``provenance()``), else None."""
+        return self._writers.chosen_actor
+
+    def provenance(self, *, actor: str | None = None, session: str | None = None,
+                   turn: str | int | None = None) -> AbstractContextManager[Provenance]:
         """Change who is writing for the duration of a block (nests)."""
-        cur = self.current_provenance
-        if actor is not None:
-            check_actor(actor)
-        new = Provenance(
-            actor=actor or cur.actor,
-            session=check_token("session", session) if session is not None else cur.session,
-            turn=check_token("turn", turn) if turn is not None else cur.turn,
-        )
-        stack = self._local.__dict__.setdefault("prov", [])
-        stack.append(new)
-        try:
-            yield new
-        finally:
-            stack.pop()
+        return self._writers.push(actor, session, turn)
 
     def add_listener(self, callback: Callable[[list[str]], None]) -> None:
         """Call ``callback(paths)`` after every commit (used by caches above the core)."""

@@ -9,15 +9,18 @@ that mean something else.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
 import socket
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import InvalidArgumentError
 
-__all__ = ["Provenance", "check_actor", "check_token", "email_of", "machine_name"]
+__all__ = ["Provenance", "Writers", "check_actor", "check_token", "email_of", "machine_name"]
 
 _ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)$")
 _TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
@@ -70,3 +73,50 @@ def machine_name(configured: str | None = None) -> str:
     raw = configured or os.environ.get("CONTEXTFS_MACHINE") or socket.gethostname() or "unknown"
     name = re.sub(r"[^A-Za-z0-9_.:@-]", "-", raw.strip())[:64].strip("-")
     return name or "unknown"
+
+
+class Writers:
+    """Who is writing, per thread: a root's own provenance and the ``provenance()`` blocks over it.
+
+    ``actor_given`` says whether a person set the root's actor; with no block that sets
+    one either, :attr:`chosen_actor` is None and a tool adapter uses its own default name.
+    """
+
+    def __init__(self, base: Provenance, *, actor_given: bool) -> None:
+        self.base = base
+        self._actor_given = actor_given
+        self._local = threading.local()
+
+    def _stack(self) -> list[tuple[Provenance, bool]]:
+        stack: list[tuple[Provenance, bool]] | None = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    @property
+    def current(self) -> Provenance:
+        stack = self._stack()
+        return stack[-1][0] if stack else self.base
+
+    @property
+    def chosen_actor(self) -> str | None:
+        """The actor a person set (on the root, or in an enclosing block), or None."""
+        if self._actor_given or any(chosen for _, chosen in self._stack()):
+            return self.current.actor
+        return None
+
+    @contextlib.contextmanager
+    def push(self, actor: str | None, session: str | int | None, turn: str | int | None) -> Iterator[Provenance]:
+        """Change who is writing for the duration of a block (nests); values are checked first."""
+        cur = self.current
+        new = Provenance(
+            actor=check_actor(actor) if actor is not None else cur.actor,
+            session=check_token("session", session) if session is not None else cur.session,
+            turn=check_token("turn", turn) if turn is not None else cur.turn,
+        )
+        stack = self._stack()
+        stack.append((new, actor is not None))
+        try:
+            yield new
+        finally:
+            stack.pop()

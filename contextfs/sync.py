@@ -1,7 +1,9 @@
 """Edits made behind the store's back (an editor, a script, a pull) become ``human`` commits.
 
 ``git status`` says which paths differ from HEAD; each is read through the confined file
-layer and committed unless it must not be:
+layer and committed — as an outside version, through the commit cycle's one adoption step
+(:meth:`contextfs.transaction.Change.adopt`), authored by the outside author — unless it
+must not be:
 
 * symlinks, and anything reached through a symlinked folder, are never followed — a
   tracked folder swapped for a link to ``/etc`` is reported, not committed (neither its
@@ -10,22 +12,25 @@ layer and committed unless it must not be:
   committed (a person is resolving something), and files holding conflict markers or
   unmerged index entries are never committed;
 * files the write gate refuses (a secret, say) stay uncommitted and are reported;
-* editor scratch files and contextfs's own temporary files are skipped.
+* files git ignores are never committed and are reported, with the rule that ignores them
+  (a folder the application's ``.gitignore`` lists, say), except contextfs's own temporary
+  files and editor scratch files, which are skipped silently.
 
-What was held back, and why, is in :attr:`SyncReport.held` and in the log.
+What was held back, and why, is in :attr:`SyncReport.held` and in the log; ``contextfs
+watch --once`` prints it and exits non-zero.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import scratch
-from .errors import ConflictError, ContextFSError, InvalidPathError
+from .errors import ConflictError, ContextFSError, InvalidPathError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .fixes import Fix
 from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
@@ -34,8 +39,8 @@ if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "log_report", "refuse_conflicted", "scan_outside_edits",
-           "strip_conflict_markers", "sync"]
+__all__ = ["SyncReport", "conflict_markers", "ignore_rules", "log_report", "refuse_conflicted",
+           "scan_outside_edits", "strip_conflict_markers", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -102,8 +107,14 @@ def scan_outside_edits(
         report.held["*"] = f"{what} is in progress ({finish}); nothing is committed until it is finished"
         return {}, report
     changes: dict[str, bytes | None] = {}
-    for rel, code in sorted(git.dirty().items()):
-        if _skipped(rel, skip):
+    dirty = git.dirty(ignored=True)
+    ignored = sorted(rel for rel, code in dirty.items() if code == "!!" and not _skipped(rel, skip))
+    for rel, rule in (ignore_rules(git, ignored) if ignored else {}).items():
+        if rule is not None:
+            report.held[rel] = (f"git ignores it ({rule}), so it is never committed; drop that rule, or give "
+                                "the root a repository of its own (contextfs init --own-repository)")
+    for rel, code in sorted(dirty.items()):
+        if code == "!!" or _skipped(rel, skip):
             continue
         if "U" in code or code in ("AA", "DD"):
             report.held[rel] = "it has unresolved merge conflicts; resolve them and commit with git"
@@ -142,13 +153,37 @@ def scan_outside_edits(
     return changes, report
 
 
+def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:
+    """For root-relative paths: the rule that makes git ignore each ('<file>:<line> <pattern>').
+
+    ``""`` stands for the root's folder itself (in an enclosing repository). Paths no rule
+    ignores, and those the root's own ``.gitignore`` ignores (contextfs's temporary and
+    scratch files, meant to stay out of history), give None.
+    """
+    full = {(git.prefix + rel if rel else git.prefix): rel for rel in paths if rel or git.prefix}
+    rules: dict[str, str | None] = dict.fromkeys(paths)
+    if not full:
+        return rules
+    data = "".join(p + "\0" for p in full).encode("utf-8", "surrogateescape")
+    try:
+        out = git.git("check-ignore", "--no-index", "--verbose", "--non-matching", "-z", "--stdin", input=data)
+    except VersioningError:
+        return rules  # exit status 1: none of them is ignored
+    fields = out.split("\0")
+    for start in range(0, len(fields) - 3, 4):
+        source, line, pattern, path = fields[start : start + 4]
+        if path in full and source and source != git.prefix + ".gitignore" and not pattern.startswith("!"):
+            rules[full[path]] = f"{source}:{line} '{pattern}'"
+    return rules
+
+
 def log_report(report: SyncReport) -> None:
     for rel, why in sorted(report.held.items()):
         log.warning("not committing %s: %s", rel, why)
 
 
 def sync(ctx: ContextManager) -> list[str]:
-    """Commit what changed behind the store's back as ``human``; the paths committed.
+    """Commit what changed behind the store's back as the outside author; the paths committed.
 
     The scan runs under the write lock, so a writer's change in flight (its files written,
     its commit not yet made) is never mistaken for an edit. What was held back, and why,
@@ -158,17 +193,16 @@ def sync(ctx: ContextManager) -> list[str]:
         guard = ctx.guard()
         changes, report = scan_outside_edits(
             ctx.files, ctx.git, skip=scratch.is_scratch,
-            check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human"))
+            check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"),
+                                                        actor=ctx.outside_actor))
         log_report(report)
         ctx.last_sync = report
         if not changes:
             return []
         head = ctx.git.head()
-        with ctx.provenance(actor="human"), \
-                ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
+        with ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
             for rel, data in changes.items():
                 change.adopt(rel, data, executable=data is not None and ctx.is_executable(rel))
-            change.ops.extend(f"sync: {rel}" for rel in list(changes)[:50])
         if ctx.git.head() == head:
             return []
         report.committed = sorted(changes)

@@ -4,16 +4,31 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
 ``transaction()`` block) runs through one :class:`Change`:
 
 1. before a path is first touched, its current bytes are snapshotted (in memory, and as a
-   git blob named in the journal), so the change can be undone in this process or, after
-   a crash, by the next one;
+   git blob named in the journal, with the blob id the change is about to leave there),
+   so the change can be undone in this process or, after a crash, by the next one;
 2. files are written, removed and renamed through :class:`~contextfs.files.RootFiles`;
 3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, records
    the paths in git's index and only then moves the branch. A failure before the branch
    moved undoes the files (renames are reversed first, so undoing a delete needs no free
    space) and leaves HEAD, git's index and every file as they were.
 
-:func:`recover` finishes or undoes the changes a killed process left (see
-:mod:`contextfs.journal`), with their original author, session and message.
+**Adoption: a change never erases bytes it has not seen.** When a change first touches a
+path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.adoption`). Bytes
+that differ — a person's save, a script's edit, a pull — are an *outside version*, and the
+commit comes in two: the outside versions first, authored by the outside author (``human``
+unless configured) with no session or turn of the change's, then the change's own commit on
+top. A save made while the change runs is caught again just before the change's bytes
+replace the file. Undoing a change, here or after a crash, puts back only the paths that
+still hold what the change left there, and commits an outside version it had found where
+somebody saved over it since.
+
+:meth:`Change.adopt` takes a version as it is on disk without writing anything: a change
+that only adopts is one commit of outside versions, which is how :mod:`contextfs.sync`, the
+watcher and opening a root commit edits made outside, and how a pull from another machine
+would (with :attr:`Change.outside_author` set to ``remote``). One place decides who an
+outside version is attributed to and where it sits in history.
+
+:func:`contextfs.recovery.recover` finishes or undoes the changes a killed process left.
 :class:`Writes` is the write side of one root: its lock, recovery, and the Change that
 each mutating call opens or joins. A root opened read-only never makes one, so reading
 processes never import this module.
@@ -22,6 +37,7 @@ processes never import this module.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import threading
@@ -30,12 +46,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import clock, faults, paths
-from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
-from .files import TMP_SUFFIX, RootFiles, io_error, typed_io
-from .journal import Journal, JournalFile, Pending
+from . import adoption, clock, faults
+from .adoption import Seen, StaleRead
+from .document import blob_version
+from .errors import ConflictError, ContextFSError, VersioningError
+from .files import RootFiles, io_error, typed_io
+from .journal import Journal, JournalFile
 from .provenance import Provenance, email_of
+from .recovery import commit_outside, recover, undo
 from .rendering import clean_line
+from .versioning.refs import BranchMoved
 
 if TYPE_CHECKING:
     from .state import RootLock
@@ -44,6 +64,10 @@ if TYPE_CHECKING:
 __all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
 
 log = logging.getLogger(__name__)
+
+#: ``after`` of a snapshot taken to read a path: the change leaves there what it found, so far
+#: (never a blob id, which is 40 hex digits).
+_SNAPSHOT = "snapshot"
 
 
 @dataclass(frozen=True)
@@ -63,10 +87,16 @@ class Header:
 
 
 class Change:
-    """The file operations of one commit (or one transaction), with their undo."""
+    """The file operations of one commit (or one transaction), with their undo.
+
+    ``seen`` (:class:`~contextfs.adoption.Seen`) turns on the comparison with HEAD that
+    finds outside versions; without it the change snapshots without comparing (what the
+    commit benchmark measures the comparison against).
+    """
 
     def __init__(self, files: RootFiles, git: GitStore, journal: Journal, header: Header,
-                 trailers: Mapping[str, str] | None = None) -> None:
+                 trailers: Mapping[str, str] | None = None, *, outside_author: str = "human",
+                 seen: Seen | None = None) -> None:
         self.files = files
         self.git = git
         self.journal = journal
@@ -76,8 +106,24 @@ class Change:
         self.before: dict[str, bytes | None] = {}
         self.after: dict[str, bytes | None] = {}
         self.executable: set[str] = set()
+        #: Outside versions this change commits before its own commit, oldest first: one
+        #: commit per layer (path -> bytes, None: deleted); a path saved again by somebody
+        #: while the change was under way starts a new layer, so each version is kept.
+        self.adopted: list[dict[str, bytes | None]] = [{}]
+        #: Who outside versions are attributed to, and how their commit reads.
+        self.outside_author = outside_author
+        self.adoption_op = adoption.DEFAULT_OP
+        self.adoption_subject: str | None = None
+        self._seen = seen
+        #: HEAD when the change began: a git commit made meanwhile is checked at commit time.
+        self.started_on = git.head()
         self._renames: list[tuple[str, str]] = []
-        self._external: set[str] = set()
+        #: Per path, every blob id (None: no file) this change has put there: what undo may replace.
+        self._left: dict[str, set[str | None]] = {}
+        #: Paths read for a read-modify-write that has not written them yet.
+        self._reading: set[str] = set()
+        #: Whether a stale read may be retried by the caller (a call on its own, not a transaction).
+        self.standalone = False
         self._journal: JournalFile | None = None
         self.depth = 0
         #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
@@ -104,55 +150,124 @@ class Change:
         except OSError as exc:
             raise io_error("the contextfs journal", exc) from None
 
-    def touch(self, rel: str) -> None:
-        """Snapshot ``rel`` before its first change (journaled before anything is written)."""
-        if rel in self.before:
-            return
-        data = self.files.read(rel)
-        st = self.files.lstat(rel) if data is not None else None
-        blob = self.git.store_blob(data) if data is not None else None
-        if blob is not None:
-            self.git.objects.flush()  # the snapshot must outlive a power cut before it is needed
+    def read(self, rel: str) -> bytes | None:
+        """The bytes at ``rel`` as this change sees them (snapshotting the path first).
+
+        A read-modify-write (append, edit, a metadata change) reads through the change, so
+        it works on exactly the version that is committed first when that is an outside one.
+        """
+        if rel not in self.before:
+            self._touch(rel, _SNAPSHOT)
+        else:
+            self._recheck(rel, _SNAPSHOT)
+        self._reading.add(rel)
+        return self.after[rel]
+
+    def _touch(self, rel: str, after: str | None) -> None:
+        """Snapshot ``rel`` before the change alters it, adopting an outside version found there.
+
+        ``after`` is the blob id the change is about to leave at ``rel`` (None: no file;
+        ``_SNAPSHOT``: the bytes found, when the path is only read so far); it is journaled
+        with the snapshot, so recovery can tell the dead writer's bytes from anybody's later ones.
+        """
+        data, st = self.files.read_stat(rel)
+        if self._seen is not None:
+            blob = self._seen.blob(rel, data, st)
+            outside = blob != self.git.head_blob(rel)
+            if outside and data is not None:
+                self.git.store_blob(data)
+                self.git.objects.flush()  # the snapshot must outlive a power cut before it is needed
+        else:
+            blob = self.git.store_blob(data) if data is not None else None
+            outside = False
+            if blob is not None:
+                self.git.objects.flush()
         # The line is durable before the path is touched, for a new path too: a power cut
         # can keep the new file (it is flushed when written) and lose an unflushed line,
         # and recovery would then take the half-made change for a person's edit.
-        self._record({"touch": rel, "blob": blob})
+        left = blob if after == _SNAPSHOT else after
+        entry: dict[str, Any] = {"touch": rel, "blob": blob, "after": left}
+        if outside:
+            entry["outside"] = self.outside_author  # recovery commits it if it would be lost
+        self._record(entry)
+        self._left.setdefault(rel, set()).add(left)
         faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data
-        if st is not None and st.st_mode & 0o100:
+        executable = st is not None and bool(st.st_mode & 0o100)
+        if executable:
             self.executable.add(rel)
+        if outside:
+            log.info("%s holds a version contextfs has not committed; committing it first as %s",
+                     rel, self.outside_author)
+            if rel in self.adopted[-1]:
+                self.adopted.append({})
+            self.adopted[-1][rel] = data
+
+    def _intend(self, rel: str, data: bytes | None) -> None:
+        """Journal that ``rel`` is about to hold ``data``, snapshotting it first when needed.
+
+        A path this change already touched is snapshotted again when somebody saved it
+        since the change last wrote it (a long transaction): their version is then the
+        one to commit first, and the one to put back if the change is undone.
+        """
+        digest = blob_version(data) if data is not None else None
+        if rel not in self.before:
+            self._touch(rel, digest)
+        elif not self._recheck(rel, digest):
+            self._record({"wrote": rel, "after": digest}, durable=False)
+        self._left.setdefault(rel, set()).add(digest)
 
     def adopt(self, rel: str, data: bytes | None, *, executable: bool = False) -> None:
-        """Commit what a person left on disk at ``rel`` (None: they deleted it).
+        """Commit the outside version at ``rel`` as it is (None: it was deleted), before this change.
 
-        Nothing is written, and undoing the change never touches the path: it is theirs.
+        Nothing is written, and undoing the change never touches the path: it is not ours.
         """
         blob = self.git.store_blob(data) if data is not None else None
         self._record({"adopt": rel, "blob": blob})
-        self._external.add(rel)
-        self.after[rel] = data
+        self.adopted[-1][rel] = data
         if executable:
             self.executable.add(rel)
 
+    def _recheck(self, rel: str, digest: str | None) -> bool:
+        """Snapshot ``rel`` again if somebody saved it since the change last looked; True if so.
+
+        Runs just before the change's bytes replace a file, so that version is committed first
+        too. New bytes computed from what the change read are stale then: :class:`StaleRead`.
+        """
+        if self.files.read(rel) == self.after[rel]:
+            return False
+        self._touch(rel, digest)
+        if rel in self._reading:
+            raise StaleRead(f"{rel} was saved by somebody else while this change was working on it; nothing "
+                            "was written; retry with what it holds now", retryable=self.standalone)
+        return True
+
     # ------------------------------------------------------------ operations
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
-        self.touch(rel)
-        self.files.write(rel, data, max_bytes=max_bytes)
+        self._intend(rel, data)
+        digest = blob_version(data)
+        self.files.write(rel, data, max_bytes=max_bytes, before_replace=lambda: self._recheck(rel, digest))
         self.after[rel] = data
+        self._reading.discard(rel)
         faults.point("change.written")
 
     def remove(self, rel: str) -> None:
-        self.touch(rel)
+        self._intend(rel, None)
+        self._recheck(rel, None)
         self.files.remove(rel)
         self.after[rel] = None
+        self._reading.discard(rel)
 
     def rename(self, src: str, dst: str, moved: list[str]) -> None:
         """Move the file or folder ``src`` to ``dst``; ``moved`` lists the files under ``src``."""
         pairs = [(rel, dst + rel[len(src):]) for rel in moved]
         for old, new in pairs:
-            self.touch(old)
-            self.touch(new)
+            self._intend(old, None)
+            self._intend(new, self.after[old])
+        for old, new in pairs:  # saved since the snapshot: that version moves, and is committed first
+            if self._recheck(old, None):
+                self._intend(new, self.after[old])
         self._record({"rename": [src, dst]})
         self.files.rename(src, dst)
         self._renames.append((src, dst))
@@ -166,18 +281,23 @@ class Change:
                 self.executable.add(new)
 
     def changes(self) -> dict[str, bytes | None]:
-        """Paths whose bytes differ from before the change, with their new bytes."""
-        return {rel: data for rel, data in self.after.items()
-                if rel in self._external or data != self.before.get(rel)}
+        """Paths whose bytes this change altered, with their new bytes (outside versions aside)."""
+        return {rel: data for rel, data in self.after.items() if data != self.before.get(rel)}
 
     # ------------------------------------------------------------ undo
     def rollback(self) -> None:
         """Put every touched path back; nothing about the change stays on disk."""
-        undo(self.files, self._renames, self._own_before())
+        self._undo()
         self._finish()
 
-    def _own_before(self) -> dict[str, bytes | None]:
-        return {rel: data for rel, data in self.before.items() if rel not in self._external}
+    def _undo(self) -> None:
+        """Undo the files; outside versions found on paths somebody saved over since are committed."""
+        kept = undo(self.files, self._renames, self.before, self._left)
+        layers = [{rel: self.git.store_blob(data) if data is not None else None
+                   for rel, data in layer.items() if rel in kept} for layer in self.adopted]
+        if any(layers):
+            with contextlib.suppress(ContextFSError):
+                commit_outside(self.git, [layer for layer in layers if layer], self.outside_author, time.time())
 
     def _finish(self) -> None:
         if self._journal is not None:
@@ -187,42 +307,93 @@ class Change:
     # ------------------------------------------------------------ commit
     def commit(self, message: str, *, when: float,
                notify: Callable[[list[str]], None] | None = None) -> str | None:
-        """Commit what changed; None (and no commit) when nothing did."""
-        changed = self.changes()
-        if not changed and self.prepared is None:
+        """Commit what changed, after the outside versions; None (and no commit) when nothing did.
+
+        A git commit made meanwhile is built on, unless it took up this change's own bytes.
+        """
+        own = self.changes()
+        paths = sorted(set(own).union(*self.adopted))
+        if not paths and self.prepared is None:
             self._finish()
             return None
-        execs = {rel for rel in changed if rel in self.executable}
         try:
-            prepared = self.prepared or self.git.prepare(changed, message, self.header.actor, self.header.email,
-                                                         when=when, executable=execs)
-            if prepared is None:  # the tree is unchanged (e.g. a file written back as it was)
-                self.git.record(sorted(changed))
+            for attempt in range(1, 4):
+                try:
+                    top = self._publish(own, paths, message, when)
+                    break
+                except BranchMoved:
+                    if attempt == 3:
+                        raise
+            if top is None:  # the tree is unchanged (e.g. a file written back as it was)
                 self._finish()
                 return None
-            faults.point("commit.prepared")
-            blobs = {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changed.items()}
-            self._record({"ready": {"parent": prepared.parent, "sha": prepared.sha, "changes": blobs,
-                                    "message": message, "when": when, "executable": sorted(execs)}})
-            faults.point("commit.ready")
-            self._record({"indexing": time.time()})
-            faults.point("record.locked")
-            self.git.record(sorted(changed))
-            faults.point("commit.recorded")
-            self._record({"ref": str(self.git.refs.ref_path()), "t": time.time()})
-            self.git.publish(prepared)
         except BaseException:
             # Nothing was published: undo the files, then bring git's index back in line.
-            undo(self.files, self._renames, self._own_before())
+            self._undo()
             with contextlib.suppress(ContextFSError):
-                self.git.record(sorted(changed))
+                self.git.record(paths)
             self._finish()
             raise
         faults.point("commit.published")
         self._finish()
         if notify is not None:
-            notify(sorted(changed))
-        return prepared.sha
+            notify(paths)
+        return top.sha
+
+    def _publish(self, own: dict[str, bytes | None], paths: list[str], message: str, when: float) -> Prepared | None:
+        """Build the commits on HEAD (or take :attr:`prepared`), journal them ``ready``, record the
+        paths and move the branch."""
+        base, last, ours = self.git.head(), None, self.prepared
+        outside: list[tuple[Prepared, dict[str, Any]]] = []
+        if ours is not None:  # a merge built elsewhere: nothing may sit under it, so saves it found
+            if any(self.adopted):  # are committed on their own, and the merge is to be made again on them
+                commit_outside(self.git, [adoption.blobs(self.git, layer) for layer in self.adopted], self.outside_author, when)
+                raise ConflictError(f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge was "
+                                    "written (committed as an edit made outside contextfs); run the merge again")
+            base = ours.parent
+        else:
+            if base != self.started_on:
+                self._check_not_taken(own, base)
+            outside, last = adoption.prepare(self.git, self.adopted, self.outside_author, self.adoption_op,
+                                             self.adoption_subject, when=when, executable=self.executable)
+            if own:
+                ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
+                                        executable=self.executable & set(own), parent=last if last is not None else False)
+        top = ours or (outside[-1][0] if outside else None)
+        if top is None:
+            self.git.record(paths)
+            return None
+        faults.point("commit.prepared")
+        ready: dict[str, Any] = {"parent": base, "sha": top.sha, "changes": self._blobs(own), "message": message,
+                                 "when": when, "executable": sorted(self.executable & set(paths))}
+        if outside:
+            ready["adopted"] = [entry for _prepared, entry in outside]
+        self._record({"ready": ready})
+        faults.point("commit.ready")
+        faults.point("record.locked")
+        self.git.record(paths)
+        faults.point("commit.recorded")
+        # The branch moves from the HEAD the commits were built on, to the top one.
+        self.git.publish(dataclasses.replace(top, parent=base),
+                         journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}))
+        return top
+
+    def _check_not_taken(self, own: Mapping[str, bytes | None], head: str | None) -> None:
+        """Refuse to commit when a git commit made during the change already holds its new bytes.
+
+        A person's ``git commit -a`` between this change's writes and its commit sweeps
+        them up under the person's name; committing on top would then record nothing of
+        the change's own, so it fails (and is undone) instead, for the caller to retry.
+        """
+        for rel, data in own.items():
+            new = blob_version(data) if data is not None else None
+            if self.git.head_blob(rel, head) == new != self.git.head_blob(rel, self.started_on):
+                raise VersioningError(
+                    f"a git commit made while this change was under way ({str(head)[:12]}) already holds its "
+                    f"version of {rel}; nothing was committed; retry the call")
+
+    def _blobs(self, changes: Mapping[str, bytes | None]) -> dict[str, str | None]:
+        return {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changes.items()}
 
 
 def commit_message(change: Change, subject: str, prov: Any) -> str:
@@ -246,15 +417,21 @@ class Writes:
     """The write side of one root: the write lock, recovery, and one Change per call or transaction.
 
     Every mutating call runs inside :meth:`change`, which joins the Change of an open
-    :meth:`transaction` (per thread) or makes its own commit.
+    :meth:`transaction` (per thread) or makes its own commit. ``outside_actor`` is who
+    outside versions are attributed to; ``check_outside`` turns the comparison that finds
+    them off (only the commit benchmark does, to measure what it costs).
     """
 
     def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
-                 provenance: Callable[[], Provenance], notify: Callable[[list[str]], None]) -> None:
+                 provenance: Callable[[], Provenance], notify: Callable[[list[str]], None],
+                 outside_actor: str = "human") -> None:
         self.files = files
         self.git = git
         self.journal = journal
         self.lock = lock
+        self.outside_actor = outside_actor
+        self.check_outside = True
+        self.seen = Seen()
         self._provenance = provenance
         self._notify = notify
         self._local = threading.local()
@@ -268,11 +445,15 @@ class Writes:
             yield
 
     def _start(self, op: str, subject: str, trailers: Mapping[str, str] | None) -> Change:
+        """A new change; a git command holding git's index (a person's ``git commit`` waiting
+        for its message) is waited for first, for a bounded time: nothing is written under it."""
         self.git.check_writable()
+        self.git.wait_for_index()
         prov = self._provenance()
         header = Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
                         session=prov.session, turn=prov.turn)
-        return Change(self.files, self.git, self.journal, header, trailers)
+        return Change(self.files, self.git, self.journal, header, trailers, outside_author=self.outside_actor,
+                      seen=self.seen if self.check_outside else None)
 
     def _commit(self, change: Change, subject: str) -> str | None:
         message = commit_message(change, subject, self._provenance())
@@ -288,6 +469,7 @@ class Writes:
                 yield txn
                 return
             change = self._start(op, f"{op}: {subject_path}", trailers)
+            change.standalone = True
             change.ops.append(f"{op}: {subject_path}")
             try:
                 yield change
@@ -314,165 +496,3 @@ class Writes:
                 raise
             self._local.txn = None
             self._commit(txn, subject)
-
-
-def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None]) -> None:
-    """Reverse renames (newest first), then give every path its bytes from ``before``.
-
-    Renames go first so that undoing a delete moves the file back instead of writing it
-    again, which would need free space on a full disk.
-    """
-    for src, dst in reversed(renames):
-        try:
-            if files.kind(dst) is not None and files.kind(src) is None:
-                files.rename(dst, src)
-        except ContextFSError as exc:
-            log.warning("could not move %s back to %s: %s", dst, src, exc)
-    for rel, data in before.items():
-        try:
-            current = files.read(rel)
-        except InvalidPathError:
-            continue  # a folder is there now: never removed wholesale
-        except ContextFSError as exc:
-            log.warning("could not read %s while undoing a change: %s", rel, exc)
-            continue
-        if current == data:
-            continue
-        try:
-            if data is None:
-                files.remove(rel)
-            else:
-                files.write(rel, data)
-        except ContextFSError as exc:
-            log.error("could not restore %s while undoing a change: %s", rel, exc)
-    for rel in before:
-        files.prune(rel.rpartition("/")[0])
-
-
-# ---------------------------------------------------------------- recovery
-def _gated(files: RootFiles, rel: object) -> str | None:
-    """A path read back from a journal, only if it passes the path gate."""
-    try:
-        return paths.check(files.root, rel, allow_internal=True)
-    except InvalidPathError:
-        log.error("the journal names an invalid path %r; ignoring it", rel)
-        return None
-
-
-def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
-    """Finish or undo every change a dead process left; returns a line per change handled.
-
-    The caller holds the root's write lock, so every journal found belongs to a process
-    that died (or to a call of this one that could not even undo itself). Running this
-    twice is harmless: a handled journal is deleted last.
-    """
-    done: list[str] = []
-    for pending in journal.pending():
-        try:
-            _reclaim_locks(git, pending)
-            ready = pending.ready
-            if ready is not None:
-                sha = _roll_forward(files, git, pending, ready)
-                done.append(f"finished {pending.header.get('subject', '?')} as {sha[:12]}")
-            else:
-                _roll_back(files, git, pending)
-                done.append(f"undid {pending.header.get('subject', '?')}")
-            _remove_temporaries(files, pending)
-        except ContextFSError as exc:
-            log.error("could not recover the change journaled in %s: %s", pending.path, exc)
-            continue
-        with contextlib.suppress(OSError):
-            pending.path.unlink()
-    if done:
-        git.objects.remove_leftovers()
-        for line in done:
-            log.warning("recovered an interrupted change: %s", line)
-    return done
-
-
-def _reclaim_locks(git: GitStore, pending: Pending) -> None:
-    """Remove git lock files this journal's dead process created (never anyone else's)."""
-    candidates = [(git.git_dir / "index.lock", mark.get("indexing")) for mark in pending.marks("indexing")]
-    for mark in pending.marks("ref"):
-        candidates.append((os.fspath(mark["ref"]) + ".lock", mark.get("t")))
-    for path, since in candidates:
-        try:
-            st = os.stat(path)
-        except OSError:
-            continue
-        if isinstance(since, (int, float)) and st.st_mtime >= since - 1.0:
-            log.warning("removing %s, left by a contextfs process that was killed", path)
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-
-
-def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict[str, Any]) -> str:
-    header = pending.header
-    changes: dict[str, str | None] = {}
-    for rel, blob in dict(ready["changes"]).items():
-        gated = _gated(files, rel)
-        if gated is not None:
-            changes[gated] = blob
-    sha, parent = ready["sha"], ready.get("parent")
-    head = git.head()
-    if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
-        if head == parent:
-            # Here, not at the top: the repository module brings GitPython (~37 ms), which a
-            # root opened read-only imports this module without needing.
-            from .versioning import Prepared
-
-            prepared = Prepared(parent=parent, sha=sha, paths=tuple(changes),
-                                subject=str(ready["message"]).splitlines()[0][:200],
-                                signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())
-        else:
-            rebuilt = git.prepare(changes, ready["message"], header["actor"], header["email"],
-                                  when=ready["when"], executable=set(ready.get("executable") or ()))
-            if rebuilt is None:
-                return head or sha
-            prepared = rebuilt
-        git.record(sorted(changes))
-        git.publish(prepared)
-        sha = prepared.sha
-    else:
-        git.record(sorted(changes))
-    return sha
-
-
-def _is_ancestor(git: GitStore, ancestor: str, head: str) -> bool:
-    try:
-        git.git("merge-base", "--is-ancestor", ancestor, head)
-        return True
-    except VersioningError:
-        return False
-
-
-def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
-    renames = []
-    for mark in pending.marks("rename"):
-        src, dst = _gated(files, mark["rename"][0]), _gated(files, mark["rename"][1])
-        if src is not None and dst is not None:
-            renames.append((src, dst))
-    before: dict[str, bytes | None] = {}
-    for mark in pending.marks("touch"):
-        rel, blob = _gated(files, mark["touch"]), mark.get("blob")
-        if rel is None or rel in before:
-            continue
-        try:
-            before[rel] = git.read_blob(blob) if blob else None
-        except (ContextFSError, ValueError):
-            log.error("the journal names a blob %s for %s that git does not have; leaving the file as it is", blob, rel)
-    undo(files, renames, before)
-
-
-def _remove_temporaries(files: RootFiles, pending: Pending) -> None:
-    """Temporary files of atomic writes the dead process was in the middle of."""
-    folders = {rel.rpartition("/")[0] for m in pending.marks("touch") if (rel := _gated(files, m["touch"]))}
-    for folder in folders:
-        try:
-            names = files.listdir(folder)
-        except (ContextFSError, NotFoundError):
-            continue
-        for name in names:
-            if name.startswith(".") and name.endswith(TMP_SUFFIX):
-                with contextlib.suppress(ContextFSError):
-                    files.remove(f"{folder}/{name}" if folder else name)

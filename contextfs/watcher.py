@@ -81,7 +81,8 @@ class Watcher:
     """A running watch on one root; ``stop()`` it (or use ``with``) when done.
 
     ``on_sync(paths)`` is called from the watcher's thread after each sync that committed
-    something. ``max_delay`` bounds how long a stream of edits that never settles can
+    something, ``on_held(held)`` after each sync that held something back (path ->
+    reason, as in :attr:`~contextfs.sync.SyncReport.held`). ``max_delay`` bounds how long a stream of edits that never settles can
     postpone its commit (default: 20 x ``debounce``, at least 5 s).
     """
 
@@ -92,6 +93,7 @@ class Watcher:
         debounce: float = 0.5,
         max_delay: float | None = None,
         on_sync: Callable[[list[str]], None] | None = None,
+        on_held: Callable[[dict[str, str]], None] | None = None,
     ) -> None:
         if not debounce >= 0 or (max_delay is not None and not max_delay > 0):
             raise ConfigError(f"debounce must be >= 0 and max_delay > 0 seconds (got {debounce}, {max_delay}); pass e.g. debounce=0.5")
@@ -100,6 +102,7 @@ class Watcher:
         self.debounce = float(debounce)
         self.max_delay = float(max_delay) if max_delay is not None else max(5.0, 20 * self.debounce)
         self.on_sync = on_sync
+        self.on_held = on_held
         #: How many syncs committed something, and what the last one committed.
         self.commits = 0
         self.last_synced: list[str] = []
@@ -234,6 +237,12 @@ class Watcher:
                 self._cond.notify_all()
             return []
         self._backoff = 0.0
+        held = dict(self.ctx.last_sync.held)
+        if held and self.on_held is not None:
+            try:
+                self.on_held(held)
+            except Exception:
+                log.exception("the watcher's on_held callback failed")
         if synced:
             self.commits += 1
             self.last_synced = synced
@@ -270,9 +279,10 @@ def watch(
     debounce: float = 0.5,
     max_delay: float | None = None,
     on_sync: Callable[[list[str]], None] | None = None,
+    on_held: Callable[[dict[str, str]], None] | None = None,
 ) -> Watcher:
     """Start watching ``ctx.root``; edits made outside contextfs are committed as ``human``.
 
     Returns the running :class:`Watcher`; call ``stop()`` or use it as a context manager.
     """
-    return Watcher(ctx, debounce=debounce, max_delay=max_delay, on_sync=on_sync).start()
+    return Watcher(ctx, debounce=debounce, max_delay=max_delay, on_sync=on_sync, on_held=on_held).start()

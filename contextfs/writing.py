@@ -9,11 +9,13 @@ when nothing would change, so a no-op is no commit.
 
 from __future__ import annotations
 
+import functools
 import secrets
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import paths, rendering
+from .adoption import StaleRead
 from .document import LIBRARY_KEYS, Document, blob_version, decode, load
 from .errors import (
     AlreadyExistsError,
@@ -32,7 +34,34 @@ if TYPE_CHECKING:
     from .manager import ContextManager
     from .transaction import Change
 
-__all__ = ["append", "check_version", "create", "edit", "files_under", "move", "put", "update_metadata", "write"]
+P = ParamSpec("P")
+R = TypeVar("R")
+#: How often a call is made again when the file keeps changing under it.
+_ATTEMPTS = 5
+
+
+def settled(func: Callable[P, R]) -> Callable[P, R]:
+    """Make a read-modify-write call again when somebody saved the file while it ran.
+
+    The change commits their version first and stops before writing (:class:`StaleRead`);
+    made again, the call works on what they saved. Inside a transaction the error goes to
+    the caller instead, with the transaction undone.
+    """
+
+    @functools.wraps(func)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                return func(*args, **kwargs)
+            except StaleRead as exc:
+                if not exc.retryable or attempt == _ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    return wrapper
+
+__all__ = ["append", "check_version", "create", "edit", "files_under", "loaded", "move", "put", "settled",
+           "update_metadata", "write"]
 
 
 def check_version(rel: str, old: Document | None, expected: str | None) -> None:
@@ -56,7 +85,7 @@ def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[
         new_part = None  # what is there was never scanned as committed: scan all of it
     data = rendering.render(rel, body, meta, old, prov=ctx.current_provenance, guard=ctx.guard(),
                             library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part,
-                            previous=ctx.files.read(rel) if old is not None else None)
+                            previous=change.read(rel) if old is not None else None)
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
     return load(data, rel)
 
@@ -66,16 +95,23 @@ def refuse_folder(ctx: ContextManager, rel: str) -> None:
         raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
 
 
-def load_or_broken(ctx: ContextManager, rel: str) -> tuple[Document | None, Document | None]:
+def loaded(change: Change, rel: str) -> Document | None:
+    """The document at ``rel`` as ``change`` sees it (an outside version there is committed first)."""
+    data = change.read(rel)
+    return None if data is None else load(data, rel)
+
+
+def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document | None]:
     """(the document, None), or (None, the raw text as a body-only document) when its
     frontmatter cannot be read: a broken file can still be replaced or repaired."""
     try:
-        return ctx.load(rel), None
+        return loaded(change, rel), None
     except FrontmatterError:
-        data = ctx.files.read(rel) or b""
+        data = change.read(rel) or b""
         return None, Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
 
 
+@settled
 def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
           expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
     """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
@@ -85,7 +121,7 @@ def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, A
     rel = ctx.gate(path, write=True)
     with ctx.change("write", rel, trailers=trailers) as change:
         refuse_folder(ctx, rel)
-        old, broken = load_or_broken(ctx, rel)
+        old, broken = load_or_broken(change, rel)
         check_version(rel, old or broken, expected_version)
         return put(ctx, change, rel, content, metadata, old)
 
@@ -99,13 +135,14 @@ def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, 
         return put(ctx, change, rel, content, metadata, None)
 
 
+@settled
 def append(ctx: ContextManager, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
     """Add text at the end of a file's body (creating the file when missing)."""
     rel = ctx.gate(path, write=True)
     check_text(rel, text, "text")
     with ctx.change("append", rel, trailers=trailers) as change:
         refuse_folder(ctx, rel)
-        old = ctx.load(rel)
+        old = loaded(change, rel)
         body = old.body if old is not None else ""
         if not text and old is not None:
             return old
@@ -114,6 +151,7 @@ def append(ctx: ContextManager, path: str, text: str, *, trailers: Mapping[str, 
         return put(ctx, change, rel, body + text, None, old, new_part=text)
 
 
+@settled
 def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
     """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
     rel = ctx.gate(path, write=True)
@@ -121,7 +159,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
         raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
     check_text(rel, new_text, "the new text")
     with ctx.change("edit", rel) as change:
-        old, broken = load_or_broken(ctx, rel)
+        old, broken = load_or_broken(change, rel)
         target = old or broken
         if target is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
@@ -146,13 +184,14 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
         return put(ctx, change, rel, new_body, None, old)
 
 
+@settled
 def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
     """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
     rel = ctx.gate(path, write=True)
     if not isinstance(changes_, Mapping):
         raise ContentError("metadata changes must be a mapping; pass a dict")
     with ctx.change("meta", rel) as change:
-        old = ctx.load(rel)
+        old = loaded(change, rel)
         if old is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
         check_version(rel, old, expected_version)

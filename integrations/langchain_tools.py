@@ -70,7 +70,7 @@ def make_tools(
     groups: Iterable[str] | str | None = None,
     allow_write: bool = True,
     allow_delete: bool = False,
-    actor: str = DEFAULT_ACTOR,
+    actor: str | None = None,
     session: str | None = None,
 ) -> list[BaseTool]:
     """LangChain tools for ``ctx``: every group by default; reading always, writing and deleting when allowed.
@@ -78,6 +78,8 @@ def make_tools(
     ``groups`` picks from ``store``, ``scopes``, ``memory`` and ``topics``. ``actor``
     (``agent:<name>``) and ``session`` are recorded on every write the tools make; they
     are checked now, so a bad name fails here rather than on the model's first write.
+    Without ``actor`` the tools write as the actor set on ``ctx`` (``ContextManager(...,
+    actor=...)``), or as :data:`DEFAULT_ACTOR` when none was.
     ``allow_delete`` needs ``allow_write`` (deleting is a write); asking for it alone is a
     :class:`~contextfs.ConfigError`.
     """
@@ -95,7 +97,7 @@ class ContextToolkit(BaseToolkit):
     groups: tuple[str, ...] = GROUPS
     allow_write: bool = True
     allow_delete: bool = False
-    actor: str = DEFAULT_ACTOR
+    actor: str | None = None
     session: str | None = None
 
     def get_tools(self) -> list[BaseTool]:

@@ -13,7 +13,8 @@ person editing the file edits what the graph reads back), and the rest of the va
 follows as a fenced JSON block. The whole file is searchable, so ``search(query=...)``
 finds any value by its text; with ``index={"embed": ..., "dims": ...}`` queries are
 ranked by meaning instead (vectors are derived state, never committed). Every batch of
-writes is one commit by the store's actor; deletes go to the trash. TTLs are refused:
+writes is one commit by the store's actor (the one given to the store, else the one set on
+the manager, else ``agent:langgraph``); deletes go to the trash. TTLs are refused:
 expiring an item on reads would mean a commit per read.
 """
 
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 __all__ = ["ContextStore"]
 
 _FENCE = "```json\n"
+#: Who the store writes as when neither it nor its manager was given an actor.
+_DEFAULT_ACTOR = "agent:langgraph"
 _END = "\n```\n"
 _MAX_SCAN = 1000
 
@@ -90,18 +93,23 @@ class ContextStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, ctx: ContextManager, *, prefix: str = "store", actor: str = "agent:langgraph",
+    def __init__(self, ctx: ContextManager, *, prefix: str = "store", actor: str | None = None,
                  session: str | None = None, index: IndexConfig | None = None) -> None:
-        with ctx.provenance(actor=actor, session=session):
+        with ctx.provenance(actor=actor or _DEFAULT_ACTOR, session=session):
             pass  # the manager checks actor and session now, not on the first write
         self.ctx = ctx
         self.prefix = prefix.strip("/")
         ctx.exists(self.prefix)  # the core gate for the prefix itself
-        self.actor = actor
+        self._actor = actor
         self.session = session
         self.index_config = dict(index) if index else None
         self._index = ItemIndex(index)
         ctx.add_listener(self._index.forget)
+
+    @property
+    def actor(self) -> str:
+        """Who the store's writes are attributed to: its own actor, the manager's, or its default."""
+        return self._actor or self.ctx.chosen_actor or _DEFAULT_ACTOR
 
     # ------------------------------------------------------------------ the one mapping
     def _folder(self, namespace: tuple[str, ...]) -> str:

@@ -105,17 +105,21 @@ def build_server(
     groups: Iterable[str] | str | None = None,
     allow_write: bool = True,
     allow_delete: bool = False,
-    actor: str = DEFAULT_MCP_ACTOR,
+    actor: str | None = None,
     session: str | None = None,
 ) -> MCPServer:
-    """An MCP server with the context tools and resources registered (not yet running)."""
+    """An MCP server with the context tools and resources registered (not yet running).
+
+    Tool writes are attributed to ``actor``, else to the actor set on ``ctx``, else to
+    :data:`DEFAULT_MCP_ACTOR`.
+    """
     server_cls = load_server_class()
     # The optional 'mcp' extra, present once load_server_class() returned.
     from mcp.server.mcpserver.exceptions import ResourceError
     from mcp.types import ToolAnnotations  # noqa: I001
 
     specs = select_specs(groups, allow_write=allow_write, allow_delete=allow_delete)
-    kit = Toolkit(ctx, actor=actor, session=session)
+    kit = Toolkit(ctx, actor=actor, session=session, default_actor=DEFAULT_MCP_ACTOR)
     server = server_cls(name="contextfs", instructions=_INSTRUCTIONS, log_level="WARNING")
     for spec in specs:
         server.add_tool(

@@ -76,18 +76,23 @@ class MemoryToolError(ContextFSError, _SDKToolError):
 class MemoryToolAdapter(_Base):
     """Memory-tool commands on ``<root>/<folder>``, committed and soft-deleted."""
 
-    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str = DEFAULT_MEMORY_ACTOR,
+    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str | None = None,
                  session: str | None = None, cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
         if _Base is not object:
             super().__init__(cache_control=cache_control)
         self._cache = cache_control.copy() if cache_control else None
-        with ctx.provenance(actor=actor, session=session):
+        with ctx.provenance(actor=actor or DEFAULT_MEMORY_ACTOR, session=session):
             pass  # the manager's own checks of actor and session, now rather than on the first command
         self.ctx = ctx
         self.paths = MemoryPaths(ctx, folder)
         self.folder = self.paths.folder
-        self.actor = actor
+        self._actor = actor
         self.session = session
+
+    @property
+    def actor(self) -> str:
+        """Who commands write as: the adapter's actor, else the manager's, else :data:`DEFAULT_MEMORY_ACTOR`."""
+        return self._actor or self.ctx.chosen_actor or DEFAULT_MEMORY_ACTOR
 
     # ------------------------------------------------------------------ protocol surfaces
     def to_dict(self) -> BetaMemoryTool20250818Param:

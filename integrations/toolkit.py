@@ -9,7 +9,9 @@ so the two can never drift apart.
 
 A :class:`Toolkit` binds the specs to one context root and one identity: every write a
 tool makes runs inside ``ctx.provenance(actor=..., session=...)``, so the commit author
-and trailers name the toolkit's actor and session whatever the model sends. A tool
+and trailers name the toolkit's actor and session whatever the model sends. The actor is
+the one given to the toolkit, else the one a person set on the manager
+(:attr:`~contextfs.ContextManager.chosen_actor`), else :data:`DEFAULT_ACTOR`. A tool
 function either returns the text for the model or raises a
 :class:`~contextfs.ContextFSError`; each adapter turns that error into its protocol's
 error form in one place.
@@ -42,7 +44,7 @@ __all__ = [
     "select_specs",
 ]
 
-#: Who tool writes are attributed to unless the toolkit is given another actor.
+#: Who tool writes are attributed to when neither the toolkit nor the manager was given an actor.
 DEFAULT_ACTOR = "agent:langchain"
 #: Tool groups, in the order tools are offered.
 GROUPS = ("store", "scopes", "memory", "topics")
@@ -92,13 +94,20 @@ class Toolkit:
     so their caches live as long as the toolkit.
     """
 
-    def __init__(self, ctx: ContextManager, *, actor: str = DEFAULT_ACTOR, session: str | None = None) -> None:
-        with ctx.provenance(actor=actor, session=session):
+    def __init__(self, ctx: ContextManager, *, actor: str | None = None, session: str | None = None,
+                 default_actor: str = DEFAULT_ACTOR) -> None:
+        with ctx.provenance(actor=actor or default_actor, session=session):
             pass  # validates actor and session with the manager's own rules, now rather than later
         self.ctx = ctx
-        self.actor = actor
+        self._actor = actor
+        self._default_actor = default_actor
         self.session = session
         self._layers: dict[str, Any] = {}
+
+    @property
+    def actor(self) -> str:
+        """Who the next tool write is attributed to (see the module docstring)."""
+        return self._actor or self.ctx.chosen_actor or self._default_actor
 
     def layer(self, name: str, make: Callable[[], L]) -> L:
         """The layer object ``name``, made by ``make()`` the first time."""

@@ -166,16 +166,18 @@ def test_subfolder_root_leaves_the_big_repo_alone(tmp_path: Path) -> None:
 def test_adopting_an_existing_folder(sample_root: Path) -> None:
     files = sorted(p.relative_to(sample_root).as_posix() for p in sample_root.rglob("*") if p.is_file())
     ctx = ContextManager(sample_root, index=False)
-    assert commit_count(sample_root) == 1
-    # The sample's files plus the managed .gitignore and .gitattributes.
-    assert subjects(sample_root) == [f"init: adopt {len(files)} file(s)"]  # managed files not counted
+    # The sample's files, as found (by whoever made them: an outside edit), then the
+    # managed .gitignore and .gitattributes, by the manager's actor.
+    assert commit_count(sample_root) == 2
+    assert subjects(sample_root, 2) == ["init: contextfs root", f"init: adopt {len(files)} file(s)"]
+    assert git(sample_root, "log", "--format=%an").split() == ["agent", "human"]
     tracked = set(git(sample_root, "ls-files").split())
     assert set(files) <= tracked
     assert {".gitignore", ".gitattributes"} <= tracked
     assert ctx.list() == files
     assert_clean(sample_root)
     ctx.write("project/README.md", "new readme")
-    assert commit_count(sample_root) == 2
+    assert commit_count(sample_root) == 3
 
 
 def test_adopting_an_existing_repository(tmp_path: Path) -> None:
@@ -302,6 +304,20 @@ def test_revert_session_undoes_a_delete(ctx: ContextManager) -> None:
     assert report.conflicts == []
     assert (ctx.root / "keep.md").read_bytes() == data
     assert ctx.trash() == []
+    assert_clean(ctx.root)
+
+
+def test_revert_session_moves_the_files_it_created_to_the_trash(ctx: ContextManager) -> None:
+    with ctx.provenance(session="oops"):
+        ctx.write("notes/new.md", "created by mistake\n", {"title": "N"})
+        ctx.write("notes/other.md", "also created\n")
+    data = (ctx.root / "notes/new.md").read_bytes()
+    report = ctx.revert_session("oops")
+    assert len(report.reverted) == 2 and report.conflicts == []
+    assert not ctx.exists("notes/new.md") and not ctx.exists("notes/other.md")
+    assert sorted(e.original_path for e in ctx.trash()) == ["notes/new.md", "notes/other.md"]
+    ctx.restore("notes/new.md")  # never a hard delete: the trash brings it back
+    assert (ctx.root / "notes/new.md").read_bytes() == data
     assert_clean(ctx.root)
 
 

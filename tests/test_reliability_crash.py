@@ -31,8 +31,9 @@ from pathlib import Path
 import pytest
 
 from conftest import git
-from contextfs import ContextManager
+from contextfs import ContextManager, VersioningError
 from contextfs.faults import POINTS
+from contextfs.versioning import GitStore
 
 WORKER = Path(__file__).with_name("crash_worker.py")
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
@@ -75,7 +76,7 @@ def _read_log(log: Path) -> tuple[dict[str, str | None], dict | None, set[str]]:
 def _residue(root: Path, state: Path) -> list[str]:
     # contextfs's own lock files (flock, released by the kernel when a holder dies) stay.
     found = [p.relative_to(root).as_posix() for p in root.rglob("*")
-             if (p.name.endswith(".cfs-tmp") or p.name.endswith(".lock") or p.name.startswith("tmp_obj_"))
+             if (p.name.endswith(".cfs-tmp") or p.name.endswith(".lock") or p.name.startswith(("tmp_obj_", "cfs-lock-")))
              and not p.is_relative_to(state)]
     found += [p.name for p in state.glob("index.*-*")]
     found += [p.name for p in (state / "journal").glob("*")] if (state / "journal").exists() else []
@@ -157,9 +158,16 @@ def test_kill_at_every_fault_point(tmp_path: Path, fault: str) -> None:
 
 
 def test_kill_while_git_holds_the_index_and_the_branch(tmp_path: Path) -> None:
-    """A writer killed while git's index.lock or the branch's .lock existed: both reclaimed."""
+    """A lock contextfs made (the branch's, marked) is reclaimed; one it cannot prove is its own is not.
+
+    A writer killed holding the branch's lock: the next open removes it (its journal's mark
+    proves it is contextfs's) and finishes the change. A writer killed while an
+    ``index.lock`` was there (as a git killed together with it would leave one): nothing
+    proves whose it is, so the next write waits for it, then fails with a typed error
+    naming it and changes nothing; once a person removes it, the change is finished.
+    """
     root, log = _prepare(tmp_path)
-    for point in ("record.locked", "publish.locked"):
+    for point in ("publish.locked", "record.locked"):
         script = (
             "import os, signal, sys\n"
             "from contextfs import ContextManager, faults\n"
@@ -173,6 +181,17 @@ def test_kill_while_git_holds_the_index_and_the_branch(tmp_path: Path) -> None:
         )
         proc = subprocess.run([sys.executable, "-c", script, str(root), point], capture_output=True, check=False)
         assert proc.returncode == -signal.SIGKILL
+        index_lock = root / ".git" / "index.lock"
+        if point == "record.locked":
+            head = git(root, "rev-parse", "HEAD")
+            GitStore.lock_wait, saved = 0.2, GitStore.lock_wait
+            try:
+                with pytest.raises(VersioningError, match="index.lock"):
+                    ContextManager(root, actor="agent:crash", session="s-crash")
+            finally:
+                GitStore.lock_wait = saved
+            assert index_lock.exists() and git(root, "rev-parse", "HEAD") == head
+            index_lock.unlink()  # the person, once sure no git is running
         with ContextManager(root, actor="agent:crash", session="s-crash") as ctx:
             body = f"written after the kill at {point}"
             ctx.write("n/after.md", body)

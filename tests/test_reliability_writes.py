@@ -219,7 +219,9 @@ def test_acknowledged_writes_are_fsynced(ctx: ContextManager, monkeypatch: pytes
     objects |= {f"{tree[:2]}/{tree[2:]}", f"{blob[:2]}/{blob[2:]}"}
     joined = "\n".join(synced)
     assert any(p.endswith("memory/facts.md") or ".cfs-tmp" in p for p in synced)  # the file itself
-    assert "refs/heads/main.lock" in joined  # the branch, before it is renamed into place
+    # The branch's new value: written to the lock's private file (linked into place as
+    # refs/heads/main.lock, then renamed over the branch), fsynced before either step.
+    assert "/.git/cfs-lock-" in joined
     assert all(any(p.endswith(obj) for p in synced) for obj in objects)  # every new object
     assert any(p.endswith("/.git/refs/heads") for p in synced)  # the rename of the branch
 

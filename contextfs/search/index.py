@@ -169,6 +169,8 @@ class SearchIndex:
     def _open_if_current(self) -> bool:
         """Open the index without the lock or any write when it matches every file; else False."""
         try:
+            if any(self.state.path.glob("index.*-*")):  # a killed rebuild's folder: the locked open removes it
+                return False
             stamp = self._open_existing()
             if not self._pending and current(stamp, self.manager.head(), lambda: walk_indexable(self.files)):
                 return True
@@ -442,6 +444,7 @@ class SearchIndex:
         """Compare the index with every file (by content hash) and, with ``fix``, repair it."""
         report = VerifyReport()
         with self._mutex, self._locked(), typed_io("the search index"):
+            self._cleanup_leftovers()
             try:
                 stamp = self._open_existing(full=True)
             except _Broken as why:

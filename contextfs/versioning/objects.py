@@ -69,6 +69,7 @@ class ObjectStore:
         self._unsynced: list[str] = []
         self._reader = GitDB(objects_dir)
         self._trees: dict[bytes, list[TreeEntry]] = {}
+        self._commit_trees: dict[str, bytes] = {}
 
     # ------------------------------------------------------------ writing
     def store(self, kind: bytes, data: bytes) -> bytes:
@@ -179,7 +180,10 @@ class ObjectStore:
         return cached
 
     def commit_tree(self, commit_hex: str) -> bytes:
-        """The tree id of a commit."""
+        """The tree id of a commit (cached: a commit never changes)."""
+        cached = self._commit_trees.get(commit_hex)
+        if cached is not None:
+            return cached
         try:
             binsha = bytes.fromhex(commit_hex)
         except ValueError:
@@ -188,7 +192,11 @@ class ObjectStore:
         first = data.split(b"\n", 1)[0]
         if not first.startswith(b"tree "):
             raise VersioningError(f"commit {commit_hex} has no tree; run 'git fsck' on the repository")
-        return bytes.fromhex(first[5:].decode())
+        tree = bytes.fromhex(first[5:].decode())
+        if len(self._commit_trees) > 4096:
+            self._commit_trees.clear()
+        self._commit_trees[commit_hex] = tree
+        return tree
 
     def lookup(self, tree: bytes | None, path: str) -> TreeEntry | None:
         """The entry at ``path`` (slash separated) under ``tree``, or None."""

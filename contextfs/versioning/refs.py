@@ -1,9 +1,10 @@
 """HEAD, the branch it names, and moving it safely.
 
-The branch is moved with git's own lock-file protocol: create ``<ref>.lock`` exclusively,
-write the new id, ``fsync``, rename over the ref, ``fsync`` the folder. The old value is
-compared under the lock (compare-and-swap), so a commit made meanwhile by anyone else is
-never overwritten. Refs are read straight from their files: GitPython's reference objects
+The branch is moved with git's own lock-file protocol: the new id is written and
+``fsync``-ed into ``<ref>.lock`` (created exclusively, with a marker that proves it is
+contextfs's own: see :mod:`.locks`), which is renamed over the ref, then the folder is
+``fsync``-ed. The old value is compared under the lock (compare-and-swap), so a commit made
+meanwhile by anyone else is never overwritten. Refs are read straight from their files: GitPython's reference objects
 cost about half a millisecond per look-up, paid several times per commit.
 
 A repository in the middle of a merge, rebase, cherry-pick, revert or bisect is reported
@@ -21,8 +22,9 @@ from pathlib import Path
 
 from .. import faults
 from ..errors import VersioningError
+from .locks import MarkedLock, wait_for
 
-__all__ = ["Refs", "operation_in_progress"]
+__all__ = ["BranchMoved", "Refs", "operation_in_progress"]
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}$")
 #: Marker files of operations in progress, and how a person finishes each.
@@ -34,6 +36,10 @@ _IN_PROGRESS = (
     ("REVERT_HEAD", "a revert", "git revert --continue or git revert --abort"),
     ("BISECT_LOG", "a bisect", "git bisect reset"),
 )
+
+
+class BranchMoved(VersioningError):
+    """The branch is not where a commit was built: someone committed meanwhile."""
 
 
 def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
@@ -127,34 +133,37 @@ class Refs:
         ref = self.branch() or "HEAD"
         return Path(self.git_dir if ref == "HEAD" else self.common_dir, ref)
 
-    def move(self, old: str | None, new: str, reflog_line: bytes) -> None:
-        """Point the branch at ``new`` if it still points at ``old``."""
+    def lock_for(self, new: str) -> MarkedLock:
+        """The branch's lock file holding ``new``, prepared (its mark ready to journal), not taken."""
         path = self.ref_path()
-        lock = path.with_name(path.name + ".lock")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileExistsError:
-            raise VersioningError(
-                f"{lock} exists: another git process is updating the branch; retry when it has finished"
-            ) from None
         except OSError as exc:
             raise VersioningError(f"cannot lock {path.name} ({exc.strerror}); check .git permissions and disk space") from None
+        # The private file is made in the git folder itself: one under refs/ would be listed as a ref.
+        scratch = self.git_dir if path.name == "HEAD" and path.parent == self.git_dir else self.common_dir
+        return MarkedLock(path.with_name(path.name + ".lock"), new.encode() + b"\n", scratch, durable=self.durable)
+
+    def move(self, old: str | None, new: str, reflog_line: bytes, lock: MarkedLock, *, wait: float = 0.0) -> None:
+        """Point the branch at ``new`` if it still points at ``old``, through ``lock`` (from :meth:`lock_for`).
+
+        A lock somebody else holds is waited for, up to ``wait`` seconds.
+        """
+        path = self.ref_path()
+        if not lock.take():
+            wait_for(lock.path, wait, "the branch")
+            if not lock.take():
+                raise VersioningError(f"{lock.path} exists: another git process is updating the branch; "
+                                      "retry when it has finished")
         try:
             faults.point("publish.locked")
-            try:
-                current = self.head()
-                if current != old:
-                    raise VersioningError(f"the branch moved during the commit (now {current}); retry the call")
-                os.write(fd, new.encode() + b"\n")
-                if self.durable:
-                    os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(lock, path)
+            current = self.head()
+            if current != old:
+                raise BranchMoved(f"the branch moved during the commit (now {current}); retry the call")
+            os.replace(lock.path, path)
+            lock.taken = False  # it is the branch now
         except BaseException as exc:
-            with contextlib.suppress(OSError):
-                lock.unlink()
+            lock.release()
             if isinstance(exc, OSError):
                 raise VersioningError(f"cannot move the branch ({exc.strerror}); check .git permissions and disk space") from None
             raise

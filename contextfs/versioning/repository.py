@@ -14,8 +14,9 @@ sub-folder of a larger repository never sweeps up anybody else's staged work.
 from __future__ import annotations
 
 import functools
+import os
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -27,6 +28,7 @@ from ..fixes import Fix
 from ..provenance import machine_name
 from .branches import Branches
 from .gitcmd import GitCommand, check_rev
+from .locks import LockMark, wait_for
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, operation_in_progress
 
@@ -75,7 +77,13 @@ class Prepared:
 
 
 class GitStore:
-    """The repository of one context root."""
+    """The repository of one context root.
+
+    ``lock_wait`` is how long a call waits for a lock another git command holds (git's
+    index, the branch) before it gives up with a VersioningError naming the lock.
+    """
+
+    lock_wait: float = 10.0
 
     def __init__(self, root: Path, *, branch: str = "main", own_repository: bool = False,
                  create: bool = True, durable: bool = True) -> None:
@@ -240,15 +248,36 @@ class GitStore:
         return Prepared(parent=base_commit, sha=commit, paths=tuple(changes), subject=message.splitlines()[0][:200],
                         signature=sig)
 
-    def publish(self, prepared: Prepared) -> None:
-        """Move the branch from the prepared commit's parent to it (compare-and-swap)."""
+    def wait_for_index(self) -> None:
+        """Return once no git command holds the index; after :attr:`lock_wait` raise VersioningError."""
+        wait_for(self.git_dir / "index.lock", self.lock_wait, "git's index")
+
+    def publish(self, prepared: Prepared, *, journal: Callable[[list[LockMark]], None] | None = None) -> None:
+        """Move the branch from the prepared commit's parent to it (compare-and-swap).
+
+        A git command holding git's index (a person's ``git commit``, which read HEAD when
+        it started) is waited for first, so the branch never moves under it. ``journal``
+        receives the mark of the branch's lock before it is taken: a process killed while
+        holding it leaves what proves the lock is its own (see :mod:`.locks`).
+        """
         zero = "0" * 40
         line = (f"{prepared.parent or zero} {prepared.sha} ".encode() + prepared.signature + b"\t"
                 + prepared.subject.encode("utf-8", "surrogateescape") + b"\n")
-        self.refs.move(prepared.parent, prepared.sha, line)
+        ref = self.refs.lock_for(prepared.sha)
+        try:
+            if journal is not None:
+                journal([ref.mark])
+            self.wait_for_index()
+            self.refs.move(prepared.parent, prepared.sha, line, ref, wait=self.lock_wait)
+        finally:
+            ref.discard()
 
     def record(self, paths: Collection[str]) -> None:
-        """Bring git's index in line with the files on disk for exactly these paths."""
+        """Bring git's index in line with the files on disk for exactly these paths.
+
+        A git command holding the index (a person's commit) is waited for, up to
+        :attr:`lock_wait` seconds.
+        """
         full = [self.prefix + rel for rel in paths]
         for start in range(0, len(full), 2000):
             chunk = full[start : start + 2000]
@@ -257,7 +286,16 @@ class GitStore:
             # 10,000 files that part was ~400 KB per single-file commit. '--split-index'
             # given again folds them into the shared index so later updates stay small.
             fold = ["--split-index"] if not self.prefix and len(full) >= _FOLD_AFTER and start + 2000 >= len(full) else []
-            self.cmd.run("update-index", *fold, "--add", "--remove", "--", *chunk)
+            deadline = time.monotonic() + self.lock_wait
+            while True:
+                self.wait_for_index()
+                try:
+                    self.cmd.run("update-index", *fold, "--add", "--remove", "--", *chunk)
+                    break
+                except VersioningError:
+                    # A git command took the index between the wait and the update: wait again.
+                    if not os.path.lexists(self.git_dir / "index.lock") or time.monotonic() >= deadline:
+                        raise
 
     def commit(self, changes: Mapping[str, bytes | None], message: str, author: Author, *,
                when: float | None = None, executable: Collection[str] = ()) -> str | None:
@@ -271,9 +309,9 @@ class GitStore:
         return prepared.sha
 
     # ---------------------------------------------------------------- reading
-    def head_blob(self, rel: str) -> str | None:
-        """The blob id of ``rel`` in HEAD's tree, or None (read in-process, trees cached)."""
-        head = self.head()
+    def head_blob(self, rel: str, commit: str | None = None) -> str | None:
+        """The blob id of ``rel`` in HEAD's tree (or ``commit``'s), or None (read in-process, trees cached)."""
+        head = self.head() if commit is None else commit
         if head is None:
             return None
         entry = self.objects.lookup(self.objects.commit_tree(head), self.prefix + rel)
@@ -363,15 +401,17 @@ class GitStore:
         commit = self.resolve(sha)
         return commit.parents[0].hexsha if commit.parents else None
 
-    def dirty(self) -> dict[str, str]:
+    def dirty(self, *, ignored: bool = False) -> dict[str, str]:
         """Root-relative paths whose working copy differs from HEAD, with git's status code.
 
         The code is git's two-letter porcelain status ('??' new, ' M' changed, ' D'
-        deleted, 'UU' unmerged, ...).
+        deleted, 'UU' unmerged, ...). ``ignored`` adds the files git ignores ('!!'), one
+        by one even inside an ignored folder.
         """
+        extra = ["--ignored=traditional"] if ignored else []
         out = self.cmd.run(
             "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            "--ignore-submodules=all", "--", self.prefix.rstrip("/") or ".",
+            "--ignore-submodules=all", *extra, "--", self.prefix.rstrip("/") or ".",
         )
         found: dict[str, str] = {}
         cut = len(self.prefix)

@@ -8,6 +8,10 @@
 2. 1,000 writes in one ``transaction`` against 1,000 bare atomic writes. Goal: at most 3x.
 3. The cost of durability: the single write at 10,000 files with ``durable=False`` (no
    fsync of the journal, git objects and the branch) against the default, same run.
+4. The cost of the outside-version check (is the file what contextfs last committed, or a
+   person's save to commit first?): the single write at 10,000 files with the check against
+   the same write without it, interleaved on one root; and the check alone, per write, when
+   the file's status is the one last seen (stat only) and when it is not (hash the bytes).
 
 Prints a markdown table (median per operation) with the machine it ran on. The search
 index is off (``index=False``) so the figures are the store's and git's alone.
@@ -28,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from contextfs import ContextManager
+from contextfs.adoption import SETTLED_NS, Seen
 from contextfs.files import RootFiles
 
 ENV = {
@@ -122,6 +127,50 @@ def bench_transaction(base: Path, count: int) -> tuple[float, float]:
     return txn_s * 1000, bare_s * 1000
 
 
+def bench_check(base: Path, n: int, repeat: int) -> tuple[float, float, float, float]:
+    """(write with the check, write without it, the check with a known status, the check hashing), ms."""
+    root = base / "check"
+    root.mkdir()
+    rels = populate(root, n)
+    ctx = ContextManager(root, index=False)
+    # The write side of the root: turning the check off is only for measuring what it costs.
+    writes = ctx._writes
+    assert writes is not None
+    step = max(1, n // (2 * repeat + 5))
+    on: list[float] = []
+    off: list[float] = []
+    for i in range(2 * repeat + 4):
+        writes.check_outside = i % 2 == 0
+        start = time.perf_counter()
+        ctx.write(rels[(i * step) % n], f"# Checked {i}\n\nA new fact {i}.\n")
+        took = time.perf_counter() - start
+        if i >= 4:  # two warm-up writes of each kind
+            (on if writes.check_outside else off).append(took)
+    writes.check_outside = True
+    # The check alone, on a file nobody changed for a while (its status can be trusted).
+    rel = rels[-1]
+    data, st = ctx.files.read_stat(rel)
+    assert st is not None
+    time.sleep(max(0.0, (st.st_ctime_ns + SETTLED_NS - time.time_ns()) / 1e9) + 0.01)
+    loops = 2000
+
+    def check(seen: Seen) -> bool:
+        return seen.blob(rel, data, st) != ctx.git.head_blob(rel)
+
+    start = time.perf_counter()
+    for _ in range(loops):
+        check(Seen())  # a new cache each time: the bytes are hashed
+    hashing = (time.perf_counter() - start) / loops
+    warm = Seen()
+    check(warm)
+    start = time.perf_counter()
+    for _ in range(loops):
+        check(warm)
+    known = (time.perf_counter() - start) / loops
+    assert warm.hits == loops, "the status was not trusted"
+    return statistics.median(on) * 1000, statistics.median(off) * 1000, known * 1000, hashing * 1000
+
+
 def git_version() -> str:
     out = subprocess.run(["git", "--version"], capture_output=True, text=True, check=False).stdout
     return out.strip().removeprefix("git version ")
@@ -137,6 +186,7 @@ def main() -> None:
         base = Path(tmp)
         single = {n: bench_single(base, n, repeat) for n in sizes}
         fast_ms, _ = bench_single(base, 10_000, repeat, durable=False)
+        check_on, check_off, check_known, check_hashing = bench_check(base, 10_000, repeat)
         # The file system's fsync cost moves by 2x from minute to minute on a shared machine:
         # pairs of runs, back to back, and the median of each side.
         pairs = [bench_transaction(base / f"txn-{k}", 1_000) for k in range(3 if args.quick else 5)]
@@ -159,6 +209,10 @@ def main() -> None:
           f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |")
     print(f"| durability: 10,000-file write with fsync (vs `durable=False`) | {single[10_000][0]:.2f} ms | "
           f"{fast_ms:.2f} ms | {single[10_000][0] / fast_ms:.2f}x | measured |")
+    print(f"| outside-version check: 10,000-file write with it (vs without, interleaved) | {check_on:.2f} ms | "
+          f"{check_off:.2f} ms | {check_on / check_off:.2f}x | measured |")
+    print(f"| the check alone, per write: status as last seen (vs hashing the file) | "
+          f"{check_known * 1000:.1f} µs | {check_hashing * 1000:.1f} µs | {check_known / check_hashing:.2f}x | measured |")
     sys.stdout.flush()
 
 

@@ -1,0 +1,313 @@
+"""Finishing or undoing what a killed writer left, without touching anybody else's work.
+
+The caller holds the root's write lock, so every journal found (:mod:`contextfs.journal`)
+belongs to a process that died. Its change is
+
+* **rolled forward** when the journal says ``ready``: the recorded commit (with the commit
+  of outside versions under it, if there was one) is published, or rebuilt on top of
+  whatever HEAD became, with its original author, session and message. No file is written:
+  a path somebody saved since differs from the new HEAD afterwards and is committed as
+  their edit;
+* **rolled back** otherwise, but only where the dead writer's bytes still are: every
+  snapshot in the journal carries the blob id the writer was about to leave at that path,
+  and a path is given its old bytes back only while it holds one of those (or nothing, if
+  the writer was removing it). A path a person saved after the kill — or that the writer
+  never reached — is left as it is, for the next change to adopt as their edit.
+
+Git lock files are removed only when the journal's marks prove the dead process made them
+(:mod:`contextfs.versioning.locks`); a lock of a live git is waited for, never removed.
+Temporary files of atomic writes, private lock files and temporary git objects of dead
+processes are removed. Running this twice is harmless: a handled journal is deleted last.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from . import adoption, paths
+from .document import blob_version
+from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
+from .files import TMP_SUFFIX, RootFiles
+from .journal import Journal, Pending
+from .provenance import check_actor, email_of
+from .versioning.locks import LockMark, release_if_ours, remove_leftover_scratch
+
+if TYPE_CHECKING:
+    from .versioning import GitStore, Prepared
+
+__all__ = ["commit_outside", "recover", "undo"]
+
+log = logging.getLogger(__name__)
+
+
+def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None],
+         left: Mapping[str, Collection[str | None]] | None = None) -> set[str]:
+    """Reverse renames (newest first), then give paths their bytes from ``before``.
+
+    Renames go first so that undoing a delete moves the file back instead of writing it
+    again, which would need free space on a full disk. ``left`` names, per path, the blob
+    ids (None: no file) the change may have left there; a path holding anything else was
+    changed by somebody after it and keeps what it holds. A rename that cannot be reversed
+    (somebody made a file at its source since) leaves its destination alone too. Returns the
+    paths left as they are.
+    """
+    kept: list[str] = []
+    untouched: set[str] = set()
+    for src, dst in reversed(renames):
+        try:
+            if files.kind(dst) is not None and files.kind(src) is None:
+                files.rename(dst, src)
+            elif files.kind(dst) is not None:
+                kept.append(dst)
+        except ContextFSError as exc:
+            log.warning("could not move %s back to %s: %s", dst, src, exc)
+            kept.append(dst)
+    for rel, data in before.items():
+        if any(rel == k or rel.startswith(k + "/") for k in kept):
+            log.warning("leaving %s as it is: it could not be moved back", rel)
+            untouched.add(rel)
+            continue
+        try:
+            current = files.read(rel)
+        except InvalidPathError:
+            continue  # a folder is there now: never removed wholesale
+        except ContextFSError as exc:
+            log.warning("could not read %s while undoing a change: %s", rel, exc)
+            continue
+        if current == data:
+            continue
+        if left is not None and rel in left:
+            now = blob_version(current) if current is not None else None
+            if now not in left[rel]:
+                log.warning("leaving %s as it is: it was changed after the change being undone", rel)
+                untouched.add(rel)
+                continue
+        try:
+            if data is None:
+                files.remove(rel)
+            else:
+                files.write(rel, data)
+        except ContextFSError as exc:
+            log.error("could not restore %s while undoing a change: %s", rel, exc)
+    for rel in before:
+        files.prune(rel.rpartition("/")[0])
+    return untouched
+
+
+def commit_outside(git: GitStore, layers: list[dict[str, str | None]], author: str, when: float,
+                   journal: Callable[[list[LockMark]], None] | None = None) -> str | None:
+    """Commit outside versions (path -> blob id) that a change saw but never committed.
+
+    A change undone after somebody saved over what it wrote leaves their newest bytes in
+    place; the version the change had found there (and was to commit first) would then be
+    in no commit. Each layer becomes a commit of its own, oldest first, on HEAD.
+    """
+    base = git.head()
+    top: Prepared | None = None
+    for layer in layers:
+        if layer:
+            made = git.prepare(layer, adoption.message(layer, machine=git.machine), author, email_of(author), when=when,
+                               parent=top.sha if top is not None else False)
+            top = made or top
+    if top is None:
+        return None
+    git.record(sorted(set().union(*layers)))
+    git.publish(dataclasses.replace(top, parent=base), journal=journal)
+    log.warning("committed %d version(s) saved outside contextfs that an undone change had found",
+                sum(len(layer) for layer in layers))
+    return top.sha
+
+
+def _gated(files: RootFiles, rel: object) -> str | None:
+    """A path read back from a journal, only if it passes the path gate."""
+    try:
+        return paths.check(files.root, rel, allow_internal=True)
+    except InvalidPathError:
+        log.error("the journal names an invalid path %r; ignoring it", rel)
+        return None
+
+
+def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
+    """Finish or undo every change a dead process left; returns a line per change handled.
+
+    A git command holding git's index is waited for before anything is published (a
+    VersioningError naming the lock when it takes too long): nothing is committed under a
+    person's running ``git commit``.
+    """
+    done: list[str] = []
+    pendings = journal.pending()
+    for pending in pendings:  # first, so that a person's git waiting on one of them can go on
+        _release_own_locks(pending)
+    for pending in pendings:
+        ready = pending.ready
+        if ready is not None:
+            git.wait_for_index()  # raises while a live git holds it: the journal stays for the next call
+        try:
+            if ready is not None:
+                sha = _roll_forward(files, git, pending, ready)
+                done.append(f"finished {pending.header.get('subject', '?')} as {sha[:12]}")
+            else:
+                _roll_back(files, git, pending)
+                done.append(f"undid {pending.header.get('subject', '?')}")
+            _remove_temporaries(files, pending)
+        except ContextFSError as exc:
+            log.error("could not recover the change journaled in %s: %s", pending.path, exc)
+            continue
+        with contextlib.suppress(OSError):
+            pending.path.unlink()
+    if done:
+        git.objects.remove_leftovers()
+        for folder in {git.git_dir, git.common_dir}:
+            remove_leftover_scratch(folder)
+        for line in done:
+            log.warning("recovered an interrupted change: %s", line)
+    return done
+
+
+def _release_own_locks(pending: Pending) -> None:
+    """Remove the git lock files this journal's dead process made (never anyone else's)."""
+    for entry in pending.marks("locks"):
+        for raw in entry.get("locks") or ():
+            mark = LockMark.from_json(raw)
+            if mark is not None and release_if_ours(mark):
+                log.warning("removed %s, left by a contextfs process that was killed", mark.path)
+
+
+def _changes(files: RootFiles, raw: object) -> dict[str, str | None]:
+    """path -> blob id (None: removed) read back from a journal, every path gated."""
+    out: dict[str, str | None] = {}
+    for rel, blob in (raw.items() if isinstance(raw, dict) else ()):
+        gated = _gated(files, rel)
+        if gated is not None and (blob is None or isinstance(blob, str)):
+            out[gated] = blob
+    return out
+
+
+def _layers(files: RootFiles, raw: object) -> list[tuple[dict[str, str | None], dict[str, Any]]]:
+    """The commits of outside versions a ready change put under its own, oldest first."""
+    entries = [raw] if isinstance(raw, dict) else raw if isinstance(raw, list) else []
+    return [(_changes(files, e.get("changes")), e) for e in entries if isinstance(e, dict)]
+
+
+def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict[str, Any]) -> str:
+    header = pending.header
+    changes = _changes(files, ready["changes"])
+    layers = _layers(files, ready.get("adopted"))
+    paths_ = sorted(set(changes).union(*(layer for layer, _entry in layers)))
+    sha, parent = ready["sha"], ready.get("parent")
+    head = git.head()
+    if head != sha and not (head is not None and _is_ancestor(git, sha, head)):
+        if head == parent:
+            # Here, not at the top: the repository module brings GitPython (~37 ms), which a
+            # root opened read-only imports this module without needing.
+            from .versioning import Prepared
+
+            top = Prepared(parent=parent, sha=sha, paths=tuple(paths_),
+                           subject=str(ready["message"]).splitlines()[0][:200],
+                           signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())
+        else:
+            rebuilt = _rebuild(git, header, ready, layers, changes)
+            if rebuilt is None:
+                git.record(paths_)
+                return head or sha
+            top = rebuilt
+        git.record(paths_)
+        git.publish(top, journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}))
+        sha = top.sha
+    else:
+        git.record(paths_)
+    return sha
+
+
+def _rebuild(git: GitStore, header: dict[str, Any], ready: dict[str, Any],
+             layers: list[tuple[dict[str, str | None], dict[str, Any]]], changes: dict[str, str | None]) -> Prepared | None:
+    """The dead change's commits made again on top of HEAD (which moved since); None if nothing is left."""
+    execs = set(ready.get("executable") or ())
+    head = git.head()
+    top: Prepared | None = None
+    for layer, entry in layers:
+        if not layer:
+            continue
+        author = check_actor(entry.get("author") or "human")
+        made = git.prepare(layer, str(entry.get("message") or "sync"), author, email_of(author), when=ready["when"],
+                           executable=execs, parent=top.sha if top is not None else False)
+        top = made or top
+    if changes:
+        ours = git.prepare(changes, ready["message"], header["actor"], header["email"], when=ready["when"],
+                           executable=execs, parent=top.sha if top is not None else False)
+        top = ours or top
+    # The branch moves from HEAD to the top commit, whichever commit that one is built on.
+    return None if top is None else dataclasses.replace(top, parent=head)
+
+
+def _is_ancestor(git: GitStore, ancestor: str, head: str) -> bool:
+    try:
+        git.git("merge-base", "--is-ancestor", ancestor, head)
+        return True
+    except VersioningError:
+        return False
+
+
+def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
+    renames = []
+    for mark in pending.marks("rename"):
+        src, dst = _gated(files, mark["rename"][0]), _gated(files, mark["rename"][1])
+        if src is not None and dst is not None:
+            renames.append((src, dst))
+    before: dict[str, bytes | None] = {}
+    left: dict[str, set[str | None]] = {}
+    unknown: set[str] = set()
+    for mark in pending.marks("touch"):
+        rel, blob = _gated(files, mark["touch"]), mark.get("blob")
+        if rel is None:
+            continue
+        if "after" in mark:
+            left.setdefault(rel, set()).add(mark["after"])
+        else:
+            unknown.add(rel)  # written by an older contextfs: what it left is not known
+        # The latest snapshot wins: a path is snapshotted again when somebody saved it
+        # while the change was under way, and then their version is what goes back.
+        try:
+            before[rel] = git.read_blob(blob) if blob else None
+        except (ContextFSError, ValueError):
+            log.error("the journal names a blob %s for %s that git does not have; leaving the file as it is", blob, rel)
+    for mark in pending.marks("wrote"):
+        rel = _gated(files, mark["wrote"])
+        if rel is not None:
+            left.setdefault(rel, set()).add(mark.get("after"))
+    for rel in unknown:
+        left.pop(rel, None)
+    kept = undo(files, renames, before, left)
+    # Outside versions the dead change found on the paths somebody saved over since.
+    layers: list[dict[str, str | None]] = [{}]
+    author = "human"
+    for mark in pending.marks("outside"):
+        rel = _gated(files, mark["touch"]) if "touch" in mark else None
+        if rel is None or rel not in kept or not isinstance(mark.get("blob"), str):
+            continue
+        author = check_actor(mark["outside"]) if isinstance(mark["outside"], str) else author
+        if rel in layers[-1]:
+            layers.append({})
+        layers[-1][rel] = mark["blob"]
+    if layers[0]:
+        commit_outside(git, layers, author, time.time(),
+                       journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}))
+
+
+def _remove_temporaries(files: RootFiles, pending: Pending) -> None:
+    """Temporary files of atomic writes the dead process was in the middle of."""
+    folders = {rel.rpartition("/")[0] for m in pending.marks("touch") if (rel := _gated(files, m["touch"]))}
+    for folder in folders:
+        try:
+            names = files.listdir(folder)
+        except (ContextFSError, NotFoundError):
+            continue
+        for name in names:
+            if name.startswith(".") and name.endswith(TMP_SUFFIX):
+                with contextlib.suppress(ContextFSError):
+                    files.remove(f"{folder}/{name}" if folder else name)
