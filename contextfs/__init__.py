@@ -30,9 +30,9 @@ from .errors import (
 from .lazy import exports
 
 if TYPE_CHECKING:  # for type checkers; at run time these load on first use (below)
+    from .changes.trash import TrashEntry
     from .document import Document
     from .manager import ContextManager, HistoryEntry, Provenance, RevertReport
-    from .trash import TrashEntry
 
 __version__ = "0.1.0"
 
@@ -44,11 +44,11 @@ __getattr__, __dir__ = exports(__name__, {
     "ContextManager": "contextfs.manager",
     "ContextView": "contextfs.scopes.scoped",
     "Document": "contextfs.document",
-    "HistoryEntry": "contextfs.history",
+    "HistoryEntry": "contextfs.changes.history",
     "Provenance": "contextfs.provenance",
-    "RevertReport": "contextfs.history",
+    "RevertReport": "contextfs.changes.history",
     "ScopedContext": "contextfs.scopes.scoped",
-    "TrashEntry": "contextfs.trash",
+    "TrashEntry": "contextfs.changes.trash",
 })
 
 __all__ = [

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .errors import ConfigError, ContextFSError, InvalidPathError
-from .files import RootFiles
+from .files.confined import RootFiles
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,7 +32,7 @@ TABLES = {
     "memory": "memory tiers and the poisoning policy",
     "secrets": "the secret scanner of the write gate",
     "evolve": "the evolving agent's cleanup",
-    "review": "review mode: whose writes wait for a person (contextfs.review_branch)",
+    "review": "review mode: whose writes wait for a person (contextfs.review.branch)",
 }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from .cliutil import translate_errors
+from .cli.common import translate_errors
 from .errors import InvalidArgumentError, NotFoundError
 from .manager import ContextManager
 
@@ -25,12 +25,12 @@ __all__ = ["LAYER_DEMOS", "demo", "find_sample_context", "run_demo"]
 
 #: Layer demos, in the order they build on each other: (title, module with a ``demo(ctx, say)``).
 LAYER_DEMOS = (
-    ("Search", "contextfs.cli_search"),
-    ("Scoped context under token budgets", "contextfs.scopes.cli_context"),
-    ("Topics", "contextfs.scopes.cli_topics"),
-    ("Memory tiers", "contextfs.scopes.cli_memory"),
+    ("Search", "contextfs.cli.search"),
+    ("Scoped context under token budgets", "contextfs.scopes.cli.context"),
+    ("Topics", "contextfs.scopes.cli.topics"),
+    ("Memory tiers", "contextfs.scopes.cli.memory"),
     ("Evolving agent", "contextfs.evolve.cli"),
-    ("Edits made in an editor", "contextfs.cli_watch"),
+    ("Edits made in an editor", "contextfs.cli.watch"),
 )
 #: How many of the newest commits the closing ``git log`` shows.
 LOG_LINES = 8
@@ -73,7 +73,7 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     # Its own repository, even when --dir is inside a checkout (make demo uses .demo/ in
     # the source tree): the demo's commits must never land in the enclosing history.
     ctx = ContextManager(dest, actor="agent:demo", own_repository=True)
-    _say(f"{len(ctx.list())} markdown files adopted as the first commit ({(ctx.git.head() or '')[:10]})")
+    _say(f"{len(ctx.list())} markdown files adopted as the first commit ({(ctx.parts.git.head() or '')[:10]})")
     path = "memory/facts-demo.md"
     ctx.write(path, "- Staging database: PostgreSQL 16 on port 5433\n", {"title": "Demo facts", "tags": ["demo"]})
     ctx.edit(path, "port 5433", "port 5434")

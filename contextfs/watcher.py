@@ -9,7 +9,7 @@ What is not worth a sync:
 
 * anything under ``.git/`` and ``.contextfs/`` (git's own bookkeeping, the index, locks),
   and contextfs's temp files ``*.cfs-tmp``;
-* editor and OS scratch files (``contextfs.scratch``: vim's swap and backup files, emacs's
+* editor and OS scratch files (``contextfs.files.scratch``: vim's swap and backup files, emacs's
   ``#name#``, JetBrains' ``___jb_tmp___``, ``.DS_Store``, ...). ``sync()`` skips them too, so
   a save that goes through them (vim renames the file to ``name~``, writes the new one,
   deletes the backup) is one commit of the final content once the burst settles;
@@ -36,11 +36,11 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
-from . import paths
 from .document import blob_version
 from .errors import ConfigError, ContextFSError
-from .files import TMP_SUFFIX
-from .scratch import is_scratch
+from .files import paths
+from .files.confined import TMP_SUFFIX
+from .files.scratch import is_scratch
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -82,7 +82,7 @@ class Watcher:
 
     ``on_sync(paths)`` is called from the watcher's thread after each sync that committed
     something, ``on_held(held)`` after each sync that held something back (path ->
-    reason, as in :attr:`~contextfs.sync.SyncReport.held`). ``max_delay`` bounds how long a stream of edits that never settles can
+    reason, as in :attr:`~contextfs.changes.adoption.SyncReport.held`). ``max_delay`` bounds how long a stream of edits that never settles can
     postpone its commit (default: 20 x ``debounce``, at least 5 s).
     """
 
@@ -115,7 +115,7 @@ class Watcher:
         self._stopping = False
         self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
-        ctx.add_listener(self._remember)
+        ctx.parts.add_listener(self._remember)
 
     # ------------------------------------------------------------ lifecycle
     def start(self) -> Watcher:
@@ -190,7 +190,7 @@ class Watcher:
     def _read(self, rel: str) -> bytes | None:
         """The file's bytes through the confined file layer (a link reads as nothing)."""
         try:
-            return self.ctx.files.read(rel)
+            return self.ctx.parts.files.read(rel)
         except ContextFSError:
             return None
 
@@ -237,7 +237,7 @@ class Watcher:
                 self._cond.notify_all()
             return []
         self._backoff = 0.0
-        held = dict(self.ctx.last_sync.held)
+        held = dict(self.ctx.parts.last_sync.held)
         if held and self.on_held is not None:
             try:
                 self.on_held(held)

@@ -11,7 +11,7 @@ are none. On the way:
   (and the session trailer every write carries, so ``ctx.revert_session`` undoes it);
 * entries are structured and deduplicated (:mod:`.entries`), emotional colouring is
   filtered (:mod:`.hygiene`), and instruction-like text is never promoted
-  (:func:`contextfs.poisoning.assess`).
+  (:func:`contextfs.gate.poisoning.assess`).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.errors import EvolveError
+from contextfs.files.paths import slugify
+from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
-from contextfs.paths import slugify
-from contextfs.poisoning import assess
 from contextfs.scopes.topics import Topics
 
 from . import prompts
@@ -278,13 +278,13 @@ class EvolvingAgent:
 
     def _commit(self, task: str, result: str, success: bool, kept: list[_Candidate],
                 rejected: list[Rejected], notes: tuple[str, ...] = ()) -> Outcome:
-        head = self.ctx.git.head()
+        head = self.ctx.parts.git.head()
         source = head[:12] if head else None
         with self.ctx.transaction(f"evolve: {task}", op="evolve", trailers={"Contextfs-Task": task}):
             archived = self._archive(task, result, success)
             lessons = self._apply(LESSONS, "lesson", [c for c in kept if c.kind == "lesson"], task, source)
             facts = self._apply(FACTS, "fact", [c for c in kept if c.kind == "fact"], task, source)
-        after = self.ctx.git.head()
+        after = self.ctx.parts.git.head()
         commit = after if after != head else None
         log.info("evolve: %s -> %d lesson(s), %d fact(s), %d rejected", task, len(lessons), len(facts), len(rejected))
         return Outcome(task=task, success=success, commit=commit, archived=archived,

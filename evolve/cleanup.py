@@ -3,7 +3,7 @@
 Access times live in a derived cache (:data:`ACCESS_FILE`), never in commits, because
 a commit per read would bury real history and make every read a write.
 :func:`track_access` registers a read listener on the manager
-(``ctx.add_read_listener``); reads through ``ctx.read``/``ctx.get`` then stamp the cache
+(``ctx.parts.add_read_listener``); reads through ``ctx.read``/``ctx.get`` then stamp the cache
 (throttled to one disk write per file per minute). Like every cache it heals: a corrupt or missing file starts a fresh log, and a
 file's age is then counted from when tracking started, so a new or lost cache can never
 make everything look stale at once.
@@ -29,10 +29,10 @@ from contextfs import clock
 from contextfs.config import check_keys
 from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
+from contextfs.files.state import StateDir
+from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
-from contextfs.poisoning import assess
 from contextfs.scopes.derived import CACHE_DIR
-from contextfs.state import StateDir
 
 from . import prompts
 from .entries import Change, EntryFile, Kind
@@ -160,8 +160,8 @@ def track_access(ctx: ContextManager) -> AccessLog:
     with _TRACKED_LOCK:
         access = _TRACKED.get(ctx)
         if access is None:
-            access = _TRACKED[ctx] = AccessLog(ctx.state)
-            ctx.add_read_listener(access.touch)
+            access = _TRACKED[ctx] = AccessLog(ctx.parts.state)
+            ctx.parts.add_read_listener(access.touch)
     return access
 
 
@@ -191,7 +191,7 @@ def _protected(rel: str, patterns: tuple[str, ...]) -> bool:
 
 
 def _modified(ctx: ContextManager, rel: str) -> datetime | None:
-    data = ctx.read_raw(rel)
+    data = ctx.parts.read_raw(rel)
     if data is not None:
         try:
             updated = _parse_time(parse(decode(data, rel), rel).metadata.get("updated"))
@@ -278,7 +278,7 @@ def cleanup(
     """Archive files unread for ``older_than_days`` and consolidate lessons; one commit."""
     if older_than_days < 0:
         raise EvolveError("older_than_days must be zero or more; pass e.g. 30")
-    settings = ctx.config.get("evolve", {})
+    settings = ctx.parts.config.get("evolve", {})
     check_keys("evolve", settings, ("archive_dir", "protect"))
     archive_dir = str(settings.get("archive_dir", ARCHIVE_DIR)).strip("/") or ARCHIVE_DIR
     protect = tuple(protect if protect is not None else settings.get("protect", DEFAULT_PROTECT))
@@ -288,7 +288,7 @@ def cleanup(
     report.actions.extend(_stale_files(ctx, access, cutoff, protect, archive_dir))
 
     groups: list[dict[str, Any]] = []
-    lessons_body = ctx.read_raw("memory/lessons.md")
+    lessons_body = ctx.parts.read_raw("memory/lessons.md")
     if llm is not None and lessons_body is not None and not dry_run:
         file = EntryFile(parse(decode(lessons_body, "memory/lessons.md")).body, "lesson")
         groups = run_sync(_model_groups(llm, file))
@@ -299,7 +299,7 @@ def cleanup(
     plans: dict[str, Kind] = {}
     entry_files: tuple[tuple[str, Kind], ...] = (("memory/lessons.md", "lesson"), ("memory/facts.md", "fact"))
     for path, kind in entry_files:
-        data = ctx.read_raw(path)
+        data = ctx.parts.read_raw(path)
         if data is None:
             continue
         body = parse(decode(data, path), path).body
@@ -314,7 +314,7 @@ def cleanup(
     if dry_run or not report.actions:
         return report
 
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     with ctx.transaction(f"evolve: cleanup ({len(report.actions)} action(s))", op="evolve",
                          trailers={"Contextfs-Task": "cleanup"}):
         for action in report.actions:
@@ -328,6 +328,6 @@ def cleanup(
             if rendered is not None:
                 ctx.write(path, rendered)
     access.flush()
-    after = ctx.git.head()
+    after = ctx.parts.git.head()
     report.commit = after if after != head else None
     return report

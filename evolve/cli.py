@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, translate_errors
+from contextfs.cli.common import echo_data, pass_manager, translate_errors
 from contextfs.errors import EvolveError
 from contextfs.fixes import Fix
 from contextfs.manager import ContextManager
@@ -143,7 +143,7 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
     if bool(session_id) == bool(file_path):
         raise EvolveError("pass exactly one of --session ID or --file PATH.jsonl")
     rel = file_path or f"sessions/{session_id}.jsonl"
-    raw = ctx.read_raw(rel)
+    raw = ctx.parts.read_raw(rel)
     if raw is None:
         raise EvolveError(f"{rel} does not exist", fix=Fix("list", "sessions"))
     history = []
@@ -236,4 +236,4 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     done = summarize(ctx, "project/glossary.md")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
     say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: "
-        f"{len(report.actions)} action(s), access times start now in {ctx.state.file(ACCESS_FILE)}")
+        f"{len(report.actions)} action(s), access times start now in {ctx.parts.state.file(ACCESS_FILE)}")

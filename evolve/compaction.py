@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfs.errors import ContextFSError, EvolveError
-from contextfs.poisoning import assess
+from contextfs.gate.poisoning import assess
 from contextfs.scopes.topics import Topic, Topics, open_section, slugify
 
 from . import prompts
@@ -204,7 +204,7 @@ async def _acompact(history: Sequence[Any], topics: Topics, *, llm: LanguageMode
 def _apply(topics: Topics, result: CompactionResult) -> None:
     ctx = topics.ctx
     names = ",".join(d.name for d in result.decisions) or "none"
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     with ctx.transaction(f"evolve: compact {result.tokens} tokens into {len(result.decisions)} topic(s)",
                          op="evolve", trailers={"Contextfs-Task": "compact"}):
         for d in result.decisions:
@@ -217,7 +217,7 @@ def _apply(topics: Topics, result: CompactionResult) -> None:
             topics.set_open(d.name, d.open)
         topics.block.set_general_summary(result.summary)
         topics.block.mark_compacted()
-    after = ctx.git.head()
+    after = ctx.parts.git.head()
     result.commit = after if after != head else None
     log.info("compaction wrote %s (topics: %s)", result.commit, names)
 

@@ -8,7 +8,7 @@ nothing about the old line. Left alone, a view would serve both "port 8080" and 
 * the **values** of a fact are what changes when a fact is updated: numbers and versions
   (``8080``, ``3.13``, ``4.5``), quoted and code spans, addresses (URLs, ``@handles``,
   ``#channels``, paths with ``/``);
-* its **subject** is the rest of its words, as :mod:`contextfs.text` reads them (stop words
+* its **subject** is the rest of its words, as :mod:`contextfs.text.analysis` reads them (stop words
   out, stems), less the words that only say a fact changed ("now", "currently", "moved"...);
 * a ``Label: value`` line ("Database: PostgreSQL 16") has its label as its subject and the
   rest as its value (not for labels that annotate, "Note: ...", "Tip: ...").
@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from contextfs import text as contextfs_text
+from contextfs.text import analysis as contextfs_text
 
 __all__ = ["contradicts", "subject_and_values"]
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from contextfs.errors import EvolveError
-from contextfs.text import words
+from contextfs.text.analysis import words
 
 from . import prompts
 from .llm import LanguageModel, ask

@@ -17,13 +17,13 @@ import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from contextfs import paths
 from contextfs.document import Document, blob_version, decode, parse
 from contextfs.errors import ContextFSError, EvolveError
+from contextfs.files import paths
+from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
-from contextfs.poisoning import assess
 from contextfs.scopes.tiers import extract_abstract, extract_overview
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 from . import prompts
 from .llm import LanguageModel, ask, run_sync
@@ -119,7 +119,7 @@ def _write(ctx: ContextManager, summaries: list[Summary], message: str) -> None:
 def _peek(ctx: ContextManager, path: str) -> Document:
     """Read without counting as an access: summarizing is not reading for cleanup."""
     rel = paths.check(ctx.root, path)
-    data = ctx.read_raw(rel)
+    data = ctx.parts.read_raw(rel)
     if data is None:
         return ctx.get(rel)  # raises the usual NotFoundError
     return parse(decode(data, rel), rel, version=blob_version(data))

@@ -5,7 +5,7 @@
   the MCP server uses too; :class:`ContextRetriever` is a LangChain retriever.
 - :class:`MemoryToolAdapter`: Anthropic's client-side memory tool on a context folder
   (the SDK's abstract memory tool when the ``anthropic`` extra is installed).
-- ``contextfs.integrations.langgraph_store.ContextStore`` (extra ``langgraph``) and
+- ``contextfs.integrations.langgraph.store.ContextStore`` (extra ``langgraph``) and
   ``contextfs.integrations.mcp_server.build_server`` (extra ``mcp``) import their
   optional packages, so they are not imported here; a missing extra gives an install hint.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from .langchain_retriever import ContextRetriever
 from .langchain_tools import ContextToolkit, make_tools
-from .memory_tool import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
-from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .memory_tool.adapter import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
+from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
 
 __all__ = [
     "ContextRetriever",

@@ -24,7 +24,7 @@ from pydantic import ConfigDict, Field
 
 from contextfs import ContextManager
 from contextfs.errors import InvalidArgumentError
-from contextfs.turns import session_of, turn_at
+from contextfs.text.turns import session_of, turn_at
 
 if TYPE_CHECKING:
     from contextfs.search import SearchHit

@@ -21,7 +21,7 @@ from pydantic import ConfigDict, ValidationError
 
 from contextfs.errors import ContextFSError
 
-from .toolkit import DEFAULT_ACTOR, GROUPS, Toolkit, ToolSpec, format_error, select_specs
+from .tools import DEFAULT_ACTOR, GROUPS, Toolkit, ToolSpec, format_error, select_specs
 
 if TYPE_CHECKING:
     from contextfs import ContextManager

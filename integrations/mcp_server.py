@@ -27,13 +27,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 from pydantic import Field
 
-from contextfs.cliutil import open_manager, translate_errors
+from contextfs.cli.common import open_manager, translate_errors
 from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
-from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
-from .tools_scopes import scoped_view, view_header
-from .tools_topics import ListTopicsArgs
+from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .tools.scopes import scoped_view, view_header
+from .tools.topics import ListTopicsArgs
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer  # the optional 'mcp' extra, for annotations only
@@ -195,5 +195,5 @@ def mcp(click_ctx: click.Context, groups: tuple[str, ...], read_only: bool, allo
         raise click.ClickException(str(exc)) from None
     ctx = open_manager(click_ctx, index=True)
     server = build_server(ctx, groups=groups or None, allow_write=not read_only, allow_delete=allow_delete,
-                          actor=actor, session=ctx.session)
+                          actor=actor, session=ctx.parts.session)
     server.run("stdio")

@@ -62,9 +62,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from contextfs.evolve import EvolvingAgent, LanguageModel
 from contextfs.manager import ContextManager
 
-from .agent_context import ContextEngine, TaskCheck, TaskDone
-from .agent_replay import replay
-from .agent_settings import DEFAULT_TOOLS, AgentSettings
+from .agent.context import ContextEngine, TaskCheck, TaskDone
+from .agent.replay import replay
+from .agent.settings import DEFAULT_TOOLS, AgentSettings
 
 __all__ = ["DEFAULT_TOOLS", "ContextMiddleware", "TaskDone"]
 
@@ -95,7 +95,7 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         **options: Any,
     ) -> None:
         super().__init__()
-        settings = AgentSettings.build(ctx.config, compacting=compactor is not None, **options)
+        settings = AgentSettings.build(ctx.parts.config, compacting=compactor is not None, **options)
         self.engine = ContextEngine(ctx, settings, compactor=compactor, evolve=evolve, task=task)
         self.tools: Sequence[BaseTool] = self.engine.tools()
         self._system: SystemMessage | None = None

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from contextfs.lazy import exports
 
 if TYPE_CHECKING:
-    from contextfs.poisoning import Verdict, assess, render_untrusted
+    from contextfs.gate.poisoning import Verdict, assess, render_untrusted
 
     from .memory import (
         ArchivalNote,
@@ -72,7 +72,7 @@ __all__ = [
 # layer module costs about 60 ms, and ``contextfs context`` needs only the view assembly
 # (``ScopedContext``), not topics or memory.
 _HOMES = {
-    **dict.fromkeys(("Verdict", "assess", "render_untrusted"), "contextfs.poisoning"),
+    **dict.fromkeys(("Verdict", "assess", "render_untrusted"), "contextfs.gate.poisoning"),
     **dict.fromkeys(("ArchivalNote", "ConversationBuffer", "CoreBlock", "CoreBlocks", "Memory", "MemoryHit",
                      "Message"), "contextfs.scopes.memory"),
     **dict.fromkeys(("Candidate", "ContextView", "DroppedItem", "ViewItem", "pack"), "contextfs.scopes.packing"),

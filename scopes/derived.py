@@ -1,7 +1,7 @@
 """Where the layers above the core keep derived state.
 
 Derived state is rebuilt from the markdown files at will and never committed. It lives
-in the root's state folder (``ctx.state``, under ``.git/contextfs/``, where a clone never
+in the root's state folder (``ctx.parts.state``, under ``.git/contextfs/``, where a clone never
 brings it); every such name the scopes and evolve layers use is defined here, relative
 to that folder, and nowhere else.
 """

@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contextfs.errors import BudgetError, ConfigError
-from contextfs.poisoning import render_untrusted
-from contextfs.tokens import TokenCounter, get_counter
+from contextfs.gate.poisoning import render_untrusted
+from contextfs.text.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
 from .passages import chunks_of, is_heading

@@ -14,12 +14,12 @@ text, its section heading and its file's real title (never the file name; archiv
 are named after their first words).
 
 Who said a passage and when count too: a turn spoken by a person the query names, or
-dated within a period it names, weighs :data:`~contextfs.text.PRIOR` times as much (a
+dated within a period it names, weighs :data:`~contextfs.text.analysis.PRIOR` times as much (a
 markdown passage is dated by its file's ``updated``/``created``), and a passage also
 counts half of each neighbour's score.
 
 Cost is kept low with two caches that cannot change results: per-blob passages and term
-counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.TermIndex`
+counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.analysis.TermIndex`
 per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
 reports. A warm look-up at an unchanged head reads only the postings of the query terms.
 
@@ -37,13 +37,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from contextfs import text as contextfs_text
 from contextfs.document import blob_version, decode, parse
 from contextfs.embeddings import vectors_for
 from contextfs.errors import ContextFSError
-from contextfs.periods import Period, day_of, moment_of, periods, within
-from contextfs.text import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
-from contextfs.turns import is_log
+from contextfs.text import analysis as contextfs_text
+from contextfs.text.analysis import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
+from contextfs.text.periods import Period, day_of, moment_of, periods, within
+from contextfs.text.turns import is_log
 
 from .passages import Chunk, chunk_terms, chunks_of, is_heading, speakers_of
 from .tiers import query_terms
@@ -148,9 +148,9 @@ class _TreeIndex:
             if hit is not None:
                 _BLOB_CACHE.move_to_end(blob)
                 return hit
-        data = ctx.read_raw(rel) if sha == ctx.git.head() else None
+        data = ctx.parts.read_raw(rel) if sha == ctx.parts.git.head() else None
         if data is None or blob_version(data) != blob:
-            data = ctx.git.blob_at(rel, sha) or b""
+            data = ctx.parts.git.blob_at(rel, sha) or b""
         stats = _passages_of(rel, data)
         with _LOCK:
             _BLOB_CACHE[blob] = stats
@@ -185,7 +185,7 @@ class _TreeIndex:
                 self.index.add((rel, i), counts)
 
     def build(self, ctx: ContextManager, sha: str) -> None:
-        for rel, blob in sorted(ctx.git.files_at(sha).items()):
+        for rel, blob in sorted(ctx.parts.git.files_at(sha).items()):
             if _eligible(rel):
                 self._add(ctx, rel, blob, sha)
         self.sha = sha
@@ -193,11 +193,11 @@ class _TreeIndex:
     def advance(self, ctx: ContextManager, sha: str) -> None:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
-        for rel in ctx.git.changed(self.sha, sha):
+        for rel in ctx.parts.git.changed(self.sha, sha):
             if not _eligible(rel):
                 continue
             self._remove(rel)
-            data = ctx.git.blob_at(rel, sha)
+            data = ctx.parts.git.blob_at(rel, sha)
             if data is not None:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
@@ -303,7 +303,7 @@ def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
         past = _PAST.get((root, sha))
         if past is not None:
             return past
-        if sha == ctx.git.head():
+        if sha == ctx.parts.git.head():
             if live is None:
                 live = _HEADS[root] = _TreeIndex()
                 live.build(ctx, sha)
@@ -330,7 +330,7 @@ def rank(
 
     Files in ``exclude``, and files ``allow`` says no to, never contribute.
     """
-    sha = rev or ctx.git.head()
+    sha = rev or ctx.parts.git.head()
     if sha is None:
         return []
     vectors = vectors_for(str(ctx.root)) if pager != "search" else None
@@ -346,7 +346,7 @@ def rank(
 
 def relevance(ctx: ContextManager, query: str, paths: list[str], *, rev: str | None) -> dict[str, float]:
     """How well each file answers ``query``: its best passage's score (0 when none matches)."""
-    sha = rev or ctx.git.head()
+    sha = rev or ctx.parts.git.head()
     if sha is None or not paths:
         return dict.fromkeys(paths, 0.0)
     return _index_for(ctx, sha).best_of(query_terms(query), paths)

@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from contextfs import text as contextfs_text
-from contextfs.turns import is_log, known_as, read_turns
+from contextfs.text import analysis as contextfs_text
+from contextfs.text.turns import is_log, known_as, read_turns
 
 __all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "TRANSCRIPT_LINES", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of",
            "is_heading", "speakers_of"]
@@ -59,7 +59,7 @@ class Chunk:
     trust: str = "trusted"
     speaker: str = ""
     time: str = ""
-    aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.turns.known_as)
+    aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.text.turns.known_as)
     trail: str = ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
 
 

@@ -112,7 +112,7 @@ class ScopedContext:
                       error=ConfigError)
         self.budget = budget
         if rules is None:
-            rules = rules_from_config(ctx.config)
+            rules = rules_from_config(ctx.parts.config)
         elif isinstance(rules, Mapping):
             rules = rules_from_config(rules if "scopes" in rules else {"scopes": rules})
         elif not isinstance(rules, ScopeRules):
@@ -138,7 +138,7 @@ class ScopedContext:
                 except ContextFSError as exc:
                     raise ConfigError(f"scope rule folder {folder!r} is not usable ({exc}); fix .contextfs/config.toml") from None
             else:
-                cache[folder] = sorted(self.ctx.git.files_at(rev, folder))
+                cache[folder] = sorted(self.ctx.parts.git.files_at(rev, folder))
         return cache[folder]
 
     def _expand(self, rule: Rule, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]) -> list[str]:

@@ -8,7 +8,7 @@ the ladder. Files that carry no ``overview``/``abstract`` frontmatter get a dete
 extractive one (first heading and first sentences), so the same bytes always render the
 same way; that is what lets ``as_of`` reproduce a past view exactly.
 
-Every rendering is fenced as quoted data (:func:`contextfs.poisoning.render_untrusted`)
+Every rendering is fenced as quoted data (:func:`contextfs.gate.poisoning.render_untrusted`)
 when its file is not trusted *or* when the poisoning guard flags the text it shows: a
 trusted file (a person's, a clone's) can still hold an instruction. The fence is part of
 the rendering, so the packer counts it against the budget like any other text; a
@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from contextfs import text as contextfs_text
-from contextfs.poisoning import assess, render_untrusted
-from contextfs.turns import is_log
+from contextfs.gate.poisoning import assess, render_untrusted
+from contextfs.text import analysis as contextfs_text
+from contextfs.text.turns import is_log
 
 from .passages import Chunk, blocks, chunk_terms, chunks_of, is_heading
 
@@ -86,7 +86,7 @@ class Source:
 
 
 # ----------------------------------------------------------------- words
-#: Lower-cased, stop-word-free, stemmed words: the unit of lexical matching (contextfs.text).
+#: Lower-cased, stop-word-free, stemmed words: the unit of lexical matching (contextfs.text.analysis).
 terms_of = contextfs_text.terms
 #: The distinct terms of a query, in first-seen order.
 query_terms = contextfs_text.query_terms

@@ -13,9 +13,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextfs import paths
 from contextfs.document import blob_version, decode, parse
 from contextfs.errors import ContextFSError, NotFoundError
+from contextfs.files import paths
 
 from .tiers import Source
 
@@ -128,7 +128,7 @@ def resolve_rev(ctx: ContextManager, rev: str | None) -> str | None:
     """The full commit id for ``rev`` (NotFoundError when it does not exist)."""
     if rev is None:
         return None
-    return ctx.git.resolve(rev).hexsha
+    return ctx.parts.git.resolve(rev).hexsha
 
 
 _SOURCES: OrderedDict[tuple[str, str, str | None], Source] = OrderedDict()
@@ -164,7 +164,7 @@ def load_source(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source
     if cand.body is not None:
         return Source(cand.path, cand.body, {}, blob_version(cand.body.encode("utf-8", "surrogatepass")), 0, cand.title)
     rel = paths.check(ctx.root, cand.path)
-    data = ctx.git.blob_at(rel, rev) if rev is not None else ctx.read_raw(rel)
+    data = ctx.parts.git.blob_at(rel, rev) if rev is not None else ctx.parts.read_raw(rel)
     if data is None:
         return None
     return _from_bytes(rel, data, cand.title)

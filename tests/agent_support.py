@@ -21,7 +21,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import Field
 
-from contextfs.tokens import count_tokens
+from contextfs.text.tokens import count_tokens
 
 _ids = itertools.count(1)
 _ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "system": "system"}
@@ -71,7 +71,7 @@ class RecordingModel(BaseChatModel):
         **kwargs: Any,
     ) -> ChatResult:
         self.prompts.append(list(messages))
-        self.heads.append(self.ctx.head() if self.ctx is not None else None)
+        self.heads.append(self.ctx.parts.head() if self.ctx is not None else None)
         reply = self.respond(list(messages))
         return ChatResult(generations=[ChatGeneration(message=reply)])
 

@@ -86,7 +86,7 @@ def main(root: str, log_path: str, seed: int, count: int) -> None:
                 live.pop(rel, None)
             else:
                 live[rel] = body
-        say({"ack": i, "kind": kind, "plan": plan, "head": ctx.git.head()})
+        say({"ack": i, "kind": kind, "plan": plan, "head": ctx.parts.git.head()})
     ctx.close()
 
 

@@ -83,7 +83,7 @@ def settle(fleet: Fleet, rounds: int = 4) -> None:
         for root in fleet.roots:
             with ContextManager(root, index=False) as ctx:
                 ctx.remote.sync()
-                heads.append(ctx.git.head())
+                heads.append(ctx.parts.git.head())
         tip = run_git("--git-dir", str(fleet.remote), "rev-parse", "refs/heads/master").strip()
         if all(h == tip for h in heads):
             return

@@ -34,7 +34,7 @@ def main() -> None:
     log = log_path.open("a", buffering=1)
 
     def ack(op: str, path: str, token: str) -> None:
-        log.write(json.dumps({"op": op, "path": path, "token": token, "commit": ctx.git.head(),
+        log.write(json.dumps({"op": op, "path": path, "token": token, "commit": ctx.parts.git.head(),
                               "t": time.time()}) + "\n")
 
     for i in range(ops):

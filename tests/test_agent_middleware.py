@@ -254,21 +254,21 @@ def test_a_message_the_write_gate_refuses_stops_the_run_before_the_model_and_com
 ) -> None:
     agent, model, _ = agent_for(ctx, ["ok", "fine"])
     ask(agent, "hello")
-    head = ctx.head()
+    head = ctx.parts.head()
     with pytest.raises(ContentError, match="refused"):
         # generated in AWS's shape: AWS's documented example keys are placeholders the gate lets through
         ask(agent, f"the key is {SECRET_KINDS['AWS access key id'](random.Random('middleware')).text}")
-    assert ctx.head() == head and len(model.prompts) == 1
+    assert ctx.parts.head() == head and len(model.prompts) == 1
     ask(agent, "never mind")  # the conversation goes on from the files
     assert [m.type for m in model.prompts[-1][1:]] == ["human", "ai", "human"]
 
 
 def test_a_message_that_is_not_text_is_refused_and_odd_characters_are_kept(ctx: ContextManager) -> None:
     agent, model, _ = agent_for(ctx, ["ok"])
-    head = ctx.head()
+    head = ctx.parts.head()
     with pytest.raises(ContentError, match="lone surrogate"):
         ask(agent, "a lone surrogate \ud800 here")
-    assert ctx.head() == head and model.prompts == []
+    assert ctx.parts.head() == head and model.prompts == []
     ask(agent, "a NUL \x00 and a bidi \u202e mark")  # JSON-escaped in the log line, read back exactly
     assert Memory(ctx).messages("run-1")[0].content == "a NUL \x00 and a bidi \u202e mark"
 

@@ -32,7 +32,7 @@ from contextfs.evolve import EvolvingAgent
 from contextfs.integrations.middleware import ContextMiddleware, TaskDone
 from contextfs.scopes import Memory, Topics
 from contextfs.scopes.topics import open_section
-from contextfs.tokens import count_tokens
+from contextfs.text.tokens import count_tokens
 
 STRESS = bool(os.environ.get("CONTEXTFS_STRESS"))
 CORE = "Dana Okafor, senior backend engineer at Tidewater"

@@ -20,12 +20,12 @@ from conftest import SAMPLE, assert_clean, commit_count
 from contextfs import ContextManager, ScopedContext
 from contextfs.errors import ContentError
 from contextfs.evolve.compaction import compact
-from contextfs.integrations.agent_messages import fit_history, history_cost
+from contextfs.integrations.agent.messages import fit_history, history_cost
 from contextfs.scopes import Candidate
 from contextfs.scopes.memory import ConversationBuffer, Memory
 from contextfs.scopes.topics import Topics
 from contextfs.scopes.topics.routing import task_tag
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 # Generated in AWS's shape (AWS's documented example key is a placeholder the gate lets through).
 SECRET = SECRET_KINDS["AWS secret access key"](random.Random("agent-window")).text
@@ -153,7 +153,7 @@ def test_boot_candidates_hide_the_exchanges_a_caller_still_holds(sample: Context
         topics.record("first question", "first answer", topic="billing-migration")
     with sample.provenance(session="chat", turn=2):
         topics.record("second question", "second answer", topic="billing-migration")
-    lines = [json.loads(x) for x in sample.read_raw("topics/billing-migration/exchanges.jsonl").decode().splitlines()]
+    lines = [json.loads(x) for x in sample.parts.read_raw("topics/billing-migration/exchanges.jsonl").decode().splitlines()]
     assert [x["turn"] for x in lines] == ["1", "2"]
     cands = topics.boot_context.candidates("billing-migration", shown=lambda ex: ex.extra.get("turn") != "2")
     body = next(c.body for c in cands if c.path.endswith("exchanges.jsonl"))

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+from conftest import REPO
 
 PACKAGES = ["contextfs", "contextfs.scopes", "contextfs.evolve", "contextfs.integrations"]
 
@@ -62,3 +66,34 @@ def test_names_loaded_on_first_use_are_the_exported_ones_and_all_resolve(name: s
     assert set(found["lazy"]) <= set(found["all"]), "a name loaded on first use is missing from __all__"
     assert found["resolved"] == found["all"], "a name in __all__ does not load from the module its table names"
     assert found["unknown"] is False
+
+
+#: ``ContextManager`` holds the user API docs/store.md documents, and nothing else: the
+#: plumbing the concern modules and the layers above use is one object, ``ctx.parts``.
+MAX_FACADE_NAMES = 30
+
+
+def test_the_facade_is_the_documented_api_and_small(tmp_path: Path) -> None:
+    from contextfs import ContextManager
+
+    with ContextManager(tmp_path / "root", actor="human", index=False) as ctx:
+        names = sorted(n for n in dir(ctx) if not n.startswith("_"))
+    assert len(names) <= MAX_FACADE_NAMES, names
+    page = (REPO / "docs" / "store.md").read_text("utf-8")
+    assert [n for n in names if f"`{n}" not in page and f"ctx.{n}" not in page] == []
+
+
+def test_no_core_concern_module_imports_the_facade() -> None:
+    """The concern modules take the root's parts; only the edges (CLI, demo, watcher, the
+    top-level package) and the façade itself name ``contextfs.manager``."""
+    edges = {"contextfs/__init__.py", "contextfs/manager.py", "contextfs/demo.py", "contextfs/watcher.py"}
+    found = []
+    for path in sorted((REPO / "contextfs").rglob("*.py")):
+        rel = path.relative_to(REPO).as_posix()
+        if rel in edges or rel.startswith("contextfs/cli/"):
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("manager"):
+                found.append(f"{rel}:{node.lineno}")
+    assert found == []

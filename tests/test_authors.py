@@ -15,8 +15,8 @@ import pytest
 from conftest import git
 from contextfs import ContextManager
 from contextfs.integrations import make_tools
-from contextfs.integrations.langgraph_store import ContextStore
-from contextfs.integrations.memory_tool import MemoryToolAdapter
+from contextfs.integrations.langgraph.store import ContextStore
+from contextfs.integrations.memory_tool.adapter import MemoryToolAdapter
 
 
 def _author(root: Path) -> str:

@@ -21,13 +21,13 @@ from contextfs import (
     MemoryLimitError,
     SearchIndexError,
 )
-from contextfs.integrations.tool_output import MAX_OUTPUT_CHARS, cap
-from contextfs.paths import MAX_NAME_BYTES, MAX_PATH_CHARS
+from contextfs.files.paths import MAX_NAME_BYTES, MAX_PATH_CHARS
+from contextfs.integrations.tools.output import MAX_OUTPUT_CHARS, cap
 from contextfs.scopes import Memory
 from contextfs.scopes.packing import pack
 from contextfs.scopes.views import Candidate
-from contextfs.search.query import MAX_QUERY_CHARS
-from contextfs.tokens import get_counter
+from contextfs.search.language import MAX_QUERY_CHARS
+from contextfs.text.tokens import get_counter
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
          "kilo", "lima", "mike"]
@@ -110,10 +110,10 @@ def test_a_core_block_at_its_limit_and_one_token_over(tmp_path: Path) -> None:
     at_limit = _text_of(40)
     block = memory.core_memory_rethink("persona", at_limit)
     assert block.text.rstrip("\n") == at_limit and block.tokens == block.limit == 40
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     with pytest.raises(MemoryLimitError, match="1 over its limit of 40"):
         memory.core_memory_rethink("persona", _text_of(41))
-    assert memory.core("persona").text.rstrip("\n") == at_limit and ctx.git.head() == head
+    assert memory.core("persona").text.rstrip("\n") == at_limit and ctx.parts.git.head() == head
     with pytest.raises(MemoryLimitError):
         memory.core_memory_append("persona", "x")  # appending to a full block is one over too
 
@@ -123,12 +123,12 @@ def test_a_file_of_exactly_max_file_bytes_and_one_byte_more(tmp_path: Path) -> N
     ctx = ContextManager(tmp_path / "ctx", index=False, max_file_bytes=1000)
     ctx.write("notes/exact.txt", "x" * 1000)
     assert len((ctx.root / "notes/exact.txt").read_bytes()) == 1000
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     with pytest.raises(ContentError, match="1001 bytes, over the 1000-byte limit"):
         ctx.write("notes/over.txt", "x" * 1001)
     with pytest.raises(ContentError, match="over the 1000-byte limit"):
         ctx.append("notes/exact.txt", "y")
-    assert not ctx.exists("notes/over.txt") and ctx.git.head() == head
+    assert not ctx.exists("notes/over.txt") and ctx.parts.git.head() == head
 
 
 def test_paths_at_their_length_limits_and_one_past(tmp_path: Path) -> None:

@@ -23,11 +23,11 @@ from click.testing import CliRunner
 from conftest import application_repository, git, modules_after
 from contextfs import ContextManager, clock
 from contextfs.cli import cli
-from contextfs.tokens import TokenCounter
+from contextfs.text.tokens import TokenCounter
 
 # What only writing, history or other layers need: no reading command may import these.
-WRITE_SIDE = ("contextfs.transaction", "contextfs.journal", "contextfs.writing", "contextfs.rendering",
-              "contextfs.guard", "contextfs.config", "filelock")
+WRITE_SIDE = ("contextfs.changes.transaction", "contextfs.changes.journal", "contextfs.changes.writing", "contextfs.changes.rendering",
+              "contextfs.gate.guard", "contextfs.config", "filelock")
 GIT = ("git", "gitdb", "contextfs.versioning.repository", "contextfs.versioning.objects")
 LAYERS = ("contextfs.scopes", "contextfs.evolve", "contextfs.integrations", "langchain_core")
 SEARCH = ("whoosh", "numpy", "contextfs.search")

@@ -90,10 +90,10 @@ def test_success_none_records_no_facts_and_no_lesson(root: Path) -> None:
 )
 def test_malformed_model_answer_leaves_tree_and_history_untouched(root: Path, responses: list[str]) -> None:
     ctx = ContextManager(root, index=False)
-    head, files = ctx.git.head(), _snapshot(root)
+    head, files = ctx.parts.git.head(), _snapshot(root)
     with pytest.raises(EvolveError):
         EvolvingAgent(ctx, FakeListChatModel(responses=responses)).complete_task_sync("T", "R", False)
-    assert ctx.git.head() == head
+    assert ctx.parts.git.head() == head
     assert _snapshot(root) == files
     assert_clean(root)
 
@@ -120,10 +120,10 @@ class _Exploding:
 
 def test_provider_failure_is_evolve_error_and_writes_nothing(root: Path) -> None:
     ctx = ContextManager(root, index=False)
-    head, files = ctx.git.head(), _snapshot(root)
+    head, files = ctx.parts.git.head(), _snapshot(root)
     with pytest.raises(EvolveError, match="provider unreachable"):
         EvolvingAgent(ctx, _Exploding()).complete_task_sync("T", "R", False)
-    assert ctx.git.head() == head and _snapshot(root) == files
+    assert ctx.parts.git.head() == head and _snapshot(root) == files
 
 
 def test_contradiction_supersedes_visibly_and_restatement_merges(root: Path) -> None:
@@ -173,10 +173,10 @@ def test_emotional_text_rewritten_by_model_and_injection_never_promoted(root: Pa
 
 def test_without_a_model_complete_refuses_and_archive_task_works_offline(root: Path) -> None:
     ctx = ContextManager(root, index=False)
-    head, files = ctx.git.head(), _snapshot(root)
+    head, files = ctx.parts.git.head(), _snapshot(root)
     with pytest.raises(EvolveError, match="needs a language model"):
         EvolvingAgent(ctx).complete_task_sync("T", "R", False)
-    assert ctx.git.head() == head and _snapshot(root) == files
+    assert ctx.parts.git.head() == head and _snapshot(root) == files
     outcome = EvolvingAgent(ctx).archive_task("T", "Ugh! It failed because port 5432 was taken.", False)
     assert outcome.commit and outcome.notes
     body = ctx.read(outcome.archived)

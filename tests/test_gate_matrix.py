@@ -25,8 +25,8 @@ from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextFSError, ContextManager
 from contextfs.integrations import make_tools
-from contextfs.integrations.langgraph_store import ContextStore
-from contextfs.integrations.memory_tool import MemoryToolAdapter
+from contextfs.integrations.langgraph.store import ContextStore
+from contextfs.integrations.memory_tool.adapter import MemoryToolAdapter
 from contextfs.scopes import Memory, Topics
 
 SECRETS = ["AWS access key id", "GitHub classic token", "RSA private key (PEM)", "Slack token"]
@@ -132,7 +132,7 @@ def root(tmp_path: Path) -> ContextManager:
 def test_a_secret_never_reaches_history(root: ContextManager, write: Callable[[ContextManager, str], str],
                                         kind: str) -> None:
     secret = SECRET_KINDS[kind](random.Random(kind))
-    head = root.git.head()
+    head = root.parts.git.head()
     try:
         write(root, f"deploy with {secret.text}")
     except ContextFSError as exc:
@@ -140,10 +140,10 @@ def test_a_secret_never_reaches_history(root: ContextManager, write: Callable[[C
     assert secret.payload[:16] not in _history(root)
     held = _files_holding(root, secret.payload[:16])
     if write is _outside_edit:
-        assert held == ["notes/edited.md"] and "notes/edited.md" in root.last_sync.held
+        assert held == ["notes/edited.md"] and "notes/edited.md" in root.parts.last_sync.held
     else:
         assert held == [], held
-    assert root.git.head() == head or secret.payload[:16] not in _history(root)
+    assert root.parts.git.head() == head or secret.payload[:16] not in _history(root)
 
 
 @pytest.mark.parametrize("text", INJECTIONS, ids=["override", "exfiltrate"])

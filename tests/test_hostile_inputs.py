@@ -170,7 +170,7 @@ _OPS: list[Callable[[ContextManager, str, str, str], Any]] = [
     lambda c, p, q, t: c.get(p),
     lambda c, p, q, t: c.exists(p),
     lambda c, p, q, t: c.list(p),
-    lambda c, p, q, t: c.read_raw(p),
+    lambda c, p, q, t: c.parts.read_raw(p),
     lambda c, p, q, t: c.write(p, t),
     lambda c, p, q, t: c.write(p, t, {"title": t}),
     lambda c, p, q, t: c.create(p, t),

@@ -23,7 +23,7 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 from conftest import git
 from contextfs import ContextFSError, ContextManager
 from contextfs.integrations import MemoryToolAdapter, make_tools
-from contextfs.integrations.langgraph_store import ContextStore
+from contextfs.integrations.langgraph.store import ContextStore
 from contextfs.integrations.mcp_server import build_server
 
 TOKENS = [
@@ -154,7 +154,7 @@ HAND_PATHS = ["../outside-canary.md", "../../etc/passwd", ".git/config", "/etc/p
 @pytest.mark.parametrize("bad", HAND_PATHS)
 def test_langchain_hand_written(lc, bad: str) -> None:
     ctx, oracle, tools = lc
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     for name, extra in PATH_TOOLS:
         msg = oracle.run(_lc_call, tools, name, {"path": bad, **extra})
         assert msg.status in ("error", "success"), name
@@ -174,7 +174,7 @@ def test_langchain_generated(tmp_path_factory, path: str, tool) -> None:
     try:
         oracle = Oracle(tmp, ctx.root, None)
         tools = {t.name: t for t in make_tools(ctx, allow_delete=True)}
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         name, extra = tool
         msg = oracle.run(_lc_call, tools, name, {"path": path, **extra})
         assert msg.status in ("error", "success")
@@ -192,7 +192,7 @@ def test_mcp_hand_written(tmp_path: Path) -> None:
     try:
         oracle = Oracle(tmp_path, ctx.root, None)
         server = build_server(ctx, allow_delete=True)
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         for bad in HAND_PATHS:
             for name, extra in PATH_TOOLS:
                 try:
@@ -238,7 +238,7 @@ def test_memory_tool_hand_written(tmp_path: Path, bad: str) -> None:
         tool = MemoryToolAdapter(ctx)
         tool.execute({"command": "create", "path": "/memories/a.md", "file_text": "a"})
         oracle = Oracle(tmp_path, ctx.root, "memories")
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         for command in _memory_commands(bad):
             _memory_case(tool, oracle, command)
         assert (ctx.root / "memories").is_dir()
@@ -256,7 +256,7 @@ def test_memory_tool_generated(tmp_path_factory, path: str, which: int) -> None:
         tool = MemoryToolAdapter(ctx)
         tool.execute({"command": "create", "path": "/memories/a.md", "file_text": "a"})
         oracle = Oracle(tmp, ctx.root, "memories")
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         _memory_case(tool, oracle, _memory_commands(path)[which])
         oracle.check(head, path)
     finally:
@@ -272,13 +272,13 @@ def test_store_generated(tmp_path_factory, ns: list[str], key: str, delete: bool
     try:
         store = ContextStore(ctx)
         oracle = Oracle(tmp, ctx.root, "store")
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         namespace = tuple(ns)
         try:
             oracle.run(store.batch, [PutOp(namespace, key, {"v": key})])
         except ContextFSError:
             # A typed refusal (e.g. a lone surrogate): nothing may have changed.
-            assert ctx.git.head() == head
+            assert ctx.parts.git.head() == head
             oracle.check(head, (namespace, key))
             return
         # Accepted: the item reads back, is found, and goes away when deleted.
@@ -298,7 +298,7 @@ def test_the_oracle_sees_an_escape(tmp_path: Path) -> None:
     ctx = _root(tmp_path)
     try:
         oracle = Oracle(tmp_path, ctx.root, "memories")
-        head = ctx.git.head()
+        head = ctx.parts.git.head()
         oracle.run((tmp_path / "escaped.md").write_text, "x")
         assert any(path.endswith("escaped.md") for _, path in MONITOR.events)
         oracle.run((ctx.root / "memory" / "core" / "canary.md").write_text, "changed")

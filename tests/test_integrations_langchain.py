@@ -19,7 +19,7 @@ from conftest import assert_clean, commit_count, git, search_available
 from contextfs import ConfigError, ContextManager, InvalidArgumentError
 from contextfs.integrations import ContextRetriever, ContextToolkit, all_specs
 from contextfs.integrations.langchain_tools import DEFAULT_ACTOR, make_tools
-from contextfs.integrations.tool_output import MAX_OUTPUT_CHARS
+from contextfs.integrations.tools.output import MAX_OUTPUT_CHARS
 
 needs_search = pytest.mark.skipif(not search_available(), reason="contextfs.search has not landed yet")
 
@@ -289,7 +289,7 @@ def test_provenance_is_the_tools_not_the_models(root: Path, mgr: ContextManager)
     assert authors(root, "memory/notes.md") == ["agent:researcher"]
     body = git(root, "log", "-1", "--format=%B")
     assert "Contextfs-Session: sess-42" in body and "forged" not in body
-    assert mgr.current_provenance.actor == "agent"
+    assert mgr.parts.current_provenance.actor == "agent"
 
 
 def test_every_write_tool_is_one_commit_by_the_toolkit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -374,7 +374,7 @@ def test_untrusted_and_flagged_text_is_fenced_on_every_read_path(tmp_path: Path)
 
 
 def test_scoped_views_fence_flagged_text_inside_their_budget(tmp_path: Path) -> None:
-    from contextfs.tokens import count_tokens
+    from contextfs.text.tokens import count_tokens
 
     ctx = ContextManager(tmp_path / "ctx", actor="human")
     try:

@@ -32,7 +32,7 @@ from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from conftest import assert_clean, commit_count, git  # noqa: E402
 from contextfs import ContextFSError, InvalidArgumentError  # noqa: E402
-from contextfs.integrations.langgraph_store import ContextStore  # noqa: E402
+from contextfs.integrations.langgraph.store import ContextStore  # noqa: E402
 
 
 class LetterEmbeddings(Embeddings):
@@ -403,7 +403,7 @@ def test_dotted_labels_through_batch_stay_inside_the_prefix(ctx) -> None:
 
 def test_refusals_are_typed(ctx) -> None:
     store = ContextStore(ctx)
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     for op in (PutOp(("a",), "k", {"v": 1}, ttl=5.0), PutOp((), "k", {"v": 1}), PutOp(("",), "k", {"v": 1}),
                PutOp(("a",), "k", {"v": float("nan")}), PutOp(("a",), "k", {"v": object()}),
                PutOp(("a",), "\ud800", {"v": 1}), PutOp(("a",), "k", ["not", "a", "dict"]),
@@ -414,4 +414,4 @@ def test_refusals_are_typed(ctx) -> None:
         store.put(("a",), "k", {"v": 1}, ttl=1)
     with pytest.raises(InvalidArgumentError, match="unsupported store operation"):
         store.batch(["not an op"])
-    assert ctx.git.head() == head
+    assert ctx.parts.git.head() == head

@@ -9,6 +9,7 @@ stays in its adapter.
 from __future__ import annotations
 
 import ast
+import re
 
 import pytest
 
@@ -16,10 +17,13 @@ from conftest import REPO
 
 FOLDERS = ("contextfs", "scopes", "evolve", "integrations")
 MAX_LINES = 500
+#: Modules lying flat in the core package; the rest live in folders by concern.
+MAX_FLAT_CORE = 20
 #: About 20 is the rule of thumb; Topics has 21 (size() sits with index() and render_index()).
 MAX_PUBLIC_METHODS = 21
-#: The store's public API is the one façade allowed more: its methods are one-line
-#: delegations to the concern modules (writing, trash, history, sync, transaction).
+#: The store's public API is the one façade allowed more: its methods are the calls
+#: docs/store.md documents, each a delegation to a concern module (its names are counted
+#: in tests/test_api.py).
 FACADES = {("contextfs/manager.py", "ContextManager")}
 #: Derived state is defined in one module, so moving it is one line per path.
 DERIVED_MODULE = "scopes/derived.py"
@@ -155,34 +159,37 @@ def _module_name(rel: str) -> str:
     return ".".join(["contextfs", *parts])
 
 
-def _runtime_imports(rel: str, tree: ast.Module) -> set[str]:
-    """Modules of the package imported when ``rel`` is imported (not under TYPE_CHECKING)."""
+def _imports(rel: str, tree: ast.Module) -> set[str]:
+    """Modules of the package that ``rel`` imports anywhere: at the top, inside functions
+    (deferred) and under ``TYPE_CHECKING`` alike, since each is an edge a reader follows."""
     package = _module_name(rel) if rel.endswith("__init__.py") else _module_name(rel).rpartition(".")[0]
     found: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
-        for sub in ast.walk(node) if isinstance(node, (ast.If, ast.Try)) else [node]:
-            if isinstance(sub, ast.ImportFrom):
-                if sub.level:
-                    base = package.split(".")[: len(package.split(".")) - (sub.level - 1)]
-                    name = ".".join(base + ([sub.module] if sub.module else []))
-                else:
-                    name = sub.module or ""
-                found.add(name)
-                found.update(f"{name}.{a.name}" for a in sub.names)
-            elif isinstance(sub, ast.Import):
-                found.update(a.name for a in sub.names)
+    for sub in ast.walk(tree):
+        if isinstance(sub, ast.ImportFrom):
+            if sub.level:
+                base = package.split(".")[: len(package.split(".")) - (sub.level - 1)]
+                name = ".".join(base + ([sub.module] if sub.module else []))
+            else:
+                name = sub.module or ""
+            found.add(name)
+            found.update(f"{name}.{a.name}" for a in sub.names)
+        elif isinstance(sub, ast.Import):
+            found.update(a.name for a in sub.names)
     return {n for n in found if n.startswith("contextfs")}
 
 
-def test_there_are_no_import_cycles() -> None:
+def _import_graph() -> dict[str, set[str]]:
     modules = {_module_name(rel): rel for rel, _, _ in SOURCES}
-    graph = {name: {m for m in _runtime_imports(rel, tree) if m in modules and m != name}
-             for name, (rel, tree) in ((n, (r, t)) for r, t, _ in SOURCES for n in [_module_name(r)])}
+    graph = {_module_name(rel): {m for m in _imports(rel, tree) if m in modules} - {_module_name(rel)}
+             for rel, tree, _ in SOURCES}
     # A package's __init__ importing its own submodules is how a façade works, not a cycle.
     for name in graph:
-        graph[name] = {m for m in graph[name] if not (m.startswith(name + ".") and modules[name].endswith("__init__.py"))}
+        if modules[name].endswith("__init__.py"):
+            graph[name] = {m for m in graph[name] if not m.startswith(name + ".")}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[str]:
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles: list[str] = []
@@ -201,7 +208,24 @@ def test_there_are_no_import_cycles() -> None:
     for node in sorted(graph):
         if node not in state:
             visit(node)
+    return cycles
+
+
+def test_there_are_no_import_cycles() -> None:
+    """Every edge counts: an import inside a function or under TYPE_CHECKING still ties the
+    two modules together for a reader, so none of them may close a circle."""
+    cycles = _cycles(_import_graph())
     assert cycles == [], "\n".join(cycles)
+
+
+def test_the_cycle_finder_counts_deferred_and_type_only_imports() -> None:
+    text = ("from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n"
+            "    from .b import B\n"
+            "def f():\n"
+            "    from .c import g  # deferred\n")
+    assert _imports("contextfs/a.py", ast.parse(text)) >= {"contextfs.b", "contextfs.c"}
+    assert _cycles({"a": {"b"}, "b": {"a"}}) == ["a -> b -> a"]
 
 
 def test_the_scanner_sees_what_it_forbids() -> None:
@@ -215,3 +239,22 @@ def test_the_scanner_sees_what_it_forbids() -> None:
     tree = ast.parse(text)
     assert _private_reaches("x.py", tree) == ["x.py:1 imports _hidden", "x.py:6 reads ctx._hook"]
     assert _unexplained_lazy_imports("x.py", tree, text.splitlines()) == ["x.py:3 import json"]
+
+
+def _mapped_modules() -> set[str]:
+    """The modules docs/architecture.md's map names (its ``## The map`` section)."""
+    page = (REPO / "docs/architecture.md").read_text("utf-8")
+    section = page.split("## The map", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"`([\w/]+\.py)`", section))
+
+
+def test_the_architecture_map_names_every_module_and_only_those() -> None:
+    modules = {rel for rel, _, _ in SOURCES}
+    mapped = _mapped_modules()
+    assert sorted(modules - mapped) == [], "modules missing from docs/architecture.md's map"
+    assert sorted(mapped - modules) == [], "docs/architecture.md's map names modules that do not exist"
+
+
+def test_the_core_keeps_at_most_twenty_modules_flat() -> None:
+    flat = sorted(path.name for path in (REPO / "contextfs").glob("*.py"))
+    assert len(flat) <= MAX_FLAT_CORE, f"{len(flat)} modules lie flat in contextfs/: {flat}"

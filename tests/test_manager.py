@@ -295,11 +295,11 @@ def test_failed_call_inside_transaction_can_be_caught(ctx: ContextManager) -> No
 # ----------------------------------------------------------------- provenance
 def test_provenance_changes_author_and_trailers(ctx: ContextManager) -> None:
     with ctx.provenance(actor="agent:planner", session="sess-1", turn=3):
-        assert ctx.current_provenance.actor == "agent:planner"
+        assert ctx.parts.current_provenance.actor == "agent:planner"
         ctx.write("a.md", "a")
         with ctx.provenance(actor="human"):
             ctx.write("b.md", "b")
-    assert ctx.current_provenance.actor == "agent"
+    assert ctx.parts.current_provenance.actor == "agent"
     meta = ctx.get("a.md").metadata
     assert (meta["author"], meta["session"], meta["turn"]) == ("agent:planner", "sess-1", "3")
     assert ctx.get("b.md").metadata["author"] == "human"

@@ -21,7 +21,7 @@ from contextfs.errors import (
     PoisoningError,
 )
 from contextfs.scopes.memory import Memory, fingerprint, word_set
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 
 @pytest.fixture

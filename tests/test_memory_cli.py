@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from conftest import SAMPLE, assert_clean
 from contextfs import ContextManager
-from contextfs.scopes.cli_memory import demo, memory
+from contextfs.scopes.cli.memory import demo, memory
 
 
 def _run(root: Path, *args: str, ok: bool = True) -> click.testing.Result:

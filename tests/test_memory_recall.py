@@ -15,7 +15,7 @@ from conftest import assert_clean, commit_count
 from contextfs import ContextManager, clock
 from contextfs.errors import BudgetError, ContentError
 from contextfs.scopes.memory import ConversationBuffer, ExtractiveSummarizer, Memory, Message
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 
 @pytest.fixture
@@ -268,7 +268,7 @@ def test_one_bad_log_never_breaks_recall(tmp_path: Path, caplog: pytest.LogCaptu
     '{"role":"user","content":"hi","trust":0}', '{"role":"user"}', '"just text"', '{"role": "user", ',
 ])
 def test_a_line_that_is_not_a_message_is_reported_not_invented(line: str) -> None:
-    from contextfs.turns import read_turns, turn_at
+    from contextfs.text.turns import read_turns, turn_at
 
     text = '{"role":"user","content":"fine","time":"2026-01-01T00:00:00Z","turn":3}\n' + line + "\n"
     turns, bad = read_turns(text)

@@ -19,7 +19,11 @@ from langchain_core.messages import AIMessage, ToolMessage
 
 from conftest import assert_clean, commit_count, git
 from contextfs import ContextFSError
-from contextfs.integrations.memory_tool import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
+from contextfs.integrations.memory_tool.adapter import (
+    MEMORY_TOOL_SPEC,
+    MemoryToolAdapter,
+    MemoryToolError,
+)
 
 anthropic = pytest.importorskip("anthropic", reason="the anthropic extra is part of the dev install")
 
@@ -150,7 +154,7 @@ def test_modes_are_the_sdks(ctx, tool: MemoryToolAdapter) -> None:
 
 def test_paths_stay_in_memories(ctx, tool: MemoryToolAdapter) -> None:
     ctx.write("memory/core/rules.md", "- Never deploy on Fridays\n")
-    head, rules = ctx.git.head(), (ctx.root / "memory/core/rules.md").read_bytes()
+    head, rules = ctx.parts.git.head(), (ctx.root / "memory/core/rules.md").read_bytes()
     for command in (
         {"command": "view", "path": "/memories/../memory/core/rules.md"},
         {"command": "create", "path": "/memories/../memory/core/rules.md", "file_text": "pwned"},
@@ -168,7 +172,7 @@ def test_paths_stay_in_memories(ctx, tool: MemoryToolAdapter) -> None:
         message = tool.run(command)
         assert message.startswith("Error: "), (command, message)
         assert "write()" not in message and "list()" not in message
-    assert ctx.git.head() == head and (ctx.root / "memory/core/rules.md").read_bytes() == rules
+    assert ctx.parts.git.head() == head and (ctx.root / "memory/core/rules.md").read_bytes() == rules
     assert "/memories/" in tool.run({"command": "create", "path": "/memories/.git/x", "file_text": "x"})
 
 

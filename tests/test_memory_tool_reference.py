@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContextManager
-from contextfs.integrations.memory_tool import MemoryToolAdapter
+from contextfs.integrations.memory_tool.adapter import MemoryToolAdapter
 
 anthropic = pytest.importorskip("anthropic", reason="the anthropic extra is part of the dev install")
 from anthropic.lib.tools import ToolError  # noqa: E402 - after the importorskip above

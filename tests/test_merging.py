@@ -10,6 +10,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from contextfs.changes.markers import conflict_markers
 from contextfs.document import parse
 from contextfs.merging import (
     conflict_copy_path,
@@ -20,7 +21,6 @@ from contextfs.merging import (
     merge_numbered,
     original_of,
 )
-from contextfs.sync import conflict_markers
 
 WORDS = st.text(alphabet="abcdefghij ", min_size=1, max_size=12).map(lambda s: s.strip() or "x")
 ENTRY_LISTS = st.lists(WORDS, max_size=6, unique=True)

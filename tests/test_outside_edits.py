@@ -112,7 +112,7 @@ def _core_memory(ctx: ContextManager) -> None:
 
 
 def _langgraph(ctx: ContextManager) -> None:
-    from contextfs.integrations.langgraph_store import ContextStore
+    from contextfs.integrations.langgraph.store import ContextStore
 
     ContextStore(ctx, prefix="store").put(("users",), "facts", {"content": "- from a graph"})
 
@@ -237,7 +237,7 @@ def test_an_edit_saved_while_contextfs_watch_runs_is_kept(tmp_path: Path) -> Non
     root = tmp_path / "ctx"
     agent = ContextManager(root, actor="agent:planner", index=False)
     agent.write("memory/facts.md", "- Database: PostgreSQL 16\n", {"title": "Facts"})
-    code = ("import sys; from contextfs.cli_watch import watch; "
+    code = ("import sys; from contextfs.cli.watch import watch; "
             "watch.main(['--debounce', '0.5'], obj={'root': sys.argv[1]}, standalone_mode=True)")
     proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -330,14 +330,14 @@ def test_a_merge_built_elsewhere_is_not_published_over_a_save_it_found(agent: Co
     outside version put under it: the save is committed on its own and the merge refused."""
     from contextfs.versioning.graph import write_commit
 
-    root, git_ = agent.root, agent.git
+    root, git_ = agent.root, agent.parts.git
     head = git_.head()
     merged = b"- the merge's version\n"
     tree = git_.objects.rewrite(git_.objects.commit_tree(head), {"memory/facts.md": (git_.objects.store(b"blob", merged),
                                                                                     0o100644)})
     prepared = write_commit(git_, tree, [head], "sync: merge\n", "remote", "remote@contextfs.invalid", head=head)
     save(root, "memory/facts.md", PERSON)
-    with pytest.raises(ConflictError, match="run the merge again"), agent.change("merge", "origin/main") as change:
+    with pytest.raises(ConflictError, match="run the merge again"), agent.parts.change("merge", "origin/main") as change:
         change.write("memory/facts.md", merged)
         change.prepared = prepared
     person_version_is_committed(root, "memory/facts.md", PERSON)

@@ -22,17 +22,18 @@ ADAPTERS = {
     "gitdb": ("contextfs/versioning/",),
     "whoosh": ("contextfs/search",),
     "watchdog": ("contextfs/watcher.py",),
-    "detect_secrets": ("contextfs/secrets_detectors.py", "contextfs/secrets_syntax.py"),
-    "kingfisher_sdk": ("contextfs/secrets_rules.py",),
+    "detect_secrets": ("contextfs/gate/secrets_detectors.py", "contextfs/gate/secrets_syntax.py"),
+    "kingfisher_sdk": ("contextfs/gate/secrets_rules.py",),
 }
 #: Core modules that compose every layer.
-COMPOSERS = ("contextfs/cli.py", "contextfs/demo.py")
+COMPOSERS = ("contextfs/cli/__init__.py", "contextfs/demo.py")
 
 
 def _package_of(rel: str) -> str:
-    """The import package a source file lives in, e.g. 'scopes/x.py' -> 'contextfs.scopes'."""
-    top, _, _ = rel.partition("/")
-    return "contextfs" if top == "contextfs" else f"contextfs.{top}"
+    """The import package a source file lives in, e.g. 'scopes/cli/x.py' -> 'contextfs.scopes.cli'."""
+    top, _, rest = rel.partition("/")
+    folders = rest.split("/")[:-1]
+    return ".".join(["contextfs", *([] if top == "contextfs" else [top]), *folders])
 
 
 def _imports(path: Path, rel: str) -> list[tuple[str, bool]]:

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contextfs import ContextManager, InvalidPathError, paths
+from contextfs import ContextManager, InvalidPathError
+from contextfs.files import paths
 
 
 def snapshot(root: Path) -> set[str]:
@@ -288,7 +289,7 @@ def test_hostile_list_raises_but_missing_folder_is_empty(ctx: ContextManager) ->
 
 
 def test_slugify_makes_names_the_gate_accepts(tmp_path) -> None:
-    from contextfs.paths import check, slugify
+    from contextfs.files.paths import check, slugify
 
     assert slugify("Billing migration: Chargebee → Stripe!") == "billing-migration-chargebee-stripe"
     assert slugify("Ünïcödé words here", words=2) == "unicode-words"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextfs import poisoning
 from contextfs.errors import ConfigError, PoisoningError
-from contextfs.poisoning import (
+from contextfs.gate import poisoning
+from contextfs.gate.poisoning import (
     Verdict,
     apply_policy,
     assess,

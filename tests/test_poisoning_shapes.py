@@ -17,7 +17,7 @@ import pytest
 from secret_samples import ordinary_note
 
 from conftest import SAMPLE
-from contextfs.poisoning import assess
+from contextfs.gate.poisoning import assess
 
 CORPUS = Path(__file__).resolve().parent / "data" / "injection_corpus"
 

@@ -119,7 +119,7 @@ def _check_state(dest: Path, acked: list[int], flight: int | None) -> None:
         expected.update(PLAN[i][2])
     touched = set(expected) | {rel for _, _, after in PLAN for rel in after}
     with ContextManager(dest, index=False) as ctx:
-        with ctx.write_lock():  # recovery: finish or undo what the cut interrupted
+        with ctx.parts.write_lock():  # recovery: finish or undo what the cut interrupted
             pass
         bodies = {rel: ctx.read(rel) for rel in touched}
     if flight is not None:

@@ -171,7 +171,7 @@ def test_a_live_gits_index_lock_held_too_long_is_a_typed_error_naming_it(tmp_pat
 def test_a_write_waits_for_the_index_lock_then_names_it(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "ctx", index=False)
     ctx.write("a.md", "old")
-    ctx.git.lock_wait = 0.2
+    ctx.parts.git.lock_wait = 0.2
     lock = ctx.root / ".git" / "index.lock"
     lock.write_text("")  # a git process we cannot tell apart from a live one
     with pytest.raises(VersioningError, match=r"index\.lock"):
@@ -196,7 +196,7 @@ def test_a_killed_rebuild_leaves_no_half_built_index(tmp_path: Path) -> None:
     with ContextManager(root) as ctx:
         for i in range(5):
             ctx.write(f"notes/{i}.md", f"note {i} about webhooks\n")
-        state = ctx.state.path
+        state = ctx.parts.state.path
     for _ in range(2):
         _kill_writer(root, "index.filling", REBUILD)
     assert list(state.glob("index.new-*"))  # each killed rebuild left its half-built folder

@@ -86,8 +86,8 @@ def _residue(root: Path, state: Path) -> list[str]:
 def _check(root: Path, log: Path) -> None:
     expected, pending, touched = _read_log(log)
     with ContextManager(root) as ctx:
-        state = ctx.state.path
-        head = ctx.git.head()
+        state = ctx.parts.state.path
+        head = ctx.parts.git.head()
         bodies = {rel: ctx.read(rel) for rel in touched}
         # The operation in flight: all of it or none of it.
         if pending is not None:

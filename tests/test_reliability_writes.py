@@ -65,13 +65,13 @@ def test_delete_on_a_full_disk_loses_nothing(ctx: ContextManager) -> None:
         faults.disarm()
         assert state(ctx.root) == before, point
     # The disk stays full while the failure is undone: the file is renamed back, not rewritten.
-    real_write = ctx.files.write
+    real_write = ctx.parts.files.write
 
     def full(*args: object, **kwargs: object) -> None:
         raise ContentError("a.md: no space left on the device; free disk space and retry")
 
     def disk_fills_up() -> None:
-        ctx.files.write = full  # type: ignore[method-assign]
+        ctx.parts.files.write = full  # type: ignore[method-assign]
         full()
 
     faults.arm("change.renamed", disk_fills_up)
@@ -79,7 +79,7 @@ def test_delete_on_a_full_disk_loses_nothing(ctx: ContextManager) -> None:
         with pytest.raises(ContextFSError):
             ctx.delete("a.md")
     finally:
-        ctx.files.write = real_write  # type: ignore[method-assign]
+        ctx.parts.files.write = real_write  # type: ignore[method-assign]
     assert state(ctx.root) == before
     assert ctx.read("a.md") == "precious"
 
@@ -164,7 +164,7 @@ def test_opening_a_root_mid_merge_never_commits_conflict_markers(tmp_path: Path)
     root = _conflicting(tmp_path, "merge", "other")
     head = git(root, "rev-parse", "HEAD")
     with ContextManager(root, index=False) as ctx:
-        assert ctx.last_sync.held
+        assert ctx.parts.last_sync.held
         with pytest.raises(VersioningError, match="merge"):
             ctx.write("b.md", "x")
     assert git(root, "rev-parse", "HEAD") == head
@@ -173,7 +173,7 @@ def test_opening_a_root_mid_merge_never_commits_conflict_markers(tmp_path: Path)
     git(root, "merge", "--abort")
     (root / "c.md").write_text("<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n")
     with ContextManager(root, index=False) as ctx:
-        assert "c.md" in ctx.last_sync.held
+        assert "c.md" in ctx.parts.last_sync.held
     assert "c.md" not in git(root, "ls-files")
 
 
@@ -342,7 +342,7 @@ def test_misspelled_settings_are_refused_not_ignored(ctx: ContextManager, text: 
 
     (ctx.root / ".contextfs" / "config.toml").write_text(text)
     with pytest.raises(ConfigError, match=message):
-        _ = ctx.config
+        _ = ctx.parts.config
         Memory(ctx)
         Topics(ctx)
         from contextfs.evolve import cleanup
@@ -382,7 +382,7 @@ def test_readers_never_wait_for_a_writer(tmp_path: Path) -> None:
         import pathlib, time
         from contextfs import ContextManager
         ctx = ContextManager({str(root)!r}, index=False, sync=False)
-        with ctx.write_lock():
+        with ctx.parts.write_lock():
             pathlib.Path({str(locked)!r}).touch()
             while not pathlib.Path({str(release)!r}).exists():
                 time.sleep(0.05)

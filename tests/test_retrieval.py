@@ -12,7 +12,7 @@ import pytest
 
 from contextfs import ContextManager, ScopedContext, SearchIndexError
 from contextfs.scopes.memory import Memory
-from contextfs.tokens import count_tokens
+from contextfs.text.tokens import count_tokens
 
 
 @pytest.fixture
@@ -207,7 +207,7 @@ def test_archival_insert_reads_a_bounded_number_of_notes(root: ContextManager) -
         for i in range(120):
             mem.archival_memory_insert(f"Fact number {i}: the crane at berth {i} lifts {i * 3} tons of cargo.")
     reads: list[str] = []
-    root.add_read_listener(reads.append)
+    root.parts.add_read_listener(reads.append)
     fresh = Memory(root)  # a new process-like object: no warm in-memory word index
     fresh.archival_memory_insert("The harbor master retires in June.")
     assert len([r for r in reads if r.startswith("memory/archive/")]) <= 12

@@ -3,7 +3,7 @@
 Each case comes from real messaging-app chats, where short messages with typos, nicknames
 and dates said relative to when a message was sent make the literal reading of a question
 go wrong. Every ranker (``ctx.search``, ``conversation_search``, ``ScopedContext.passages``)
-reads a question by the same rules (``contextfs.text``).
+reads a question by the same rules (``contextfs.text.analysis``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from contextfs import ContextManager, ScopedContext
 from contextfs.scopes.memory import Memory
-from contextfs.search.query import parse_query
+from contextfs.search.language import parse_query
 
 
 @pytest.fixture
@@ -105,8 +105,8 @@ def test_a_name_others_call_a_speaker_names_that_speaker(root: ContextManager, r
 
 
 def test_names_a_speaker_goes_by() -> None:
-    from contextfs.text import address_names
-    from contextfs.turns import Turn, known_as
+    from contextfs.text.analysis import address_names
+    from contextfs.text.turns import Turn, known_as
 
     assert address_names("How are you doing today Kate?") == ["Kate"]
     assert address_names("Thanks, Mel!") == ["Mel"] and address_names("Wow, nice!") == []
@@ -133,7 +133,7 @@ def test_a_named_day_reaches_the_messages_sent_just_after_it(root: ContextManage
 def test_what_a_named_day_reaches() -> None:
     from datetime import date
 
-    from contextfs.periods import DAY_REACH, periods, within
+    from contextfs.text.periods import DAY_REACH, periods, within
 
     day, month = periods("on 31 December 2023, in May 2023")
     assert (day.start, day.end) == (date(2023, 12, 31), date(2024, 1, 1)) and DAY_REACH == 2

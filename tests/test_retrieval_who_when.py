@@ -3,7 +3,7 @@
 A question that names a speaker is answered by that speaker's turns; one that names a
 day, month or year by what is dated then; an answer is often the turn after the one that
 repeats the question's words. Every ranker (``ctx.search``, ``conversation_search``,
-``ScopedContext.passages`` and views) applies the same rules (``contextfs.text``), and the
+``ScopedContext.passages`` and views) applies the same rules (``contextfs.text.analysis``), and the
 index's fast ranker and Whoosh's own scoring agree on them.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from contextfs import ContextManager, ScopedContext
-from contextfs.periods import day_of, periods, within
 from contextfs.scopes.memory import Memory
 from contextfs.search import planning
-from contextfs.text import names_in, query_terms
+from contextfs.text.analysis import names_in, query_terms
+from contextfs.text.periods import day_of, periods, within
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 import contextfs.clock
 from conftest import application_repository, assert_clean, git
 from contextfs import ConfigError, ContextManager, ReviewError
-from contextfs.review import Review
-from contextfs.sessions import Sessions
+from contextfs.review.decisions import Review
+from contextfs.review.sessions import Sessions
 
 
 def agent(root: Path, session: str = "s-scout", actor: str = "agent:scout") -> ContextManager:
@@ -118,7 +118,7 @@ def test_discard_keeps_the_changes_recoverable_until_they_expire(
 ) -> None:
     scout = agent(person.root)
     scout.write("notes/idea.md", "# Idea\n")
-    folder = scout.review.worktree
+    folder = scout.parts.review.worktree
     gone = Sessions(person).discard("s-scout")
     assert not folder.exists() and gone.session == "s-scout"
     assert Sessions(person).get("s-scout").status == "discarded"
@@ -158,11 +158,11 @@ def test_review_per_agent_from_the_config(person: ContextManager) -> None:
     config.write_text('[review]\nagents = ["agent:scout*"]\nkeep_days = 3\n')
     person.sync()
     scout = ContextManager(person.root, actor="agent:scout-2", session="s-cfg", index=False)
-    assert scout.review is not None  # the config put it in review mode
+    assert scout.parts.review is not None  # the config put it in review mode
     scout.write("notes/a.md", "a\n")
     assert not person.exists("notes/a.md")
     other = ContextManager(person.root, actor="agent:writer", index=False)
-    assert other.review is None
+    assert other.parts.review is None
     other.write("notes/b.md", "b\n")
     # Through a handle that is not in review mode, a listed agent's write is refused.
     with person.provenance(actor="agent:scout-3"), pytest.raises(ReviewError, match="review=True"):
@@ -180,8 +180,8 @@ def test_a_root_inside_an_application_repository(tmp_path: Path) -> None:
     person = ContextManager(app / "context", actor="human", index=False)
     person.write("memory/facts.md", "- one\n")
     scout = agent(app / "context")
-    assert (scout.review.worktree / "context" / "memory" / "facts.md").is_file()
-    assert not (scout.review.worktree / "main.py").exists()  # only the root's folder is written out
+    assert (scout.parts.review.worktree / "context" / "memory" / "facts.md").is_file()
+    assert not (scout.parts.review.worktree / "main.py").exists()  # only the root's folder is written out
     scout.append("memory/facts.md", "- two\n")
     assert Sessions(person).get("s-scout").files == ("memory/facts.md",)
     Sessions(person).approve("s-scout")
@@ -203,7 +203,7 @@ def test_a_broken_review_setting_refuses_agents_writes_not_their_reads(
 
 def test_the_agents_tool_lists_what_waits_and_nothing_decides(person: ContextManager) -> None:
     from contextfs.integrations import Toolkit, all_specs
-    from contextfs.integrations.tools_review import REVIEW_TOOLS
+    from contextfs.integrations.tools.review import REVIEW_TOOLS
 
     scout = agent(person.root)
     kit = Toolkit(scout, actor="agent:scout", session="s-scout")

@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ConfigError, ContextManager, TopicError
-from contextfs.scopes.cli_context import context, demo
+from contextfs.scopes.cli.context import context, demo
 from contextfs.scopes.rules import default_rules, match, rules_from_config
 from contextfs.scopes.scoped import ScopedContext
-from contextfs.tokens import count_tokens
+from contextfs.text.tokens import count_tokens
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
@@ -108,7 +108,7 @@ def test_page_in_uses_the_search_index_when_asked(tmp_path: Path) -> None:
 
 def test_as_of_is_byte_for_byte(sample: ContextManager) -> None:
     scoped = ScopedContext(sample)
-    rev = sample.git.head()
+    rev = sample.parts.git.head()
     before = scoped.assemble("subtask", "retry-policy", budget=1200, query="jitter schedule redis")
     sample.write("memory/facts.md", "- everything changed")
     sample.delete("project/decisions/0004-arq-over-celery.md")
@@ -121,7 +121,7 @@ def test_as_of_is_byte_for_byte(sample: ContextManager) -> None:
     assert now.manifest != before.manifest
     # the manifest versions are git's blob ids at that commit
     for path, version in before.manifest:
-        assert sample.git.git("rev-parse", f"{rev}:{path}").strip() == version
+        assert sample.parts.git.git("rev-parse", f"{rev}:{path}").strip() == version
 
 
 def test_config_overrides_rules_and_budgets(sample: ContextManager) -> None:

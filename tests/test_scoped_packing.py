@@ -7,11 +7,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import BudgetError, ContextManager
-from contextfs.poisoning import assess
+from contextfs.gate.poisoning import assess
 from contextfs.scopes import ScopedContext
 from contextfs.scopes.packing import Candidate, ContextView, load_source, pack
 from contextfs.scopes.tiers import TIERS, query_terms, render
-from contextfs.tokens import count_tokens, get_counter
+from contextfs.text.tokens import count_tokens, get_counter
 
 LONG = "\n\n".join(
     f"## Section {i}\n\nParagraph {i} talks about topic{i} in detail. It has a second sentence. "
@@ -47,7 +47,7 @@ def test_no_budget_shows_everything_full(root: ContextManager) -> None:
     assert view.tokens == count_tokens(view.text)
     assert "## memory/core/persona.md [full]\nI am the agent." in view.text
     # The manifest pins each item to its git blob id, as git itself computes it.
-    head_blob = root.git.git("rev-parse", "HEAD:memory/facts.md").strip()
+    head_blob = root.parts.git.git("rev-parse", "HEAD:memory/facts.md").strip()
     assert ("memory/facts.md", head_blob) in view.manifest
 
 
@@ -167,7 +167,7 @@ def test_synthetic_bodies_and_missing_files(root: ContextManager) -> None:
 
 def test_as_of_reproduces_a_past_view(root: ContextManager) -> None:
     before = pack(root, cands(), 400, query="retry service 4")
-    rev = root.git.head()
+    rev = root.parts.git.head()
     root.write("memory/facts.md", "- Database: PostgreSQL 17\n")
     root.append("task/current.md", "\n\nA new paragraph about service 4 retries.")
     again = pack(root, cands(), 400, query="retry service 4", as_of=rev)

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import assert_clean, git
 from contextfs import ContextManager
-from contextfs.scratch import GITIGNORE, PATTERNS, is_scratch
+from contextfs.files.scratch import GITIGNORE, PATTERNS, is_scratch
 
 SCRATCH = [
     ".facts.md.swp", ".facts.md.swo", ".swp", ".facts.md.un~", "4913", "facts.md~", "facts.md.~1~",

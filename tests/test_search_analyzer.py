@@ -1,7 +1,7 @@
-"""The index reads text exactly as every other ranker does (contextfs.text), and its
+"""The index reads text exactly as every other ranker does (contextfs.text.analysis), and its
 postings formats write what Whoosh's own formats would.
 
-The analyzer is a thin Whoosh face over :mod:`contextfs.text`: its tokens, per-term counts
+The analyzer is a thin Whoosh face over :mod:`contextfs.text.analysis`: its tokens, per-term counts
 and positions must be the text module's terms, or a word the index holds would not be the
 word page-in, memory search and topic detection match on. ``StemFrequency`` and
 ``StemPositions`` are speed-ups only: the postings they encode must be the bytes Whoosh's
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from whoosh.formats import Frequency, Positions
 
-from contextfs import text
 from contextfs.search.schema import FormsAnalyzer, StemFrequency, StemPositions, TextAnalyzer
+from contextfs.text import analysis as text
 
 _WORDS = st.sampled_from([
     "the", "and", "Policies", "policy", "retry", "RETRYING", "retries", "a", "x", "é", "naïve",

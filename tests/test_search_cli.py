@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from contextfs import ContextManager
-from contextfs.cli_search import demo, reindex, search
+from contextfs.cli.search import demo, reindex, search
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 

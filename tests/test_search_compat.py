@@ -54,7 +54,7 @@ def test_private_attributes_read_on_instances_exist(tmp_path: Path) -> None:
 
 
 def _stamp(ctx: ContextManager) -> dict:
-    return json.loads((ctx.state.file(INDEX_DIR) / STAMP_FILE).read_text())
+    return json.loads((ctx.parts.state.file(INDEX_DIR) / STAMP_FILE).read_text())
 
 
 def test_the_native_switch_uses_whooshs_own_codec_and_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

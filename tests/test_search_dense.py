@@ -74,7 +74,7 @@ def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) 
     chat.search(question, path="sessions")
     assert model.calls == calls  # ... and not again for the next question
     # Vectors are derived state in the state folder, never in the tree or its history.
-    assert list(chat.state.file("vectors").glob("*.npz"))
+    assert list(chat.parts.state.file("vectors").glob("*.npz"))
     assert "vectors" not in subprocess.run(["git", "-C", str(chat.root), "ls-files"], capture_output=True,
                                            text=True, check=True).stdout
     # The first k hits stay the first k of a larger search.
@@ -85,7 +85,7 @@ def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) 
 def test_damaged_vectors_are_rebuilt_and_a_failing_model_is_named(chat: ContextManager) -> None:
     chat.index.use_embeddings(TopicEmbeddings())
     chat.search("violin", path="sessions")
-    for f in chat.state.file("vectors").glob("*.npz"):
+    for f in chat.parts.state.file("vectors").glob("*.npz"):
         f.write_bytes(b"not a numpy file")
     model = TopicEmbeddings()
     chat.index.use_embeddings(model)

@@ -41,7 +41,7 @@ def make_root(tmp_path: Path) -> Path:
 def index_dir(root: Path) -> Path:
     """The index folder, in the root's state folder under .git/."""
     with ContextManager(root, index=False, sync=False) as ctx:
-        return ctx.state.file(INDEX_DIR)
+        return ctx.parts.state.file(INDEX_DIR)
 
 
 def segment_files(root: Path) -> list[Path]:
@@ -231,7 +231,7 @@ def test_edits_while_no_process_ran_are_reconciled_on_open(tmp_path: Path) -> No
     (root / "memory" / "facts.md").unlink()
     (root / "memory" / "new.md").write_text("A brand new note about lanterns.", "utf-8")
     with ContextManager(root, sync=False) as ctx:
-        assert ctx.git.dirty()  # nothing was committed: reconciliation used mtime and size
+        assert ctx.parts.git.dirty()  # nothing was committed: reconciliation used mtime and size
         assert ctx.search("kafka") == []
         assert [h.path for h in ctx.search("jetstream")] == ["project/a.md"]
         assert ctx.search("postgres") == []

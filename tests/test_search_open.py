@@ -46,7 +46,7 @@ def _settled_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def _index(root: Path) -> Path:
     with ContextManager(root, read_only=True, index=False) as ctx:
-        return ctx.state.file(INDEX_DIR)
+        return ctx.parts.state.file(INDEX_DIR)
 
 
 def _stamp(root: Path) -> dict:
@@ -131,11 +131,11 @@ def test_a_stamp_without_recorded_times_is_checked_by_hashing_then_upgraded(
     stamp_path = _index(root) / STAMP_FILE
     stamp = _stamp(root)
     with ContextManager(root, read_only=True, index=False) as ctx:
-        legacy = read_stamp(stamp_path.parent, ctx.state)
+        legacy = read_stamp(stamp_path.parent, ctx.parts.state)
         assert legacy is not None
         legacy["files"] = {name: info[:2] for name, info in legacy["files"].items()}  # as older versions wrote
         legacy.pop("disk")
-        write_stamp(stamp_path.parent, ctx.state, legacy["build"], legacy["head"], legacy)
+        write_stamp(stamp_path.parent, ctx.parts.state, legacy["build"], legacy["head"], legacy)
     assert all(len(info) == 2 for info in _stamp(root)["files"].values())
     later = clock.now() + timedelta(seconds=30)
     with monkeypatch.context() as patch:
@@ -159,4 +159,4 @@ def test_head_is_read_without_gitpython_in_a_linked_worktree(tmp_path: Path) -> 
     with ContextManager(linked / "context", read_only=True, index=False) as ctx:
         expected = subprocess.run(["git", "-C", str(linked), "rev-parse", "HEAD"], capture_output=True, text=True,
                                   check=True).stdout.strip()
-        assert ctx.head() == expected == ctx.git.head()
+        assert ctx.parts.head() == expected == ctx.parts.git.head()

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 
 from contextfs import ContextManager
 from contextfs.search import planning
+from contextfs.search.language import parse_query
 from contextfs.search.planning import plain_terms
-from contextfs.search.query import parse_query
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
@@ -200,7 +200,7 @@ def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypat
 
 
 def _sample_words() -> list[str]:
-    from contextfs.text import content_words
+    from contextfs.text.analysis import content_words
 
     return sorted(set(content_words((SAMPLE / "project" / "README.md").read_text())))
 

@@ -27,7 +27,7 @@ from secret_samples import (
 
 from conftest import REPO, SAMPLE
 from contextfs.errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
-from contextfs.secrets import (
+from contextfs.gate.secrets import (
     ALLOWLIST_MARKER,
     DEFAULT_POLICY,
     KINDS,
@@ -90,7 +90,7 @@ def test_a_finding_carries_kind_line_and_fingerprint_only() -> None:
 
 
 def test_kinds_lists_every_kind_a_detector_reports() -> None:
-    from contextfs import secrets_detectors
+    from contextfs.gate import secrets_detectors
 
     reported = {d.kind for d in secrets_detectors.DETECTORS} | {secrets_detectors.KEYWORD_KIND, secrets_detectors.ASSIGNED_KIND}
     assert reported == set(KINDS)
@@ -103,7 +103,7 @@ def test_every_detect_secrets_plugin_is_used_or_left_out_on_purpose() -> None:
     from detect_secrets.plugins.aws import AWSKeyDetector
     from detect_secrets.plugins.keyword import KeywordDetector
 
-    from contextfs import secrets_detectors
+    from contextfs.gate import secrets_detectors
 
     used = {type(d.plugin) for d in secrets_detectors.DETECTORS} | {KeywordDetector}
     # AWS runs as two plugins of our own: its key-id pattern with boundaries, and its
@@ -383,7 +383,7 @@ def test_non_text_is_a_typed_error(bad: object) -> None:
 
 
 def test_a_scanner_failure_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contextfs import secrets_detectors
+    from contextfs.gate import secrets_detectors
 
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom AKIA")
@@ -466,7 +466,7 @@ def test_concurrent_scans_agree() -> None:
 def test_importing_the_scanner_is_cheap_and_scanning_leaves_warnings_alone(tmp_path: Path) -> None:
     code = (
         "import sys, warnings\n"
-        "import contextfs.secrets as s\n"
+        "import contextfs.gate.secrets as s\n"
         "assert not any(m.startswith(('detect_secrets', 'requests', 'kingfisher_sdk', 'tiktoken')) for m in sys.modules), 'eager import'\n"
         "before = warnings.showwarning\n"
         "assert s.scan('nothing here') == []\n"

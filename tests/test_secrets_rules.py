@@ -16,7 +16,7 @@ import pytest
 from secret_corpora import SAMPLE, assigned_notes, evident_placeholder, rule_examples, values_of
 
 from contextfs import ContentError, ContextManager
-from contextfs.secrets import check, scan
+from contextfs.gate.secrets import check, scan
 
 ALNUM = string.ascii_letters + string.digits
 HEX = "0123456789abcdef"
@@ -180,7 +180,7 @@ def test_the_rule_set_surface_contextfs_uses() -> None:
 
 
 def test_a_scan_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contextfs import secrets_rules
+    from contextfs.gate import secrets_rules
 
     secrets_rules.load()
 

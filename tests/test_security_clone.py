@@ -90,7 +90,7 @@ def test_an_index_copied_from_another_machine_is_rebuilt_not_unpickled(tmp_path:
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     origin = _origin(tmp_path)
     with ContextManager(origin, sync=False, index=False) as ctx:
-        index = ctx.state.file(INDEX_DIR)
+        index = ctx.parts.state.file(INDEX_DIR)
     sentinel = tmp_path / "pwned"
     toc = next(index.glob("_MAIN_*.toc"))
     toc.write_bytes(pickle.dumps(_Payload(sentinel)))
@@ -129,7 +129,7 @@ def test_a_committed_contextfs_symlink_leads_nowhere(tmp_path: Path) -> None:
         ctx.write("memory/new.md", "written after the clone")
         assert ctx.search("clone")
         with pytest.raises(ConfigError, match="symlink"):
-            _ = ctx.config
+            _ = ctx.parts.config
         with pytest.raises(InvalidPathError):
             ctx.read(".contextfs/config.toml")
     assert sorted(p.name for p in outside.iterdir()) == before
@@ -168,7 +168,7 @@ def test_a_tracked_folder_swapped_for_a_symlink_is_never_followed(tmp_path: Path
     head = git(root, "rev-parse", "HEAD")
     for _ in range(2):  # the next opens keep working
         with ContextManager(root) as ctx:
-            assert "memory/facts.md" in ctx.last_sync.held or "memory" in ctx.last_sync.held
+            assert "memory/facts.md" in ctx.parts.last_sync.held or "memory" in ctx.parts.last_sync.held
             assert ctx.search("zeppelins") == []
             with pytest.raises(InvalidPathError):
                 ctx.read("memory/facts.md")

@@ -52,7 +52,7 @@ def _every_operation(ctx: ContextManager) -> None:
     ctx.search("alpha")
     ctx.index.verify()
     ctx.sync()
-    ctx.revert_session(ctx.session)  # type: ignore[arg-type]
+    ctx.revert_session(ctx.parts.session)  # type: ignore[arg-type]
 
 
 def test_no_hook_or_risky_config_ever_runs(tmp_path: Path) -> None:

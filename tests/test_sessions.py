@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 import contextfs.clock
 from conftest import git
-from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError, session_log
-from contextfs.review_branch import decode_session, encode_session
-from contextfs.sessions import Sessions
+from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError
+from contextfs.review import log as session_log
+from contextfs.review.branch import decode_session, encode_session
+from contextfs.review.sessions import Sessions
 
 
 def numstat_of(root: Path, session: str) -> tuple[int, int, set[str]]:
@@ -124,7 +125,7 @@ def test_the_commit_log_reads_each_commit_once(root: Path, monkeypatch: pytest.M
     assert len(Sessions(ctx).list()[0].commits) == 7 and asked == [1]
     # A line this machine did not sign (a forged author here) is read again from git:
     # the six commits of the first listing's line.
-    cache = ctx.state.file("session-log.jsonl")
+    cache = ctx.parts.state.file("session-log.jsonl")
     cache.write_bytes(cache.read_bytes().replace(b'"agent:a3"', b'"agent:evil"'))
     assert "agent:evil" not in str(Sessions(ctx).list()) and asked == [1, 6]
     assert any("agent:a3" in s.agents for s in Sessions(ctx).list()) and asked == [1, 6]

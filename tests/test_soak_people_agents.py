@@ -109,8 +109,8 @@ def _agents() -> multiprocessing.context.ForkServerContext:
     of its own, killed with SIGKILL like any other.
     """
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["contextfs.integrations", "contextfs.writing", "contextfs.transaction",
-                                    "contextfs.secrets_detectors", "soak_agent"])
+    context.set_forkserver_preload(["contextfs.integrations", "contextfs.changes.writing", "contextfs.changes.transaction",
+                                    "contextfs.gate.secrets_detectors", "soak_agent"])
     warm = context.Process(target=soak_agent.ready)  # the server starts (and imports) before the clock does
     warm.start()
     warm.join(timeout=300)
@@ -184,7 +184,7 @@ def _outcome(entry: dict[str, object]) -> str:
 def _check(run: dict[str, object]) -> dict[str, object]:
     root, logs, tools = Path(str(run["root"])), Path(str(run["logs"])), Path(str(run["tools"]))
     with ContextManager(root) as ctx:  # recovery and the last sync, as any next process does
-        assert ctx.last_sync.held == {}, ctx.last_sync.held
+        assert ctx.parts.last_sync.held == {}, ctx.parts.last_sync.held
         index_ok = ctx.index.verify(fix=False).ok
         trash = [(e.original_path, e.actor) for e in ctx.trash()]
     first = _first_commits(root)

@@ -307,7 +307,7 @@ def test_a_rejected_push_fetches_merges_and_retries(pair, monkeypatch) -> None:
 
     def fetch_then_race(git, target):  # type: ignore[no-untyped-def]
         sha = real_fetch(git, target)
-        if not raced and git is laptop.git:
+        if not raced and git is laptop.parts.git:
             raced.append(True)
             server.append("memory/facts.md", "- from the server, pushed meanwhile\n")
             server.remote.sync()
@@ -342,6 +342,6 @@ def test_git_log_names_agent_and_machine_and_a_session_from_another_machine_can_
     server.write("memory/more-server.md", "- more from the server\n")
     server.remote.sync()
     assert laptop.remote.sync().state == "merged"
-    laptop.revert_session(laptop.session)
+    laptop.revert_session(laptop.parts.session)
     assert laptop.read("memory/laptop-notes.md") is None
     assert laptop.read("memory/more-server.md") == "- more from the server\n"

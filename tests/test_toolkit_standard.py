@@ -53,9 +53,9 @@ def shared_tools(template: Path, tmp_path_factory: pytest.TempPathFactory) -> It
     root = tmp_path_factory.mktemp("shared") / "ctx"
     shutil.copytree(template, root, symlinks=True)
     ctx = ContextManager(root)
-    head = ctx.git.head()
+    head = ctx.parts.git.head()
     yield {t.name: t for t in make_tools(ctx, allow_delete=True, actor="agent:standard", session="std")}
-    assert ctx.git.head() == head, "a unit suite changed the shared root: give it a root of its own"
+    assert ctx.parts.git.head() == head, "a unit suite changed the shared root: give it a root of its own"
     ctx.close()
 
 

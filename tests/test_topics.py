@@ -126,15 +126,15 @@ def test_switch_pages_out_saves_and_commits_once(topics: Topics, sample: Context
 
 def test_switch_writes_active_vocabulary(topics: Topics, sample: ContextManager) -> None:
     topics.switch("billing-migration")
-    vocab = sample.state.file("active-vocabulary.txt").read_text()
+    vocab = sample.parts.state.file("active-vocabulary.txt").read_text()
     assert "proration" in vocab and "Graviton" not in vocab
     topics.switch("k8s-cost-cuts")
-    vocab = sample.state.file("active-vocabulary.txt").read_text()
+    vocab = sample.parts.state.file("active-vocabulary.txt").read_text()
     assert "Graviton" in vocab and "proration" not in vocab
     # git-ignored derived state
     assert git(sample.root, "status", "--porcelain").strip() == ""
     topics.close("k8s-cost-cuts")
-    assert sample.state.file("active-vocabulary.txt").read_text() == ""
+    assert sample.parts.state.file("active-vocabulary.txt").read_text() == ""
 
 
 def test_vocabulary_merges_frontmatter_and_key_facts(topics: Topics) -> None:

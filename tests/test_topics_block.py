@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
-from contextfs.scopes.cli_topics import topic
+from contextfs.scopes.cli.topics import topic
 from contextfs.scopes.topics import (
     ALREADY_VISIBLE,
     DOES_NOT_EXIST,
@@ -20,7 +20,7 @@ from contextfs.scopes.topics import (
     item_text,
     load_topics_config,
 )
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 
 @pytest.fixture
@@ -197,7 +197,7 @@ def _run(root: Path, *args: str) -> str:
 
 
 def test_cli_round_trip(sample_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("contextfs.cliutil.ContextManager",
+    monkeypatch.setattr("contextfs.cli.common.ContextManager",
                         lambda root, **kw: ContextManager(root, **{**kw, "index": False}))
     out = _run(sample_root, "new", "Family logistics", "--description", "School runs; relevant when kids come up")
     assert "created topic family-logistics" in out

@@ -20,9 +20,9 @@ from click.testing import CliRunner
 
 from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
-from contextfs.cli_watch import demo
-from contextfs.cli_watch import watch as watch_cmd
-from contextfs.scratch import is_scratch
+from contextfs.cli.watch import demo
+from contextfs.cli.watch import watch as watch_cmd
+from contextfs.files.scratch import is_scratch
 from contextfs.watcher import Watcher, is_ignored, watch
 
 WAIT = 10.0
@@ -292,7 +292,7 @@ def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
     ContextManager(root, index=False).close()
     code = (
-        "import sys; from contextfs.cli_watch import watch; "
+        "import sys; from contextfs.cli.watch import watch; "
         "watch.main(['--debounce', '0.2'], obj={'root': sys.argv[1]}, standalone_mode=True)"
     )
     proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,

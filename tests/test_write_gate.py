@@ -1,6 +1,6 @@
 """The store's write gate: secrets never committed, planted instructions marked, logs unforgeable.
 
-Every agent-facing write path reaches the same gate (``contextfs.guard``): the Python API,
+Every agent-facing write path reaches the same gate (``contextfs.gate.guard``): the Python API,
 the LangChain tools, memory tiers, topics. These tests go through each and check the
 files, git history and what an agent reads back.
 """
@@ -66,7 +66,7 @@ def test_a_persons_edit_holding_a_secret_stays_uncommitted(ctx: ContextManager) 
     (ctx.root / "notes.md").write_text(f"aws key {secret.text}\n")
     (ctx.root / "fine.md").write_text("an ordinary edit\n")
     assert ctx.sync() == ["fine.md"]
-    assert "notes.md" in ctx.last_sync.held and secret.payload not in ctx.last_sync.held["notes.md"]
+    assert "notes.md" in ctx.parts.last_sync.held and secret.payload not in ctx.parts.last_sync.held["notes.md"]
     assert secret.payload[:16] not in _log(ctx)
     assert (ctx.root / "notes.md").exists()  # the person's file is left alone
 

@@ -2,7 +2,7 @@
 
 A path holds an *outside version* when its bytes differ from its blob in HEAD: a person
 saved it in an editor, a script rewrote it, a pull brought it, and nobody has committed
-it yet. The commit cycle (:mod:`contextfs.transaction`) asks :meth:`Seen.blob` for the
+it yet. The commit cycle (:mod:`contextfs.changes.transaction`) asks :meth:`Seen.blob` for the
 blob id of what is on disk before a change first touches a path, compares it with HEAD's,
 and commits an outside version first, as its own commit (:func:`message`), before the
 change applies on top of it.
@@ -22,16 +22,25 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .document import blob_version
-from .errors import ConflictError
-from .provenance import email_of
+from ..document import blob_version
+from ..errors import ConflictError
+from ..provenance import email_of
 
 if TYPE_CHECKING:
-    from .versioning import GitStore, Prepared
+    from ..versioning import GitStore, Prepared
 
-__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "blobs", "message", "prepare"]
+__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "SyncReport", "blobs", "message", "prepare"]
+
+@dataclass
+class SyncReport:
+    """What one sync committed and what it held back (path -> reason)."""
+
+    committed: list[str] = field(default_factory=list)
+    held: dict[str, str] = field(default_factory=dict)
+
 
 #: A file whose last change is at least this old cannot change again without its status changing.
 SETTLED_NS = 2_000_000_000

@@ -14,15 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from . import paths, trash
-from .document import Document, decode, load
-from .errors import InvalidArgumentError, NotFoundError
-from .fixes import Fix
-from .provenance import check_token
+from ..document import Document, decode, load
+from ..errors import InvalidArgumentError, NotFoundError
+from ..files import paths
+from ..fixes import Fix
+from ..provenance import check_token
+from . import trash
 from .trash import TRASH_DIR
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
+    from ..parts import RootParts
     from .transaction import Change
 
 __all__ = ["HistoryEntry", "RevertReport", "check_limit"]
@@ -79,26 +80,26 @@ def _entry(c: Any) -> HistoryEntry:
     )
 
 
-def history(ctx: ContextManager, path: str | None, limit: object) -> list[HistoryEntry]:
+def history(ctx: RootParts, path: str | None, limit: object) -> list[HistoryEntry]:
     count = check_limit(limit)
     rel = ctx.gate(path) if path else None
     follow = rel is not None and ctx.files.kind(rel) != "dir" and not rel.endswith("/")
     return [_entry(c) for c in ctx.git.log(rel, limit=count, follow=follow)]
 
 
-def read_at(ctx: ContextManager, path: str, rev: str) -> str | None:
+def read_at(ctx: RootParts, path: str, rev: str) -> str | None:
     rel = ctx.gate(path)
     data = ctx.git.blob_at(rel, rev)
     return None if data is None else load(data, rel).body
 
 
-def show_at(ctx: ContextManager, path: str, rev: str) -> str | None:
+def show_at(ctx: RootParts, path: str, rev: str) -> str | None:
     rel = ctx.gate(path)
     data = ctx.git.blob_at(rel, rev)
     return None if data is None else decode(data, rel)
 
 
-def diff(ctx: ContextManager, path: str, rev_a: str, rev_b: str | None) -> str:
+def diff(ctx: RootParts, path: str, rev_a: str, rev_b: str | None) -> str:
     rel = ctx.gate(path)
     a = ctx.git.blob_at(rel, rev_a)
     b = ctx.git.blob_at(rel, rev_b) if rev_b is not None else ctx.files.read(rel)
@@ -114,19 +115,19 @@ def diff(ctx: ContextManager, path: str, rev_a: str, rev_b: str | None) -> str:
     )
 
 
-def revert(ctx: ContextManager, path: str, rev: str) -> Document | None:
+def revert(ctx: RootParts, path: str, rev: str) -> Document | None:
     rel = ctx.gate(path, write=True)
     data = ctx.git.blob_at(rel, rev)
     if data is None:
         if ctx.files.kind(rel) is not None:
-            ctx.delete(rel)
+            trash.delete_path(ctx, rel)
         return None
     with ctx.change("revert", rel, trailers={"Contextfs-Reverts": ctx.git.resolve(rev).hexsha}) as change:
         change.write(rel, data)
     return ctx.load(rel)
 
 
-def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
+def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
     assert sid is not None
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
@@ -166,7 +167,7 @@ def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
     return RevertReport(session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts)))
 
 
-def _drop_restored_entries(ctx: ContextManager, txn: Change, rels: list[str], commit: str,
+def _drop_restored_entries(ctx: RootParts, txn: Change, rels: list[str], commit: str,
                            restored: set[str]) -> list[str]:
     """Remove the trash entries a reverted commit made whose files this revert put back.
 

@@ -2,7 +2,7 @@
 
 ``git status`` says which paths differ from HEAD; each is read through the confined file
 layer and committed — as an outside version, through the commit cycle's one adoption step
-(:meth:`contextfs.transaction.Change.adopt`), authored by the outside author — unless it
+(:meth:`contextfs.changes.transaction.Change.adopt`), authored by the outside author — unless it
 must not be:
 
 * symlinks, and anything reached through a symlinked folder, are never followed — a
@@ -23,63 +23,27 @@ watch --once`` prints it and exits non-zero.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import scratch
-from .errors import ConflictError, ContextFSError, InvalidPathError, VersioningError
-from .files import TMP_SUFFIX, RootFiles, typed_io
-from .fixes import Fix
-from .versioning import operation_in_progress  # HEAD and refs only: no GitPython
+from ..errors import ContextFSError, InvalidPathError, VersioningError
+from ..files import scratch
+from ..files.confined import TMP_SUFFIX, RootFiles, typed_io
+from ..versioning import operation_in_progress  # HEAD and refs only: no GitPython
+from .adoption import SyncReport
+from .markers import conflict_markers
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
-    from .versioning import GitStore
+    from ..parts import RootParts
+    from ..versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "ignore_rules", "log_report", "refuse_conflicted",
-           "scan_outside_edits", "strip_conflict_markers", "sync"]
+__all__ = ["ignore_rules", "log_report", "scan_outside_edits", "sync"]
 
 log = logging.getLogger(__name__)
 
-_MARKERS = re.compile(rb"^<{7}(?: |$).*?^={7}\r?$.*?^>{7}(?: |$)", re.MULTILINE | re.DOTALL)
 #: Files contextfs used to keep in the work tree; never committed even where still present.
 _LEGACY_STATE = (".contextfs/index/", ".contextfs/cache/", ".contextfs/logs/", ".contextfs/lock",
                  ".contextfs/index.lock", ".contextfs/active-vocabulary.txt")
-
-
-@dataclass
-class SyncReport:
-    """What one sync committed and what it held back (path -> reason)."""
-
-    committed: list[str] = field(default_factory=list)
-    held: dict[str, str] = field(default_factory=dict)
-
-
-def conflict_markers(data: bytes) -> bool:
-    """True when ``data`` holds a complete git conflict block (<<<<<<< ... ======= ... >>>>>>>)."""
-    return b"<<<<<<<" in data and _MARKERS.search(data) is not None
-
-
-_MARKER_LINE = re.compile(rb"^(?:<{7}|\|{7}|>{7})(?: .*)?\r?\n?|^={7}\r?\n?", re.MULTILINE)
-
-
-def strip_conflict_markers(data: bytes) -> bytes:
-    """``data`` without git's conflict marker lines (both sides' text stays), for indexing."""
-    return _MARKER_LINE.sub(b"", data)
-
-
-def refuse_conflicted(git_dir: Path, rel: str, data: bytes) -> bytes:
-    """``data``, unless git left it with conflict markers in a merge still going on: then a
-    ConflictError that says so and how to finish the merge."""
-    if b"<<<<<<<" in data and conflict_markers(data):
-        busy = operation_in_progress(git_dir)
-        if busy is not None:
-            raise ConflictError(f"{rel} is in conflict: {busy[0]} is in progress and git left conflict markers in it",
-                                fix=Fix("merge", rel))
-    return data
 
 
 def _skipped(rel: str, skip: Callable[[str], bool] | None) -> bool:
@@ -182,7 +146,7 @@ def log_report(report: SyncReport) -> None:
         log.warning("not committing %s: %s", rel, why)
 
 
-def sync(ctx: ContextManager) -> list[str]:
+def sync(ctx: RootParts) -> list[str]:
     """Commit what changed behind the store's back as the outside author; the paths committed.
 
     The scan runs under the write lock, so a writer's change in flight (its files written,

@@ -1,6 +1,6 @@
 """Finishing or undoing what a killed writer left, without touching anybody else's work.
 
-The caller holds the root's write lock, so every journal found (:mod:`contextfs.journal`)
+The caller holds the root's write lock, so every journal found (:mod:`contextfs.changes.journal`)
 belongs to a process that died. Its change is
 
 * **rolled forward** when the journal says ``ready``: the recorded commit (with the commit
@@ -29,16 +29,17 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import adoption, paths
-from .document import blob_version
-from .errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
-from .files import TMP_SUFFIX, RootFiles
+from ..document import blob_version
+from ..errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
+from ..files import paths
+from ..files.confined import TMP_SUFFIX, RootFiles
+from ..provenance import check_actor, email_of
+from ..versioning.locks import LockMark, release_if_ours, remove_leftover_scratch
+from . import adoption
 from .journal import Journal, Pending
-from .provenance import check_actor, email_of
-from .versioning.locks import LockMark, release_if_ours, remove_leftover_scratch
 
 if TYPE_CHECKING:
-    from .versioning import GitStore, Prepared
+    from ..versioning import GitStore, Prepared
 
 __all__ = ["commit_outside", "recover", "undo"]
 
@@ -205,7 +206,7 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
         if head == parent:
             # Here, not at the top: the repository module brings GitPython (~37 ms), which a
             # root opened read-only imports this module without needing.
-            from .versioning import Prepared
+            from ..versioning import Prepared
 
             top = Prepared(parent=parent, sha=sha, paths=tuple(paths_),
                            subject=str(ready["message"]).splitlines()[0][:200],

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from . import clock
-from .document import LIBRARY_KEYS, Document, is_markdown, serialize
-from .errors import ContentError
-from .guard import TRUST_ORDER, WriteGuard
-from .poisoning import trust_of
-from .provenance import Provenance
+from .. import clock
+from ..document import LIBRARY_KEYS, Document, is_markdown, serialize
+from ..errors import ContentError
+from ..gate.guard import TRUST_ORDER, WriteGuard
+from ..gate.poisoning import trust_of
+from ..provenance import Provenance
 
 __all__ = ["check_text", "clean_line", "render", "unchanged"]
 

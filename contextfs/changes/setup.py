@@ -11,14 +11,14 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
-from . import scratch
-from .errors import InvalidPathError, VersioningError
-from .files import typed_io
-from .fixes import Fix
-from .sync import ignore_rules, log_report, scan_outside_edits
+from ..errors import InvalidPathError, VersioningError
+from ..files import scratch
+from ..files.confined import typed_io
+from ..fixes import Fix
+from .outside import ignore_rules, log_report, scan_outside_edits
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
+    from ..parts import RootParts
 
 __all__ = ["GITATTRIBUTES", "GITIGNORE", "MANAGED", "check_not_ignored", "ensure_root"]
 
@@ -41,7 +41,7 @@ GITATTRIBUTES = """# managed by contextfs
 MANAGED = {".gitignore": GITIGNORE, ".gitattributes": GITATTRIBUTES}
 
 
-def check_not_ignored(ctx: ContextManager) -> None:
+def check_not_ignored(ctx: RootParts) -> None:
     """Refuse a root whose folder the enclosing repository ignores (VersioningError with the fix).
 
     ``git status`` skips ignored folders, so files made there by hand would never be found,
@@ -54,7 +54,7 @@ def check_not_ignored(ctx: ContextManager) -> None:
             "there by hand would never be found or committed", fix=Fix("own-repository"))
 
 
-def ensure_root(ctx: ContextManager) -> None:
+def ensure_root(ctx: RootParts) -> None:
     """Write the managed files where they differ, adopting a new root's files.
 
     Files already in a folder with no commit yet become the first commit, authored by the

@@ -6,14 +6,14 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
 1. before a path is first touched, its current bytes are snapshotted (in memory, and as a
    git blob named in the journal, with the blob id the change is about to leave there),
    so the change can be undone in this process or, after a crash, by the next one;
-2. files are written, removed and renamed through :class:`~contextfs.files.RootFiles`;
+2. files are written, removed and renamed through :class:`~contextfs.files.confined.RootFiles`;
 3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, records
    the paths in git's index and only then moves the branch. A failure before the branch
    moved undoes the files (renames are reversed first, so undoing a delete needs no free
    space) and leaves HEAD, git's index and every file as they were.
 
 **Adoption: a change never erases bytes it has not seen.** When a change first touches a
-path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.adoption`). Bytes
+path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.changes.adoption`). Bytes
 that differ — a person's save, a script's edit, a pull — are an *outside version*, and the
 commit comes in two: the outside versions first, authored by the outside author (``human``
 unless configured) with no session or turn of the change's, then the change's own commit on
@@ -23,12 +23,12 @@ still hold what the change left there, and commits an outside version it had fou
 somebody saved over it since.
 
 :meth:`Change.adopt` takes a version as it is on disk without writing anything: a change
-that only adopts is one commit of outside versions, which is how :mod:`contextfs.sync`, the
+that only adopts is one commit of outside versions, which is how :mod:`contextfs.changes.outside`, the
 watcher and opening a root commit edits made outside, and how a pull from another machine
 would (with :attr:`Change.outside_author` set to ``remote``). One place decides who an
 outside version is attributed to and where it sits in history.
 
-:func:`contextfs.recovery.recover` finishes or undoes the changes a killed process left.
+:func:`contextfs.changes.recovery.recover` finishes or undoes the changes a killed process left.
 :class:`Writes` is the write side of one root: its lock, recovery, and the Change that
 each mutating call opens or joins. A root opened read-only never makes one, so reading
 processes never import this module.
@@ -46,20 +46,21 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from . import adoption, clock, faults
+from .. import clock, faults
+from ..document import blob_version
+from ..errors import ConflictError, ContextFSError, VersioningError
+from ..files.confined import RootFiles, io_error, typed_io
+from ..provenance import Provenance, email_of
+from ..versioning.refs import BranchMoved
+from . import adoption
 from .adoption import Seen, StaleRead
-from .document import blob_version
-from .errors import ConflictError, ContextFSError, VersioningError
-from .files import RootFiles, io_error, typed_io
 from .journal import Journal, JournalFile
-from .provenance import Provenance, email_of
 from .recovery import commit_outside, recover, undo
 from .rendering import clean_line
-from .versioning.refs import BranchMoved
 
 if TYPE_CHECKING:
-    from .state import RootLock
-    from .versioning import GitStore, Prepared
+    from ..files.state import RootLock
+    from ..versioning import GitStore, Prepared
 
 __all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
 
@@ -89,7 +90,7 @@ class Header:
 class Change:
     """The file operations of one commit (or one transaction), with their undo.
 
-    ``seen`` (:class:`~contextfs.adoption.Seen`) turns on the comparison with HEAD that
+    ``seen`` (:class:`~contextfs.changes.adoption.Seen`) turns on the comparison with HEAD that
     finds outside versions; without it the change snapshots without comparing (what the
     commit benchmark measures the comparison against).
     """

@@ -15,26 +15,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
-from . import clock, paths
-from .errors import AlreadyExistsError, ContextFSError, InvalidArgumentError, NotFoundError
-from .files import RootFiles
-from .fixes import Fix
+from .. import clock
+from ..errors import AlreadyExistsError, ContextFSError, InvalidArgumentError, NotFoundError
+from ..files import paths
+from ..files.confined import RootFiles
+from ..fixes import Fix
 
 if TYPE_CHECKING:
+    from ..parts import RootParts
     from .transaction import Change
 
 __all__ = [
     "TRASH_DIR",
     "TrashEntry",
     "delete",
+    "delete_path",
     "entry_files",
     "find",
     "list_entries",
     "load_entry",
     "new_entry_id",
     "purge",
+    "purge_older",
     "purgeable",
     "restore",
+    "restore_path",
 ]
 
 # Entries arrive by clone and pull like any file, so every field is validated on load:
@@ -232,3 +237,29 @@ def purge(change: Change, chosen: list[TrashEntry]) -> None:
     for entry in chosen:
         for rel in entry_files(change.files, entry):
             change.remove(rel)
+
+
+def delete_path(parts: RootParts, path: str) -> TrashEntry:
+    """Move the file or folder at ``path`` to the trash, as one change."""
+    rel = parts.gate(path, write=True)
+    with parts.change("delete", rel) as change:
+        return delete(change, rel, parts.current_provenance)
+
+
+def restore_path(parts: RootParts, path_or_entry_id: str, to: str | None = None) -> str:
+    """Bring back the latest deletion of a path (or a given entry) to ``to`` or where it was."""
+    entry = find(parts.files, path_or_entry_id, parts.gate)
+    rel = parts.gate(to if to is not None else entry.original_path, write=True)
+    with parts.change("restore", rel) as change:
+        restore(change, entry, rel)
+    return rel
+
+
+def purge_older(parts: RootParts, older_than: timedelta | float | None = None) -> int:
+    """Remove the entries older than ``older_than`` (all without it) for good; how many."""
+    chosen = purgeable(parts.files, older_than)
+    if not chosen:
+        return 0
+    with parts.change("purge", f"{len(chosen)} trash entries") as change:
+        purge(change, chosen)
+    return len(chosen)

@@ -3,7 +3,7 @@
 The :class:`~contextfs.manager.ContextManager` methods of the same names delegate here.
 Each call gates its paths, joins the open transaction or makes its own commit
 (:meth:`ContextManager.change`), and writes through :func:`put`, which renders the bytes
-with :mod:`contextfs.rendering` (frontmatter, the write gate) — or does nothing at all
+with :mod:`contextfs.changes.rendering` (frontmatter, the write gate) — or does nothing at all
 when nothing would change, so a no-op is no commit.
 """
 
@@ -14,10 +14,8 @@ import secrets
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
-from . import paths, rendering
-from .adoption import StaleRead
-from .document import LIBRARY_KEYS, Document, blob_version, decode, load
-from .errors import (
+from ..document import LIBRARY_KEYS, Document, blob_version, decode, load
+from ..errors import (
     AlreadyExistsError,
     ConflictError,
     ContentError,
@@ -25,13 +23,16 @@ from .errors import (
     InvalidPathError,
     NotFoundError,
 )
-from .files import TMP_SUFFIX
-from .fixes import Fix
-from .guard import is_agent, is_library_log
+from ..files import paths
+from ..files.confined import TMP_SUFFIX
+from ..fixes import Fix
+from ..gate.guard import is_agent, is_library_log
+from . import rendering
+from .adoption import StaleRead
 from .rendering import check_text
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
+    from ..parts import RootParts
     from .transaction import Change
 
 P = ParamSpec("P")
@@ -75,7 +76,7 @@ def check_version(rel: str, old: Document | None, expected: str | None) -> None:
         )
 
 
-def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None,
+def put(ctx: RootParts, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None,
         old: Document | None, new_part: str | None = None) -> Document:
     """Render ``body`` through the write gate and write it as part of ``change``."""
     if rendering.unchanged(old, body, meta):
@@ -90,7 +91,7 @@ def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[
     return load(data, rel)
 
 
-def refuse_folder(ctx: ContextManager, rel: str) -> None:
+def refuse_folder(ctx: RootParts, rel: str) -> None:
     if ctx.files.kind(rel) == "dir":
         raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
 
@@ -112,7 +113,7 @@ def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document 
 
 
 @settled
-def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
+def write(ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
           expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
     """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
 
@@ -126,7 +127,7 @@ def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, A
         return put(ctx, change, rel, content, metadata, old)
 
 
-def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
+def create(ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
     """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
     rel = ctx.gate(path, write=True)
     with ctx.change("create", rel) as change:
@@ -136,7 +137,7 @@ def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, 
 
 
 @settled
-def append(ctx: ContextManager, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
+def append(ctx: RootParts, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
     """Add text at the end of a file's body (creating the file when missing)."""
     rel = ctx.gate(path, write=True)
     check_text(rel, text, "text")
@@ -152,7 +153,7 @@ def append(ctx: ContextManager, path: str, text: str, *, trailers: Mapping[str, 
 
 
 @settled
-def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
+def edit(ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
     """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
     rel = ctx.gate(path, write=True)
     if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
@@ -185,7 +186,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
 
 
 @settled
-def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
+def update_metadata(ctx: RootParts, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
     """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
     rel = ctx.gate(path, write=True)
     if not isinstance(changes_, Mapping):
@@ -206,7 +207,7 @@ def update_metadata(ctx: ContextManager, path: str, changes_: Mapping[str, Any],
         return put(ctx, change, rel, old.body, meta, old)
 
 
-def files_under(ctx: ContextManager, rel: str) -> list[str]:
+def files_under(ctx: RootParts, rel: str) -> list[str]:
     """Every file at or under an already-gated path (links never followed)."""
     kind = ctx.files.kind(rel)
     if kind == "file":
@@ -216,7 +217,7 @@ def files_under(ctx: ContextManager, rel: str) -> list[str]:
     return sorted(st.rel for st in ctx.files.walk(rel))
 
 
-def move(ctx: ContextManager, src: str, dst: str) -> str:
+def move(ctx: RootParts, src: str, dst: str) -> str:
     """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
     rel_src = ctx.gate(src, write=True)
     case_only = isinstance(dst, str) and rel_src.casefold() == paths.check(ctx.root, dst).casefold()
@@ -235,7 +236,7 @@ def move(ctx: ContextManager, src: str, dst: str) -> str:
             raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
         if rel_dst.startswith(rel_src + "/"):
             raise InvalidPathError(f"cannot move {rel_src!r} into itself; pick a destination outside it")
-        moved = ctx.files_under(rel_src)
+        moved = files_under(ctx, rel_src)
         if case_only:
             tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
             change.rename(rel_src, tmp, moved)

@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 
 import click
 
-from .cliutil import as_cli_error
-from .errors import ContextFSError
-from .fixes import speaking
+from ..errors import ContextFSError
+from ..fixes import speaking
+from .common import as_cli_error
 
 __all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
 
@@ -47,44 +47,44 @@ _FILES, _HISTORY, _SHARING, _FIND, _LAYERS, _TOOLS = (
 
 #: Every command of ``contextfs``, in the order ``--help`` lists them.
 COMMANDS: tuple[CommandEntry, ...] = (
-    CommandEntry("init", "contextfs.cli_core:init",
+    CommandEntry("init", "contextfs.cli.store:init",
                  "Create or adopt a root and commit the files in it.", _FILES),
-    CommandEntry("read", "contextfs.cli_core:read", "Print a file's body (add --json for its metadata too).", _FILES),
-    CommandEntry("write", "contextfs.cli_core:write", "Write a file from stdin (or --file); one commit.", _FILES),
-    CommandEntry("edit", "contextfs.cli_core:edit",
+    CommandEntry("read", "contextfs.cli.store:read", "Print a file's body (add --json for its metadata too).", _FILES),
+    CommandEntry("write", "contextfs.cli.store:write", "Write a file from stdin (or --file); one commit.", _FILES),
+    CommandEntry("edit", "contextfs.cli.store:edit",
                  "Replace text that occurs exactly once in a file's body.", _FILES),
-    CommandEntry("ls", "contextfs.cli_core:ls", "List files under FOLDER (default: the whole root).", _FILES),
-    CommandEntry("rm", "contextfs.cli_core:rm", "Move a file or folder to the trash (never a hard delete).", _FILES),
-    CommandEntry("trash", "contextfs.cli_core:trash", "List trash entries (or purge old ones).", _FILES),
-    CommandEntry("restore", "contextfs.cli_core:restore",
+    CommandEntry("ls", "contextfs.cli.store:ls", "List files under FOLDER (default: the whole root).", _FILES),
+    CommandEntry("rm", "contextfs.cli.store:rm", "Move a file or folder to the trash (never a hard delete).", _FILES),
+    CommandEntry("trash", "contextfs.cli.store:trash", "List trash entries (or purge old ones).", _FILES),
+    CommandEntry("restore", "contextfs.cli.store:restore",
                  "Bring back a deleted file (by path or trash entry id).", _FILES),
-    CommandEntry("mv", "contextfs.cli_core:mv", "Move or rename a file or folder.", _FILES),
-    CommandEntry("log", "contextfs.cli_core:log", "Show the history of the root or of one file.", _HISTORY),
-    CommandEntry("diff", "contextfs.cli_core:diff",
+    CommandEntry("mv", "contextfs.cli.store:mv", "Move or rename a file or folder.", _FILES),
+    CommandEntry("log", "contextfs.cli.store:log", "Show the history of the root or of one file.", _HISTORY),
+    CommandEntry("diff", "contextfs.cli.store:diff",
                  "Unified diff of a file between two revisions (or REV_A and now).", _HISTORY),
-    CommandEntry("show", "contextfs.cli_core:show",
+    CommandEntry("show", "contextfs.cli.store:show",
                  "Print a whole file, frontmatter included, at a revision.", _HISTORY),
-    CommandEntry("revert", "contextfs.cli_core:revert",
+    CommandEntry("revert", "contextfs.cli.store:revert",
                  "Undo as new commits: a file to a revision, or a whole session.", _HISTORY),
-    CommandEntry("sessions", "contextfs.cli_review:sessions",
+    CommandEntry("sessions", "contextfs.cli.review:sessions",
                  "Review sessions: list, show a diff, approve, discard, recover, undo.", _HISTORY),
-    CommandEntry("search", "contextfs.cli_search:search",
+    CommandEntry("search", "contextfs.cli.search:search",
                  'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.', _FIND),
-    CommandEntry("reindex", "contextfs.cli_search:reindex",
+    CommandEntry("reindex", "contextfs.cli.search:reindex",
                  "Rebuild the search index from the files (or check it: --verify).", _FIND),
-    CommandEntry("sync", "contextfs.cli_sync:sync", "Fetch, merge with contextfs's rules, update the index, push.",
+    CommandEntry("sync", "contextfs.cli.sync:sync", "Fetch, merge with contextfs's rules, update the index, push.",
                  _SHARING),
-    CommandEntry("conflicts", "contextfs.cli_sync:conflicts", "List conflict copies that merges left, or resolve one.",
+    CommandEntry("conflicts", "contextfs.cli.sync:conflicts", "List conflict copies that merges left, or resolve one.",
                  _SHARING),
-    CommandEntry("context", "contextfs.scopes.cli_context:context",
+    CommandEntry("context", "contextfs.scopes.cli.context:context",
                  "Print the context for a scope, within a token budget.", _FIND),
-    CommandEntry("topic", "contextfs.scopes.cli_topics:topic",
+    CommandEntry("topic", "contextfs.scopes.cli.topics:topic",
                  "Isolated topic contexts: switch, spawn, close, state, decisions, routing.", _LAYERS),
-    CommandEntry("memory", "contextfs.scopes.cli_memory:memory",
+    CommandEntry("memory", "contextfs.scopes.cli.memory:memory",
                  "Memory tiers: pinned core blocks, archival notes, conversation recall.", _LAYERS),
     CommandEntry("evolve", "contextfs.evolve.cli:evolve",
                  "Improve the context after work: lessons, facts, summaries, compaction, cleanup.", _LAYERS),
-    CommandEntry("watch", "contextfs.cli_watch:watch",
+    CommandEntry("watch", "contextfs.cli.watch:watch",
                  "Commit edits made outside contextfs (an editor, a script).", _TOOLS),
     CommandEntry("demo", "contextfs.demo:demo",
                  "Walk through every layer on a copy of the sample context.", _TOOLS),
@@ -100,7 +100,7 @@ class LazyGroup(click.Group):
 
     Commands added with ``add_command`` work as in any group. Every exception a command
     raises on purpose (a ``ContextFSError`` or a click error) leaves through
-    :func:`contextfs.cliutil.as_cli_error`, the CLI's one error path.
+    :func:`contextfs.cli.common.as_cli_error`, the CLI's one error path.
     """
 
     def __init__(self, *args: Any, table: Sequence[CommandEntry] = (), **kwargs: Any) -> None:

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 import click
 
-from .errors import ContextFSError
+from ..errors import ContextFSError
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
+    from ..manager import ContextManager
 
 __all__ = [
     "CLIError",
@@ -45,7 +45,7 @@ def __getattr__(name: str) -> Any:
     # loaded when a command first opens the root, so ``--help`` and ``demo`` skip it.
     # Tests may still replace ``cliutil.ContextManager``; open_manager uses theirs.
     if name == "ContextManager":
-        from .manager import ContextManager  # lazy: see above (about 70 ms)
+        from ..manager import ContextManager  # lazy: see above (about 70 ms)
 
         return ContextManager
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """``contextfs sessions``: what each session changed, and a person's decisions on it.
 
-A thin layer over :class:`contextfs.sessions.Sessions`. Listings and diffs are coloured
+A thin layer over :class:`contextfs.review.sessions.Sessions`. Listings and diffs are coloured
 when standard output is a terminal and plain when it is piped or ``NO_COLOR`` is set
 (click drops the styling when the stream is not a terminal).
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, open_manager, translate_errors
-from .sessions import STATUSES, FileChange, Session, Sessions
+from ..review.sessions import STATUSES, FileChange, Session, Sessions
+from .common import echo_data, open_manager, translate_errors
 
 __all__ = ["render_diff", "render_sessions", "sessions"]
 

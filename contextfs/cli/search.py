@@ -11,8 +11,8 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, pass_manager, pass_reader, translate_errors
-from .manager import ContextManager
+from ..manager import ContextManager
+from .common import echo_data, pass_manager, pass_reader, translate_errors
 
 __all__ = ["demo", "reindex", "search"]
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, open_manager, pass_manager, pass_reader, translate_errors
-from .errors import NotFoundError
-from .fixes import Fix
+from ..errors import NotFoundError
+from ..fixes import Fix
+from .common import echo_data, open_manager, pass_manager, pass_reader, translate_errors
 
 __all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert", "rm", "show", "trash", "write"]
 
@@ -39,7 +39,7 @@ def init(click_ctx: click.Context, own_repository: bool) -> None:
       contextfs --root ./notes init --own-repository
     """
     ctx = open_manager(click_ctx, own_repository=own_repository)
-    click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.git.head())[:12]})")
+    click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.parts.git.head())[:12]})")
 
 
 @click.command()
@@ -123,8 +123,8 @@ def ls(ctx: Any, folder: str, as_json: bool) -> None:
     files = ctx.list(folder)
     if folder and not files:
         if ctx.exists(folder):
-            files = [ctx.gate(folder)]
-        elif not ctx.is_folder(folder):
+            files = [ctx.parts.gate(folder)]
+        elif not ctx.parts.is_folder(folder):
             raise NotFoundError(f"{folder} does not exist in {ctx.root}", path=folder,
                                 fix=Fix("list", folder.rstrip("/").rpartition("/")[0]))
     _echo_lines(files, as_json, lambda items: "\n".join(items))

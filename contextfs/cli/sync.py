@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .cliutil import echo_data, pass_manager, translate_errors
+from .common import echo_data, pass_manager, translate_errors
 
 __all__ = ["conflicts", "sync"]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import click
 
-from .cliutil import CLIError, translate_errors
-from .manager import ContextManager
+from ..manager import ContextManager
+from .common import CLIError, translate_errors
 
 __all__ = ["HELD_BACK", "demo", "watch"]
 
@@ -101,13 +101,13 @@ def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     Exit status of --once: 0 every edit committed (or none to commit), 3 some edits
     held back (listed), 1 an error.
     """
-    from . import watcher as watching  # the one module that imports watchdog
+    from .. import watcher as watching  # the one module that imports watchdog
 
     ctx = _open(click_ctx)
     synced = ctx.sync()
     if synced:
         _report(synced)
-    held = dict(ctx.last_sync.held)
+    held = dict(ctx.parts.last_sync.held)
     if once:
         if held:
             _held(held)

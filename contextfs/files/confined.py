@@ -1,6 +1,6 @@
 """Every byte contextfs reads or writes inside a context root goes through this module.
 
-Paths have already passed the lexical gate (:func:`contextfs.paths.check`); this module
+Paths have already passed the lexical gate (:func:`contextfs.files.paths.check`); this module
 makes the *filesystem* side of confinement hold even while someone swaps a folder for a
 symlink during a call. Each operation opens the root, then every folder on the way with
 ``O_NOFOLLOW | O_DIRECTORY`` relative to the previous folder's descriptor, and does its
@@ -28,8 +28,8 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from ..errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
 from .durability import fsync_path
-from .errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
 from .walking import FileStat, walk_fd, walk_paths
 
 __all__ = [

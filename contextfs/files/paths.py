@@ -14,7 +14,7 @@ import stat
 import unicodedata
 from pathlib import Path
 
-from .errors import InvalidPathError
+from ..errors import InvalidPathError
 
 __all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "is_internal", "slugify"]
 

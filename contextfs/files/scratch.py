@@ -85,6 +85,6 @@ def _gitignore_line(glob: str) -> str:
 
 
 #: The block of the managed ``.gitignore`` that lists :data:`PATTERNS`.
-GITIGNORE = "# editor and OS scratch files (contextfs.scratch)\n" + "".join(
+GITIGNORE = "# editor and OS scratch files (contextfs.files.scratch)\n" + "".join(
     f"{_gitignore_line(glob)}\n" for glob, _ in PATTERNS
 )

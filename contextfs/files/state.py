@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ContentError, NotFoundError, VersioningError
-from .fixes import Fix
+from ..errors import ContentError, NotFoundError, VersioningError
+from ..fixes import Fix
 
 if TYPE_CHECKING:
     from filelock import FileLock

@@ -1,6 +1,6 @@
 """Walking a folder of the root without following links: depth first, sorted per folder.
 
-Used by :meth:`contextfs.files.RootFiles.walk`. Each folder is listed through a descriptor
+Used by :meth:`contextfs.files.confined.RootFiles.walk`. Each folder is listed through a descriptor
 opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to its parent's, so a folder swapped for
 a symlink while the walk runs is skipped, never entered; symlinks, sockets and devices are
 not files. Where ``dir_fd`` is missing (Windows) the same rules run on joined paths.

@@ -4,11 +4,11 @@ Every write through :class:`~contextfs.manager.ContextManager` — from the Pyth
 CLI, the LangChain and MCP tools, the memory tool, the LangGraph store, topics and memory
 tiers alike — passes :meth:`WriteGuard.check` before a byte reaches the disk:
 
-* **secrets** (:mod:`contextfs.secrets`): text holding a credential is refused under the
+* **secrets** (:mod:`contextfs.gate.secrets`): text holding a credential is refused under the
   ``[secrets]`` policy (default ``refuse``), for every actor, with a message that names
   the kind and line but never the secret. An agent cannot allow-list its own write with
   the inline marker; a person can, or can list the fingerprint in ``config.toml``;
-* **instructions planted as memory** (:mod:`contextfs.poisoning`): for agent actors,
+* **instructions planted as memory** (:mod:`contextfs.gate.poisoning`): for agent actors,
   text that reads as an order to the agent is tagged ``trust: untrusted`` in the
   frontmatter (policy ``tag``, the default), refused (``refuse``) or hidden
   (``quarantine``), set by ``[memory] poisoning``. A caller can lower trust, never raise
@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..errors import ContentError, PoisoningError
 from . import poisoning, secrets
-from .errors import ContentError, PoisoningError
 
 __all__ = ["TRUST_ORDER", "Decision", "WriteGuard", "is_agent", "is_library_log"]
 

@@ -5,7 +5,7 @@ Memory is text that comes back into a prompt in every future session, so one sto
 Without an LLM we cannot *know* intent; what we can do cheaply and predictably is spot
 the shapes injections take (override phrases in six languages, personas, requests for the
 prompt itself, forced output, fake delimiters, chat-template and tool-call syntax, hidden
-characters; :mod:`contextfs.poisoning_patterns`) and then treat such text as *data*:
+characters; :mod:`contextfs.gate.poisoning_patterns`) and then treat such text as *data*:
 
 * :func:`assess` says whether text is suspicious and why (named reasons, stable strings);
 * :func:`apply_policy` turns a verdict into a trust level under a policy
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import ConfigError, PoisoningError
+from ..errors import ConfigError, PoisoningError
 from .poisoning_patterns import PATTERNS, hidden_characters, matches, normalise, strip_hidden
 
 __all__ = [

@@ -15,11 +15,11 @@ history), so the store's write gate scans text *before* anything is written or c
       allow = ["3f0c9a1e5b7d2c44"]      # fingerprints from a refusal message
       inline_allowlist = true           # honour `pragma: allowlist secret` comments
 
-Detection has three sources, one pipeline (:mod:`contextfs.secrets_detectors`, imported on
+Detection has three sources, one pipeline (:mod:`contextfs.gate.secrets_detectors`, imported on
 the first scan only): a maintained vendor rule set (Kingfisher's bundled catalogue,
-:mod:`contextfs.secrets_rules`), detect-secrets' plugins and keyword detector (read with the
-document's structure, :mod:`contextfs.secrets_syntax`), and values assigned to
-credential-like names judged by their shape (:mod:`contextfs.secrets_values`). Every
+:mod:`contextfs.gate.secrets_rules`), detect-secrets' plugins and keyword detector (read with the
+document's structure, :mod:`contextfs.gate.secrets_syntax`), and values assigned to
+credential-like names judged by their shape (:mod:`contextfs.gate.secrets_values`). Every
 candidate passes the same judgments: placeholders and documented example keys, filler, and
 private key blocks without a body are not secrets.
 """
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
-from .errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
+from ..errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
 
 __all__ = [
     "ALLOWLIST_MARKER",
@@ -209,7 +209,7 @@ def _detectors() -> ModuleType:
         if _loaded is None:
             before = warnings.showwarning
             try:
-                module = importlib.import_module("contextfs.secrets_detectors")
+                module = importlib.import_module("contextfs.gate.secrets_detectors")
             except ImportError as exc:
                 raise ContentError(
                     f"the secret scanner cannot load {exc.name or exc}; install its dependencies with: "

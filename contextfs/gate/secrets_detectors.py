@@ -1,8 +1,8 @@
-"""The detectors behind :mod:`contextfs.secrets`: which run, how, and what filters them.
+"""The detectors behind :mod:`contextfs.gate.secrets`: which run, how, and what filters them.
 
 Three sources feed one list of candidates: detect-secrets' plugins (below), the vendor rule
-set (:mod:`contextfs.secrets_rules`) and values assigned to credential-like names
-(:mod:`contextfs.secrets_values`); every candidate then passes the same judgments
+set (:mod:`contextfs.gate.secrets_rules`) and values assigned to credential-like names
+(:mod:`contextfs.gate.secrets_values`); every candidate then passes the same judgments
 (placeholders, filler, keyless private key blocks, detect-secrets' heuristic filters).
 
 Imported lazily, on the first scan: detect-secrets (and the ``requests`` it imports) costs
@@ -233,7 +233,7 @@ _WINDOW_REACH = 512
 @dataclass(frozen=True)
 class Candidate:
     """A raw hit (``value``: what the fingerprint covers); it never leaves
-    :mod:`contextfs.secrets`, which keeps only the hash."""
+    :mod:`contextfs.gate.secrets`, which keeps only the hash."""
 
     kind: str
     line: int

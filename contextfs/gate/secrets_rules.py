@@ -19,7 +19,7 @@ What is used, and why only that:
 
 ``tests/test_secrets_rules.py`` pins this surface. The rules decide *formats*; whether a
 matched value is a placeholder or a documented example is decided by
-:mod:`contextfs.secrets_values`, the same way for every detector.
+:mod:`contextfs.gate.secrets_values`, the same way for every detector.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 
-from .tokens import count_tokens
+from ..text.tokens import count_tokens
 
 __all__ = [
     "DOCUMENTED_EXAMPLES",

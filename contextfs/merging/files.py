@@ -24,9 +24,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..changes.setup import MANAGED
 from ..document import blob_version, decode, is_markdown, parse, serialize
 from ..errors import ContextFSError
-from ..managed import MANAGED
 from .frontmatter import merge_metadata
 from .kinds import kind_of
 from .lines import merge_entries, merge_text

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..poisoning import TRUST_LEVELS
+from ..gate.poisoning import TRUST_LEVELS
 
 __all__ = ["KeyConflict", "merge_metadata"]
 
@@ -53,7 +53,7 @@ def _merge_lists(base: Any, ours: list[Any], theirs: list[Any]) -> list[Any]:
 
 def _lowest_trust(*values: Any) -> Any:
     """The most cautious of the trust levels given; a value that is not a level counts as
-    ``untrusted`` (as :func:`contextfs.poisoning.trust_of` reads it)."""
+    ``untrusted`` (as :func:`contextfs.gate.poisoning.trust_of` reads it)."""
     ranked = [TRUST_LEVELS.index(v if v in TRUST_LEVELS else "untrusted") for v in values if v is not _MISSING]
     return TRUST_LEVELS[max(ranked)] if ranked else _MISSING
 

@@ -17,11 +17,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .conflicts import ConflictCopy, list_conflicts, resolve
-from .syncing import SyncResult, sync
+from .result import SyncResult
+from .syncing import sync
 from .transport import Target, resolve_target
 
 if TYPE_CHECKING:
-    from ..manager import ContextManager
+    from ..parts import RootParts
 
 __all__ = ["ConflictCopy", "Remote", "SyncResult", "Target"]
 
@@ -29,7 +30,7 @@ __all__ = ["ConflictCopy", "Remote", "SyncResult", "Target"]
 class Remote:
     """The root's remote side (``ctx.remote``): sync, and the conflict copies merges leave."""
 
-    def __init__(self, ctx: ContextManager) -> None:
+    def __init__(self, ctx: RootParts) -> None:
         self.ctx = ctx
 
     def target(self, remote: str | None = None, branch: str | None = None) -> Target:

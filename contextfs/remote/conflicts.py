@@ -18,7 +18,7 @@ from ..fixes import Fix
 from ..merging import original_of
 
 if TYPE_CHECKING:
-    from ..manager import ContextManager
+    from ..parts import RootParts
 
 __all__ = ["ConflictCopy", "list_conflicts", "resolve"]
 
@@ -34,17 +34,17 @@ class ConflictCopy:
     original_exists: bool
 
 
-def list_conflicts(ctx: ContextManager) -> list[ConflictCopy]:
+def list_conflicts(ctx: RootParts) -> list[ConflictCopy]:
     """Every conflict copy in the root, sorted by path."""
     out = []
-    for rel in ctx.list():
+    for rel in ctx.list_files():
         original = original_of(rel)
         if original is not None:
             out.append(ConflictCopy(rel, original, ctx.files.kind(original) == "file"))
     return out
 
 
-def resolve(ctx: ContextManager, path: str, *, keep: str = "current") -> str:
+def resolve(ctx: RootParts, path: str, *, keep: str = "current") -> str:
     """End a conflict: ``path`` is a copy (or the file, when it has exactly one copy). Returns the file."""
     if keep not in KEEP:
         raise InvalidArgumentError(f"keep must be 'current' or 'copy', not {keep!r}; pass keep='current' to keep "

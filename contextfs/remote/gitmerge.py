@@ -14,19 +14,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..changes.markers import conflict_markers
 from ..merging import MergeNote, TreeMerge, merge_file
-from ..sync import conflict_markers
 from ..versioning import FILE_MODE
 from .incoming import gate_incoming
 
 if TYPE_CHECKING:
-    from ..manager import ContextManager
-    from .syncing import SyncResult
+    from ..parts import RootParts
+    from .result import SyncResult
 
 __all__ = ["resolve_git_merge", "unmerged"]
 
 
-def unmerged(ctx: ContextManager) -> dict[str, dict[int, str]]:
+def unmerged(ctx: RootParts) -> dict[str, dict[int, str]]:
     """Root-relative paths git left unmerged, with their stages (1 base, 2 ours, 3 theirs) -> blob id."""
     git = ctx.git
     out = git.git("ls-files", "--unmerged", "-z", "--", git.prefix.rstrip("/") or ".")
@@ -40,7 +40,7 @@ def unmerged(ctx: ContextManager) -> dict[str, dict[int, str]]:
     return found
 
 
-def resolve_git_merge(ctx: ContextManager, result: SyncResult) -> None:
+def resolve_git_merge(ctx: RootParts, result: SyncResult) -> None:
     """Resolve the root's conflicted files of the merge in progress (see the module docstring)."""
     git = ctx.git
     result.state = "resolved"

@@ -23,17 +23,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .. import paths
+from ..changes.setup import MANAGED
 from ..document import decode, is_markdown, parse, serialize
 from ..errors import ContextFSError, InvalidPathError
-from ..managed import MANAGED
+from ..files import paths
+from ..gate.poisoning import TRUST_LEVELS, assess, trust_of
+from ..gate.secrets import describe
 from ..merging import MergeNote, TreeMerge
-from ..poisoning import TRUST_LEVELS, assess, trust_of
-from ..secrets import describe
 from ..versioning import EXEC_MODE, FILE_MODE
 
 if TYPE_CHECKING:
-    from ..manager import ContextManager
+    from ..parts import RootParts
 
 __all__ = ["gate_incoming", "incoming_trust"]
 
@@ -67,7 +67,7 @@ def _retrust(rel: str, data: bytes, policy: str) -> tuple[bytes, str] | None:
     return text.encode("utf-8"), f"its text reads as an instruction ({', '.join(reasons)}): trust lowered to {trust}"
 
 
-def gate_incoming(ctx: ContextManager, merged: TreeMerge) -> None:
+def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
     """Check every incoming change of ``merged`` in place: refuse, report, or re-mark trust."""
     objects = ctx.git.objects
     guard = ctx.guard()

@@ -3,7 +3,7 @@
 One sync, step by step (``ctx.remote.sync()``):
 
 1. the root's sync lock is taken (one sync at a time per clone; other writers go on);
-2. edits made outside contextfs are committed as ``human`` (``ctx.sync()``), so the merge
+2. edits made outside contextfs are committed as ``human`` (:func:`contextfs.changes.outside.sync`), so the merge
    never overwrites bytes nobody committed;
 3. the branch is fetched into its remote-tracking ref (no lock held: writers go on);
 4. under the write lock: if the remote has commits this clone lacks, their tree is merged
@@ -28,60 +28,31 @@ import contextlib
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..changes.outside import sync as sync_outside_edits
 from ..document import blob_version
-from ..durability import fsync_path, sync_filesystem
 from ..errors import ContextFSError, VersioningError
+from ..files.durability import fsync_path, sync_filesystem
 from ..merging import MergeNote, merge_trees
 from ..provenance import email_of
 from ..versioning.graph import commit_time, existing, merge_base, write_commit
 from ..versioning.objects import TREE_MODE
 from ..versioning.refs import operation_in_progress
 from .incoming import gate_incoming
+from .result import SyncResult
 from .transport import Target, fetch, push, resolve_target
 
 if TYPE_CHECKING:
-    from ..manager import ContextManager
+    from ..parts import RootParts
 
-__all__ = ["SyncResult", "sync"]
+__all__ = ["sync"]
 
 #: How long a sync waits for another sync of the same clone to finish.
 SYNC_LOCK_TIMEOUT = 300.0
 
 
-@dataclass
-class SyncResult:
-    """What one sync did."""
-
-    remote: str
-    branch: str
-    url: str
-    state: str = "up-to-date"  # up-to-date | fast-forward | merged | resolved (a person's git merge)
-    head: str | None = None
-    committed_outside: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    notes: list[MergeNote] = field(default_factory=list)
-    pushed: bool = False
-    rejected_pushes: int = 0
-    push_skipped: str | None = None
-
-    @property
-    def conflict_copies(self) -> list[str]:
-        """Conflict copies this sync made (``contextfs conflicts`` lists all of them)."""
-        return sorted({n.detail.rsplit(" as ", 1)[-1] for n in self.notes
-                       if n.kind == "conflict-copy" and " as " in n.detail})
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"remote": self.remote, "branch": self.branch, "url": self.url, "state": self.state,
-                "head": self.head, "committed_outside": self.committed_outside, "changed": self.changed,
-                "notes": [{"path": n.path, "kind": n.kind, "detail": n.detail} for n in self.notes],
-                "pushed": self.pushed, "rejected_pushes": self.rejected_pushes, "push_skipped": self.push_skipped,
-                "conflict_copies": self.conflict_copies}
-
-
-def _subtree(ctx: ContextManager, commit: str | None) -> bytes | None:
+def _subtree(ctx: RootParts, commit: str | None) -> bytes | None:
     if commit is None:
         return None
     objects = ctx.git.objects
@@ -92,7 +63,7 @@ def _subtree(ctx: ContextManager, commit: str | None) -> bytes | None:
     return entry[0] if entry is not None and entry[1] == TREE_MODE else None
 
 
-def _outside(ctx: ContextManager, a: str | None, b: str) -> list[str]:
+def _outside(ctx: RootParts, a: str | None, b: str) -> list[str]:
     """Paths outside the root that differ between two commits (all of b's when a is None)."""
     if a is None:
         out = ctx.git.git("ls-tree", "-r", "--name-only", "-z", b)
@@ -101,7 +72,7 @@ def _outside(ctx: ContextManager, a: str | None, b: str) -> list[str]:
     return [p for p in out.split("\0") if p and not p.startswith(ctx.git.prefix)]
 
 
-def _check_unseen(ctx: ContextManager, changes: dict[str, Any], ours: str | None) -> None:
+def _check_unseen(ctx: RootParts, changes: dict[str, Any], ours: str | None) -> None:
     """Refuse to overwrite bytes that differ from our commit (nothing committed them)."""
     objects = ctx.git.objects
     tree = objects.commit_tree(ours) if ours else None
@@ -118,7 +89,7 @@ def _check_unseen(ctx: ContextManager, changes: dict[str, Any], ours: str | None
                                   "them: fix or commit them first, then run contextfs sync again")
 
 
-def _message(subject: str, notes: list[MergeNote], ctx: ContextManager, merged: str) -> str:
+def _message(subject: str, notes: list[MergeNote], ctx: RootParts, merged: str) -> str:
     body = "\n".join(f"- {n}" for n in notes[:50])
     trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": ctx.git.machine}
     if ctx.session:
@@ -129,7 +100,7 @@ def _message(subject: str, notes: list[MergeNote], ctx: ContextManager, merged: 
 
 
 @contextlib.contextmanager
-def _one_flush(ctx: ContextManager, paths: list[str]) -> Iterator[None]:
+def _one_flush(ctx: RootParts, paths: list[str]) -> Iterator[None]:
     """Write a merge's files without an fsync each, then flush them all with one ``syncfs``.
 
     The write lock is held, so no other writer of this root runs meanwhile; the journal
@@ -153,7 +124,7 @@ def _one_flush(ctx: ContextManager, paths: list[str]) -> Iterator[None]:
             fsync_path(full.parent)
 
 
-def integrate(ctx: ContextManager, target: Target, theirs: str | None, result: SyncResult) -> None:
+def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncResult) -> None:
     """Bring the fetched commit ``theirs`` into this clone (fast-forward or merge)."""
     if theirs is None:
         return
@@ -204,7 +175,7 @@ def integrate(ctx: ContextManager, target: Target, theirs: str | None, result: S
         result.notes += merged.notes
 
 
-def sync(ctx: ContextManager, *, remote: str | None = None, branch: str | None = None, push_: bool = True,
+def sync(ctx: RootParts, *, remote: str | None = None, branch: str | None = None, push_: bool = True,
          attempts: int = 8, push_application_commits: bool = False) -> SyncResult:
     """One sync with the remote (see the module docstring)."""
     from .gitmerge import resolve_git_merge  # only for a git merge a person started: rare
@@ -220,7 +191,7 @@ def sync(ctx: ContextManager, *, remote: str | None = None, branch: str | None =
             resolve_git_merge(ctx, result)
             result.head = git.head()
             return result
-        result.committed_outside = ctx.sync()
+        result.committed_outside = sync_outside_edits(ctx)
         pause = random.Random()
         for attempt in range(max(1, attempts)):
             theirs = fetch(git, target)

@@ -4,11 +4,12 @@ A session in review mode writes to the branch ``contextfs/review/<root key>/<ses
 checked out in a linked work tree under the git directory
 (``<git dir>/contextfs/review/<root key>/<session>/``; ``git worktree`` keeps its
 bookkeeping), never in the person's work tree. The session's own
-:class:`~contextfs.ContextManager` is opened on that work tree (:func:`enter`), so the
+:class:`~contextfs.ContextManager` is opened on that work tree
+(:func:`contextfs.review.opening.enter`), so the
 agent reads its own writes, searches them and is offered them in its views, with every
 mechanism of the store (the write gate, the journal, one commit per change) working as on
 the main branch. Everybody else reads the main branch. The person's side — approve,
-discard, recover — is :mod:`contextfs.review`.
+discard, recover — is :mod:`contextfs.review.decisions`.
 
 Which writes need review is said in ``.contextfs/config.toml``::
 
@@ -31,15 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import CONFIG_PATH, check_keys, load_config
-from .errors import ConfigError, ReviewError
-from .files import RootFiles
-from .state import locate_root, root_key
-from .versioning.refs import Refs
+from ..config import CONFIG_PATH, check_keys, load_config
+from ..errors import ConfigError, ReviewError
+from ..files.confined import RootFiles
+from ..files.state import root_key
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
-    from .versioning import GitStore
+    from ..versioning import GitStore
 
 __all__ = [
     "DEFAULT_KEEP_DAYS",
@@ -51,10 +50,8 @@ __all__ = [
     "config_of",
     "decode_session",
     "encode_session",
-    "enter",
     "keep_days",
     "needs_review",
-    "open_review",
     "review_actors",
     "space_of",
 ]
@@ -177,98 +174,6 @@ class ReviewHandle:
             )
 
 
-def open_review(main: ContextManager, session: str) -> ReviewHandle:
-    """The work tree of ``session``'s review branch, made from the main branch if new.
-
-    ``main`` is the handle of the main root (opened for writing: it holds the lock that
-    keeps two processes from creating the same work tree at once).
-    """
-    git = main.git
-    space = space_of(git)
-    ref, folder = space.ref(session), space.folder(session)
-    with main.write_lock():
-        tip = git.branches.read(ref)
-        if not (folder / ".git").is_file():
-            # A folder removed by hand leaves git's record of it behind.
-            git.git("worktree", "prune")
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            head = git.head()
-            if head is None:
-                raise ReviewError(
-                    f"{main.root} has no commit yet; open it once without review mode first"
-                )
-            git.branches.add_worktree(folder, ref, tip or head, git.prefix, create=tip is None)
-    return ReviewHandle(
-        session=session, main_root=main.root, worktree=folder, root=space.root(session), branch=ref
-    )
-
-
-def enter(
-    ctx: ContextManager, root: Path, review: bool | None, own_repository: bool
-) -> tuple[ReviewHandle | None, Path, bool]:
-    """Where ``ctx`` (a ContextManager being opened with ``review=``) works: (its review
-    handle, the root to open, own_repository), or (None, root, own_repository) for the
-    main root.
-
-    ``review=True`` puts the session in review mode: its writes wait on a branch of their
-    own until a person approves them; ``None`` follows ``[review] agents`` for the actor.
-    """
-    prov = ctx.current_provenance
-    handle = _enter(
-        root,
-        actor=prov.actor,
-        session=prov.session or "",
-        review=review,
-        read_only=ctx.read_only,
-        own_repository=own_repository,
-        durable=ctx.durable,
-    )
-    return (handle, handle.root, False) if handle is not None else (None, root, own_repository)
-
-
-def _enter(
-    root: Path,
-    *,
-    actor: str,
-    session: str,
-    review: bool | None,
-    read_only: bool,
-    own_repository: bool,
-    durable: bool,
-) -> ReviewHandle | None:
-    if review is None:
-        if not root.is_dir():
-            return None
-        try:
-            listed = review_actors(config_of(RootFiles(root.resolve())))
-        except ConfigError:
-            return None  # reading still works; the first write raises the error (check_write)
-        if not needs_review(actor, listed):
-            return None
-    if read_only:
-        # Reading never creates the work tree: a session that wrote nothing yet sees main.
-        git_dir, prefix = locate_root(root)[1:]
-        space = ReviewSpace(Refs.of(git_dir).common_dir, prefix)
-        folder = space.folder(session)
-        if not (folder / ".git").is_file():
-            return None
-        return ReviewHandle(
-            session, root.resolve(), folder, space.root(session), space.ref(session)
-        )
-    from .manager import ContextManager  # a cycle: the manager imports this module lazily
-
-    main = ContextManager(
-        root,
-        actor=actor,
-        session=session,
-        index=False,
-        own_repository=own_repository,
-        durable=durable,
-        review=False,
-    )
-    return open_review(main, session)
-
-
 #: root -> (the config file's lstat key, its ``[review] agents``): an agent's every write
 #: asks, and re-reading the settings each time cost more than the check itself.
 _LISTED: dict[Path, tuple[tuple[int, int] | None, tuple[str, ...]]] = {}
@@ -283,16 +188,15 @@ def _listed(files: RootFiles) -> tuple[str, ...]:
     return cached[1]
 
 
-def check_write(ctx: ContextManager, op: str) -> None:
-    """Before a write: a review session must still be open, and through a main-root handle
-    an actor whose writes need review is refused."""
-    if ctx.review is not None:
-        ctx.review.check_open()
+def check_write(handle: ReviewHandle | None, files: RootFiles, actor: str, op: str) -> None:
+    """Before a write of ``op`` by ``actor``: a review session (``handle``) must still be
+    open, and through a main-root handle an actor whose writes need review is refused."""
+    if handle is not None:
+        handle.check_open()
         return
-    actor = ctx.current_provenance.actor
     if op in ("init", "sync") or not actor.startswith("agent"):
         return  # the managed files and a person's outside edits are not an agent's writes
-    if needs_review(actor, _listed(ctx.files)):
+    if needs_review(actor, _listed(files)):
         raise ReviewError(
             f"{actor}'s writes wait for a person's review ([review] agents in {CONFIG_PATH}); "
             f"open the root in review mode: ContextManager(root, actor={actor!r}, review=True) "

@@ -1,11 +1,11 @@
 """The person's side of review mode: approve, discard, recover and expire review branches.
 
-An agent in review mode writes to a branch of its own (:mod:`contextfs.review_branch`).
+An agent in review mode writes to a branch of its own (:mod:`contextfs.review.branch`).
 A person then, from Python, the CLI or the web page:
 
 * **approves**: the branch is merged into the main branch as one merge commit authored by
   the person, by the merge engine a sync between machines uses
-  (:mod:`contextfs.review_merge`: no conflict marker, what cannot be merged kept as a
+  (:mod:`contextfs.review.merge`: no conflict marker, what cannot be merged kept as a
   conflict copy and reported); the agent's own commits, with their authors and trailers,
   are the merge's second parent, so ``git log`` and ``git blame`` name the agent;
 * **discards**: the work tree is removed and the branch moved to
@@ -24,17 +24,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING
 
-from . import clock
-from .errors import ReviewError, VersioningError
-from .review_branch import DISCARDED_NS, REVIEW_NS, decode_session, keep_days, space_of
-from .review_merge import ApproveReport, merge_branch
-from .state import StateDir, find_repository
-from .versioning.graph import merge_base
-from .versioning.refs import Refs
+from .. import clock
+from ..changes import outside
+from ..errors import ReviewError, VersioningError
+from ..files.state import StateDir, find_repository
+from ..versioning.graph import merge_base
+from ..versioning.refs import Refs
+from .branch import DISCARDED_NS, REVIEW_NS, decode_session, keep_days, space_of
+from .merge import ApproveReport, merge_branch
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
-    from .versioning.branches import RefInfo
+    from ..parts import RootParts
+    from ..versioning.branches import RefInfo
 
 __all__ = ["ApproveReport", "Discarded", "Review", "ReviewBranch"]
 
@@ -71,7 +72,7 @@ def _iso(when: int) -> str:
 class Review:
     """The review branches of one root, and a person's decisions on them."""
 
-    def __init__(self, ctx: ContextManager) -> None:
+    def __init__(self, ctx: RootParts) -> None:
         self.ctx = ctx
         self.git = ctx.git
         self.space = space_of(self.git)
@@ -150,7 +151,7 @@ class Review:
         ctx = self.ctx
         with ctx.write_lock():
             # A person's unsaved edit on the main branch is committed first, never overwritten.
-            ctx.sync()
+            outside.sync(ctx)
             head = self.main_head()
             if head is None or self.git.branches.is_ancestor(tip, head):
                 raise ReviewError(

@@ -20,11 +20,11 @@ import secrets
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .versioning import check_rev
+from ..versioning import check_rev
 
 if TYPE_CHECKING:
-    from .state import StateDir
-    from .versioning import GitStore
+    from ..files.state import StateDir
+    from ..versioning import GitStore
 
 __all__ = ["CommitLog", "CommitRecord", "reachable", "read_commits", "walk"]
 

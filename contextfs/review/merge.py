@@ -7,7 +7,7 @@ conflict marker, every decision a note), the same gate for what comes in
 (:func:`contextfs.remote.incoming.gate_incoming`: paths, links, sizes, secrets reported,
 trust recomputed), and the same way of publishing a merge commit
 (:func:`contextfs.versioning.graph.write_commit` through
-:attr:`contextfs.transaction.Change.prepared`, journaled like any write). The commit is
+:attr:`contextfs.changes.transaction.Change.prepared`, journaled like any write). The commit is
 the person's (``approve: session <id>``, trailer ``Contextfs-Approves``); its second
 parent is the review branch's tip, so the agent's commits keep their authors in
 ``git log`` and ``git blame``.
@@ -18,15 +18,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .merging import merge_trees, original_of
-from .provenance import email_of
-from .remote.incoming import gate_incoming
-from .versioning.graph import commit_time, merge_base, write_commit
-from .versioning.objects import TREE_MODE
+from ..merging import merge_trees, original_of
+from ..provenance import email_of
+from ..remote.incoming import gate_incoming
+from ..versioning.graph import commit_time, merge_base, write_commit
+from ..versioning.objects import TREE_MODE
 
 if TYPE_CHECKING:
-    from .manager import ContextManager
-    from .versioning import GitStore
+    from ..parts import RootParts
+    from ..versioning import GitStore
 
 __all__ = ["ApproveReport", "merge_branch"]
 
@@ -57,7 +57,7 @@ def _root_tree(git: GitStore, commit: str | None) -> bytes | None:
     return entry[0] if entry is not None and entry[1] == TREE_MODE else None
 
 
-def _message(ctx: ContextManager, session: str, notes: list[str], files: int) -> str:
+def _message(ctx: RootParts, session: str, notes: list[str], files: int) -> str:
     body = "\n".join(f"- {n}" for n in notes[:50])
     trailers = {"Contextfs-Op": "approve", "Contextfs-Machine": ctx.git.machine}
     if ctx.session:
@@ -67,7 +67,7 @@ def _message(ctx: ContextManager, session: str, notes: list[str], files: int) ->
     return text + "".join(f"{k}: {v}\n" for k, v in trailers.items())
 
 
-def merge_branch(ctx: ContextManager, session: str, head: str, tip: str) -> ApproveReport:
+def merge_branch(ctx: RootParts, session: str, head: str, tip: str) -> ApproveReport:
     """Merge ``tip`` (a session's review branch) into the main branch at ``head``.
 
     The caller holds the root's write lock and has committed any outside edit (so the

@@ -2,7 +2,7 @@
 
 Every commit contextfs makes names its session in a ``Contextfs-Session`` trailer, so a
 session is the set of commits carrying one id, on the main branch or on a review branch
-(:mod:`contextfs.review`). :class:`Sessions` lists them from the history and the review
+(:mod:`contextfs.review.decisions`). :class:`Sessions` lists them from the history and the review
 refs, with each session's agents, machines where the commits name one
 (``Contextfs-Machine``), time span, files, lines added and removed, and status:
 
@@ -14,7 +14,7 @@ discarded   a person discarded it; its commits can be recovered until they expir
 ==========  ===========================================================================
 
 ``reverted`` says that ``revert_session`` (``undo``) later undid some of it. The commit
-records come from :class:`~contextfs.session_log.CommitLog`, which reads each commit of
+records come from :class:`~contextfs.review.log.CommitLog`, which reads each commit of
 a long history once and keeps it, so listing sessions costs one ``git rev-list`` plus the
 commits made since the last call.
 """
@@ -25,20 +25,20 @@ import builtins  # Sessions.list() shadows the builtin in the class body's annot
 import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
-from .document import decode
-from .errors import ContextFSError, NotFoundError, ReviewError
-from .fixes import Fix
-from .provenance import check_token
-from .review import Discarded, Review, ReviewBranch
-from .review_merge import ApproveReport
-from .session_log import CommitLog, CommitRecord, reachable
-from .trash import TRASH_DIR
+from ..changes.trash import TRASH_DIR
+from ..document import decode
+from ..errors import ContextFSError, NotFoundError, ReviewError
+from ..fixes import Fix
+from ..parts import RootParts
+from ..provenance import check_token
+from .decisions import Discarded, Review, ReviewBranch
+from .log import CommitLog, CommitRecord, reachable
+from .merge import ApproveReport
 
 if TYPE_CHECKING:
-    from .history import RevertReport
-    from .manager import ContextManager
+    from ..changes.history import RevertReport
 
 __all__ = ["STATUSES", "FileChange", "Session", "Sessions"]
 
@@ -109,6 +109,13 @@ class _Snapshot:
     tips: tuple[str | None, builtins.list[str], builtins.list[Discarded]]
 
 
+class HasParts(Protocol):
+    """An open root that hands out its parts (``ContextManager.parts``)."""
+
+    @property
+    def parts(self) -> RootParts: ...
+
+
 class Sessions:
     """The sessions of one root, and what a person can do with each.
 
@@ -116,7 +123,9 @@ class Sessions:
     branch's head and the review refs are checked on every call).
     """
 
-    def __init__(self, ctx: ContextManager) -> None:
+    def __init__(self, root: RootParts | HasParts) -> None:
+        """``root``: a :class:`~contextfs.ContextManager` (or its ``parts``)."""
+        ctx = root if isinstance(root, RootParts) else root.parts
         self.ctx = ctx
         self.review = Review(ctx)
         self.log = CommitLog(ctx.git, ctx.state)
@@ -360,4 +369,6 @@ class Sessions:
                 f"session {found.id} is waiting for review, not on the main branch; discard it "
                 "instead (`contextfs sessions discard`)"
             )
-        return self.ctx.revert_session(found.id)
+        from ..changes import history  # with difflib: ~3 ms that only undoing a session needs
+
+        return history.revert_session(self.ctx, found.id)

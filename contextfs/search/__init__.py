@@ -13,7 +13,7 @@ Only this package imports Whoosh.
 from __future__ import annotations
 
 from .index import INDEX_DIR, IndexSource, SearchIndex, VerifyReport
-from .querying import SearchHit
+from .running import SearchHit
 from .stamp import INDEX_FORMAT, STAMP_FILE, STAMP_MAGIC, WHOOSH_VERSION
 
 __all__ = [

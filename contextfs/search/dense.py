@@ -2,7 +2,7 @@
 
 Off unless a caller turns it on with ``ctx.index.use_embeddings(embeddings)`` (any object
 with LangChain's ``embed_documents(texts)`` and ``embed_query(text)``). Then questions
-(plain words) are ranked twice, by the lexical rules of :mod:`contextfs.text` and by
+(plain words) are ranked twice, by the lexical rules of :mod:`contextfs.text.analysis` and by
 cosine similarity of vectors, and the two orders are fused by reciprocal rank:
 ``1 / (DENSE_K + rank)`` for the lexical rank plus :data:`DENSE_WEIGHT` times the same for
 the dense rank. Both rankings cover every document, so the first k hits are still the
@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from ..errors import ConfigError
-from ..text import SCORE_DIGITS
+from ..text.analysis import SCORE_DIGITS
 
 __all__ = ["DENSE_K", "DENSE_WEIGHT", "Embeddings", "Vectors", "fuse"]
 

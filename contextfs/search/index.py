@@ -1,7 +1,7 @@
 """Keeping the Whoosh index right: always current, self-healing, and off the write path.
 
 Files are the truth; the index is derived from them, lives in the root's state folder
-under ``.git/`` (see :mod:`contextfs.state`; git never transfers it) and may be thrown
+under ``.git/`` (see :mod:`contextfs.files.state`; git never transfers it) and may be thrown
 away at any time. Three rules keep it right:
 
 * **Writes only queue.** Every commit calls :meth:`SearchIndex.notify` with the changed
@@ -45,22 +45,23 @@ from whoosh import index as windex
 from whoosh.index import LockError
 from whoosh.query.qcore import QueryError
 
-from .. import faults, paths
+from .. import faults
 from ..document import blob_version
 from ..embeddings import attach
 from ..errors import ContextFSError, SearchIndexError, VersioningError
-from ..files import typed_io
+from ..files import paths
+from ..files.confined import typed_io
 from . import compat, segments
 from .filters import build_filter
+from .language import parse_query
 from .planning import weighting
-from .query import parse_query
-from .querying import Queries, SearchHit
+from .running import Queries, SearchHit
 from .schema import extract, indexable, make_schema, walk_indexable
 from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
 
 if TYPE_CHECKING:
-    from ..files import RootFiles
-    from ..state import StateDir
+    from ..files.confined import RootFiles
+    from ..files.state import StateDir
     from ..versioning import GitStore
 
 __all__ = ["INDEX_DIR", "IndexSource", "SearchIndex", "VerifyReport"]
@@ -100,7 +101,7 @@ class _Broken(Exception):
 
 
 class IndexSource(Protocol):
-    """What the index needs of a root (``ContextManager`` provides it)."""
+    """What the index needs of a root (:class:`~contextfs.parts.RootParts` provides it)."""
 
     root: Path
     files: RootFiles
@@ -113,7 +114,7 @@ class IndexSource(Protocol):
 
 
 class SearchIndex:
-    """The index of one context root; constructed by ``ContextManager``."""
+    """The index of one context root; made by ``ContextManager`` on its parts."""
 
     def __init__(self, manager: IndexSource) -> None:
         self.manager = manager

@@ -8,14 +8,14 @@ So text is plain words unless it is written as an operator beyond doubt:
 * ``"quoted phrases"`` when the quotes pair up (an odd quote out is punctuation), in a
   query that is not a question: a quoted span next to plain words ('When did he start
   playing "TMNT Shredder's Revenge"?') is part of a question, its words counting
-  :data:`~contextfs.text.QUOTED_WEIGHT` times, never a filter (the text may spell it
+  :data:`~contextfs.text.analysis.QUOTED_WEIGHT` times, never a filter (the text may spell it
   otherwise); a phrase alone, or joined by an operator or a field, is a phrase query;
 * ``(groups)`` when the parentheses balance (a stray one is punctuation);
 * ``field:value`` when ``field`` is a known field, written in lower case with the value
   right after the colon (``CS:GO`` and ``colour:red`` are words, ``path: x`` too);
 * ``*`` after at least two letters (``webho*``); ``?`` is always punctuation.
 
-Everything else is a word, read by :mod:`contextfs.text` (stop words and question words
+Everything else is a word, read by :mod:`contextfs.text.analysis` (stop words and question words
 dropped, stems matched). Natural text therefore never raises. What does raise
 ``SearchIndexError``, with a hint, is operator syntax that cannot mean anything: an
 operator with nothing on one side (``foo AND``), a field clause that would match
@@ -24,8 +24,8 @@ everything (``title:*``), a date it cannot read, a query too long or too large.
 The parser builds Whoosh query objects directly (no Whoosh parser): plain words become
 one flat OR of terms over the text fields, which :mod:`.rank` scores block-at-a-time.
 Words side by side also match a conversation turn's neighbouring messages (``context``,
-at :data:`~contextfs.text.NEIGHBOUR_WEIGHT`); a query of plain words only (a question)
-also says which periods it names (:mod:`contextfs.periods`), for ranking to prefer.
+at :data:`~contextfs.text.analysis.NEIGHBOUR_WEIGHT`); a query of plain words only (a question)
+also says which periods it names (:mod:`contextfs.text.periods`), for ranking to prefer.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ from typing import Any
 
 from whoosh import query as wq
 
-from .. import text as contextfs_text
 from ..errors import SearchIndexError
-from ..periods import Period, periods
+from ..text import analysis as contextfs_text
+from ..text.periods import Period, periods
 from .lexing import HINT, WILDCARD, Parser, Tok, is_question, tokens
 
 __all__ = [
@@ -63,7 +63,7 @@ FAR_FIELD = "far"
 FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT,
                 FAR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT ** 2}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
-#: The fields that also hold words as written (contextfs.text.forms), for plain words.
+#: The fields that also hold words as written (contextfs.text.analysis.forms), for plain words.
 _FORM_FIELDS = ("body", NEIGHBOUR_FIELD, FAR_FIELD)
 #: Known field names (as written in a query) -> index field.
 #: Field clauses that narrow plain words instead of adding to them.
@@ -107,7 +107,7 @@ class _Compiler:
             fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD, FAR_FIELD) if neighbours else SEARCH_FIELDS
             weight = self.weights
             leaves = [wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields]
-            # Words as written match their form in the fields that hold forms (contextfs.text.forms).
+            # Words as written match their form in the fields that hold forms (contextfs.text.analysis.forms).
             exact = contextfs_text.EXACT_WEIGHT
             leaves += [wq.Term(f, form, boost=FIELD_BOOSTS[f] * exact) for form in dict.fromkeys(forms or ())
                        for f in _FORM_FIELDS if f in fields]

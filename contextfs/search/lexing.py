@@ -3,7 +3,7 @@
 Text is read left to right into :class:`Tok` tokens (:func:`tokens`): quotes that pair up
 become phrases, parentheses that balance stay as groups, upper-case ``AND``/``OR``/``NOT``
 are operators, ``field:value`` with a known field is a field clause, ``ab*`` a wildcard,
-and everything else is words, read by :mod:`contextfs.text`. :class:`Parser` then gives
+and everything else is words, read by :mod:`contextfs.text.analysis`. :class:`Parser` then gives
 them structure; :mod:`.query` compiles that into Whoosh queries.
 """
 
@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .. import text as contextfs_text
 from ..errors import SearchIndexError
+from ..text import analysis as contextfs_text
 from .filters import date_query
 
 __all__ = ["FIELDS", "HINT", "WILDCARD", "Parser", "Tok", "is_question", "tokens"]

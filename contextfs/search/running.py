@@ -8,9 +8,9 @@ the file through the confined file layer, so a snippet never shows text the file
 longer has (or text behind a symlink).
 
 A question (plain words only) is also read for who and when it names, the rankers' rule
-in :mod:`contextfs.text`: turns spoken by a speaker it names (a word of the name is one of
+in :mod:`contextfs.text.analysis`: turns spoken by a speaker it names (a word of the name is one of
 its terms), and notes or turns dated within a day, month or year it names, count
-:data:`~contextfs.text.PRIOR` times as much, each.
+:data:`~contextfs.text.analysis.PRIOR` times as much, each.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import itertools
 import time
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from whoosh import query as wq
 
-from .. import text as contextfs_text
+from ..changes.markers import conflict_markers, strip_conflict_markers
 from ..document import blob_version
 from ..embeddings import vectors_for
 from ..errors import ContextFSError, SearchIndexError
-from ..sync import conflict_markers, strip_conflict_markers
-from ..turns import turn_at
+from ..text import analysis as contextfs_text
+from ..text.turns import turn_at
 from . import compat, planning
 from .phrases import PhraseCheck, loosen_phrases
 from .planning import weighting
@@ -37,10 +37,25 @@ from .snippets import make_snippet, strip_frontmatter
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
+    from pathlib import Path
 
-    from .index import SearchIndex
+    from ..files.confined import RootFiles
 
-__all__ = ["MAX_EXPANSION", "Queries", "SearchHit", "check_expansion"]
+__all__ = ["MAX_EXPANSION", "Queries", "SearchHit", "Searched", "check_expansion"]
+
+
+class Searched(Protocol):
+    """What running a query needs of the index (:class:`~.index.SearchIndex` provides it)."""
+
+    root: Path
+    files: RootFiles
+    dir: Path
+    schema: Any
+
+    @property
+    def searcher(self) -> Any: ...
+
+    def notify(self, paths_: list[str]) -> None: ...
 
 #: How many index terms one wildcard or prefix may expand to before the query is refused.
 MAX_EXPANSION = 512
@@ -112,7 +127,7 @@ def _factor(docnum: int, prefer: tuple[tuple[frozenset[int], float], ...]) -> fl
 class Queries:
     """Query execution for one index (caches are per searcher: segments never change under it)."""
 
-    def __init__(self, index: SearchIndex) -> None:
+    def __init__(self, index: Searched) -> None:
         self.index = index
         self._rank_cache: tuple[Any, dict[Any, Any]] | None = None
         self._trash_cache: tuple[Any, set[int]] | None = None
@@ -227,7 +242,7 @@ class Queries:
 
     def _ranked(self, searcher: Any, q: wq.Query, filt: wq.Query | None, mask: set[int] | None,
                 fetch: int | None, *, recent: bool = False) -> tuple[list[tuple[float, int]], bool]:
-        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.tie_order`,
+        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.analysis.tie_order`,
         and whether that is every match.
 
         Whoosh keeps the lower document numbers among equal scores, so its first ``fetch``
@@ -264,7 +279,7 @@ class Queries:
         return got
 
     def _settle(self, searcher: Any, ranked: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
-        """``ranked`` in :func:`contextfs.text.tie_order`: score, newest ``updated``, path, line.
+        """``ranked`` in :func:`contextfs.text.analysis.tie_order`: score, newest ``updated``, path, line.
 
         Path and line are read (stored fields) only for hits equal on score and time.
         """

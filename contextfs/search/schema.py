@@ -18,13 +18,13 @@ from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.formats import Frequency, Positions
 from whoosh.system import pack_uint
 
-from .. import paths
-from .. import text as contextfs_text
+from ..changes.markers import conflict_markers, strip_conflict_markers
 from ..document import blob_version, load
 from ..errors import ContentError, ContextFSError, FrontmatterError
-from ..files import TMP_SUFFIX, RootFiles
-from ..sync import conflict_markers, strip_conflict_markers
-from ..turns import is_log, known_as, read_turns
+from ..files import paths
+from ..files.confined import TMP_SUFFIX, RootFiles
+from ..text import analysis as contextfs_text
+from ..text.turns import is_log, known_as, read_turns
 
 __all__ = [
     "ALIAS_SEP",
@@ -62,9 +62,9 @@ WORD = contextfs_text.WORD
 
 
 class TextAnalyzer(Analyzer):
-    """The index's analyzer: the terms of :mod:`contextfs.text`, as Whoosh tokens.
+    """The index's analyzer: the terms of :mod:`contextfs.text.analysis`, as Whoosh tokens.
 
-    Every ranker in contextfs reads text through :mod:`contextfs.text`; the index does too,
+    Every ranker in contextfs reads text through :mod:`contextfs.text.analysis`; the index does too,
     so a word the index holds is the word page-in, memory and topic detection match on.
     Positions are numbered over terms only (stop words take none), and queries are
     analysed the same way, so phrases match across stop words.
@@ -127,9 +127,9 @@ class TextAnalyzer(Analyzer):
 
 class FormsAnalyzer(TextAnalyzer):
     """The body's and neighbours' analyzer: every term, and after it each word whose stem is
-    not the word itself, as written (:func:`contextfs.text.forms`), at the same position.
+    not the word itself, as written (:func:`contextfs.text.analysis.forms`), at the same position.
 
-    Questions match a word's form at :data:`~contextfs.text.EXACT_WEIGHT` beyond its stem;
+    Questions match a word's form at :data:`~contextfs.text.analysis.EXACT_WEIGHT` beyond its stem;
     ``stems()`` (phrases, positions) stays the terms alone.
     """
 
@@ -239,7 +239,7 @@ def make_schema() -> Schema:
         author=ID(stored=True),
         trust=ID(stored=True),
         # Conversation turns: who spoke ("Caroline") and in which role ("user"), and the other
-        # names the speaker goes by in that conversation ("Mel<TAB>Melanie", contextfs.turns.known_as).
+        # names the speaker goes by in that conversation ("Mel<TAB>Melanie", contextfs.text.turns.known_as).
         speaker=ID(stored=True),
         alias=KEYWORD(commas=True),
         role=ID(stored=True),

@@ -2,7 +2,7 @@
 
 ``stamp.json`` beside the segment files names the HEAD the index was brought up to, the
 index format, schema, codec and Whoosh version it was built with, and the size and SHA-1
-of every index file. It is signed with the user's machine key (see :mod:`contextfs.state`):
+of every index file. It is signed with the user's machine key (see :mod:`contextfs.files.state`):
 Whoosh reads parts of an index with pickle, so an index whose stamp does not verify — made
 elsewhere, copied in, or tampered with — is rebuilt and never opened.
 
@@ -40,7 +40,7 @@ from .compat import codec_id
 from .schema import SCHEMA_FINGERPRINT
 
 if TYPE_CHECKING:
-    from ..state import StateDir
+    from ..files.state import StateDir
 
 __all__ = ["INDEX_FORMAT", "STAMP_FILE", "STAMP_MAGIC", "WHOOSH_VERSION", "check_sums", "current", "disk_digest",
            "read_stamp", "record_disk", "settled", "valid", "write_stamp"]
@@ -49,7 +49,7 @@ STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
 WHOOSH_VERSION = whoosh.versionstring()
 #: Bump when what is indexed changes in a way the schema fingerprint cannot see.
-INDEX_FORMAT = 4  # 2: body indexed without positions; 3: packed postings blocks; 4: contextfs.text terms, conversation turns
+INDEX_FORMAT = 4  # 2: body indexed without positions; 3: packed postings blocks; 4: contextfs.text.analysis terms, conversation turns
 #: Files Whoosh rewrites in place or that the stamp itself is: not checksummed.
 UNSUMMED = frozenset({STAMP_FILE, "WRITELOCK", "MAIN_WRITELOCK"})
 #: A file's times are recorded only once they are this many seconds old: a filesystem

@@ -24,7 +24,7 @@ word is and how two texts compare, so a question is read the same way everywhere
   it, and that share again of the ones next to those (an answer is often split over a
   few turns or sentences);
 * **who and when**: a passage spoken by a person the query names (:func:`names_in`), or
-  dated within a period it names (:mod:`contextfs.periods`), counts :data:`PRIOR` times
+  dated within a period it names (:mod:`contextfs.text.periods`), counts :data:`PRIOR` times
   as much, each: who said something and when are facts about a passage, not words in it,
   and a question about Caroline is almost always answered by something Caroline said.
 
@@ -256,7 +256,7 @@ _ADDRESS = (re.compile(rf"^\W*(?:{_GREETING}\W+)?{_NAME}\s*[,!?.](?!\w)"),
 def address_names(text: str) -> list[str]:
     """The capitalised words a message uses to address someone, as written: a name that
     opens it ("Hey Kate!") or closes it ("How are you doing today Kate?"). A guess per
-    message; :func:`contextfs.turns.known_as` keeps only names used that way, for one
+    message; :func:`contextfs.text.turns.known_as` keeps only names used that way, for one
     person, again and again."""
     out: list[str] = []
     for pattern in _ADDRESS:

@@ -30,12 +30,12 @@ from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .errors import ContextFSError
+from ..errors import ContextFSError
 
 if TYPE_CHECKING:  # annotations only: importing tiktoken costs ~170 ms, paid on the first count
     from tiktoken import Encoding
 
-    from .state import StateDir
+    from ..files.state import StateDir
 
 __all__ = ["DEFAULT_ENCODING", "STORE_ENTRIES", "CountStore", "TokenCounter", "count_tokens", "get_counter",
            "persistent_counts"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .text import WORD, address_names
+from .analysis import WORD, address_names
 
 __all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "known_as", "read_turns", "session_of",
            "turn_at"]
@@ -140,7 +140,7 @@ def known_as(turns: Sequence[Turn]) -> dict[str, tuple[str, ...]]:
     """Each speaker's other names in one conversation: what the others call them ("Kate"
     for Katherine, "Mel" for Melanie), in first-seen order.
 
-    A name counts when messages address a speaker by it (:func:`contextfs.text.address_names`)
+    A name counts when messages address a speaker by it (:func:`contextfs.text.analysis.address_names`)
     at least twice, never address anyone else by it, never write it in lower case (so
     "Wow" and "Thanks" are never names), and it is not already a word of a speaker's name.
     """

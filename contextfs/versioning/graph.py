@@ -1,7 +1,7 @@
 """Commits beyond one per change: a merge's commit, a fast-forward, ancestry, commit times.
 
 ``contextfs sync`` (:mod:`contextfs.remote`) publishes these through the same journaled
-change as every other commit (:attr:`contextfs.transaction.Change.prepared`), so a merge
+change as every other commit (:attr:`contextfs.changes.transaction.Change.prepared`), so a merge
 or a fast-forward interrupted by a kill is finished or undone like any write.
 """
 

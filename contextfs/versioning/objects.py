@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from git.objects.fun import tree_entries_from_data
 from gitdb import GitDB
 
-from ..durability import fsync_path, sync_filesystem
 from ..errors import VersioningError
+from ..files.durability import fsync_path, sync_filesystem
 
 __all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
 

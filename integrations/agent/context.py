@@ -43,13 +43,13 @@ from contextfs.scopes import ScopedContext
 from contextfs.scopes.memory import ConversationBuffer, Memory, Message
 from contextfs.scopes.topics import Topics, load_topics_config
 from contextfs.scopes.topics.routing import task_tag
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
-from .agent_messages import from_log, log_fields, message_text, role_of
-from .agent_prompt import PromptBuilder
-from .agent_settings import AgentSettings
-from .langchain_tools import tool_from_spec
-from .toolkit import Toolkit, all_specs
+from ..langchain_tools import tool_from_spec
+from ..tools import Toolkit, all_specs
+from .messages import from_log, log_fields, message_text, role_of
+from .prompt import PromptBuilder
+from .settings import AgentSettings
 
 __all__ = ["ContextEngine", "TaskDone"]
 
@@ -86,7 +86,7 @@ class ContextEngine:
         self.ctx = ctx
         self.settings = settings
         with ctx.provenance(actor=settings.actor, session=settings.session):
-            self.session: str = ctx.current_provenance.session or "agent"
+            self.session: str = ctx.parts.current_provenance.session or "agent"
         self.counter = get_counter(settings.encoding)
         self.memory = Memory(ctx, encoding=settings.encoding)
         self.topics = (
@@ -456,7 +456,7 @@ _TOPIC_TOOLS = frozenset(
 def _topics_config(ctx: ContextManager, settings: AgentSettings, compactor: object) -> Any:
     """``[topics]`` with the middleware's budgets applied, validated by the library's own rules
     (open topics below half the compaction budget, checked when compaction is configured)."""
-    config = dict(ctx.config)
+    config = dict(ctx.parts.config)
     section = dict(config.get("topics", {}) if isinstance(config.get("topics"), Mapping) else {})
     if settings.max_open_tokens is not None:
         section["max_open_tokens"] = settings.max_open_tokens

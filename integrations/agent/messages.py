@@ -33,7 +33,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
 from contextfs.scopes.memory import Message
-from contextfs.tokens import TokenCounter
+from contextfs.text.tokens import TokenCounter
 
 __all__ = [
     "ROLES",

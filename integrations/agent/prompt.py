@@ -29,25 +29,38 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.tools import BaseTool
 
 from contextfs.errors import BudgetError
-from contextfs.poisoning import assess, render_untrusted
+from contextfs.gate.poisoning import assess, render_untrusted
 from contextfs.scopes import Candidate
 from contextfs.scopes.topics import Exchange
 from contextfs.scopes.views import left_out_note
 
-from .agent_messages import fit_history, history_cost, role_of, tools_cost
+from .messages import fit_history, history_cost, role_of, tools_cost
 
 if TYPE_CHECKING:
-    from .agent_context import ContextEngine
+    from contextfs.manager import ContextManager
+    from contextfs.scopes.memory import ConversationBuffer
+    from contextfs.text.tokens import TokenCounter
+
+    from .settings import AgentSettings
 
 __all__ = ["PromptBuilder", "system_text", "tool_names"]
 
 log = logging.getLogger(__name__)
+
+
+class Engine(Protocol):
+    """What the prompt builder needs of its :class:`~.context.ContextEngine`."""
+
+    ctx: ContextManager
+    settings: AgentSettings
+    counter: TokenCounter
+    buffer: ConversationBuffer
 
 #: Tokens kept aside for the memory-pressure note and the joins between the parts.
 RESERVE = 96
@@ -78,27 +91,27 @@ def tool_names(tools: Sequence[BaseTool | dict[str, Any]]) -> set[str]:
 
 
 class PromptBuilder:
-    """Builds each call's system message and history for one :class:`ContextEngine`."""
+    """Builds each call's system message and history for one :class:`Engine`."""
 
-    def __init__(self, engine: ContextEngine) -> None:
+    def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self.counter = engine.counter
         self._generation = 0
-        self._head = engine.ctx.head()
+        self._head = engine.ctx.parts.head()
         self._view_key: tuple[Any, ...] | None = None
         self._view_text = ""
         self._tools_key: tuple[str, ...] | None = None
         self._tools_tokens = 0
         self._own = {engine.buffer.log_path, engine.buffer.summary_path}
         self._quiet: set[str] = set()
-        engine.ctx.add_listener(self._changed)
+        engine.ctx.parts.add_listener(self._changed)
 
     # ------------------------------------------------------------ the cache
     def _changed(self, paths: list[str]) -> None:
         """A commit in this process: the view is stale unless only this conversation's log changed."""
         if any(p not in self._own and p not in self._quiet for p in paths):
             self._generation += 1
-        self._head = self.engine.ctx.head()
+        self._head = self.engine.ctx.parts.head()
 
     @contextlib.contextmanager
     def quietly(self, paths: set[str]) -> Iterator[None]:
@@ -111,7 +124,7 @@ class PromptBuilder:
 
     def _fresh(self) -> int:
         """The view's generation; a head moved by someone else (another process) makes it stale."""
-        head = self.engine.ctx.head()
+        head = self.engine.ctx.parts.head()
         if head != self._head:
             self._generation += 1
             self._head = head

@@ -24,14 +24,14 @@ from langchain_core.tools import BaseTool
 from contextfs.errors import NotFoundError
 from contextfs.manager import ContextManager
 
-from .agent_context import ContextEngine
+from .context import ContextEngine
 
 __all__ = ["materialize", "replay"]
 
 
 def materialize(ctx: ContextManager, rev: str, dest: Path) -> Path:
     """Write the root's files as they were at ``rev`` into ``dest`` (a new folder); ``dest``."""
-    files = ctx.git.files_at(rev)
+    files = ctx.parts.git.files_at(rev)
     if not files:
         raise NotFoundError(
             f"the root has no files at {rev!r}; pass a commit of this root (see context_history)"
@@ -39,7 +39,7 @@ def materialize(ctx: ContextManager, rev: str, dest: Path) -> Path:
     for rel, sha in sorted(files.items()):
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(ctx.git.read_blob(sha))
+        target.write_bytes(ctx.parts.git.read_blob(sha))
     return dest
 
 
@@ -51,7 +51,7 @@ def replay(
     tools: Sequence[BaseTool | dict[str, Any]],
 ) -> list[BaseMessage]:
     """The system message and history an engine like ``engine`` builds from the files of ``as_of``."""
-    rev = engine.ctx.git.resolve(as_of).hexsha
+    rev = engine.ctx.parts.git.resolve(as_of).hexsha
     with tempfile.TemporaryDirectory(prefix="contextfs-replay-") as tmp:
         root = materialize(engine.ctx, rev, Path(tmp) / "root")
         copy = ContextManager(

@@ -34,7 +34,7 @@ from contextfs.scopes.arguments import (
 )
 from contextfs.scopes.rules import SCOPES
 
-from .toolkit import DEFAULT_ACTOR
+from ..tools.spec import DEFAULT_ACTOR
 
 __all__ = ["DEFAULT_TOOLS", "AgentSettings"]
 

@@ -8,7 +8,7 @@ indexed text gets a vector and a query is ranked by cosine similarity, best matc
 
 Vectors are derived state: they live in memory, keyed by each file's blob id, and are
 recomputed from the files when missing (after a restart, or for an item a person edited),
-so nothing derived is ever committed. Words are read by :mod:`contextfs.text`, the rules
+so nothing derived is ever committed. Words are read by :mod:`contextfs.text.analysis`, the rules
 every ranker of contextfs uses (stop words, stems).
 """
 
@@ -22,8 +22,8 @@ from typing import Any
 from langgraph.store.base import ensure_embeddings
 from langgraph.store.base.embed import get_text_at_path, tokenize_path
 
-from contextfs import text as contextfs_text
 from contextfs.errors import ConfigError
+from contextfs.text import analysis as contextfs_text
 
 __all__ = ["Embedder", "ItemIndex", "cosine", "query_words"]
 

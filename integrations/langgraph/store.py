@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
 
-from . import store_names
-from .store_index import Embedder, ItemIndex, cosine, query_words
+from . import names as store_names
+from .index import Embedder, ItemIndex, cosine, query_words
 
 try:
     from langgraph.store.base import (
@@ -47,7 +47,7 @@ try:
     )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
-        "contextfs.integrations.langgraph_store needs LangGraph; install it with "
+        "contextfs.integrations.langgraph.store needs LangGraph; install it with "
         "pip install 'contextfs-git[langgraph]'"
     ) from exc
 
@@ -104,12 +104,12 @@ class ContextStore(BaseStore):
         self.session = session
         self.index_config = dict(index) if index else None
         self._index = ItemIndex(index)
-        ctx.add_listener(self._index.forget)
+        ctx.parts.add_listener(self._index.forget)
 
     @property
     def actor(self) -> str:
         """Who the store's writes are attributed to: its own actor, the manager's, or its default."""
-        return self._actor or self.ctx.chosen_actor or _DEFAULT_ACTOR
+        return self._actor or self.ctx.parts.chosen_actor or _DEFAULT_ACTOR
 
     # ------------------------------------------------------------------ the one mapping
     def _folder(self, namespace: tuple[str, ...]) -> str:

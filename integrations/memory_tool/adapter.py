@@ -29,8 +29,8 @@ from langchain_core.messages import ToolMessage
 from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
-from .memory_paths import VIRTUAL_ROOT, MemoryPaths
-from .tool_output import check_text_args
+from ..tools.output import check_text_args
+from .paths import VIRTUAL_ROOT, MemoryPaths
 
 if TYPE_CHECKING:
     from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMemoryTool20250818Param
@@ -92,7 +92,7 @@ class MemoryToolAdapter(_Base):
     @property
     def actor(self) -> str:
         """Who commands write as: the adapter's actor, else the manager's, else :data:`DEFAULT_MEMORY_ACTOR`."""
-        return self._actor or self.ctx.chosen_actor or DEFAULT_MEMORY_ACTOR
+        return self._actor or self.ctx.parts.chosen_actor or DEFAULT_MEMORY_ACTOR
 
     # ------------------------------------------------------------------ protocol surfaces
     def to_dict(self) -> BetaMemoryTool20250818Param:
@@ -265,7 +265,7 @@ class MemoryToolAdapter(_Base):
         for folder, mode in [*((f, _DIR_MODE) for f in new_dirs), *((n, _FILE_MODE) for n in self.paths.files_under(rel))]:
             # A vanished or swapped entry keeps its mode; the content is already committed.
             with contextlib.suppress(ContextFSError):
-                self.ctx.files.chmod(folder, mode)
+                self.ctx.parts.files.chmod(folder, mode)
 
 
 # ---------------------------------------------------------------------- argument reading

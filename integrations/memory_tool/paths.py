@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from contextfs.errors import ContentError, ContextFSError, InvalidPathError
 
-from .tool_output import as_data
+from ..tools.output import as_data
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -80,7 +80,7 @@ class MemoryPaths:
     # ------------------------------------------------------------------ what is there
     def is_dir(self, rel: str) -> bool:
         try:
-            return self.ctx.files.kind(rel) == "dir"
+            return self.ctx.parts.files.kind(rel) == "dir"
         except ContextFSError:
             return False
 
@@ -108,7 +108,7 @@ class MemoryPaths:
             if any(p.startswith(".") for p in parts):
                 continue
             try:
-                st = self.ctx.files.lstat(path)
+                st = self.ctx.parts.files.lstat(path)
             except ContextFSError:
                 continue
             if st is None:
@@ -129,7 +129,7 @@ class MemoryPaths:
             doc = self.ctx.get(rel)
             trust = doc.metadata.get("trust", "trusted")
             return doc.body, trust if isinstance(trust, str) else "untrusted"
-        data = self.ctx.read_raw(rel)
+        data = self.ctx.parts.read_raw(rel)
         if data is None:
             raise ContentError(f"{self.virtual(rel)} could not be read; view {VIRTUAL_ROOT} to see what is stored")
         try:

@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextfs.scopes import CoreBlock, Memory
 
-from .tool_output import as_data
-from .toolkit import ToolSpec
+from .output import as_data
+from .spec import ToolSpec
 
 if TYPE_CHECKING:
-    from .toolkit import Toolkit
+    from .spec import Toolkit
 
 __all__ = ["MEMORY_TOOLS"]
 

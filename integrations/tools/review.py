@@ -1,6 +1,6 @@
 """The review tool: which sessions wait for a person's approval. It only lists.
 
-An agent in review mode writes to a branch of its own (:mod:`contextfs.review`); a person
+An agent in review mode writes to a branch of its own (:mod:`contextfs.review.decisions`); a person
 approves or discards. There is deliberately no tool that approves, discards or recovers:
 an agent never decides on its own changes, whatever a prompt asks.
 """
@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contextfs.sessions import Sessions
+from contextfs.review.sessions import Sessions
 
-from .toolkit import ToolSpec
+from .spec import ToolSpec
 
 if TYPE_CHECKING:
-    from .toolkit import Toolkit
+    from .spec import Toolkit
 
 __all__ = ["REVIEW_TOOLS"]
 
@@ -35,7 +35,7 @@ class PendingArgs(BaseModel):
 
 def pending(kit: Toolkit, a: PendingArgs) -> str:
     waiting = Sessions(kit.ctx).list(status="pending", limit=a.limit)
-    own = kit.ctx.review.session if kit.ctx.review is not None else None
+    own = kit.ctx.parts.review.session if kit.ctx.parts.review is not None else None
     if not waiting:
         note = " Your writes in this session go to review." if own else ""
         return "No session is waiting for review." + note

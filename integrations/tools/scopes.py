@@ -14,12 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from contextfs.scopes import ContextView, ScopedContext
 
-from .toolkit import ToolSpec
+from .spec import ToolSpec
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
 
-    from .toolkit import Toolkit
+    from .spec import Toolkit
 
 __all__ = ["SCOPE_TOOLS", "scoped_view", "view_header"]
 

@@ -19,17 +19,15 @@ error form in one place.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from contextfs.errors import ConfigError
 from contextfs.fixes import speaking
 
-from .tool_output import cap, check_text_args
+from .output import cap, check_text_args
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -39,9 +37,7 @@ __all__ = [
     "GROUPS",
     "ToolSpec",
     "Toolkit",
-    "all_specs",
     "format_error",
-    "select_specs",
 ]
 
 #: Who tool writes are attributed to when neither the toolkit nor the manager was given an actor.
@@ -107,7 +103,7 @@ class Toolkit:
     @property
     def actor(self) -> str:
         """Who the next tool write is attributed to (see the module docstring)."""
-        return self._actor or self.ctx.chosen_actor or self._default_actor
+        return self._actor or self.ctx.parts.chosen_actor or self._default_actor
 
     def layer(self, name: str, make: Callable[[], L]) -> L:
         """The layer object ``name``, made by ``make()`` the first time."""
@@ -125,43 +121,3 @@ class Toolkit:
         with speaking("tools"), self.writing():  # a refusal's fix names the tools, not Python calls
             out = spec.run(self, args)
         return cap(out)
-
-
-_SLUG = re.compile(r"^[a-z][a-z_]*$")
-
-
-def all_specs() -> list[ToolSpec[Any]]:
-    """Every tool, grouped in :data:`GROUPS` order."""
-    # The tool tables import this module (ToolSpec, Toolkit), so they are read when asked for.
-    from .tools_memory import MEMORY_TOOLS  # (see above)
-    from .tools_review import REVIEW_TOOLS  # (see above)
-    from .tools_scopes import SCOPE_TOOLS  # (see above)
-    from .tools_store import STORE_TOOLS  # (see above)
-    from .tools_topics import TOPIC_TOOLS  # (see above)
-
-    specs = [*STORE_TOOLS, *REVIEW_TOOLS, *SCOPE_TOOLS, *MEMORY_TOOLS, *TOPIC_TOOLS]
-    assert all(_SLUG.match(s.name) and s.group in GROUPS for s in specs)
-    return specs
-
-
-def select_specs(
-    groups: Iterable[str] | str | None = None, *, allow_write: bool = True, allow_delete: bool = False
-) -> list[ToolSpec[Any]]:
-    """The specs a model is offered for these groups and switches.
-
-    ``allow_delete`` needs ``allow_write`` (deleting is a write); asking for it alone, or
-    for a group that does not exist, is a :class:`~contextfs.ConfigError`.
-    """
-    if allow_delete and not allow_write:
-        raise ConfigError("allow_delete=True needs allow_write=True (deleting is a write); enable both or neither")
-    if groups is None:
-        wanted = set(GROUPS)
-    else:
-        wanted = {groups} if isinstance(groups, str) else set(groups)
-        unknown = sorted(wanted - set(GROUPS))
-        if unknown or not wanted:
-            raise ConfigError(
-                f"unknown tool group {unknown[0] if unknown else '(none)'!r}; pick from {', '.join(GROUPS)}"
-            )
-    allowed = {"read"} | ({"write"} if allow_write else set()) | ({"delete"} if allow_delete else set())
-    return [s for s in all_specs() if s.group in wanted and s.access in allowed]

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .tool_output import as_data, cap, short_version
-from .toolkit import ToolSpec
+from .output import as_data, cap, short_version
+from .spec import ToolSpec
 
 if TYPE_CHECKING:
-    from .toolkit import Toolkit
+    from .spec import Toolkit
 
 __all__ = ["REV_PATTERN", "STORE_TOOLS"]
 

@@ -28,7 +28,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp
 
 from contextfs.errors import ContextFSError, NotFoundError
-from contextfs.sessions import Sessions
+from contextfs.review.sessions import Sessions
 
 from . import pages
 from .render import diff_lines, file_url

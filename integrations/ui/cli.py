@@ -6,7 +6,7 @@ import webbrowser
 
 import click
 
-from contextfs.cliutil import open_manager, translate_errors
+from contextfs.cli.common import open_manager, translate_errors
 
 __all__ = ["INSTALL_HINT", "ui"]
 

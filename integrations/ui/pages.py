@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.document import parse
 from contextfs.errors import ContextFSError, NotFoundError
-from contextfs.poisoning import assess
+from contextfs.gate.poisoning import assess
+from contextfs.review.sessions import Sessions
 from contextfs.scopes import ScopedContext, Topics
 from contextfs.scopes.rules import SCOPES
 from contextfs.scopes.topics.files import WHERE_FILE
-from contextfs.sessions import Sessions
 from contextfs.versioning import check_rev
 
 from .render import budget_bar, diff_lines, markdown_html, tree_of
@@ -77,13 +77,13 @@ def tree_page(ctx: ContextManager) -> dict[str, Any]:
 def file_page(ctx: ContextManager, path: str, at: str | None) -> dict[str, Any]:
     """A note rendered, with its frontmatter, trust marking and history; at a commit, the
     version it had then and what that commit changed in it."""
-    rel = ctx.gate(path)
+    rel = ctx.parts.gate(path)
     if at:
-        commit = ctx.git.resolve(check_rev(at)).hexsha
+        commit = ctx.parts.git.resolve(check_rev(at)).hexsha
         text = ctx.show_at(rel, commit)
         if text is None:
             raise NotFoundError(f"{rel} did not exist at {commit[:12]}", path=rel)
-        parent = ctx.git.parent_of(commit)
+        parent = ctx.parts.git.parent_of(commit)
         doc = parse(text, rel)
         meta, body = dict(doc.metadata), doc.body
         changes = diff_lines(ctx.diff(rel, parent, commit) if parent else "")

@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_reader, translate_errors
-from contextfs.tokens import persistent_counts
+from contextfs.cli.common import echo_data, pass_reader, translate_errors
+from contextfs.text.tokens import persistent_counts
 
-from .rules import SCOPES
-from .scoped import ScopedContext
-from .views import left_out_note
+from ..rules import SCOPES
+from ..scoped import ScopedContext
+from ..views import left_out_note
 
 __all__ = ["context", "demo"]
 
@@ -54,7 +54,7 @@ def context(
     """
     scoped = ScopedContext(ctx, encoding=encoding)
     # Counts kept in the root's state folder: a view of unchanged files loads no encoder.
-    with persistent_counts(ctx.state, scoped.encoding):
+    with persistent_counts(ctx.parts.state, scoped.encoding):
         if budget is None and query is None and as_of is None and topic is None and not as_json:
             click.echo(scoped.get_context(scope, subtask))
             return

@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, pass_reader, translate_errors
+from contextfs.cli.common import echo_data, pass_manager, pass_reader, translate_errors
+from contextfs.gate.poisoning import POLICIES
 from contextfs.manager import ContextManager
-from contextfs.poisoning import POLICIES
 
-from .memory import ArchivalNote, ConversationBuffer, CoreBlock, Memory, MemoryHit
+from ..memory import ArchivalNote, ConversationBuffer, CoreBlock, Memory, MemoryHit
 
 __all__ = ["demo", "memory"]
 

@@ -8,11 +8,11 @@ from typing import Any
 
 import click
 
-from contextfs.cliutil import echo_data, pass_manager, pass_reader, translate_errors
+from contextfs.cli.common import echo_data, pass_manager, pass_reader, translate_errors
 from contextfs.manager import ContextManager
 
-from .derived import VOCABULARY_FILE
-from .topics import SECTIONS, Topics, item_text
+from ..derived import VOCABULARY_FILE
+from ..topics import SECTIONS, Topics, item_text
 
 __all__ = ["demo", "topic"]
 

@@ -8,12 +8,12 @@ Modules: :mod:`.facade` (:class:`Memory`), :mod:`.core_blocks` (pinned core bloc
 :mod:`.archive` (archival notes and their search), :mod:`.dedupe` (near-duplicate
 index), :mod:`.conversation` (session logs and recall search), :mod:`.buffer` (the
 conversation window and its summarizers), :mod:`.records` (the values handed out, the
-folders). Every word, stop-word, fingerprint and BM25 rule comes from :mod:`contextfs.text`.
+folders). Every word, stop-word, fingerprint and BM25 rule comes from :mod:`contextfs.text.analysis`.
 """
 
 from __future__ import annotations
 
-from contextfs.text import fingerprint
+from contextfs.text.analysis import fingerprint
 
 from .buffer import ConversationBuffer, ExtractiveSummarizer, LLMSummarizer, Summarizer
 from .dedupe import word_set

@@ -16,10 +16,10 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.errors import ContentError, InvalidPathError, NotFoundError
+from contextfs.files.paths import slugify
+from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
-from contextfs.paths import slugify
-from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
-from contextfs.text import fingerprint, words
+from contextfs.text.analysis import fingerprint, words
 
 from ..arguments import check_int, check_mapping, check_strings
 from .dedupe import DuplicateIndex
@@ -130,7 +130,7 @@ class Archive:
             return self._note(existing, duplicate=True, verdict=verdict)
         # A note is named after its first words: text holding a secret is refused before
         # a name is made from it, so neither the name nor the refusal can carry the secret.
-        self._ctx.guard().check_secrets("the archival note", text, actor=self._ctx.current_provenance.actor)
+        self._ctx.parts.guard().check_secrets("the archival note", text, actor=self._ctx.parts.current_provenance.actor)
         fp = fingerprint(text)
         _session, _turn, source = provenance(self._ctx)
         meta: dict[str, Any] = {"tags": list(tag_list), "trust": trust, "source": source, "status": "active", "fingerprint": fp}
@@ -192,7 +192,7 @@ class Archive:
             hits: list[MemoryHit] = []
             for hit in raw:
                 # Reading frontmatter is the costly part: stop once top_k are kept (the index
-                # already orders equal scores newest first, contextfs.text.tie_order).
+                # already orders equal scores newest first, contextfs.text.analysis.tie_order).
                 if len(hits) >= top_k:
                     break
                 if hit.trust == "quarantined" and not include_quarantined:

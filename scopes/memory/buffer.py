@@ -30,8 +30,8 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.errors import BudgetError, ContentError, ContextFSError
-from contextfs.text import content_words, raw_words
-from contextfs.tokens import TokenCounter
+from contextfs.text.analysis import content_words, raw_words
+from contextfs.text.tokens import TokenCounter
 
 from ..arguments import check_int, check_number, check_text
 from .facade import Memory
@@ -177,7 +177,7 @@ class ConversationBuffer:
         self.counter = memory.counter
         self.max_tokens = max_tokens
         self.summary_tokens = max(8, int(max_tokens * summary_share))
-        self.session = session or self.ctx.current_provenance.session
+        self.session = session or self.ctx.parts.current_provenance.session
         self.log_path = memory.log_path(self.session)
         self.summary_path = f"{SESSIONS_DIR}/{self.session}.summary.md"
         extractive = ExtractiveSummarizer(self.counter)

@@ -6,7 +6,7 @@ poisoning guard flags is logged marked ``untrusted`` (policy ``tag``) or
 named speaker ("Caroline") and a time (now, or the time a transcript gives).
 
 Search goes through the search index, which holds every message of every log as its own
-document (:mod:`contextfs.turns`): the same BM25F ranking, stop words and stems as
+document (:mod:`contextfs.text.turns`): the same BM25F ranking, stop words and stems as
 ``ctx.search``, filtered by session, role, speaker and time; newest first on ties.
 
 One bad log never breaks recall: a log that cannot be read (not UTF-8, say) and a line
@@ -27,9 +27,9 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.errors import ContentError, ContextFSError
+from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
-from contextfs.poisoning import assess
-from contextfs.turns import LOG_SUFFIX, read_turns, session_of, turn_at
+from contextfs.text.turns import LOG_SUFFIX, read_turns, session_of, turn_at
 
 from ..arguments import check_int, check_strings, check_text
 from ..packing import DroppedItem
@@ -86,7 +86,7 @@ class ConversationLog:
 
     def path(self, session: str | None = None) -> str:
         """``sessions/<session>.jsonl`` (default: the current session)."""
-        sid = session or self._ctx.current_provenance.session
+        sid = session or self._ctx.parts.current_provenance.session
         if not sid:
             raise ContentError("no session is set; open the manager with session=... or use ctx.provenance(session=...)")
         return f"{SESSIONS_DIR}/{sid}{LOG_SUFFIX}"
@@ -126,7 +126,7 @@ class ConversationLog:
         by_path: dict[str, list[str]] = defaultdict(list)
         for m in messages:
             by_path[self.path(m.session)].append(m.to_json() + "\n")
-        with self._ctx.library_write():  # the logs are this layer's own
+        with self._ctx.parts.library_write():  # the logs are this layer's own
             for rel, lines in by_path.items():
                 self._ctx.append(rel, "".join(lines))
 
@@ -256,7 +256,7 @@ class ConversationLog:
                                  source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
                                  trust=turn.trust, role=turn.role, speaker=turn.speaker))
         # The index's order already puts the newest message first among equal scores
-        # (contextfs.text.tie_order); sorting again here would make the first hits depend on the limit.
+        # (contextfs.text.analysis.tie_order); sorting again here would make the first hits depend on the limit.
         return MemoryHits(out[:limit], skipped)
 
     def _readable(self, rel: str, skipped: list[DroppedItem]) -> str | None:

@@ -23,8 +23,8 @@ from contextfs.errors import (
     MemoryLimitError,
     NotFoundError,
 )
+from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
-from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
 
 from ..packing import DroppedItem
 from .archive import Archive

@@ -1,6 +1,6 @@
 """Near-duplicate detection over the archive: is this fact already stored?
 
-An exact duplicate has the same :func:`contextfs.text.fingerprint` (the words in order);
+An exact duplicate has the same :func:`contextfs.text.analysis.fingerprint` (the words in order);
 a near duplicate has a word-set Jaccard of at least ``near_duplicate`` and the same numbers
 and negations. Candidates come from the search index: a note that shares 85% of a text's
 words shares its rare words too, so it ranks among the first hits for those words, and
@@ -18,9 +18,9 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 
-from contextfs import text as contextfs_text
 from contextfs.errors import ContextFSError
 from contextfs.manager import ContextManager
+from contextfs.text import analysis as contextfs_text
 
 from .records import ARCHIVE_DIR
 

@@ -20,9 +20,9 @@ from typing import Any
 
 from contextfs.config import check_keys
 from contextfs.errors import ConfigError, ContentError
+from contextfs.gate.poisoning import check_policy, policy_from_config
 from contextfs.manager import ContextManager
-from contextfs.poisoning import check_policy, policy_from_config
-from contextfs.tokens import TokenCounter, get_counter
+from contextfs.text.tokens import TokenCounter, get_counter
 
 from ..arguments import check_text
 from .archive import Archive
@@ -73,11 +73,11 @@ class Memory:
         encoding: str | None = None,
     ) -> None:
         self.ctx = ctx
-        section = ctx.config.get("memory", {})
+        section = ctx.parts.config.get("memory", {})
         if not isinstance(section, Mapping):
             raise ConfigError("[memory] in config.toml must be a table; write it as [memory] with key = value lines")
         check_keys("memory", section, MEMORY_KEYS)
-        chosen = check_policy(policy) if policy is not None else policy_from_config(ctx.config)
+        chosen = check_policy(policy) if policy is not None else policy_from_config(ctx.parts.config)
         limit = _int_option(core_limit if core_limit is not None else section.get("core_limit", DEFAULT_CORE_LIMIT), "core_limit", 1)
         near = near_duplicate if near_duplicate is not None else section.get("near_duplicate", DEFAULT_NEAR_DUPLICATE)
         if isinstance(near, bool) or not isinstance(near, (int, float)) or not 0 < near <= 1:

@@ -13,10 +13,10 @@ from datetime import datetime, timezone
 from typing import Any, overload
 
 from contextfs.errors import ContentError, ContextFSError
+from contextfs.gate.poisoning import Verdict, render_memory
 from contextfs.manager import ContextManager
-from contextfs.poisoning import Verdict, render_memory
-from contextfs.tokens import TokenCounter
-from contextfs.turns import SESSIONS_DIR, format_line
+from contextfs.text.tokens import TokenCounter
+from contextfs.text.turns import SESSIONS_DIR, format_line
 
 from ..packing import DroppedItem
 
@@ -68,7 +68,7 @@ def source_label(session: str | None, turn: object) -> str:
 
 def provenance(ctx: ContextManager) -> tuple[str | None, str | None, str]:
     """(session, turn, source label) of the write about to happen."""
-    prov = ctx.current_provenance
+    prov = ctx.parts.current_provenance
     return prov.session, prov.turn, source_label(prov.session, prov.turn)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.errors import NotFoundError
-from contextfs.tokens import TokenCounter
+from contextfs.text.tokens import TokenCounter
 
 from ..arguments import check_text
 from .catalog import Catalog

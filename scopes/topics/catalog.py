@@ -171,7 +171,7 @@ class Catalog:
 
     def active_name(self) -> str | None:
         """The name of this machine's active topic (see the class docstring), or None."""
-        recorded = self.ctx.state.read_json(ACTIVE_TOPIC_FILE)
+        recorded = self.ctx.parts.state.read_json(ACTIVE_TOPIC_FILE)
         if isinstance(recorded, dict) and "name" in recorded:
             name = recorded["name"]
             topic = self._read_file(name) if isinstance(name, str) and self._valid(name) else None
@@ -181,7 +181,7 @@ class Catalog:
 
     def set_active(self, name: str | None) -> None:
         """Record this machine's active topic (None: none); never committed."""
-        self.ctx.state.write_json(ACTIVE_TOPIC_FILE, {"name": name})
+        self.ctx.parts.state.write_json(ACTIVE_TOPIC_FILE, {"name": name})
 
     def legacy_active(self) -> builtins.list[str]:
         """Topics whose shared file still says ``status: active`` (written before it became per machine)."""
@@ -205,7 +205,7 @@ class Catalog:
         """
         trailers = {"Contextfs-Topic": topic, **(extra or {})}
         with self.ctx.transaction(f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers) as ctx, \
-                ctx.library_write():
+                ctx.parts.library_write():
             yield ctx
 
     def update_meta(self, name: str, changes: Mapping[str, Any]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from contextfs.config import check_keys
 from contextfs.errors import ConfigError, TopicError
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 from . import detection
 from .files import TOPICS_DIR, check_slug

@@ -8,7 +8,7 @@ it must be cheap and give the same answer every time. Two stages, first hit wins
    "switch to the biling migraton" still finds ``billing-migration``.
 2. **BM25** over each topic's title, description (the cue), one-line summary,
    vocabulary and aliases, with the words, stop words, stems and BM25 of
-   :mod:`contextfs.text`. The best topic must reach
+   :mod:`contextfs.text.analysis`. The best topic must reach
    ``threshold`` and beat the runner-up by ``margin`` (a ratio); otherwise the message
    is ambiguous and nothing is returned, because a wrong switch costs more than none.
 """
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from contextfs import text as contextfs_text
-from contextfs.text import bm25_scores
+from contextfs.text import analysis as contextfs_text
+from contextfs.text.analysis import bm25_scores
 
 __all__ = [
     "DEFAULT_FUZZY_RATIO",
@@ -43,7 +43,7 @@ DEFAULT_MARGIN = 1.5
 DEFAULT_FUZZY_RATIO = 0.85
 
 def tokenize(text: str) -> list[str]:
-    """The terms of ``text`` (:func:`contextfs.text.terms`: stop words out, stems in)."""
+    """The terms of ``text`` (:func:`contextfs.text.analysis.terms`: stop words out, stems in)."""
     return contextfs_text.terms(str(text))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from contextfs import clock
-from contextfs.poisoning import assess, render_untrusted
+from contextfs.gate.poisoning import assess, render_untrusted
 
 from ..arguments import check_int
 from .catalog import Catalog
@@ -37,7 +37,7 @@ class Exchanges:
 
     def lines(self, name: str) -> list[tuple[str, Exchange | None]]:
         """Every line of a topic's exchanges file with its parsed exchange (None: not one)."""
-        data = self._catalog.ctx.read_raw(topic_path(name, EXCHANGES_FILE))
+        data = self._catalog.ctx.parts.read_raw(topic_path(name, EXCHANGES_FILE))
         return parse_exchanges(data.decode("utf-8", "replace")) if data else []
 
     def of(self, name: str) -> list[Exchange]:
@@ -48,7 +48,7 @@ class Exchanges:
         """Append one exchange, each side compressed to ``[topics] exchange_chars``; one commit."""
         ctx = self._catalog.ctx
         limit = self._config.exchange_chars
-        prov = ctx.current_provenance
+        prov = ctx.parts.current_provenance
         exchange = Exchange(time=clock.iso(), user=compress(user, limit), agent=compress(agent, limit),
                             session=prov.session)
         if prov.turn is not None:
@@ -74,7 +74,7 @@ class Exchanges:
             check_int(limit, "limit", fix="pass how many recent exchanges to show, e.g. 20")
         if limit <= 0:
             return ""
-        data = self._catalog.ctx.read_raw(topic_path(name, EXCHANGES_FILE))
+        data = self._catalog.ctx.parts.read_raw(topic_path(name, EXCHANGES_FILE))
         if not data:
             return ""
         raw_lines = [ln for ln in data.decode("utf-8", "replace").split("\n") if ln.strip()]

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 
 from contextfs.errors import TopicError
 from contextfs.manager import ContextManager
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 from ..packing import ContextView
 from .block import Block
@@ -69,7 +69,7 @@ class Topics:
         self.ctx = ctx
         self.encoding = encoding
         self.counter = get_counter(encoding)
-        self.config = config if config is not None else load_topics_config(ctx.config, encoding)
+        self.config = config if config is not None else load_topics_config(ctx.parts.config, encoding)
         self._catalog = Catalog(ctx)
         self.where = WhereState(self._catalog, self.config)
         self.decisions = Decisions(self._catalog)

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from contextfs import paths
 from contextfs.errors import TopicError
+from contextfs.files import paths
 
 __all__ = [
     "DECISIONS_FILE",

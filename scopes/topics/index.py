@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from contextfs.errors import ContextFSError
-from contextfs.files import TMP_SUFFIX
-from contextfs.tokens import TokenCounter
+from contextfs.files.confined import TMP_SUFFIX
+from contextfs.text.tokens import TokenCounter
 
 from ..derived import CACHE_DIR
 from .catalog import Catalog
@@ -42,7 +42,7 @@ class TopicIndex:
     def sizes(self, names: Sequence[str]) -> dict[str, int]:
         """Token size of each named topic's files (cached by size and mtime)."""
         ctx = self._catalog.ctx
-        cache_path = ctx.state.file(SIZES_FILE)
+        cache_path = ctx.parts.state.file(SIZES_FILE)
         if self._sizes is None:
             try:
                 loaded = json.loads(cache_path.read_text("utf-8"))
@@ -55,12 +55,12 @@ class TopicIndex:
         for name in names:
             total = 0
             try:
-                children = ctx.files.listdir(f"{TOPICS_DIR}/{name}")
+                children = ctx.parts.files.listdir(f"{TOPICS_DIR}/{name}")
             except ContextFSError:
                 children = []
             for child in sorted(children):
                 rel = f"{TOPICS_DIR}/{name}/{child}"
-                st = ctx.files.lstat(rel)
+                st = ctx.parts.files.lstat(rel)
                 if st is None or not stat.S_ISREG(st.st_mode) or child.endswith(TMP_SUFFIX):
                     continue  # folders, links and temporary files do not count
                 key = [st.st_size, st.st_mtime_ns]
@@ -68,7 +68,7 @@ class TopicIndex:
                 if isinstance(hit, list) and len(hit) == 3 and hit[:2] == key:
                     total += int(hit[2])
                     continue
-                data = ctx.read_raw(rel) or b""
+                data = ctx.parts.read_raw(rel) or b""
                 n = self._counter.count(data.decode("utf-8", "replace"))
                 cache[rel] = [*key, n]
                 total += n
@@ -76,7 +76,7 @@ class TopicIndex:
             out[name] = total
         if dirty:
             try:
-                ctx.state.write_bytes(SIZES_FILE, json.dumps(cache, separators=(",", ":")).encode())
+                ctx.parts.state.write_bytes(SIZES_FILE, json.dumps(cache, separators=(",", ":")).encode())
             except ContextFSError:
                 log.debug("could not write the topic size cache", exc_info=True)
         return out

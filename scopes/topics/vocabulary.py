@@ -61,8 +61,8 @@ class Vocabulary:
         """Write the active topic's terms to :data:`VOCABULARY_FILE` (empty when none is active)."""
         active = self._catalog.active()
         text = ", ".join(self.of(active.name)) + "\n" if active else ""
-        target = self._catalog.ctx.state.file(VOCABULARY_FILE)
-        state = self._catalog.ctx.state
+        target = self._catalog.ctx.parts.state.file(VOCABULARY_FILE)
+        state = self._catalog.ctx.parts.state
         if state.read_bytes(VOCABULARY_FILE) != text.encode("utf-8"):
             state.write_bytes(VOCABULARY_FILE, text.encode("utf-8"))
         return target

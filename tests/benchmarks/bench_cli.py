@@ -105,7 +105,7 @@ def mark(label):
     marks.append((label, time.perf_counter()))
 import click
 mark("import click")
-import contextfs.cli, contextfs.cli_core
+import contextfs.cli, contextfs.cli.store
 mark("import the CLI (contextfs.cli, cli_core)")
 from contextfs.manager import ContextManager
 mark("import contextfs.manager (what a read-only open needs)")
@@ -121,8 +121,8 @@ ctx.search("webhook retry backoff", limit=10)
 mark("search: open the index (current: no lock) + query")
 from contextfs.scopes.scoped import ScopedContext
 mark("context: import the view assembly (contextfs.scopes.scoped)")
-from contextfs.tokens import get_counter, persistent_counts
-with persistent_counts(ctx.state):
+from contextfs.text.tokens import get_counter, persistent_counts
+with persistent_counts(ctx.parts.state):
     ScopedContext(ctx).assemble("task", budget=2000)
 mark("context: assemble the view (token counts kept by earlier runs)")
 get_counter().count("a text no earlier run counted")

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from contextfs import ContextManager
-from contextfs.adoption import SETTLED_NS, Seen
-from contextfs.files import RootFiles
+from contextfs.changes.adoption import SETTLED_NS, Seen
+from contextfs.files.confined import RootFiles
 
 ENV = {
     **os.environ,
@@ -149,13 +149,13 @@ def bench_check(base: Path, n: int, repeat: int) -> tuple[float, float, float, f
     writes.check_outside = True
     # The check alone, on a file nobody changed for a while (its status can be trusted).
     rel = rels[-1]
-    data, st = ctx.files.read_stat(rel)
+    data, st = ctx.parts.files.read_stat(rel)
     assert st is not None
     time.sleep(max(0.0, (st.st_ctime_ns + SETTLED_NS - time.time_ns()) / 1e9) + 0.01)
     loops = 2000
 
     def check(seen: Seen) -> bool:
-        return seen.blob(rel, data, st) != ctx.git.head_blob(rel)
+        return seen.blob(rel, data, st) != ctx.parts.git.head_blob(rel)
 
     start = time.perf_counter()
     for _ in range(loops):

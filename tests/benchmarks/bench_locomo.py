@@ -53,8 +53,8 @@ from pathlib import Path
 
 from contextfs import ContextManager
 from contextfs.scopes import Memory, ScopedContext
-from contextfs.text import STOP_WORDS
-from contextfs.tokens import get_counter
+from contextfs.text.analysis import STOP_WORDS
+from contextfs.text.tokens import get_counter
 
 PROJECT = Path(__file__).resolve().parents[2]
 #: ``../shared/data/locomo`` from the project root (or from a folder above it: a git worktree).
@@ -63,7 +63,7 @@ DEFAULT_DATA = next((up / "shared" / "data" / "locomo" for up in PROJECT.parents
 KS = (1, 5, 10, 25)
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-#: The development conversations: every ranking constant (contextfs.text, contextfs.periods,
+#: The development conversations: every ranking constant (contextfs.text.analysis, contextfs.text.periods,
 #: contextfs.search.dense) was chosen on these; the rest are held out.
 TUNED = ("26", "41")
 
@@ -164,7 +164,7 @@ def ingest_markdown(tmp: Path, conv: Conversation) -> Root:
         rel = f"conversations/session-{n:02d}.md"
         ctx.write(rel, "\n".join(lines))
         # The file's own line numbers (the library adds frontmatter above the body).
-        written = (ctx.read_raw(rel) or b"").decode("utf-8").splitlines()
+        written = (ctx.parts.read_raw(rel) or b"").decode("utf-8").splitlines()
         at = 0
         for t in turns:
             at = written.index(f"{t.speaker}: {_norm(t.text)}", at)

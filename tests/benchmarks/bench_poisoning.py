@@ -47,8 +47,8 @@ sys.path.insert(0, str(REPO / "tests"))
 from secret_samples import ordinary_note  # noqa: E402
 
 from contextfs import ContextManager  # noqa: E402
+from contextfs.gate.poisoning import assess  # noqa: E402
 from contextfs.integrations import MemoryToolAdapter, make_tools  # noqa: E402
-from contextfs.poisoning import assess  # noqa: E402
 from contextfs.scopes import Memory, ScopedContext, Topics  # noqa: E402
 
 DEFAULT_BASELINE = "4a00d85"
@@ -109,7 +109,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import contextfs
 assert contextfs.__file__.startswith(sys.argv[1]), contextfs.__file__
-from contextfs.poisoning import assess
+from contextfs.gate.poisoning import assess
 for line in sys.stdin:
     text = json.loads(line)
     if isinstance(text, list):  # [text, repeat]: the mean cost of assessing text, in ms

@@ -28,7 +28,7 @@ from contextfs import ContextManager
 from contextfs.scopes import pagein
 from contextfs.scopes.rules import DEFAULT_PAGE_SHARE
 from contextfs.scopes.scoped import ScopedContext
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-context"
 WORDS = ["ledger", "cargo", "vessel", "manifest", "harbor", "crane", "pallet", "invoice", "tariff", "customs", "route", "depot", "berth", "barge", "lane", "quay", "freight", "broker", "container", "schedule", "audit", "carrier", "tracking", "dispatch"]

@@ -48,7 +48,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from secret_corpora import SAMPLE, assigned_notes, evident_placeholder, rule_examples, values_of  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
-from contextfs.secrets import KINDS, scan  # noqa: E402
+from contextfs.gate.secrets import KINDS, scan  # noqa: E402
 
 DEFAULT_BASELINE = "4a00d85"
 #: Families that are no vendor's format: values people chose, found only by the name they are
@@ -62,7 +62,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 import contextfs
 assert contextfs.__file__.startswith(sys.argv[1]), contextfs.__file__
-from contextfs.secrets import scan
+from contextfs.gate.secrets import scan
 for line in sys.stdin:
     text, path = json.loads(line)
     if text == "\0timing":
@@ -125,7 +125,7 @@ def _pct(found: int, total: int) -> str:
 
 def _covered_families() -> Callable[[str], bool]:
     """A family is covered when a rule of the vendor rule set or a named kind names it."""
-    from contextfs.secrets_rules import kind_of, load
+    from contextfs.gate.secrets_rules import kind_of, load
 
     names = {re.sub(r"[^a-z0-9]", "", kind_of(m["id"]).removeprefix("rule ").lower())
              for m in load().rules.metadata() if m["visible"]}
@@ -263,7 +263,7 @@ def cost(baseline: Baseline, repeat: int) -> None:
         old = baseline.scan_ms(text, n)
         print(f"| {name} | {new:.2f} ms | {old:.2f} ms | {new / old:.2f}x |")
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from contextfs.secrets import scan; scan('x')"], check=True)
+    subprocess.run([sys.executable, "-c", "from contextfs.gate.secrets import scan; scan('x')"], check=True)
     print(f"\nFirst scan in a fresh process (imports and rule set load, cache warm): "
           f"{time.perf_counter() - start:.2f} s including interpreter start.\n")
 

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from contextfs import ContextManager
-from contextfs.sessions import Sessions
+from contextfs.review.sessions import Sessions
 
 ENV = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
 
@@ -91,7 +91,7 @@ def main() -> int:
         root = Path(tmp) / "ctx"
         history(root, commits, 500)
         ctx = ContextManager(root, actor="human", index=False)
-        cache = ctx.state.file("session-log.jsonl")
+        cache = ctx.parts.state.file("session-log.jsonl")
 
         def baseline() -> None:
             subprocess.run(

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from contextfs import ContextManager
 from contextfs.scopes.topics import Topics
-from contextfs.tokens import get_counter
+from contextfs.text.tokens import get_counter
 
 #: The end-to-end topic switch median TSVC's authors report (session reset and model reply included).
 TSVC_MEDIAN_S = 31.0
