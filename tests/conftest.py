@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated git identity for every test, a manager, a sample tree.
+"""Shared fixtures (and only fixtures): an isolated git identity for every test, a manager,
+a sample tree. Helpers tests import live in ``helpers.py``.
 
 CI machines have no global git identity and no config; the autouse fixture recreates
 that here so a test can never pass only because the developer's ``~/.gitconfig`` exists.
@@ -6,20 +7,14 @@ that here so a test can never pass only because the developer's ``~/.gitconfig``
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE, search_available
 
 from contextfs import ContextManager
-
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE = REPO / "sample-context"
 
 _IDENTITY_VARS = (
     "GIT_AUTHOR_NAME",
@@ -57,10 +52,6 @@ def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     return home
 
 
-def search_available() -> bool:
-    return importlib.util.find_spec("contextfs.search") is not None
-
-
 @pytest.fixture
 def ctx(tmp_path: Path) -> ContextManager:
     """A fresh manager on an empty root (with the search index once it exists)."""
@@ -86,67 +77,3 @@ def sample_root(tmp_path: Path) -> Path:
     dest = tmp_path / "sample"
     shutil.copytree(SAMPLE, dest)
     return dest
-
-
-def git(root: Path, *args: str, check: bool = True) -> str:
-    """Run git in ``root`` the way a person would (hooks and all), return stdout."""
-    proc = subprocess.run(
-        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
-    )
-    if check and proc.returncode != 0:
-        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
-    return proc.stdout
-
-
-def commit_count(root: Path) -> int:
-    out = git(root, "rev-list", "--count", "HEAD", check=False).strip()
-    return int(out) if out.isdigit() else 0
-
-
-def assert_clean(root: Path) -> None:
-    """What a person sees after a call returns: nothing staged, nothing modified, fsck clean."""
-    status = git(root, "status", "--porcelain", "--untracked-files=all")
-    assert status == "", f"git status is not clean:\n{status}"
-    diff = git(root, "diff", "HEAD", "--stat")
-    assert diff == "", diff
-    fsck = subprocess.run(
-        ["git", "-C", str(root), "fsck", "--strict", "--no-progress"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
-    assert "error" not in fsck.stderr.lower(), fsck.stderr
-
-
-_MODULES_PROBE = """
-import json, sys
-from contextfs.cli import main
-try:
-    main(sys.argv[2:])
-except SystemExit as exc:
-    code = exc.code
-with open(sys.argv[1], "w") as fh:
-    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
-"""
-
-
-def modules_after(tmp_path: Path, *args: str) -> set[str]:
-    """The modules a fresh ``contextfs ARGS`` process had imported when it finished (it must succeed)."""
-    out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", _MODULES_PROBE, str(out), *args], capture_output=True, text=True,
-                          check=False)
-    data = json.loads(out.read_text())
-    assert data["code"] in (0, None), proc.stderr
-    return set(data["modules"])
-
-
-def application_repository(tmp_path: Path) -> Path:
-    """A developer's own git repository (one committed ``main.py``) that a context root may sit in."""
-    app = tmp_path / "app"
-    app.mkdir()
-    git(app, "init", "-q")
-    (app / "main.py").write_text("print('app')\n", "utf-8")
-    git(app, "add", "main.py")
-    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
-    return app

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 from agent_support import RecordingModel, call, prompt_tokens, replies
+from helpers import SAMPLE, git
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage, messages_to_dict
 from langchain_core.tools import tool
 from secret_samples import SECRET_KINDS
 
-from conftest import SAMPLE, git
 from contextfs import ContextManager
 from contextfs.errors import ConfigError, ContentError
 from contextfs.integrations.middleware import ContextMiddleware

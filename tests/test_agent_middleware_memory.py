@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from agent_support import RecordingModel, call, prompt_tokens, replies
+from helpers import SAMPLE, git
 from langchain.agents import create_agent
 from langchain_core.messages import (
     AIMessage,
@@ -26,7 +27,6 @@ from langchain_core.messages import (
 )
 from langgraph.checkpoint.memory import InMemorySaver
 
-from conftest import SAMPLE, git
 from contextfs import ContextManager
 from contextfs.evolve import EvolvingAgent
 from contextfs.integrations.middleware import ContextMiddleware, TaskDone

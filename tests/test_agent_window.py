@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE, assert_clean, commit_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from secret_samples import SECRET_KINDS
 
-from conftest import SAMPLE, assert_clean, commit_count
 from contextfs import ContextManager, ScopedContext
 from contextfs.errors import ContentError
 from contextfs.evolve.compaction import compact

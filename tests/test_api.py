@@ -10,8 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from conftest import REPO
+from helpers import REPO
 
 PACKAGES = ["contextfs", "contextfs.scopes", "contextfs.evolve", "contextfs.integrations"]
 

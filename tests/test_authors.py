@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import git
 
-from conftest import git
 from contextfs import ContextManager
 from contextfs.integrations import make_tools
 from contextfs.integrations.langgraph.store import ContextStore

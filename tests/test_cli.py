@@ -9,8 +9,8 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from helpers import application_repository, assert_clean, git, modules_after
 
-from conftest import application_repository, assert_clean, git, modules_after
 from contextfs import ContextManager
 from contextfs.cli import COMMANDS, cli, walk
 

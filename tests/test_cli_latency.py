@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import application_repository, git, modules_after
 
-from conftest import application_repository, git, modules_after
 from contextfs import ContextManager, clock
 from contextfs.cli import cli
 from contextfs.text.tokens import TokenCounter

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import click
 import pytest
+from helpers import REPO
 
-from conftest import REPO
 from contextfs.cli import cli, walk
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

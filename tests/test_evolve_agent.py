@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git
 from langchain_core.language_models.fake_chat_models import FakeListChatModel, GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
-from conftest import assert_clean, commit_count, git
 from contextfs import ContextManager, ScopedContext
 from contextfs.errors import EvolveError
 from contextfs.evolve.agent import EvolvingAgent

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import SAMPLE, assert_clean
 
-from conftest import SAMPLE, assert_clean
 from contextfs import ContextManager
 from contextfs.evolve.cli import compact_cmd, demo, evolve
 

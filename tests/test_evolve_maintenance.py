@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from conftest import assert_clean, commit_count, git
 from contextfs import ContextManager
 from contextfs.errors import EvolveError
 from contextfs.evolve import cleanup as cleanup_mod

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git
 
-from conftest import assert_clean, commit_count, git
 from contextfs import ContextManager, NotFoundError
 
 

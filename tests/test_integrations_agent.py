@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers import assert_clean, git
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from conftest import assert_clean, git
 from contextfs import ContextManager
 from contextfs.integrations import make_tools
 from contextfs.scopes import Topics

@@ -7,8 +7,8 @@ import runpy
 from pathlib import Path
 
 import pytest
+from helpers import REPO
 
-from conftest import REPO
 from contextfs.integrations import all_specs
 
 DOC = (REPO / "docs" / "integrations.md").read_text("utf-8")

@@ -16,11 +16,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
-from conftest import git
 from contextfs import ContextFSError, ContextManager
 from contextfs.integrations import MemoryToolAdapter, make_tools
 from contextfs.integrations.langgraph.store import ContextStore

@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git, search_available
 from langchain_core.documents import Document
 from langchain_core.messages import ToolMessage
 from langchain_core.tools import BaseTool
 
-from conftest import assert_clean, commit_count, git, search_available
 from contextfs import ConfigError, ContextManager, InvalidArgumentError
 from contextfs.integrations import ContextRetriever, ContextToolkit, all_specs
 from contextfs.integrations.langchain_tools import DEFAULT_ACTOR, make_tools

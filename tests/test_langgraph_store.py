@@ -18,6 +18,7 @@ import pytest
 
 pytest.importorskip("langgraph", reason="the langgraph extra is part of the dev install")
 
+from helpers import assert_clean, commit_count, git  # noqa: E402
 from langchain_core.embeddings import Embeddings  # noqa: E402
 from langgraph.store.base import (  # noqa: E402
     GetOp,
@@ -30,7 +31,6 @@ from langgraph.store.base import (  # noqa: E402
 )
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
-from conftest import assert_clean, commit_count, git  # noqa: E402
 from contextfs import ContextFSError, InvalidArgumentError  # noqa: E402
 from contextfs.integrations.langgraph.store import ContextStore  # noqa: E402
 

@@ -12,8 +12,7 @@ import ast
 import re
 
 import pytest
-
-from conftest import REPO
+from helpers import REPO
 
 FOLDERS = ("contextfs", "scopes", "evolve", "integrations")
 MAX_LINES = 500

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import commit_count, git
 
 import contextfs
-from conftest import commit_count, git
 from contextfs import (
     AlreadyExistsError,
     ConflictError,

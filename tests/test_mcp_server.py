@@ -18,11 +18,11 @@ import pytest
 
 pytest.importorskip("mcp", reason="the mcp extra is part of the dev install")
 
+from helpers import REPO, assert_clean, git  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 from toolkit_support import example_root  # noqa: E402
 
-from conftest import REPO, assert_clean, git  # noqa: E402
 from contextfs import ConfigError, ContextManager  # noqa: E402
 from contextfs.integrations import all_specs  # noqa: E402
 from contextfs.integrations.mcp_server import build_server  # noqa: E402

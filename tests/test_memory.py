@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE, assert_clean, commit_count, git
 
-from conftest import SAMPLE, assert_clean, commit_count, git
 from contextfs import ContextManager, clock
 from contextfs.errors import (
     ConfigError,

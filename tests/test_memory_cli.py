@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 from click.testing import CliRunner
+from helpers import SAMPLE, assert_clean
 
-from conftest import SAMPLE, assert_clean
 from contextfs import ContextManager
 from contextfs.scopes.cli.memory import demo, memory
 

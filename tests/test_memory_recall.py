@@ -7,11 +7,11 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-from conftest import assert_clean, commit_count
 from contextfs import ContextManager, clock
 from contextfs.errors import BudgetError, ContentError
 from contextfs.scopes.memory import ConversationBuffer, ExtractiveSummarizer, Memory, Message

@@ -14,10 +14,10 @@ import stat
 
 import httpx2 as httpx
 import pytest
+from helpers import assert_clean, commit_count, git
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, ToolMessage
 
-from conftest import assert_clean, commit_count, git
 from contextfs import ContextFSError
 from contextfs.integrations.memory_tool.adapter import (
     MEMORY_TOOL_SPEC,

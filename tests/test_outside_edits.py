@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, git
 
-from conftest import assert_clean, git
 from contextfs import ConflictError, ContextManager, VersioningError, faults
 
 PERSON = b"---\ntitle: Facts\n---\n- Database: PostgreSQL 16\n- Typed by the person in vim\n"

@@ -12,8 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from conftest import REPO
+from helpers import REPO
 
 LAYERS = {"scopes": 1, "evolve": 2, "integrations": 3}
 #: Heavy libraries and the one module (pattern) allowed to import each.

@@ -14,9 +14,9 @@ import random
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE
 from secret_samples import ordinary_note
 
-from conftest import SAMPLE
 from contextfs.gate.poisoning import assess
 
 CORPUS = Path(__file__).resolve().parent / "data" / "injection_corpus"

@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from helpers import git
 from powercut import Model, Op, crash_states, materialize, ops_of, record, strace_missing
 from powercut_worker import ACTOR, PLAN, SESSION
 
-from conftest import git
 from contextfs import ContextFSError, ContextManager
 
 WORKER = Path(__file__).with_name("powercut_worker.py")

@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, git
 
-from conftest import assert_clean, git
 from contextfs import ContextManager, VersioningError
 
 PERSON = b"- typed by the person after the agent died\n"

@@ -29,8 +29,8 @@ import zlib
 from pathlib import Path
 
 import pytest
+from helpers import git
 
-from conftest import git
 from contextfs import ContextManager, VersioningError
 from contextfs.faults import POINTS
 from contextfs.versioning import GitStore

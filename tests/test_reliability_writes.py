@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git
 
-from conftest import assert_clean, commit_count, git
 from contextfs import (
     ContentError,
     ContextFSError,

@@ -6,9 +6,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers import application_repository, assert_clean, git
 
 import contextfs.clock
-from conftest import application_repository, assert_clean, git
 from contextfs import ConfigError, ContextManager, ReviewError
 from contextfs.review.decisions import Review
 from contextfs.review.sessions import Sessions

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import assert_clean, git
+from helpers import assert_clean, git
 
 AGENT = """
 import sys

@@ -225,7 +225,8 @@ def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
     """A query that matches a topic's files pages nothing in from topics/ unless asked."""
     import shutil
 
-    from conftest import SAMPLE
+    from helpers import SAMPLE
+
     from contextfs import ContextManager
     from contextfs.scopes.scoped import ScopedContext
 

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers import SAMPLE
 
-from conftest import SAMPLE
 from contextfs import ContextManager
 from contextfs.errors import (
     BudgetError,

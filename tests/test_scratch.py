@@ -6,10 +6,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import assert_clean, git
 from contextfs import ContextManager
 from contextfs.files.scratch import GITIGNORE, PATTERNS, is_scratch
 

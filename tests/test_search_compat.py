@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 import whoosh
+from helpers import SAMPLE
 
-from conftest import SAMPLE
 from contextfs import ContextManager
 from contextfs.search import compat
 from contextfs.search.index import INDEX_DIR
@@ -87,7 +87,7 @@ def test_an_untested_whoosh_falls_back_with_a_warning(monkeypatch: pytest.Monkey
 
 
 def test_the_pin_matches_the_tested_range() -> None:
-    from conftest import REPO
+    from helpers import REPO
 
     text = (REPO / "pyproject.toml").read_text()
     low, high = (".".join(map(str, v)) for v in compat.TESTED)

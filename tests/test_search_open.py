@@ -17,8 +17,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from helpers import git
 
-from conftest import git
 from contextfs import ContextManager, clock
 from contextfs.search import INDEX_DIR, STAMP_FILE
 from contextfs.search.stamp import read_stamp, write_stamp

@@ -136,9 +136,9 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
     """The whole-column reads (ranker and codec) give exactly what Whoosh decodes, per field."""
     import shutil
 
+    from helpers import SAMPLE
     from whoosh.codec.whoosh3 import W3PerDocReader
 
-    from conftest import SAMPLE
     from contextfs import ContextManager
     from contextfs.search.rank import _raw_lengths
 

@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers import REPO, SAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from secret_samples import (
@@ -25,7 +26,6 @@ from secret_samples import (
     rsa_private_key,
 )
 
-from conftest import REPO, SAMPLE
 from contextfs.errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
 from contextfs.gate.secrets import (
     ALLOWLIST_MARKER,

@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import git
 
-from conftest import git
 from contextfs import ConfigError, ContextFSError, ContextManager, InvalidPathError, NotFoundError
 from contextfs.search import INDEX_DIR, STAMP_FILE
 

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import git
 
-from conftest import git
 from contextfs import ContextFSError, ContextManager
 
 HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "post-merge",

@@ -6,11 +6,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import git
 from hypothesis import given
 from hypothesis import strategies as st
 
 import contextfs.clock
-from conftest import git
 from contextfs import ContextManager, InvalidArgumentError, NotFoundError, ReviewError
 from contextfs.review import log as session_log
 from contextfs.review.branch import decode_session, encode_session

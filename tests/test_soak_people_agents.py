@@ -44,8 +44,8 @@ from pathlib import Path
 
 import pytest
 import soak_agent
+from helpers import git
 
-from conftest import git
 from contextfs import ContextManager
 
 HERE = Path(__file__).parent

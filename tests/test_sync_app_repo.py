@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import git
 from sync_support import bare_remote, fsck, run_git
 
-from conftest import git
 from contextfs import ContextManager, VersioningError
 
 DEV = ["-c", "user.name=dev", "-c", "user.email=dev@x.invalid"]

@@ -16,10 +16,10 @@ import stat
 import subprocess
 from pathlib import Path
 
+from helpers import git
 from secret_samples import github_classic_token
 from sync_support import bare_remote, committed_markers, first_machine, fsck, run_git
 
-from conftest import git
 from contextfs import ContextManager
 
 ATTACKER = ["-c", "user.name=mallory", "-c", "user.email=m@x.invalid"]

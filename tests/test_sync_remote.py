@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from helpers import git
 from sync_support import (
     bare_remote,
     committed_markers,
@@ -23,7 +24,6 @@ from sync_support import (
     tree_of,
 )
 
-from conftest import git
 from contextfs import ConflictError, ContextManager, TopicError
 from contextfs.scopes import Memory, Topics
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import application_repository, git
 
-from conftest import application_repository, git
 from contextfs import ContextManager, VersioningError
 from contextfs.cli import cli as cli_main
 from contextfs.cli.watch import watch as watch_cmd

@@ -7,8 +7,8 @@ import logging
 from pathlib import Path
 
 import pytest
+from helpers import assert_clean, commit_count, git
 
-from conftest import assert_clean, commit_count, git
 from contextfs import ConfigError, ContextManager, TopicError
 from contextfs.scopes.topics import Topics, WhereAreWe, parse_decisions
 
@@ -36,7 +36,7 @@ def read_only_topics(tmp_path_factory: pytest.TempPathFactory) -> Topics:
     """One sample root shared by tests that only read (detection, boot views)."""
     import shutil
 
-    from conftest import SAMPLE
+    from helpers import SAMPLE
 
     root = tmp_path_factory.mktemp("ro") / "sample"
     shutil.copytree(SAMPLE, root)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import commit_count, git
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
 from contextfs.scopes.cli.topics import topic
 from contextfs.scopes.topics import (

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import commit_count, git
 
-from conftest import commit_count, git
 from contextfs import ConfigError, ContextManager
 from contextfs.cli.watch import demo
 from contextfs.cli.watch import watch as watch_cmd

@@ -1,0 +1,86 @@
+"""Helpers the tests share: where the repository and the sample tree are, git as a person
+runs it, the checks every write test makes, and probes of a fresh ``contextfs`` process.
+
+Fixtures live in ``conftest.py``; everything a test imports lives here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+#: The tests folder (support scripts the tests start as processes live here) and the repository.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SAMPLE = REPO / "sample-context"
+
+
+def search_available() -> bool:
+    return importlib.util.find_spec("contextfs.search") is not None
+
+
+def git(root: Path, *args: str, check: bool = True) -> str:
+    """Run git in ``root`` the way a person would (hooks and all), return stdout."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout
+
+
+def commit_count(root: Path) -> int:
+    out = git(root, "rev-list", "--count", "HEAD", check=False).strip()
+    return int(out) if out.isdigit() else 0
+
+
+def assert_clean(root: Path) -> None:
+    """What a person sees after a call returns: nothing staged, nothing modified, fsck clean."""
+    status = git(root, "status", "--porcelain", "--untracked-files=all")
+    assert status == "", f"git status is not clean:\n{status}"
+    diff = git(root, "diff", "HEAD", "--stat")
+    assert diff == "", diff
+    fsck = subprocess.run(
+        ["git", "-C", str(root), "fsck", "--strict", "--no-progress"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    assert "error" not in fsck.stderr.lower(), fsck.stderr
+
+
+_MODULES_PROBE = """
+import json, sys
+from contextfs.cli import main
+try:
+    main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+with open(sys.argv[1], "w") as fh:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, fh)
+"""
+
+
+def modules_after(tmp_path: Path, *args: str) -> set[str]:
+    """The modules a fresh ``contextfs ARGS`` process had imported when it finished (it must succeed)."""
+    out = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", _MODULES_PROBE, str(out), *args], capture_output=True, text=True,
+                          check=False)
+    data = json.loads(out.read_text())
+    assert data["code"] in (0, None), proc.stderr
+    return set(data["modules"])
+
+
+def application_repository(tmp_path: Path) -> Path:
+    """A developer's own git repository (one committed ``main.py``) that a context root may sit in."""
+    app = tmp_path / "app"
+    app.mkdir()
+    git(app, "init", "-q")
+    (app / "main.py").write_text("print('app')\n", "utf-8")
+    git(app, "add", "main.py")
+    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    return app
