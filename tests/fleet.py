@@ -1,6 +1,6 @@
 """A fleet of machines writing and syncing through one remote, and its oracle.
 
-Shared by ``tests/test_sync_fleet.py`` (short runs in ``make test``, long ones under
+Shared by ``tests/reliability/test_sync_fleet.py`` (short runs in ``make test``, long ones under
 ``CONTEXTFS_STRESS``) and ``tests/benchmarks/bench_sync.py`` (the figures).
 """
 

@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).with_name("mutation.toml")
 STAGE = REPO / "build" / "mutation"
 # Statements whose strings are messages, not behaviour: the wording of an error or a log
-# line is not mutated (the typed error is what callers rely on, and tests/test_fixes.py
+# line is not mutated (the typed error is what callers rely on, and tests/core/test_fixes.py
 # checks that every message ends with its fix); the conditions around them still are.
 MESSAGE_LINES = [r"^\s*raise \w+\(", r"^\s*log\.\w+\(", r"^\s*warnings\.warn\("]
 

@@ -17,7 +17,7 @@ What is used, and why only that:
 * the compiled database is cached by the SDK in the user's cache folder (best effort; a
   process that cannot use it compiles the rules again, about 3 s, once).
 
-``tests/test_secrets_rules.py`` pins this surface. The rules decide *formats*; whether a
+``tests/core/gate/test_secrets_rules.py`` pins this surface. The rules decide *formats*; whether a
 matched value is a placeholder or a documented example is decided by
 :mod:`contextfs.gate.secrets_values`, the same way for every detector.
 """

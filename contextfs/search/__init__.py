@@ -12,9 +12,10 @@ Only this package imports Whoosh.
 
 from __future__ import annotations
 
-from .index import INDEX_DIR, IndexSource, SearchIndex, VerifyReport
+from .index import INDEX_DIR, IndexSource, SearchIndex
 from .running import SearchHit
 from .stamp import INDEX_FORMAT, STAMP_FILE, STAMP_MAGIC, WHOOSH_VERSION
+from .verifying import VerifyReport
 
 __all__ = [
     "INDEX_DIR",

@@ -37,7 +37,6 @@ import shutil
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -46,7 +45,6 @@ from whoosh.index import LockError
 from whoosh.query.qcore import QueryError
 
 from .. import faults
-from ..document import blob_version
 from ..embeddings import attach
 from ..errors import ContextFSError, SearchIndexError, VersioningError
 from ..files import paths
@@ -58,13 +56,14 @@ from .planning import weighting
 from .running import Queries, SearchHit
 from .schema import extract, indexable, make_schema, walk_indexable
 from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
+from .verifying import VerifyReport, compare
 
 if TYPE_CHECKING:
     from ..files.confined import RootFiles
     from ..files.state import StateDir
     from ..versioning import GitStore
 
-__all__ = ["INDEX_DIR", "IndexSource", "SearchIndex", "VerifyReport"]
+__all__ = ["INDEX_DIR", "IndexSource", "SearchIndex"]
 
 log = logging.getLogger(__name__)
 
@@ -73,27 +72,6 @@ INDEX_DIR = "index"
 _LOCK_TIMEOUT = 60.0
 #: Disk errors that no rebuild can fix: reported as typed errors at once.
 _DISK_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
-
-
-@dataclass
-class VerifyReport:
-    """What ``verify`` found: files the index lacked, had stale, or should not have had."""
-
-    checked: int = 0
-    missing: list[str] = field(default_factory=list)
-    stale: list[str] = field(default_factory=list)
-    extra: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)
-    rebuilt: bool = False
-    fixed: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return not (self.missing or self.stale or self.extra or self.duplicates or self.rebuilt)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"checked": self.checked, "missing": self.missing, "stale": self.stale, "extra": self.extra,
-                "duplicates": self.duplicates, "rebuilt": self.rebuilt, "fixed": self.fixed, "ok": self.ok}
 
 
 class _Broken(Exception):
@@ -467,22 +445,7 @@ class SearchIndex:
             if todo or old != head:
                 self._apply(todo, head, force_commit=old != head)
                 stamp = read_stamp(self.dir, self.state) or stamp
-            on_disk = walk_indexable(self.files)
-            indexed, twice = segments.indexed_stats(self.searcher.reader())
-            report.checked = len(on_disk)
-            for rel in sorted(on_disk):
-                info = indexed.get(rel)
-                if info is None:
-                    report.missing.append(rel)
-                    continue
-                try:
-                    data = self.files.read(rel)
-                except ContextFSError:
-                    data = None
-                if data is not None and blob_version(data) != info[1]:
-                    report.stale.append(rel)
-            report.extra = sorted(rel for rel in indexed if rel not in on_disk)
-            report.duplicates = sorted(twice)
+            compare(self.files, self.searcher.reader(), report)
             if fix and not report.ok:
                 todo = set(report.missing) | set(report.stale) | set(report.extra) | set(report.duplicates)
                 self._apply(todo, self.manager.head(), force_commit=True)

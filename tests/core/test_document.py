@@ -182,7 +182,7 @@ def test_manager_reports_bad_frontmatter_and_leaves_the_file(tmp_path: Path, nam
     (root / name).write_bytes(BAD_FILES[name].encode())
     ctx = ContextManager(root, index=False)  # adopts the file as the first commit
     original = (root / name).read_bytes()
-    # write() and edit() are how such a file is replaced or repaired (tests/test_reliability_writes.py).
+    # write() and edit() are how such a file is replaced or repaired (tests/core/changes/test_reliability_writes.py).
     for call in (
         lambda: ctx.read(name),
         lambda: ctx.get(name),

@@ -34,13 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import TESTS, git
 from powercut import Model, Op, crash_states, materialize, ops_of, record, strace_missing
 from powercut_worker import ACTOR, PLAN, SESSION
 
 from contextfs import ContextFSError, ContextManager
 
-WORKER = Path(__file__).with_name("powercut_worker.py")
+WORKER = TESTS / "powercut_worker.py"
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 SEED = {"notes/seed.md": "seed note"}
 CAUSES = (AssertionError, ContextFSError, subprocess.CalledProcessError)

@@ -29,13 +29,13 @@ import zlib
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import TESTS, git
 
 from contextfs import ContextManager, VersioningError
 from contextfs.faults import POINTS
 from contextfs.versioning import GitStore
 
-WORKER = Path(__file__).with_name("crash_worker.py")
+WORKER = TESTS / "crash_worker.py"
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 
 

@@ -44,11 +44,11 @@ from pathlib import Path
 
 import pytest
 import soak_agent
-from helpers import git
+from helpers import TESTS, git
 
 from contextfs import ContextManager
 
-HERE = Path(__file__).parent
+HERE = TESTS
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 SECONDS = max(8.0, 2.0 * STRESS) if STRESS else 8.0
 SHARED = [f"shared/{i:02d}.md" for i in range(6)]

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from helpers import SAMPLE
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -18,8 +19,6 @@ from contextfs.scopes.cli.context import context, demo
 from contextfs.scopes.rules import default_rules, match, rules_from_config
 from contextfs.scopes.scoped import ScopedContext
 from contextfs.text.tokens import count_tokens
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
 
 @pytest.fixture

@@ -9,11 +9,10 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from helpers import SAMPLE
 
 from contextfs import ContextManager
 from contextfs.cli.search import demo, reindex, search
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
 
 @click.group()

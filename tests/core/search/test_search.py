@@ -15,8 +15,6 @@ from contextfs import ContextManager
 from contextfs.errors import InvalidPathError, SearchIndexError
 from contextfs.search import SearchHit
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
-
 
 @pytest.fixture
 def ctx(tmp_path: Path) -> ContextManager:

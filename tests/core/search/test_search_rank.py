@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import SAMPLE
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,8 +21,6 @@ from contextfs import ContextManager
 from contextfs.search import planning
 from contextfs.search.language import parse_query
 from contextfs.search.planning import plain_terms
-
-SAMPLE = Path(__file__).resolve().parent.parent / "sample-context"
 
 QUERIES = [
     "dead letter queue", "webhook retries backoff", "postgres", "how do we scale the cluster",
