@@ -21,7 +21,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .changes.adoption import SyncReport
 from .changes.markers import refuse_conflicted
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .review.branch import ReviewHandle
     from .versioning import GitStore
 
-__all__ = ["RootParts"]
+__all__ = ["HasParts", "RootParts", "parts_of"]
 
 log = logging.getLogger(__name__)
 
@@ -293,3 +293,19 @@ class RootParts:
             yield
         finally:
             self._local.library -= 1
+
+
+class HasParts(Protocol):
+    """An open root that hands out its parts (``ContextManager.parts``)."""
+
+    @property
+    def parts(self) -> RootParts: ...
+
+
+def parts_of(root: RootParts | HasParts) -> RootParts:
+    """The parts of ``root``: a :class:`~contextfs.ContextManager` or its parts already.
+
+    Objects people construct themselves (``Sessions(ctx)``, ``Review(ctx)``) take either,
+    so they need not import the façade.
+    """
+    return root if isinstance(root, RootParts) else root.parts

@@ -28,6 +28,7 @@ from .. import clock
 from ..changes import outside
 from ..errors import ReviewError, VersioningError
 from ..files.state import StateDir, find_repository
+from ..parts import HasParts, parts_of
 from ..versioning.graph import merge_base
 from ..versioning.refs import Refs
 from .branch import DISCARDED_NS, REVIEW_NS, decode_session, keep_days, space_of
@@ -72,9 +73,10 @@ def _iso(when: int) -> str:
 class Review:
     """The review branches of one root, and a person's decisions on them."""
 
-    def __init__(self, ctx: RootParts) -> None:
-        self.ctx = ctx
-        self.git = ctx.git
+    def __init__(self, root: RootParts | HasParts) -> None:
+        """``root``: a :class:`~contextfs.ContextManager` (or its ``parts``)."""
+        self.ctx = parts_of(root)
+        self.git = self.ctx.git
         self.space = space_of(self.git)
 
     def main_head(self) -> str | None:

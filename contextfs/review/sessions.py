@@ -25,13 +25,13 @@ import builtins  # Sessions.list() shadows the builtin in the class body's annot
 import difflib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from ..changes.trash import TRASH_DIR
 from ..document import decode
 from ..errors import ContextFSError, NotFoundError, ReviewError
 from ..fixes import Fix
-from ..parts import RootParts
+from ..parts import HasParts, RootParts, parts_of
 from ..provenance import check_token
 from .decisions import Discarded, Review, ReviewBranch
 from .log import CommitLog, CommitRecord, reachable
@@ -109,13 +109,6 @@ class _Snapshot:
     tips: tuple[str | None, builtins.list[str], builtins.list[Discarded]]
 
 
-class HasParts(Protocol):
-    """An open root that hands out its parts (``ContextManager.parts``)."""
-
-    @property
-    def parts(self) -> RootParts: ...
-
-
 class Sessions:
     """The sessions of one root, and what a person can do with each.
 
@@ -125,8 +118,7 @@ class Sessions:
 
     def __init__(self, root: RootParts | HasParts) -> None:
         """``root``: a :class:`~contextfs.ContextManager` (or its ``parts``)."""
-        ctx = root if isinstance(root, RootParts) else root.parts
-        self.ctx = ctx
+        ctx = self.ctx = parts_of(root)
         self.review = Review(ctx)
         self.log = CommitLog(ctx.git, ctx.state)
         # The history as last read, and the tips it was read at: read again only when the

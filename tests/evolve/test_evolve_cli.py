@@ -68,7 +68,7 @@ def test_summarize_cleanup_and_json(root: Path) -> None:
     assert _run(root, "summarize").output.strip() == "every summary is current"
     data = json.loads(_run(root, "cleanup", "--dry-run", "--json").output)
     assert data["dry_run"] is True and data["actions"] == []
-    assert ContextManager(root, sync=False, index=False).state.file("cache/access.json").is_file()
+    assert ContextManager(root, sync=False, index=False).parts.state.file("cache/access.json").is_file()
 
 
 def test_compact_reads_a_session_log_and_refuses_without_model(root: Path) -> None:

@@ -241,7 +241,7 @@ def test_compaction_needs_a_model_fits_budget_and_rejects_malformed(tmp_path: Pa
 
 def test_access_log_merges_concurrent_writers(tmp_path: Path, clock: Clock) -> None:
     root = tmp_path / "c"
-    state = ContextManager(root, index=False).state
+    state = ContextManager(root, index=False).parts.state
     one, two = cleanup_mod.AccessLog(state), cleanup_mod.AccessLog(state)
     one.touch("a.md")
     clock.now = T0 + timedelta(minutes=5)
@@ -256,7 +256,7 @@ from contextfs import ContextManager
 from contextfs.evolve.cleanup import AccessLog
 
 root, me, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-log = AccessLog(ContextManager(root, index=False).state)
+log = AccessLog(ContextManager(root, index=False).parts.state)
 open(go + "." + me, "w").close()  # ready
 while not os.path.exists(go):  # every writer starts at once
     time.sleep(0.001)
@@ -268,7 +268,7 @@ for i in range(count):
 def test_access_log_merges_writers_in_separate_processes(tmp_path: Path) -> None:
     """Processes that read the same root at the same time each keep their reads."""
     root = tmp_path / "c"
-    state = ContextManager(root, index=False).state
+    state = ContextManager(root, index=False).parts.state
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", _TOUCHER, str(root), f"p{n}", "150", str(go)])
              for n in range(4)]

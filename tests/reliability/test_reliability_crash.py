@@ -118,7 +118,7 @@ def _check(root: Path, log: Path) -> None:
     assert _residue(root, state) == []
     # A second recovery finds nothing left to do.
     with ContextManager(root) as again:
-        assert again.git.head() == head
+        assert again.parts.git.head() == head
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
 
 

@@ -186,7 +186,7 @@ def test_a_main_branch_moved_back_by_hand_is_read_again(root: Path) -> None:
     assert "s-gone" not in [s.id for s in Sessions(again).list()]
     again.write("c.md", "c\n")  # and the list grows from there as usual
     listed = {s.id: s for s in Sessions(again).list()}
-    assert "s-gone" not in listed and listed[again.session or ""].files == ("c.md",)
+    assert "s-gone" not in listed and listed[again.parts.session or ""].files == ("c.md",)
 
 
 def test_one_sessions_object_sees_what_was_committed_since(root: Path) -> None:
