@@ -14,12 +14,12 @@ text, its section heading and its file's real title (never the file name; archiv
 are named after their first words).
 
 Who said a passage and when count too: a turn spoken by a person the query names, or
-dated within a period it names, weighs :data:`~contextfs.text.analysis.PRIOR` times as much (a
+dated within a period it names, weighs :data:`~contextfs.text.scoring.PRIOR` times as much (a
 markdown passage is dated by its file's ``updated``/``created``), and a passage also
 counts half of each neighbour's score.
 
 Cost is kept low with two caches that cannot change results: per-blob passages and term
-counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.analysis.TermIndex`
+counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.scoring.TermIndex`
 per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
 reports. A warm look-up at an unchanged head reads only the postings of the query terms.
 
@@ -41,8 +41,10 @@ from contextfs.document import blob_version, decode, parse
 from contextfs.embeddings import vectors_for
 from contextfs.errors import ContextFSError
 from contextfs.text import analysis as contextfs_text
-from contextfs.text.analysis import BM25, EXACT_WEIGHT, TermIndex, forms, query_forms
+from contextfs.text import scoring
+from contextfs.text.analysis import EXACT_WEIGHT, forms, query_forms
 from contextfs.text.periods import Period, day_of, moment_of, periods, within
+from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
 from .passages import Chunk, chunk_terms, chunks_of, is_heading, speakers_of
@@ -206,7 +208,7 @@ class _TreeIndex:
         """Scores times PRIOR for a turn of a named speaker, and again for a passage dated in a named period."""
         if not named and not when:
             return scores
-        files, prior = self.files, contextfs_text.PRIOR
+        files, prior = self.files, scoring.PRIOR
         out = {}
         for key, s in scores.items():
             stats = files.get(key[0])
@@ -222,9 +224,9 @@ class _TreeIndex:
                 exclude: set[str], allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
         scores = self._priors(_with_neighbours(self.index.scores(terms, weights), self.usable), named, when)
         files = self.files
-        ranked = sorted((contextfs_text.tie_order(s, files[rel].moments[i], rel, i), s)
+        ranked = sorted((scoring.tie_order(s, files[rel].moments[i], rel, i), s)
                         for (rel, i), s in scores.items() if rel not in exclude and (allow is None or allow(rel)))
-        return [(round(s, contextfs_text.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
+        return [(round(s, scoring.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
     def score(self, query: str, exclude: set[str], limit: int,
               allow: Callable[[str], bool] | None = None) -> list[Passage]:
@@ -243,7 +245,7 @@ class _TreeIndex:
         similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(" ".join(query.split()))
         scores = fuse(lexical, dense_order(keys, similarities))
         files = self.files
-        ranked = sorted((contextfs_text.tie_order(v, files[rel].moments[i], rel, i), v) for (rel, i), v in scores.items())
+        ranked = sorted((scoring.tie_order(v, files[rel].moments[i], rel, i), v) for (rel, i), v in scores.items())
         return [Passage(key[2], key[3], v) for key, v in ranked]
 
     def score_all(self, query: str, exclude: set[str],
@@ -272,7 +274,7 @@ def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, fro
     ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
     light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
     first tree of bench-scopes)."""
-    w, reach = contextfs_text.NEIGHBOUR_WEIGHT, contextfs_text.NEIGHBOUR_REACH
+    w, reach = scoring.NEIGHBOUR_WEIGHT, scoring.NEIGHBOUR_REACH
     if not w or not scores:
         return scores
     keys = set(scores)

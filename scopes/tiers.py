@@ -28,6 +28,7 @@ from typing import Any
 
 from contextfs.gate.poisoning import assess, render_untrusted
 from contextfs.text import analysis as contextfs_text
+from contextfs.text import scoring
 from contextfs.text.turns import is_log
 
 from .passages import Chunk, blocks, chunk_terms, chunks_of, is_heading
@@ -200,7 +201,7 @@ def _select(
     order = usable
     if terms:
         docs = [Counter(chunk_terms(chunks[i], title)) for i in usable]
-        scores = contextfs_text.BM25().scores(terms, docs)
+        scores = scoring.BM25().scores(terms, docs)
         matched = [idx for score, idx in sorted(((-s, i) for s, i in zip(scores, usable) if s > 0))]  # noqa: B905
         seen = set(matched)
         order = matched if only_matches else matched + [i for i in usable if i not in seen]

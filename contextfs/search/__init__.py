@@ -12,8 +12,8 @@ Only this package imports Whoosh.
 
 from __future__ import annotations
 
+from .hits import SearchHit
 from .index import INDEX_DIR, IndexSource, SearchIndex
-from .running import SearchHit
 from .stamp import INDEX_FORMAT, STAMP_FILE, STAMP_MAGIC, WHOOSH_VERSION
 from .verifying import VerifyReport
 

@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.analysis import SCORE_DIGITS
+from ..text.scoring import SCORE_DIGITS
 
 __all__ = ["DENSE_K", "DENSE_WEIGHT", "Embeddings", "Vectors", "fuse"]
 

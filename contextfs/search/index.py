@@ -51,9 +51,10 @@ from ..files import paths
 from ..files.confined import typed_io
 from . import compat, segments
 from .filters import build_filter
+from .hits import SearchHit
 from .language import parse_query
 from .planning import weighting
-from .running import Queries, SearchHit
+from .running import Queries
 from .schema import extract, indexable, make_schema, walk_indexable
 from .stamp import check_sums, current, disk_digest, read_stamp, record_disk, valid, write_stamp
 from .verifying import VerifyReport, compare

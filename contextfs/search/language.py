@@ -24,7 +24,7 @@ everything (``title:*``), a date it cannot read, a query too long or too large.
 The parser builds Whoosh query objects directly (no Whoosh parser): plain words become
 one flat OR of terms over the text fields, which :mod:`.rank` scores block-at-a-time.
 Words side by side also match a conversation turn's neighbouring messages (``context``,
-at :data:`~contextfs.text.analysis.NEIGHBOUR_WEIGHT`); a query of plain words only (a question)
+at :data:`~contextfs.text.scoring.NEIGHBOUR_WEIGHT`); a query of plain words only (a question)
 also says which periods it names (:mod:`contextfs.text.periods`), for ranking to prefer.
 """
 
@@ -38,6 +38,7 @@ from whoosh import query as wq
 
 from ..errors import SearchIndexError
 from ..text import analysis as contextfs_text
+from ..text import scoring
 from ..text.periods import Period, periods
 from .lexing import HINT, WILDCARD, Parser, Tok, is_question, tokens
 
@@ -60,8 +61,8 @@ SEARCH_FIELDS = ("title", "meta", "body")
 NEIGHBOUR_FIELD = "context"
 #: ... and the messages two steps away, at a neighbour's weight squared.
 FAR_FIELD = "far"
-FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT,
-                FAR_FIELD: contextfs_text.NEIGHBOUR_WEIGHT ** 2}
+FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: scoring.NEIGHBOUR_WEIGHT,
+                FAR_FIELD: scoring.NEIGHBOUR_WEIGHT ** 2}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
 #: The fields that also hold words as written (contextfs.text.analysis.forms), for plain words.
 _FORM_FIELDS = ("body", NEIGHBOUR_FIELD, FAR_FIELD)

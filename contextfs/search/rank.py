@@ -17,7 +17,7 @@ Only queries that are a term or an OR of terms on the text fields, touching enou
 to be worth numpy's import, take this path (:mod:`.planning` decides); everything else (phrases, AND/NOT, wildcards, ranges, ``*``) goes through Whoosh. Here,
 and only here, a document can also count more than its words say (``prefer``): the
 rankers' rule that a turn of a speaker the question names, or a note or turn dated in a
-period it names, counts :data:`~contextfs.text.analysis.PRIOR` times (a product, applied before
+period it names, counts :data:`~contextfs.text.scoring.PRIOR` times (a product, applied before
 the top k are picked, so it changes which documents come back, not just their order).
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from whoosh.util.numeric import byte_to_length
 
-from ..text.analysis import SCORE_DIGITS
+from ..text.scoring import SCORE_DIGITS
 from .codec import block_arrays, length_bytes
 
 __all__ = ["SEGMENT_CACHE_BYTES", "SPACE", "top_docs"]

@@ -10,38 +10,37 @@ longer has (or text behind a symlink).
 A question (plain words only) is also read for who and when it names, the rankers' rule
 in :mod:`contextfs.text.analysis`: turns spoken by a speaker it names (a word of the name is one of
 its terms), and notes or turns dated within a day, month or year it names, count
-:data:`~contextfs.text.analysis.PRIOR` times as much, each.
+:data:`~contextfs.text.scoring.PRIOR` times as much, each.
 """
 
 from __future__ import annotations
 
 import itertools
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from whoosh import query as wq
 
-from ..changes.markers import conflict_markers, strip_conflict_markers
-from ..document import blob_version
 from ..embeddings import vectors_for
 from ..errors import ContextFSError, SearchIndexError
 from ..text import analysis as contextfs_text
+from ..text import scoring
 from ..text.turns import turn_at
 from . import compat, planning
+from .hits import SearchHit, make_hit
 from .phrases import PhraseCheck, loosen_phrases
 from .planning import weighting
 from .schema import ALIAS_SEP
-from .snippets import make_snippet, strip_frontmatter
+from .snippets import strip_frontmatter
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
     from pathlib import Path
 
     from ..files.confined import RootFiles
 
-__all__ = ["MAX_EXPANSION", "Queries", "SearchHit", "Searched", "check_expansion"]
+__all__ = ["MAX_EXPANSION", "Queries", "Searched", "check_expansion"]
 
 
 class Searched(Protocol):
@@ -71,49 +70,6 @@ def check_expansion(q: wq.Query, reader: Any) -> None:
                     f"{leaf.text!r} matches more than {MAX_EXPANSION} different words; "
                     "make the wildcard more specific"
                 )
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One search result. Unpacks as ``(path, snippet)``; the fields hold the rest."""
-
-    path: str
-    snippet: str
-    score: float = 0.0
-    title: str = ""
-    tags: tuple[str, ...] = ()
-    updated: str | None = None
-    version: str | None = None
-    author: str | None = None
-    trust: str | None = None
-    kind: str = ""
-    #: Conversation turns (``sessions/*.jsonl``): the message's line, who said it and in which role.
-    line: int | None = None
-    speaker: str | None = None
-    role: str | None = None
-
-    @property
-    def ref(self) -> str:
-        """``path`` for a file, ``path#L<line>`` for a conversation turn."""
-        return self.path if self.line is None else f"{self.path}#L{self.line}"
-
-    def __iter__(self) -> Iterator[str]:
-        yield self.path
-        yield self.snippet
-
-    def __len__(self) -> int:
-        return 2
-
-    def __getitem__(self, item: int | slice) -> Any:
-        return (self.path, self.snippet)[item]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
-            "tags": list(self.tags), "updated": self.updated, "version": self.version,
-            "author": self.author, "trust": self.trust, "kind": self.kind, "line": self.line,
-            "speaker": self.speaker, "role": self.role,
-        }
 
 
 def _factor(docnum: int, prefer: tuple[tuple[frozenset[int], float], ...]) -> float:
@@ -242,7 +198,7 @@ class Queries:
 
     def _ranked(self, searcher: Any, q: wq.Query, filt: wq.Query | None, mask: set[int] | None,
                 fetch: int | None, *, recent: bool = False) -> tuple[list[tuple[float, int]], bool]:
-        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.analysis.tie_order`,
+        """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.scoring.tie_order`,
         and whether that is every match.
 
         Whoosh keeps the lower document numbers among equal scores, so its first ``fetch``
@@ -268,7 +224,7 @@ class Queries:
         """What makes two hits tie in Whoosh's own order: the score, or (``*``) the time."""
         if recent:
             return self._updated(searcher)[item[1]]
-        return round(item[0], contextfs_text.SCORE_DIGITS)
+        return round(item[0], scoring.SCORE_DIGITS)
 
     def _updated(self, searcher: Any) -> Any:
         """Global docnum -> ``updated`` ticks, read from the sortable column (per searcher)."""
@@ -279,7 +235,7 @@ class Queries:
         return got
 
     def _settle(self, searcher: Any, ranked: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
-        """``ranked`` in :func:`contextfs.text.analysis.tie_order`: score, newest ``updated``, path, line.
+        """``ranked`` in :func:`contextfs.text.scoring.tie_order`: score, newest ``updated``, path, line.
 
         Path and line are read (stored fields) only for hits equal on score and time.
         """
@@ -287,7 +243,7 @@ class Queries:
         if not ranked:
             return []
         column = self._updated(searcher)
-        keyed = sorted(((-round(score, contextfs_text.SCORE_DIGITS), -column[docnum], score, docnum)
+        keyed = sorted(((-round(score, scoring.SCORE_DIGITS), -column[docnum], score, docnum)
                         for score, docnum in ranked), key=lambda item: (item[0], item[1], item[3]))
         out: list[tuple[float, int]] = []
         i = 0
@@ -376,7 +332,7 @@ class Queries:
             if docs is None:
                 docs = cache[key] = frozenset(searcher.docs_for_query(q))
             if docs:
-                out.append((docs, contextfs_text.PRIOR))
+                out.append((docs, scoring.PRIOR))
         return tuple(out)
 
     def _trash_docs(self, searcher: Any) -> set[int]:
@@ -390,43 +346,4 @@ class Queries:
 
     def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
              check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
-        rel = fields["rel"]
-        try:
-            data = self.index.files.read(rel)
-        except ContextFSError:
-            data = None  # swapped for a link or unreadable: never shown
-        if data is None:
-            self.index.notify([rel])  # gone behind our back: drop it from the index next time
-            return None
-        if conflict_markers(data):
-            data = strip_conflict_markers(data)  # a merge in progress: its markers are never shown
-        text = data.decode("utf-8", errors="replace")
-        line = fields.get("line")
-        turn = None
-        if line is not None:
-            turn = turn_at(text, int(line))
-            if turn is None:  # the log changed under the index: re-index it, show nothing stale
-                self.index.notify([rel])
-                return None
-            body = turn.content
-        else:
-            body = strip_frontmatter(text)
-        if check is not None and not check.holds(docnum, body):
-            return None
-        updated = fields.get("updated")
-        tags = tuple(t for t in (fields.get("tags") or "").split(",") if t)
-        return SearchHit(
-            path=rel,
-            snippet=make_snippet(body, words),
-            score=float(score or 0.0),
-            title=fields.get("title") or rel.rsplit("/", 1)[-1],
-            tags=tags,
-            updated=updated.isoformat() + "Z" if isinstance(updated, datetime) else None,
-            version=blob_version(data),
-            author=fields.get("author") or None,
-            trust=(turn.trust if turn is not None else fields.get("trust")) or None,
-            kind=fields.get("kind") or "",
-            line=None if turn is None else turn.line,
-            speaker=None if turn is None else turn.speaker,
-            role=None if turn is None else turn.role,
-        )
+        return make_hit(self.index.files, self.index.notify, fields, score, words, check=check, docnum=docnum)

@@ -2,7 +2,7 @@
 
 A question that names a period asks about what was said or written then ("What did
 Melanie paint on October 13, 2023?"), so rankers let a passage dated within that period
-count more (see :data:`contextfs.text.analysis.PRIOR`). The words stay ordinary words as well:
+count more (see :data:`contextfs.text.scoring.PRIOR`). The words stay ordinary words as well:
 this only reads which periods are named, it never changes what a query matches.
 
 Recognised, in English, case-insensitively:

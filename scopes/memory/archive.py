@@ -192,7 +192,7 @@ class Archive:
             hits: list[MemoryHit] = []
             for hit in raw:
                 # Reading frontmatter is the costly part: stop once top_k are kept (the index
-                # already orders equal scores newest first, contextfs.text.analysis.tie_order).
+                # already orders equal scores newest first, contextfs.text.scoring.tie_order).
                 if len(hits) >= top_k:
                     break
                 if hit.trust == "quarantined" and not include_quarantined:

@@ -256,7 +256,7 @@ class ConversationLog:
                                  source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
                                  trust=turn.trust, role=turn.role, speaker=turn.speaker))
         # The index's order already puts the newest message first among equal scores
-        # (contextfs.text.analysis.tie_order); sorting again here would make the first hits depend on the limit.
+        # (contextfs.text.scoring.tie_order); sorting again here would make the first hits depend on the limit.
         return MemoryHits(out[:limit], skipped)
 
     def _readable(self, rel: str, skipped: list[DroppedItem]) -> str | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from contextfs.text import analysis as contextfs_text
-from contextfs.text.analysis import bm25_scores
+from contextfs.text.scoring import bm25_scores
 
 __all__ = [
     "DEFAULT_FUZZY_RATIO",
