@@ -43,7 +43,9 @@ from contextfs.scopes.views import left_out_note
 from .messages import fit_history, history_cost, role_of, tools_cost
 
 if TYPE_CHECKING:
+    from contextfs.evolve import LanguageModel
     from contextfs.manager import ContextManager
+    from contextfs.scopes import ScopedContext, Topics
     from contextfs.scopes.memory import ConversationBuffer
     from contextfs.text.tokens import TokenCounter
 
@@ -61,6 +63,10 @@ class Engine(Protocol):
     settings: AgentSettings
     counter: TokenCounter
     buffer: ConversationBuffer
+    session: str
+    topics: Topics | None
+    scoped: ScopedContext
+    compactor: LanguageModel | None
 
 #: Tokens kept aside for the memory-pressure note and the joins between the parts.
 RESERVE = 96
