@@ -33,8 +33,8 @@ from contextfs.gate.poisoning import render_untrusted
 from contextfs.text.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
-from .passages import chunks_of, is_heading
-from .tiers import TIERS, Source, flags, query_terms, render, render_passages
+from .paging import SEPARATOR_TOKENS, PagedSection, page_in
+from .tiers import TIERS, Source, flags, query_terms, render
 from .views import (
     Candidate,
     ContextView,
@@ -57,9 +57,6 @@ log = logging.getLogger(__name__)
 _DROPPED = len(TIERS)
 #: Below this many tokens an excerpt shows too little to be worth its heading.
 MIN_EXCERPT_TOKENS = 40
-#: Page-in stops when less than this is left (a label and a few words).
-MIN_PASSAGE_TOKENS = 12
-_SEP = 1  # "\n\n" between sections
 
 
 # ----------------------------------------------------------------- packing
@@ -110,7 +107,7 @@ class _Packer:
             text = render(slot.src, tier)
         if text is None:
             return None, 0
-        return text, self.count(text) + _SEP
+        return text, self.count(text) + SEPARATOR_TOKENS
 
     def place(self, slot: _Slot, level: int, allowance: int | None = None) -> bool:
         text, cost = self.section(slot, level, allowance)
@@ -152,7 +149,7 @@ class _Packer:
                 self.place(victim, _DROPPED)
                 total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
                 continue
-            room = target - (total - victim.cost) - _SEP
+            room = target - (total - victim.cost) - SEPARATOR_TOKENS
             if not self.step_down(victim, room):
                 stuck.add(id(victim))
             total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
@@ -166,7 +163,7 @@ class _Packer:
                 resize = level == slot.level and TIERS[level] == "excerpt"
                 if level == slot.level and not resize:
                     break
-                allowance = room + slot.cost - _SEP if TIERS[level] == "excerpt" else None
+                allowance = room + slot.cost - SEPARATOR_TOKENS if TIERS[level] == "excerpt" else None
                 text, cost = self.section(slot, level, allowance)
                 if text is not None and cost - slot.cost <= room and (level < slot.level or cost > slot.cost):
                     total += cost - slot.cost
@@ -240,7 +237,7 @@ def pack(
     header_text = header.rstrip("\n") if header else None
     if header_text and flags(header_text):  # a header made from file text is fenced like any item
         header_text = render_untrusted(header_text, "the view's header", reasons=flags(header_text))
-    fixed = packer.count(header_text) + _SEP if header_text else 0
+    fixed = packer.count(header_text) + SEPARATOR_TOKENS if header_text else 0
     pinned = [s for s in slots if s.cand.pinned]
     others = [s for s in slots if not s.cand.pinned]
     for slot in pinned:
@@ -248,7 +245,7 @@ def pack(
     for slot in slots:
         slot.full_cost = packer.section(slot, 0)[1] if not slot.cand.pinned else slot.cost
 
-    sections: list[_Paged] = []
+    sections: list[PagedSection] = []
     if budget is None:
         for slot in others:
             packer.place(slot, 0)
@@ -267,13 +264,13 @@ def pack(
         # Section costs are estimates (tokens merge across the joins, either way), so the
         # joined text is counted and the target searched for the fullest view the budget
         # holds: lower while it is over, higher while room is left and something was cut.
-        best: tuple[int, list[tuple[int, str | None, int]], list[_Paged]] | None = None
+        best: tuple[int, list[tuple[int, str | None, int]], list[PagedSection]] | None = None
         fits, over = -1, budget * 4 + 64  # targets known to fit, and known to overshoot
         for _attempt in range(16):
             sections = []
             # Every section's cost includes the separator after it, but the last one is
             # followed by none: that one is room too.
-            room_target = target + _SEP
+            room_target = target + SEPARATOR_TOKENS
             if paging:
                 # The candidates fit around a reserve; page-in then takes the reserve and
                 # whatever the candidates left; what page-in leaves goes back to them.
@@ -284,7 +281,7 @@ def pack(
                                      room_target - fixed - pinned_cost - floor))
                 packer.fit(pinned, others, room_target, fixed + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
-                sections = _page_in(ctx, packer, paged, rev, seen, room)
+                sections = page_in(ctx, packer.count, paged, rev, seen, room)
                 packer.fit(pinned, others, room_target, fixed + sum(p.cost for p in sections))
             else:
                 packer.fit(pinned, others, room_target, fixed)
@@ -322,17 +319,17 @@ def pack(
     manifest: list[tuple[str, str]] = []
     for slot in _ordered(slots):
         if slot.level >= _DROPPED:
-            dropped.append(DroppedItem(slot.src.path, f"over budget: {slot.cand.reason}", slot.full_cost - _SEP, slot.src.version))
+            dropped.append(DroppedItem(slot.src.path, f"over budget: {slot.cand.reason}", slot.full_cost - SEPARATOR_TOKENS, slot.src.version))
             continue
         tier = TIERS[slot.level]
         items.append(ViewItem(
-            slot.src.path, tier, slot.cost - _SEP, slot.src.version, slot.cand.reason,
+            slot.src.path, tier, slot.cost - SEPARATOR_TOKENS, slot.src.version, slot.cand.reason,
             slot.cand.priority, slot.cand.pinned, _lines_of(slot.text) if tier == "excerpt" else None,
         ))
         manifest.append((slot.src.path, slot.src.version))
     for k, sec in enumerate(sections, start=1):
         items.append(ViewItem(
-            sec.src.path, "excerpt", sec.cost - _SEP, sec.src.version,
+            sec.src.path, "excerpt", sec.cost - SEPARATOR_TOKENS, sec.src.version,
             f"paged in for the query (best passage score {sec.score:.3f})", 1000 + k, False, _lines_of(sec.text),
         ))
         manifest.append((sec.src.path, sec.src.version))
@@ -375,97 +372,11 @@ def _make_slot(
     return _Slot(cand, src, order, paged)
 
 
-class _Paged:
-    """The passages of one file paged into a view."""
-
-    __slots__ = ("cost", "picked", "score", "src", "text")
-
-    def __init__(self, src: Source, score: float) -> None:
-        self.src = src
-        self.score = score
-        self.picked: list[int] = []
-        self.text = ""
-        self.cost = 0
-
-
-#: Page-in stops after this many passages in a row did not fit.
-_MISSES = 40
-
-
-def _page_in(
-    ctx: ContextManager, packer: _Packer, paged: Sequence[PagedPassage], rev: str | None, seen: set[str], room: int
-) -> list[_Paged]:
-    """Fill ``room`` tokens with ranked passages, best first, then their neighbours.
-
-    A passage is taken when it fits; files are shown as one excerpt section each (in the
-    order of their best passage), their passages in file order with neighbours joined.
-    When the matching passages are in, the passages next to them fill what is left.
-    """
-    sections: dict[str, _Paged] = {}
-    skipped: set[str] = set(seen)
-    left = room
-    misses = 0
-
-    def cost_with(sec: _Paged, picked: list[int]) -> tuple[str, int]:
-        text = render_passages(sec.src, picked)
-        return text, packer.count(text) + _SEP
-
-    def take(sec: _Paged, index: int) -> bool:
-        nonlocal left
-        if index in sec.picked:
-            return True
-        text, cost = cost_with(sec, [*sec.picked, index])
-        if cost - sec.cost > left:
-            return False
-        left -= cost - sec.cost
-        sec.picked.append(index)
-        sec.text, sec.cost = text, cost
-        return True
-
-    for p in paged:
-        if left < MIN_PASSAGE_TOKENS or misses >= _MISSES:
-            break
-        if p.path in skipped:
-            continue
-        sec = sections.get(p.path)
-        if sec is None:
-            src = _paged_source(ctx, p.path, rev)
-            if src is None:
-                skipped.add(p.path)
-                continue
-            sec = _Paged(src, p.score)
-        if not 0 <= p.index < len(chunks_of(sec.src.body, sec.src.line_offset, sec.src.path)):
-            continue  # a ranking from other bytes than these: never show a wrong passage
-        if take(sec, p.index):
-            sections.setdefault(p.path, sec)
-            misses = 0
-        else:
-            misses += 1
-    # Neighbours: the passages around each match, best file first, while they fit.
-    for sec in list(sections.values()):
-        chunks = chunks_of(sec.src.body, sec.src.line_offset, sec.src.path)
-        for index in list(sec.picked):
-            for near in (index - 1, index + 1):
-                if left < MIN_PASSAGE_TOKENS:
-                    break
-                if 0 <= near < len(chunks) and not is_heading(chunks[near]) and near not in sec.picked:
-                    take(sec, near)
-    return [s for s in sections.values() if s.picked]
-
-
-def _paged_source(ctx: ContextManager, path: str, rev: str | None) -> Source | None:
-    """A paged file's content, or None when it cannot be shown (gone, unreadable, quarantined, empty)."""
-    src = load_or_drop(ctx, Candidate(path, "paged in", 0), rev)
-    if not isinstance(src, Source) or src.trust == "quarantined" or not src.body.strip():
-        return None
-    return src
-
-
 def _ordered(slots: list[_Slot]) -> list[_Slot]:
     return sorted(slots, key=lambda s: (not s.cand.pinned, s.key))
 
 
-def _join(header: str | None, slots: list[_Slot], paged: list[_Paged]) -> str:
+def _join(header: str | None, slots: list[_Slot], paged: list[PagedSection]) -> str:
     parts = [header] if header else []
     parts += [s.text for s in _ordered(slots) if s.text is not None and s.level < _DROPPED]
     parts += [s.text for s in paged if s.text]
