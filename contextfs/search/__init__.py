@@ -13,7 +13,8 @@ Only this package imports Whoosh.
 from __future__ import annotations
 
 from .hits import SearchHit
-from .index import INDEX_DIR, IndexSource, SearchIndex
+from .index import SearchIndex
+from .upkeep import INDEX_DIR, IndexSource
 from .stamp import INDEX_FORMAT, STAMP_FILE, STAMP_MAGIC, WHOOSH_VERSION
 from .verifying import VerifyReport
 

@@ -15,7 +15,7 @@ from helpers import SAMPLE
 
 from contextfs import ContextManager
 from contextfs.search import compat
-from contextfs.search.index import INDEX_DIR
+from contextfs.search.upkeep import INDEX_DIR
 from contextfs.search.stamp import STAMP_FILE
 
 
