@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from .hits import SearchHit
 from .index import SearchIndex
-from .upkeep import INDEX_DIR, IndexSource
 from .stamp import INDEX_FORMAT, STAMP_FILE, STAMP_MAGIC, WHOOSH_VERSION
+from .upkeep import INDEX_DIR, IndexSource
 from .verifying import VerifyReport
 
 __all__ = [

@@ -15,8 +15,8 @@ from helpers import SAMPLE
 
 from contextfs import ContextManager
 from contextfs.search import compat
-from contextfs.search.upkeep import INDEX_DIR
 from contextfs.search.stamp import STAMP_FILE
+from contextfs.search.upkeep import INDEX_DIR
 
 
 @pytest.mark.parametrize("hook", compat.HOOKS, ids=lambda h: f"{h[1] or h[0]}.{h[2]}")
