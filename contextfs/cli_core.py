@@ -239,7 +239,8 @@ def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
 
 @click.command()
 @click.argument("path")
-@click.option("--at", "rev", required=True, help="A commit id or HEAD~N.")
+@click.option("--at", "rev", default="HEAD", show_default=True,
+              help="The revision: a commit id, HEAD~N, a branch or a tag (main, origin/main, v1.2).")
 @translate_errors
 @pass_reader
 def show(ctx: Any, path: str, rev: str) -> None:
@@ -248,6 +249,7 @@ def show(ctx: Any, path: str, rev: str) -> None:
     \b
     Example:
       contextfs show memory/facts.md --at HEAD~3
+      contextfs show memory/facts.md --at origin/main
     """
     text = ctx.show_at(path, rev)
     if text is None:

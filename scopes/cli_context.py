@@ -32,7 +32,7 @@ def _summary(view: Any) -> str:
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
 @click.option("--query", default=None, help="Page in the best matches for this query; excerpts follow it.")
 @click.option("--topic", default=None, help="Add a topic's where-are-we, topic and decisions files.")
-@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this commit (HEAD~N or an id).")
+@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this revision (HEAD~N, an id, a branch or a tag).")
 @click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
 @translate_errors
