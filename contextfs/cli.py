@@ -143,7 +143,7 @@ class LazyGroup(click.Group):
         """click's, with every command of the table as a "did you mean" candidate (most are not loaded)."""
         try:
             return super().resolve_command(ctx, args)
-        except click.UsageError as exc:
+        except click.UsageError:
             name = args[0] if args else ""
             if self.get_command(ctx, name) is not None or name.startswith("-"):
                 raise

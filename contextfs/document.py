@@ -37,12 +37,15 @@ if TYPE_CHECKING:
 __all__ = [
     "LIBRARY_KEYS",
     "Document",
+    "Written",
+    "as_content",
     "blob_version",
     "decode",
     "is_markdown",
     "load",
     "parse",
     "serialize",
+    "split_written",
 ]
 
 #: Keys the library maintains; callers cannot set them through ``metadata``.
@@ -192,6 +195,43 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     if bad:
         raise FrontmatterError(f"{path}: frontmatter keys must be strings (found {bad[0]!r}); quote the key")
     return Document(path=path, metadata=dict(meta), body=body, version=version)
+
+
+@dataclass(frozen=True)
+class Written:
+    """Text a caller writes to a markdown file, read as a document.
+
+    ``metadata`` is the frontmatter block it starts with (None when it has none), ``body``
+    what follows, and ``body_line`` the line of the text the body starts on (1 without a
+    block), so a message about the body can count lines as the caller wrote them.
+    """
+
+    metadata: dict[str, Any] | None
+    body: str
+    body_line: int = 1
+
+
+def split_written(text: str, path: str = "<text>") -> Written:
+    """Content given to a write: a leading frontmatter block is its frontmatter, not body text.
+
+    A file's text and the content of a write are read the same way, so writing what a file
+    holds writes that file. A first line ``---`` that is never closed is a thematic break,
+    not a block: the whole text is the body. A body that must start with a block of its own
+    is written after an empty block (``---\n---\n``), as the file stores it
+    (:func:`as_content`). Invalid YAML in the block is a FrontmatterError, as in a file.
+    """
+    first, sep, rest = text.partition("\n")
+    if not sep or not _FENCE.match(first) or not any(_CLOSE.match(line) for line in rest.split("\n")):
+        return Written(None, text)
+    doc = parse(text, path)
+    return Written(doc.metadata, doc.body, text[: len(text) - len(doc.body)].count("\n") + 1)
+
+
+def as_content(rel: str, body: str) -> str:
+    """The content of a write to ``rel`` whose body is exactly ``body``: for text that is
+    stored as it is, never read as a document (``body`` itself unless ``rel`` is markdown
+    and ``body`` starts like frontmatter or with a BOM)."""
+    return serialize({}, body) if is_markdown(rel) else body
 
 
 def is_markdown(rel: str) -> bool:

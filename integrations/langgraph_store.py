@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
 
 from . import store_names
@@ -279,7 +280,7 @@ class ContextStore(BaseStore):
                     own["namespace"] = list(op.namespace)
                 if store_names.is_hashed(rel.rsplit("/", 1)[1][:-3]):
                     own["key"] = op.key
-                self.ctx.write(rel, body, {"langgraph": own})
+                self.ctx.write(rel, as_content(rel, body), {"langgraph": own})
         if self._index.semantic:
             stored = [s for s in (self._load(rel) for rel, op in puts.items() if op.value is not None) if s]
             self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidPathError
 
 from .tool_output import as_data
@@ -145,10 +146,10 @@ class MemoryPaths:
         return as_data(shown, virtual, trust="untrusted" if trust == "trusted" else trust)
 
     def create(self, rel: str, text: str) -> None:
-        self.ctx.create(rel, text)
+        self.ctx.create(rel, as_content(rel, text))  # stored as the model wrote it, as the SDK does
 
     def replace(self, rel: str, text: str) -> None:
-        self.ctx.write(rel, text)
+        self.ctx.write(rel, as_content(rel, text))
 
     def move(self, src: str, dst: str) -> None:
         """Rename; a file changing between markdown and another kind is rewritten in the new form."""
@@ -158,7 +159,7 @@ class MemoryPaths:
         content, _ = self.read(src)
         with self.ctx.transaction(f"memory-tool: rename {src} -> {dst}", op="move"):
             self.ctx.move(src, dst)
-            self.ctx.write(dst, content)
+            self.ctx.write(dst, as_content(dst, content))
 
 
 def _shown(value: str) -> str:

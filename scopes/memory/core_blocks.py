@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextfs.document import as_content
 from contextfs.errors import (
     ConflictError,
     ContentError,
@@ -132,7 +133,7 @@ class CoreMemory:
                 meta.pop("flagged", None)
             meta["source"] = provenance(ctx)[2]
             meta = {k: v for k, v in meta.items() if k not in _MANAGED}
-            ctx.write(path, body, meta, expected_version=old.version if old else None)
+            ctx.write(path, as_content(path, body), meta, expected_version=old.version if old else None)
         doc = ctx.get(path)
         return self._block(label, path, doc.body, doc.metadata, verdict)
 

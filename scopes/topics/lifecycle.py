@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import TopicError
 
 from ..arguments import check_strings, check_text
@@ -93,7 +94,7 @@ class Lifecycle:
             meta["tasks"] = list(as_terms(terms["tasks"]))
         body = summary.strip() + "\n" if summary.strip() else ""
         with self._catalog.transaction("create", slug, slug):
-            ctx.write(topic_path(slug), body, meta)
+            ctx.write(topic_path(slug), as_content(topic_path(slug), body), meta)
             ctx.write(topic_path(slug, WHERE_FILE), new_where_body(title), {"title": f"{title}: where are we"})
             ctx.write(topic_path(slug, DECISIONS_FILE), new_decisions_body(title), {"title": f"{title}: decisions"})
             ctx.write(topic_path(slug, EXCHANGES_FILE), "")
