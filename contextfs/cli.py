@@ -52,6 +52,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "Create or adopt a root and commit the files in it.", _FILES),
     CommandEntry("read", "contextfs.cli_core:read", "Print a file's body (add --json for its metadata too).", _FILES),
     CommandEntry("write", "contextfs.cli_core:write", "Write a file from stdin (or --file); one commit.", _FILES),
+    CommandEntry("append", "contextfs.cli_core:append",
+                 "Add text from stdin (or --file) at the end of a file; one commit.", _FILES),
     CommandEntry("edit", "contextfs.cli_core:edit",
                  "Replace text that occurs exactly once in a file's body.", _FILES),
     CommandEntry("ls", "contextfs.cli_core:ls", "List files under FOLDER (default: the whole root).", _FILES),
