@@ -32,6 +32,8 @@ _FIXES: dict[str, dict[str, str]] = {
                 "cli": "replace it with `contextfs write {arg}` or pick another name",
                 "tools": "replace it with write_context or pick another name",
                 "memory-tool": "pick another name, or delete it first"},
+    "read": {"python": "copy it from ctx.read({path!r})", "cli": "copy it from `contextfs read {arg}`",
+             "tools": "copy it from read_context", "memory-tool": "copy it from the view command"},
     "trash": {"python": "list the deleted entries with ctx.trash()", "cli": "list the deleted entries with `contextfs trash`",
               "tools": "restore_context takes the path a file had when it was deleted",
               "memory-tool": "deleted memories are kept in the store's trash; ask a person to restore them"},

@@ -38,6 +38,7 @@ from .files import TMP_SUFFIX
 from .fixes import Fix
 from .guard import is_agent, is_library_log
 from .rendering import check_text
+from .replacing import replace_once
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -206,11 +207,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
         if target is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
         check_version(rel, target, expected_version)
-        count = target.body.count(old_text)
-        if count != 1:
-            how = "does not occur" if count == 0 else f"occurs {count} times"
-            raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
-        new_body = target.body.replace(old_text, new_text, 1)
+        new_body = replace_once(target.body, old_text, new_text, where=rel, path=rel)
         if broken is not None:
             # Broken frontmatter: the edit works on the raw text (that is how it gets
             # repaired), and the result is stored as written, through the write gate.

@@ -17,7 +17,6 @@ from typing import Any
 
 from contextfs.document import as_content
 from contextfs.errors import (
-    ConflictError,
     ContentError,
     ContextFSError,
     InvalidPathError,
@@ -26,6 +25,7 @@ from contextfs.errors import (
 )
 from contextfs.manager import ContextManager
 from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
+from contextfs.replacing import replace_once
 
 from ..packing import DroppedItem
 from .archive import Archive
@@ -154,11 +154,7 @@ class CoreMemory:
             raise NotFoundError(f"core block {label!r} does not exist; create it with core_memory_append", path=path)
 
         def body(current: str) -> str:
-            count = current.count(old)
-            if count != 1:
-                how = "does not occur" if count == 0 else f"occurs {count} times"
-                raise ConflictError(f"the text to replace {how} in core block {label!r}; quote a longer, unique passage")
-            return current.replace(old, new, 1)
+            return replace_once(current, old, new, where=f"core block {label!r}", path=path)
         return self._write(label, new, body, "replace")
 
     def rethink(self, label: str, text: str) -> CoreBlock:
