@@ -121,6 +121,46 @@ def spawn(ctx: ContextManager, title: str, from_line: int, description: str, nam
 
 
 @topic.command(
+    "record",
+    epilog="""\b
+Example:
+  contextfs topic record "Why did the GPU job fail?" "The driver is older than CUDA 12 needs"
+""",
+)
+@click.argument("user")
+@click.argument("agent")
+@click.option("--topic", "name", default=None, help="The topic to record into (default: the active one).")
+@translate_errors
+@pass_manager
+def record(ctx: ContextManager, user: str, agent: str, name: str | None) -> None:
+    """Record one exchange (what the user said, what the agent answered) in a topic."""
+    topics = Topics(ctx)
+    topics.record(user, agent, topic=name)  # without --topic: the active one, or a TopicError saying so
+    target = topics.get(name) if name is not None else topics.active()
+    if target is not None:
+        line = len(topics.exchanges.lines(target.name))
+        click.echo(f"recorded exchange {line} in {target.name} (spawn --from-line {line} starts a topic here)")
+
+
+@topic.command(
+    "exchanges",
+    epilog="""\b
+Example:
+  contextfs topic exchanges gpu-cluster -n 20
+""",
+)
+@click.argument("name")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1),
+              help="How many of the newest exchanges to show.")
+@translate_errors
+@pass_reader
+def exchanges(ctx: ContextManager, name: str, limit: int) -> None:
+    """A topic's newest exchanges, numbered as spawn --from-line counts them."""
+    topics = Topics(ctx)
+    click.echo(topics.exchanges.render(topics.get(name).name, limit).rstrip("\n") or "(no exchanges)")
+
+
+@topic.command(
     "close",
     epilog="""\b
 Example:
@@ -184,15 +224,16 @@ Examples:
 @click.argument("name")
 @click.argument("action", type=click.Choice(["append", "complete", "finalize", "clear-notifications"]))
 @click.argument("args", nargs=-1)
+@click.option("--new-section", is_flag=True, help="With append: start SECTION when the file has no such section.")
 @translate_errors
 @pass_manager
-def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...]) -> None:
+def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...], new_section: bool) -> None:
     """Change where-are-we: append SECTION TEXT, complete ITEM, finalize, clear-notifications."""
     topics = Topics(ctx)
     if action == "append":
         if len(args) != 2:
             raise click.UsageError(f"append needs SECTION and TEXT; sections: {', '.join(SECTIONS)}")
-        click.echo(topics.where.append(name, args[0], args[1]))
+        click.echo(topics.where.append(name, args[0], args[1], new_section=new_section))
     elif action == "complete":
         if len(args) != 1:
             raise click.UsageError("complete needs the item's text (or a unique part of it)")

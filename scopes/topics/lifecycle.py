@@ -159,6 +159,8 @@ class Lifecycle:
         """Page out the active topic and activate ``name`` (one commit); the target."""
         target = self._catalog.get(name)
         before = self._catalog.active()
+        if before is not None and before.name == target.name and not self._catalog.legacy_active():
+            return target  # already the active topic: nothing to page out, nothing to commit
         source = before.name if before else "-"
         with self._catalog.transaction("switch", f"{source} -> {target.name}", target.name,
                                        {"Contextfs-Topic-From": source}):
