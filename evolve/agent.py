@@ -141,7 +141,7 @@ class EvolvingAgent:
     async def complete_task(self, task: str, result: str, success: bool) -> Outcome:
         """Archive the task, learn a lesson on failure and new facts; one commit."""
         task, result = self._check(task, result)
-        require_model(self.llm, "extracting lessons and facts from a task")
+        require_model(self.llm, "extracting lessons and facts from a task", offline="model-or-archive")
         facts_now = EntryFile(self.ctx.read(FACTS), "fact")
         candidates: list[_Candidate] = []
         if not success:
