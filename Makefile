@@ -12,12 +12,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools ends every editable install with a notice that a folder named like the package
+# in the current directory takes precedence over it; README.md (Install) says what that means
+# here, so the notice is left out of what make prints.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e
+
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(EDITABLE) .
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(EDITABLE) '.[dev]'
 	touch $@ $(STAMP)
 
 demo: $(STAMP)

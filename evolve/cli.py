@@ -243,5 +243,6 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     track_access(ctx)
     done = summarize(ctx, "project/glossary.md")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: "
-        f"{len(report.actions)} action(s), access times start now in {ctx.state.file(ACCESS_FILE)}")
+    plan = f"would archive {len(report.actions)} file(s)" if report.actions else "nothing to archive yet"
+    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: {plan}, since "
+        f"reads are recorded from now on (in {ctx.state.file(ACCESS_FILE)})")

@@ -378,12 +378,16 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     topics.create("Home network", "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
                   name="home-network", vocabulary=["mesh", "VLAN"])
     topics.where.append("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
+    def isolation(text: str, own: str, other: str) -> str:
+        if own in text and other not in text:
+            return f"holds its own fact ({own!r}) and not the other topic's ({other!r})"
+        return f"{'holds' if own in text else 'MISSES'} {own!r} and {'HOLDS' if other in text else 'not'} {other!r}"
+
     a = topics.switch("school-run", budget=3000)
-    say(f"switch -> school-run: a {a.tokens}-token boot context that sees 'gate B': {'gate B' in a.text}, "
-        f"'channel 149': {'channel 149' in a.text}")
+    say(f"switch -> school-run: its {a.tokens}-token boot context {isolation(a.text, 'gate B', 'channel 149')}")
     topics.record("Who picks up on Tuesday?", "You do, 15:10 at gate B.")
     b = topics.switch("home-network", budget=3000)
-    say(f"switch -> home-network: sees 'channel 149': {'channel 149' in b.text}, 'gate B': {'gate B' in b.text}")
+    say(f"switch -> home-network: its boot context {isolation(b.text, 'channel 149', 'gate B')}")
     later = topics.route("the school run rota for next term is out")
     say(f"a result for the paged topic is {later.action} under {later.topic}'s Pending Notifications")
     did = topics.decisions.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")

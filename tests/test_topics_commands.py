@@ -73,3 +73,14 @@ def test_the_python_call_has_the_same_rule(tmp_path: Path) -> None:
             topics.where.append("billing", "Risks", "Proration rounding")
         topics.where.append("billing", "Risks", "Proration rounding", new_section=True)
         assert topics.where.state("billing").section("Risks") == ["- Proration rounding"]
+
+
+def test_the_demo_says_what_its_isolation_check_shows(tmp_path: Path) -> None:
+    from contextfs.scopes.cli_topics import demo
+
+    lines: list[str] = []
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        demo(ctx, lines.append)
+    assert "boot context holds its own fact ('gate B') and not the other topic's ('channel 149')" in lines[0]
+    assert lines[1].endswith("holds its own fact ('channel 149') and not the other topic's ('gate B')")
+    assert not any("True" in line or "False" in line for line in lines)
