@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from contextfs.errors import EvolveError
+from contextfs.extras import require
 from contextfs.fixes import Fix
 
 from .parsing import message_text
@@ -95,13 +96,8 @@ def resolve_llm(spec: str | None) -> LanguageModel | None:
     provider, sep, model = spec.partition(":")
     if not sep or not provider.strip() or not model.strip():
         raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
-    try:  # 'langchain' is the optional [llm] extra: imported only when a model is asked for
-        from langchain.chat_models import init_chat_model
-    except ImportError:
-        raise EvolveError(
-            "--llm needs the 'langchain' package for init_chat_model; "
-            f"pip install 'contextfs-git[llm]' langchain-{provider.strip().lower()}"
-        ) from None
+    # 'langchain' is the optional [llm] extra: imported only when a model is asked for.
+    init_chat_model = require("langchain.chat_models", "llm").init_chat_model
     try:
         return init_chat_model(model.strip(), model_provider=provider.strip())
     except ImportError as exc:

@@ -29,28 +29,24 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
+from contextfs.extras import require
 
-from . import store_names
-from .store_index import Embedder, ItemIndex, cosine, query_words
+require("langgraph.store.base", "langgraph")  # the optional extra: its install line when missing
+from langgraph.store.base import (  # noqa: E402 - after the check above
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
 
-try:
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        IndexConfig,
-        Item,
-        ListNamespacesOp,
-        Op,
-        PutOp,
-        Result,
-        SearchItem,
-        SearchOp,
-    )
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "contextfs.integrations.langgraph_store needs LangGraph; install it with "
-        "pip install 'contextfs-git[langgraph]'"
-    ) from exc
+from . import store_names  # noqa: E402
+from .store_index import Embedder, ItemIndex, cosine, query_words  # noqa: E402
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
