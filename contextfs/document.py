@@ -108,14 +108,22 @@ def blob_version(data: bytes) -> str:
 
 
 def decode(data: bytes, path: str) -> str:
-    """Bytes from disk to text, refusing binary files and invalid UTF-8."""
+    """Bytes from disk to text; a binary or non-UTF-8 file is a ContentError.
+
+    Such a file is still kept as it is — committed, listed, moved, deleted and restored
+    like any other — but it is not a document: it cannot be read, searched or packed
+    into a view, and the message says so rather than that it cannot be stored.
+    """
     if b"\x00" in data:
-        raise ContentError(f"{path} looks binary (it contains NUL bytes); contextfs stores UTF-8 text only")
+        raise ContentError(f"{path} is a binary file ({len(data)} bytes): contextfs keeps it as it is "
+                           "(listed, versioned, moved like any file) but reads only UTF-8 text; "
+                           "open it with a program made for it")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ContentError(
-            f"{path} is not valid UTF-8 (byte {exc.start}); re-save it as UTF-8 text"
+            f"{path} is not UTF-8 text (byte {exc.start}): contextfs keeps it as it is but reads only "
+            "UTF-8 text; re-save it as UTF-8 to read it here"
         ) from None
     return text[1:] if text.startswith("\ufeff") else text
 
