@@ -82,8 +82,8 @@ def _checked_tool_class(specs: dict[str, ToolSpec[Any]]) -> Any:
     why, and to call again), as the LangChain tools answer it, instead of pydantic's
     report with its documentation links.
     """
-    from mcp.server.mcpserver.exceptions import ToolError  # the optional 'mcp' extra, present by now
-    from mcp.server.mcpserver.tools import Tool  # the optional 'mcp' extra, present by now
+    from mcp.server.mcpserver.exceptions import ToolError  # the optional 'mcp' extra
+    from mcp.server.mcpserver.tools import Tool  # the optional 'mcp' extra
 
     class CheckedTool(Tool):
         async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:

@@ -59,13 +59,35 @@ class MemoryPaths:
                 continue
             if name == "..":
                 if not parts:
-                    raise InvalidPathError(f"Path {_shown(virtual)} would escape the {VIRTUAL_ROOT} directory; {_EXAMPLE}")
+                    raise InvalidPathError(f"Path {virtual} would escape {VIRTUAL_ROOT} directory; {_EXAMPLE}")
                 parts.pop()
                 continue
             parts.append(name)
         rel = "/".join([self.folder, *parts])
+        self._refuse_links(virtual, rel)
         self.ctx.exists(rel)  # the core gate, for every command before anything is touched
         return rel
+
+    def _refuse_links(self, virtual: str, rel: str) -> None:
+        """A path through a symbolic link is refused, said as the SDK says it for a link that
+        leads out; one that stays inside is refused too, since contextfs follows no link."""
+        parts = rel.split("/")
+        for i in range(len(self.folder.split("/")), len(parts) + 1):
+            kind = self.ctx.files.kind("/".join(parts[:i]))
+            if kind is None:
+                return  # nothing below a missing entry exists
+            if kind == "link":
+                link = self.virtual("/".join(parts[:i]))
+                raise InvalidPathError(f"Path {_shown(virtual)} would escape {VIRTUAL_ROOT} directory: {link} is a "
+                                       f"symbolic link, and links are never followed; {_EXAMPLE}")
+
+    def ensure_folder(self) -> None:
+        """The memory folder, made owner-only (0700) when the adapter has to create it."""
+        if self.ctx.read_only or self.is_dir(self.folder):
+            return
+        for folder in self.missing_dirs(self.folder + "/x"):
+            self.ctx.files.mkdir(folder)
+            self.ctx.files.chmod(folder, 0o700)
 
     def virtual(self, rel: str) -> str:
         return VIRTUAL_ROOT + rel[len(self.folder):]
