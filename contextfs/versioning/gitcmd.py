@@ -55,7 +55,8 @@ def check_rev(rev: object) -> str:
     What the name points at is looked up in-process (:meth:`GitStore.resolve`); this only
     decides that the text is a revision and nothing else (an option, a range, a path).
     """
-    match = _REV.fullmatch(rev) if isinstance(rev, str) else None
+    text = rev if isinstance(rev, str) else ""
+    match = _REV.fullmatch(text)
     name = match.group("name") if match else ""
     parts = name.split("/")
     if (match is None or name.startswith("-") or ".." in name or "@{" in name or name == "@"
@@ -64,7 +65,7 @@ def check_rev(rev: object) -> str:
         shown = repr(rev) if not isinstance(rev, str) or len(rev) <= 80 else repr(rev[:77]) + "..."
         raise NotFoundError(f"revision {shown} is not accepted (a commit id, HEAD~N, a branch or a tag such as "
                             "main or origin/main)", path=None, fix=Fix("history"))
-    return rev
+    return text
 
 
 def _env() -> dict[str, str]:
