@@ -185,10 +185,14 @@ class ContextStore(BaseStore):
 
     @staticmethod
     def _render(value: Mapping[str, Any]) -> tuple[str, str]:
-        """(layout, body): a string ``content`` as prose, the rest as a JSON block."""
+        """(layout, body): a string ``content`` as prose, the rest as a JSON block.
+
+        A float NaN or infinity is written as Python's json module writes it (``NaN``,
+        ``Infinity``) and read back as the same float, as LangGraph's own stores keep it.
+        """
         try:
             rest_json = json.dumps({k: v for k, v in value.items() if k != "content"}, ensure_ascii=False,
-                                   indent=2, allow_nan=False)
+                                   indent=2)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"the value is not JSON-serializable ({exc}); store strings, numbers, "
                                        "booleans, None, lists and dicts") from None
@@ -197,7 +201,7 @@ class ContextStore(BaseStore):
             if len(value) == 1:
                 return "content", content
             return "content+json", f"{content}\n\n{_FENCE}{rest_json}{_END}"
-        whole = json.dumps(dict(value), ensure_ascii=False, indent=2, allow_nan=False)
+        whole = json.dumps(dict(value), ensure_ascii=False, indent=2)
         return "json", f"{_FENCE}{whole}{_END}"
 
     # ------------------------------------------------------------------ ops

@@ -46,7 +46,7 @@ LEVELS = ("always", "project", "task", "subtask")
 #: long design notes and runbooks), leaving the most room for the scope's own items.
 DEFAULT_PAGE_SHARE = 0.5
 _GLOB = re.compile(r"[*?\[]")
-_SUBTASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SUBTASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 @dataclass(frozen=True)

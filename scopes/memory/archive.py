@@ -37,7 +37,7 @@ __all__ = ["Archive", "check_tags"]
 
 log = logging.getLogger(__name__)
 
-_TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 
 def check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:

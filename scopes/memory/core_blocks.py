@@ -35,7 +35,7 @@ __all__ = ["CoreMemory"]
 
 log = logging.getLogger(__name__)
 
-_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
 _MANAGED = ("created", "updated", "author", "session", "turn")
 
 

@@ -62,7 +62,7 @@ STATE_FILE = f"{TOPICS_DIR}/_state.md"
 #: The where-are-we sections, in the order they are written and loaded.
 SECTIONS = ("Key Facts", "In Progress", "Pending Notifications", "Recently Completed", "Next Actions")
 
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _DECISION = re.compile(r"^##[ \t]+([A-Za-z][A-Za-z0-9_-]{0,31})[ \t]*:[ \t]*(.*?)[ \t]*$")
 _FIELD = re.compile(r"^-[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]?(.*)$")
