@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from . import frontmatter_formats
 from .errors import ContentError, ContextFSError, FrontmatterError
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def decode(data: bytes, path: str) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ContentError(
-            f"{path} is not UTF-8 text (byte {exc.start}): contextfs keeps it as it is but reads only "
+            f"{path} is not valid UTF-8 text (byte {exc.start}): contextfs keeps it as it is but reads only "
             "UTF-8 text; re-save it as UTF-8 to read it here"
         ) from None
     return text[1:] if text.startswith("\ufeff") else text
@@ -180,7 +181,15 @@ def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> FrontmatterE
 
 
 def parse(text: str, path: str = "<text>", version: str | None = None) -> Document:
-    """Parse text into a :class:`Document`; raise FrontmatterError naming file and line."""
+    """Parse text into a :class:`Document`; raise FrontmatterError naming file and line.
+
+    YAML frontmatter between ``---`` fences is read here; a TOML (``+++``) or JSON block
+    by :mod:`contextfs.frontmatter_formats`, with the same limits.
+    """
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is not None:
+        meta = frontmatter_formats.load(block, path, MAX_FRONTMATTER_BYTES, MAX_DEPTH)
+        return Document(path=path, metadata=meta, body=block.body, version=version)
     yaml_text, body, first_line = _split(text, path)
     if yaml_text is None:
         return Document(path=path, metadata={}, body=body, version=version)
@@ -228,6 +237,9 @@ def split_written(text: str, path: str = "<text>") -> Written:
     is written after an empty block (``---\n---\n``), as the file stores it
     (:func:`as_content`). Invalid YAML in the block is a FrontmatterError, as in a file.
     """
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is not None:
+        return Written(parse(text, path).metadata, block.body, block.body_line)
     first, sep, rest = text.partition("\n")
     if not sep or not _FENCE.match(first) or not any(_CLOSE.match(line) for line in rest.split("\n")):
         return Written(None, text)
@@ -300,14 +312,35 @@ def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes |
         _check_value(key, value)
     # A body that starts like frontmatter (or with a BOM, which decode() drops) is
     # fenced off by an empty block so that parsing gives it back byte-for-byte.
-    if not metadata and not _FENCE.match(body.partition("\n")[0]) and not body.startswith("\ufeff"):
+    looks_like_block = bool(_FENCE.match(body.partition("\n")[0])) or frontmatter_formats.find_block(body) is not None
+    if not metadata and not looks_like_block and not body.startswith("\ufeff"):
         return body
     if not metadata:
         return "---\n---\n" + body
+    other = _other_format(metadata, previous) if previous else None
+    if other is not None:
+        return other + body
     kept = _keep_previous(metadata, previous) if previous else None
     if kept is not None:
         return f"---\n{kept}---\n{body}"
     return f"---\n{_dump(metadata)}\n---\n{body}"
+
+
+def _other_format(metadata: Mapping[str, Any], previous: str | bytes) -> str | None:
+    """The frontmatter in the previous text's format when it was TOML or JSON, else None."""
+    try:
+        text = decode(previous, "<previous>") if isinstance(previous, bytes) else previous
+    except ContextFSError:
+        return None
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is None:
+        return None
+    try:
+        old = frontmatter_formats.load(block, "<previous>", MAX_FRONTMATTER_BYTES, MAX_DEPTH)
+    except FrontmatterError:
+        old = {}
+    fresh = frontmatter_formats.dump(block, old, _plain(dict(metadata)), _same)
+    return f"+++\n{fresh}+++\n" if block.format == "toml" else fresh
 
 
 def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:
