@@ -2,13 +2,12 @@
 
 Examples. Every fenced ```` ```python ```` block of README.md and docs/*.md runs. The blocks
 of one page run in order, in one namespace, in a fresh temporary folder (the page is read
-like a notebook: a later example may use the ``ctx`` an earlier one made). Two markers,
-used sparingly:
+like a notebook: a later example may use the ``ctx`` an earlier one made). What runs is
+exactly what a reader sees: no hidden setup, so an example copied from the page runs as
+shown (a test refuses hidden code blocks). One marker, used sparingly:
 
 * ```` ```python notest ```` shows a snippet that is not run (it needs an API key or a
   service); the page's prose says so.
-* ``<!-- invisible-code-block: python ... -->`` runs code the reader does not see, before
-  the next visible block: a scripted chat model where an example says "any chat model".
 
 The collector is this file rather than a plugin (Sybil, pytest-markdown-docs) because
 those collect markdown only from paths handed to pytest, outside ``tests/`` and its
@@ -35,7 +34,7 @@ from contextfs.cli import cli, walk
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<ticks>```+|~~~+)[ \t]*(?P<info>[^`\n]*)$")
-_INVISIBLE = re.compile(r"^[ \t]*<!--[ \t]*invisible-code-block:[ \t]*python[ \t]*$")
+_HIDDEN = re.compile(r"<!--\s*invisible-code-block", re.I)
 
 
 def python_blocks(page: Path) -> list[tuple[int, str, bool]]:
@@ -44,11 +43,6 @@ def python_blocks(page: Path) -> list[tuple[int, str, bool]]:
     found: list[tuple[int, str, bool]] = []
     i = 0
     while i < len(lines):
-        if _INVISIBLE.match(lines[i]):
-            end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == "-->")
-            found.append((i + 1, "\n".join(lines[i + 1 : end]), True))
-            i = end + 1
-            continue
         fence = _FENCE.match(lines[i])
         if fence is None:
             i += 1
@@ -91,8 +85,16 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
 def test_the_collector_sees_markers(tmp_path: Path) -> None:
     page = tmp_path / "p.md"
     page.write_text("text\n```python\na = 1\n```\n\n- item\n\n  ```python notest\n  b = 2\n  ```\n"
-                    "<!-- invisible-code-block: python\nc = 3\n-->\n```toml\nx = 1\n```\n", "utf-8")
-    assert python_blocks(page) == [(2, "a = 1", True), (8, "b = 2", False), (11, "c = 3", True)]
+                    "```toml\nx = 1\n```\n", "utf-8")
+    assert python_blocks(page) == [(2, "a = 1", True), (8, "b = 2", False)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=_id)
+def test_examples_hide_no_setup(page: Path) -> None:
+    """An example runs as a reader sees it: nothing it needs is in a hidden block."""
+    hidden = [n for n, line in enumerate(page.read_text("utf-8").split("\n"), 1) if _HIDDEN.search(line)
+              and not line.lstrip().startswith(("`", "-", "|"))]
+    assert hidden == [], f"{_id(page)} hides code at lines {hidden}; show the setup in the example"
 
 
 def test_the_cli_reference_is_current(monkeypatch: pytest.MonkeyPatch) -> None:
