@@ -23,6 +23,7 @@ from contextfs.scopes.rules import check_subtask_id
 from contextfs.scopes.topics.files import check_slug
 from contextfs.trash import is_entry_id
 from contextfs.turns import is_log
+from contextfs.versioning.branches import REF_NAME
 from contextfs.versioning.gitcmd import check_rev
 
 CHECKS: list[tuple[str, Callable[[str], object], str]] = [
@@ -51,6 +52,8 @@ def test_checks_that_trim_whitespace_give_back_one_line() -> None:
 def test_predicates_say_no_to_a_trailing_newline() -> None:
     assert is_entry_id("20261130T101500Z-a1b2c3") and not is_entry_id("20261130T101500Z-a1b2c3\n")
     assert is_log("sessions/monday.jsonl") and not is_log("sessions/monday.jsonl\n")
+    ref = "refs/heads/contextfs/review/s-1"  # a review branch contextfs makes
+    assert REF_NAME.match(ref) and not REF_NAME.match(ref + "\n")
 
 
 def test_the_core_block_label_and_store_names() -> None:
@@ -70,7 +73,7 @@ LINE_PARSERS = {
     ("scopes/topics/files.py", "_FIELD"), ("scopes/memory/buffer.py", "_LINE"),
     ("evolve/entries.py", "_HEADING"), ("evolve/entries.py", "_FIELD"), ("evolve/entries.py", "_BULLET"),
     ("evolve/parsing.py", "_BULLET"), ("evolve/parsing.py", "_NONE"), ("evolve/hygiene.py", "_BECAUSE"),
-    ("scopes/topics/vocabulary.py", "_PREFIX"),
+    ("scopes/topics/vocabulary.py", "_PREFIX"), ("evolve/contradictions.py", "_LABEL"),
 }
 
 
