@@ -2,7 +2,7 @@
 ``pip install`` line brings it.
 
 Every integration that needs an optional package (LangGraph, MCP, LangChain's model
-factory) imports it through :func:`require`, so a missing extra is always the same typed
+factory and agents, the review page) imports it through :func:`require`, so a missing extra is always the same typed
 error (:class:`~contextfs.errors.MissingExtraError`, an ImportError) whose message ends
 with the command to run, and the CLI shows it as its one ``error:`` line.
 """
@@ -22,6 +22,8 @@ EXTRAS = {
     "mcp": "the MCP server (contextfs mcp)",
     "anthropic": "Claude as a model and the SDK's memory-tool base class",
     "llm": "--llm provider:model (LangChain's init_chat_model)",
+    "agents": "the agent middleware (ContextMiddleware)",
+    "ui": "the review page (contextfs ui)",
 }
 
 

@@ -55,12 +55,27 @@ def test_the_langgraph_store_without_its_extra_says_what_to_install(tmp_path: Pa
                        "install it with: pip install 'contextfs-git[langgraph]'")
 
 
+def test_the_agent_middleware_without_its_extra_says_what_to_install(tmp_path: Path) -> None:
+    done = run_without({"langchain"}, """
+        try:
+            from contextfs.integrations.middleware import ContextMiddleware
+        except ImportError as exc:
+            print(type(exc).__name__, "|", exc)
+    """, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ("MissingExtraError | the agent middleware (ContextMiddleware) needs the 'agents' "
+                                   "extra (langchain is not installed); install it with: "
+                                   "pip install 'contextfs-git[agents]'")
+
+
 @pytest.mark.parametrize(("hidden", "args", "line"), [
     ({"mcp"}, ["mcp"], "error: the MCP server (contextfs mcp) needs the 'mcp' extra (mcp is not installed); "
                        "install it with: pip install 'contextfs-git[mcp]'"),
     ({"langchain"}, ["evolve", "cleanup", "--llm", "openai:gpt-4o-mini"],
      "error: --llm provider:model (LangChain's init_chat_model) needs the 'llm' extra (langchain is not "
      "installed); install it with: pip install 'contextfs-git[llm]'"),
+    ({"uvicorn"}, ["ui"], "error: the review page (contextfs ui) needs the 'ui' extra (uvicorn is not installed); "
+                          "install it with: pip install 'contextfs-git[ui]'"),
 ])
 def test_the_cli_says_it_in_one_line(tmp_path: Path, hidden: set[str], args: list[str], line: str) -> None:
     ContextManager(tmp_path / "ctx").close()
