@@ -55,7 +55,7 @@ bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
 
 docs: $(DEVSTAMP)
-	$(BIN)/cog -r docs/cli.md
+	$(BIN)/cog -r docs/cli.md docs/scopes.md
 
 # docs/images/review-*.png, taken by the browser the page's tests drive (Debian's chromium).
 screenshots: $(DEVSTAMP)

@@ -14,7 +14,7 @@ from .rules import SCOPES
 from .scoped import ScopedContext
 from .views import left_out_note
 
-__all__ = ["context", "demo"]
+__all__ = ["WORKED_BUDGETS", "WORKED_QUERY", "budget_views", "context", "demo"]
 
 
 def _summary(view: Any) -> str:
@@ -66,13 +66,22 @@ def context(
         click.echo(_summary(view))
 
 
+#: The worked example's scope, query and budgets: the demo prints them and docs/scopes.md
+#: shows them as a table generated from the same run (cog), so its numbers cannot drift.
+WORKED_QUERY = "webhook retry backoff dead-letter queue"
+WORKED_BUDGETS = (8000, 2000, 500)
+
+
+def budget_views(ctx: Any) -> list[tuple[int, Any]]:
+    """The task scope for :data:`WORKED_QUERY` at each of :data:`WORKED_BUDGETS`."""
+    scoped = ScopedContext(ctx)
+    return [(budget, scoped.assemble("task", budget=budget, query=WORKED_QUERY)) for budget in WORKED_BUDGETS]
+
+
 def demo(ctx: Any, say: Callable[[str], None]) -> None:
     """The same task scope at 8000, 2000 and 500 tokens, and what stepped down a tier."""
-    scoped = ScopedContext(ctx)
-    query = "webhook retry backoff dead-letter queue"
     previous: dict[str, str] = {}
-    for budget in (8000, 2000, 500):
-        view = scoped.assemble("task", budget=budget, query=query)
+    for budget, view in budget_views(ctx):
         tiers: dict[str, int] = {}
         for item in view.items:
             tiers[item.tier] = tiers.get(item.tier, 0) + 1
@@ -82,5 +91,5 @@ def demo(ctx: Any, say: Callable[[str], None]) -> None:
         say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items ({counts}), {len(view.dropped)} dropped"
             + (f"; e.g. {', '.join(steps[:2])}" if steps else ""))
         previous = {i.path: i.tier for i in view.items}
-    say(f"(the task scope, query {query!r}) pinned core memory stays full; the rest steps down")
+    say(f"(the task scope, query {WORKED_QUERY!r}) pinned core memory stays full; the rest steps down")
     say("full > excerpt > overview > abstract > cue; assemble(..., as_of=<commit>) gives the same bytes later.")
