@@ -16,7 +16,7 @@ import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from contextfs.errors import EvolveError
+from contextfs.errors import EvolveError, MissingExtraError
 from contextfs.extras import require
 from contextfs.fixes import Fix
 
@@ -97,7 +97,11 @@ def resolve_llm(spec: str | None) -> LanguageModel | None:
     if not sep or not provider.strip() or not model.strip():
         raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
     # 'langchain' is the optional [llm] extra: imported only when a model is asked for.
-    init_chat_model = require("langchain.chat_models", "llm").init_chat_model
+    try:
+        init_chat_model = require("langchain.chat_models", "llm").init_chat_model
+    except MissingExtraError as exc:
+        # The model needs its provider's package as well: one pip line installs both.
+        raise MissingExtraError(f"{exc} langchain-{provider.strip().lower()}", name=exc.name) from None
     try:
         return init_chat_model(model.strip(), model_provider=provider.strip())
     except ImportError as exc:

@@ -73,7 +73,7 @@ def test_the_agent_middleware_without_its_extra_says_what_to_install(tmp_path: P
                        "install it with: pip install 'contextfs-git[mcp]'"),
     ({"langchain"}, ["evolve", "cleanup", "--llm", "openai:gpt-4o-mini"],
      "error: --llm provider:model (LangChain's init_chat_model) needs the 'llm' extra (langchain is not "
-     "installed); install it with: pip install 'contextfs-git[llm]'"),
+     "installed); install it with: pip install 'contextfs-git[llm]' langchain-openai"),
     ({"uvicorn"}, ["ui"], "error: the review page (contextfs ui) needs the 'ui' extra (uvicorn is not installed); "
                           "install it with: pip install 'contextfs-git[ui]'"),
 ])
