@@ -75,7 +75,8 @@ class Rule:
         if "{subtask}" not in self.path:
             return set()
         parts = [_glob_rx(part)[1:-1] for part in self.path.split("{subtask}")]
-        rx = re.compile("^" + f"({_SUBTASK_ID.pattern[1:-1]})".join(parts) + "$")
+        subtask = _SUBTASK_ID.pattern.removeprefix("^").removesuffix(r"\Z")  # the id, unanchored
+        rx = re.compile("^" + f"({subtask})".join(parts) + r"\Z")
         return {m.group(1) for p in paths if (m := rx.match(p)) and all(g == m.group(1) for g in m.groups())}
 
 
