@@ -36,6 +36,7 @@ from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
+from .folders import make_private_folders
 from .lazy import exports
 from .provenance import Provenance, Writers, check_actor, check_token
 from .state import StateDir, locate_root
@@ -123,7 +124,7 @@ class ContextManager:
             self._git: GitStore | None = None
         else:
             try:
-                raw_root.mkdir(parents=True, exist_ok=True)
+                make_private_folders(raw_root)
             except OSError as exc:
                 raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
             self.root = raw_root.resolve()

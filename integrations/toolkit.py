@@ -127,7 +127,7 @@ class Toolkit:
         return cap(out)
 
 
-_SLUG = re.compile(r"^[a-z][a-z_]*$")
+_SLUG = re.compile(r"^[a-z][a-z_]*\Z")
 
 
 def all_specs() -> list[ToolSpec[Any]]:
