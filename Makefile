@@ -12,12 +12,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools ends every editable install with a notice that a folder named like the package
+# in the current directory takes precedence over it; README.md (Install) says what that means
+# here, so the notice is left out of what make prints.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e
+
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(EDITABLE) .
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(EDITABLE) '.[dev]'
 	touch $@ $(STAMP)
 
 demo: $(STAMP)
@@ -47,7 +52,7 @@ bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
 
 docs: $(DEVSTAMP)
-	$(BIN)/cog -r docs/cli.md
+	$(BIN)/cog -r docs/cli.md docs/scopes.md
 
 # docs/images/review-*.png, taken by the browser the page's tests drive (Debian's chromium).
 screenshots: $(DEVSTAMP)

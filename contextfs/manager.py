@@ -39,6 +39,7 @@ from .document import Document
 from .errors import ContentError, InvalidArgumentError, NotFoundError
 from .files.state import locate_root
 from .fixes import Fix
+from .folders import make_private_folders
 from .lazy import exports
 from .parts import RootParts
 from .provenance import Provenance, Writers, check_actor, check_token
@@ -126,7 +127,7 @@ class ContextManager:
             self.root, git_dir, prefix = locate_root(raw_root)
         else:
             try:
-                raw_root.mkdir(parents=True, exist_ok=True)
+                make_private_folders(raw_root)
             except OSError as exc:
                 raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
             self.root = raw_root.resolve()

@@ -13,8 +13,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from contextfs.document import blob_version, decode, parse
-from contextfs.errors import ContextFSError, NotFoundError
+from contextfs.document import blob_version, decode, is_markdown, parse
+from contextfs.errors import ContentError, ContextFSError, NotFoundError
 from contextfs.files import paths
 
 from .tiers import Source
@@ -187,6 +187,13 @@ def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Sourc
     try:
         return load_source(ctx, cand, rev)
     except NotFoundError:
+        return None
+    except ContentError as exc:
+        if is_markdown(cand.path):
+            log.warning("leaving %s out of the view: %s", cand.path, exc)
+            return DroppedItem(cand.path, f"unreadable: {exc}")
+        # A binary or non-UTF-8 file a glob matched is kept in the root but is no document.
+        log.debug("%s is not text; not a candidate: %s", cand.path, exc)
         return None
     except ContextFSError as exc:
         log.warning("leaving %s out of the view: %s", cand.path, exc)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..document import Document, decode, load
-from ..errors import InvalidArgumentError, NotFoundError
+from ..errors import ContentError, InvalidArgumentError, NotFoundError
 from ..files import paths
 from ..fixes import Fix
 from ..provenance import check_token
@@ -103,8 +103,13 @@ def diff(ctx: RootParts, path: str, rev_a: str, rev_b: str | None) -> str:
     rel = ctx.gate(path)
     a = ctx.git.blob_at(rel, rev_a)
     b = ctx.git.blob_at(rel, rev_b) if rev_b is not None else ctx.files.read(rel)
-    text_a = decode(a, rel) if a is not None else ""
-    text_b = decode(b, rel) if b is not None else ""
+    try:
+        text_a = decode(a, rel) if a is not None else ""
+        text_b = decode(b, rel) if b is not None else ""
+    except ContentError:  # a file that is not text is compared as bytes, as git does
+        if a == b:
+            return ""
+        return f"Binary files a/{rel}@{rev_a} and b/{rel}@{rev_b or 'working'} differ\n"
     return "".join(
         difflib.unified_diff(
             text_a.splitlines(keepends=True),

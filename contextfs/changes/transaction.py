@@ -216,7 +216,9 @@ class Change:
         if rel not in self.before:
             self._touch(rel, digest)
         elif not self._recheck(rel, digest):
-            self._record({"wrote": rel, "after": digest}, durable=False)
+            # Durable before the bytes it names can be: a power cut that keeps the file and
+            # loses this line would make recovery take the change's bytes for a person's.
+            self._record({"wrote": rel, "after": digest})
         self._left.setdefault(rel, set()).add(digest)
 
     def adopt(self, rel: str, data: bytes | None, *, executable: bool = False) -> None:

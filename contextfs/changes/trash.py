@@ -47,7 +47,7 @@ __all__ = [
 
 TRASH_DIR = ".trash"
 ENTRY_FILE = "entry.json"
-_ID = re.compile(r"^\d{8}T\d{6}(\d{6})?Z-[0-9a-f]{6}$")
+_ID = re.compile(r"^\d{8}T\d{6}(\d{6})?Z-[0-9a-f]{6}\Z")
 
 
 @dataclass(frozen=True)

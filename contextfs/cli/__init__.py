@@ -14,6 +14,7 @@ the only module that composes every layer, and it does so by name.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import sys
@@ -24,7 +25,7 @@ import click
 
 from ..errors import ContextFSError
 from ..fixes import speaking
-from .common import as_cli_error
+from .common import UnknownCommand, as_cli_error, json_errors
 
 __all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
 
@@ -51,6 +52,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "Create or adopt a root and commit the files in it.", _FILES),
     CommandEntry("read", "contextfs.cli.store:read", "Print a file's body (add --json for its metadata too).", _FILES),
     CommandEntry("write", "contextfs.cli.store:write", "Write a file from stdin (or --file); one commit.", _FILES),
+    CommandEntry("append", "contextfs.cli.store:append",
+                 "Add text from stdin (or --file) at the end of a file; one commit.", _FILES),
     CommandEntry("edit", "contextfs.cli.store:edit",
                  "Replace text that occurs exactly once in a file's body.", _FILES),
     CommandEntry("ls", "contextfs.cli.store:ls", "List files under FOLDER (default: the whole root).", _FILES),
@@ -137,6 +140,22 @@ class LazyGroup(click.Group):
         for title, rows in sections.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with every command of the table as a "did you mean" candidate (most are not loaded)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            name = args[0] if args else ""
+            if self.get_command(ctx, name) is not None or name.startswith("-"):
+                raise
+            raise UnknownCommand(name, difflib.get_close_matches(name, self.list_commands(ctx)), ctx) from None
+
+    def main(self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any) -> Any:
+        """click's ``main``; errors come out as JSON when the command line has ``--json``."""
+        words = sys.argv[1:] if args is None else list(args)
+        with json_errors(words):
+            return super().main(words, *pos, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:

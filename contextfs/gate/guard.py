@@ -71,23 +71,29 @@ class WriteGuard:
         self.poisoning = poisoning.policy_from_config(config)
 
     # ------------------------------------------------------------ secrets
-    def check_secrets(self, rel: str, text: str, *, actor: str) -> None:
-        """Refuse ``text`` when it holds a secret (ContentError that never echoes it)."""
+    def check_secrets(self, rel: str, text: str, *, actor: str, lines: tuple[int, int] = (1, 1)) -> None:
+        """Refuse ``text`` when it holds a secret (ContentError that never echoes it).
+
+        ``lines`` is (line of ``text`` where the caller's body starts, the caller's own number
+        for that line): a finding is reported on the caller's line, or in the frontmatter.
+        """
         policy = self.secrets
         if is_agent(actor) and policy.inline_allowlist:
             # The marker is for a person who knows the value is harmless; an agent that
             # read a refusal could otherwise add it to its own next write.
             policy = replace(policy, inline_allowlist=False)
-        secrets.check(text, path=rel, policy=policy)
+        secrets.check(text, path=rel, policy=policy, body_line=lines[0], written_line=lines[1])
 
     # ------------------------------------------------------------ the whole gate
     def check(self, rel: str, text: str, *, actor: str, markdown: bool, library: bool,
-              requested_trust: str | None = None, scan: str | None = None) -> Decision:
+              requested_trust: str | None = None, scan: str | None = None,
+              lines: tuple[int, int] = (1, 1)) -> Decision:
         """Check one write of ``text`` to ``rel`` by ``actor``; the trust level to record.
 
         ``scan`` is the part of ``text`` that is new (an append to a committed file needs
         only its new part scanned for secrets); None scans all of it. ``library`` is True
-        inside :meth:`ContextManager.library_write`.
+        inside :meth:`ContextManager.library_write`. ``lines`` maps the text's lines to the
+        caller's, see :meth:`check_secrets`.
         """
         if is_library_log(rel) and is_agent(actor) and not library:
             raise ContentError(
@@ -95,7 +101,7 @@ class WriteGuard:
                 "it is written through its own operations (log a message, record an exchange), "
                 "not as a file; write notes to a .md file instead"
             )
-        self.check_secrets(rel, text if scan is None else scan, actor=actor)
+        self.check_secrets(rel, text if scan is None else scan, actor=actor, lines=lines if scan is None else (1, 1))
         if not is_agent(actor) or is_library_log(rel):
             # People are trusted; a library log marks the trust of each line itself.
             return Decision(trust=_lowest(requested_trust))

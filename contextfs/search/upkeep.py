@@ -252,10 +252,7 @@ class IndexUpkeep:
         return segments.fill(ix, self.schema, files, lambda rel: extract(self.files, rel) or ())
 
     def _cleanup_leftovers(self) -> None:
-        """Remove half-built or swapped-out folders a killed process left behind.
-
-        Called with the index lock held, so no other process is building one right now.
-        """
+        """Remove half-built or swapped-out folders a killed process left (under the index lock)."""
         for entry in self.state.path.glob("index.*-*"):
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)

@@ -39,7 +39,7 @@ __all__ = ["LockMark", "MarkedLock", "release_if_ours", "remove_leftover_scratch
 log = logging.getLogger(__name__)
 
 _SCRATCH = "cfs-lock-"
-_SCRATCH_NAME = re.compile(r"^cfs-lock-(\d+)-[0-9a-f]+$")
+_SCRATCH_NAME = re.compile(r"^cfs-lock-(\d+)-[0-9a-f]+\Z")
 #: How often a wait looks at a lock again.
 _POLL = 0.02
 

@@ -3,7 +3,7 @@
 Install with the ``langgraph`` extra (``pip install 'contextfs-git[langgraph]'``). A
 namespace ``("users", "42")`` is the folder ``<prefix>/users/42/`` and a key is one file
 ``<key>.md`` in it; labels and keys that are not plain lowercase names are encoded
-reversibly (see :mod:`.store_names`), so any label or key LangGraph accepts can be
+reversibly (see :mod:`.names`), so any label or key LangGraph accepts can be
 stored, and none can reach outside ``<prefix>/``. All ops, whether they come through
 ``put``/``get``/``search``/``list_namespaces`` or straight to ``batch``/``abatch``, become
 paths in one place, :meth:`ContextStore._path`.
@@ -27,29 +27,26 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
+from contextfs.extras import require
 
-from . import names as store_names
-from .index import Embedder, ItemIndex, cosine, query_words
+require("langgraph.store.base", "langgraph")  # the optional extra: its install line when missing
+from langgraph.store.base import (  # noqa: E402 - after the check above
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
 
-try:
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        IndexConfig,
-        Item,
-        ListNamespacesOp,
-        Op,
-        PutOp,
-        Result,
-        SearchItem,
-        SearchOp,
-    )
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "contextfs.integrations.langgraph.store needs LangGraph; install it with "
-        "pip install 'contextfs-git[langgraph]'"
-    ) from exc
+from . import names as store_names  # noqa: E402
+from .index import Embedder, ItemIndex, cosine, query_words  # noqa: E402
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -188,10 +185,14 @@ class ContextStore(BaseStore):
 
     @staticmethod
     def _render(value: Mapping[str, Any]) -> tuple[str, str]:
-        """(layout, body): a string ``content`` as prose, the rest as a JSON block."""
+        """(layout, body): a string ``content`` as prose, the rest as a JSON block.
+
+        A float NaN or infinity is written as Python's json module writes it (``NaN``,
+        ``Infinity``) and read back as the same float, as LangGraph's own stores keep it.
+        """
         try:
             rest_json = json.dumps({k: v for k, v in value.items() if k != "content"}, ensure_ascii=False,
-                                   indent=2, allow_nan=False)
+                                   indent=2)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"the value is not JSON-serializable ({exc}); store strings, numbers, "
                                        "booleans, None, lists and dicts") from None
@@ -200,7 +201,7 @@ class ContextStore(BaseStore):
             if len(value) == 1:
                 return "content", content
             return "content+json", f"{content}\n\n{_FENCE}{rest_json}{_END}"
-        whole = json.dumps(dict(value), ensure_ascii=False, indent=2, allow_nan=False)
+        whole = json.dumps(dict(value), ensure_ascii=False, indent=2)
         return "json", f"{_FENCE}{whole}{_END}"
 
     # ------------------------------------------------------------------ ops
@@ -279,7 +280,7 @@ class ContextStore(BaseStore):
                     own["namespace"] = list(op.namespace)
                 if store_names.is_hashed(rel.rsplit("/", 1)[1][:-3]):
                     own["key"] = op.key
-                self.ctx.write(rel, body, {"langgraph": own})
+                self.ctx.write(rel, as_content(rel, body), {"langgraph": own})
         if self._index.semantic:
             stored = [s for s in (self._load(rel) for rel, op in puts.items() if op.value is not None) if s]
             self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)

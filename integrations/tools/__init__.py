@@ -33,7 +33,7 @@ __all__ = [
     "select_specs",
 ]
 
-_SLUG = re.compile(r"^[a-z][a-z_]*$")
+_SLUG = re.compile(r"^[a-z][a-z_]*\Z")
 
 
 def all_specs() -> list[ToolSpec[Any]]:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import NotFoundError
 from contextfs.text.tokens import TokenCounter
 
@@ -66,7 +67,7 @@ class Block:
         meta.update(changes)
         text = old_body if body is None else (body.strip() + "\n" if body.strip() else "")
         with self._catalog.transaction(op, subject, subject):
-            self._catalog.ctx.write(STATE_FILE, text, meta)
+            self._catalog.ctx.write(STATE_FILE, as_content(STATE_FILE, text), meta)
 
     def general_summary(self) -> str:
         """The general summary: what belongs to no topic in particular (written by the compactor)."""
@@ -105,7 +106,8 @@ class Block:
         merged = dict(doc.metadata)
         merged.update(meta)
         with self._catalog.transaction("summary", topic.name, topic.name):
-            ctx.write(topic.path(), summary.strip() + "\n" if summary.strip() else "", merged)
+            text = summary.strip() + "\n" if summary.strip() else ""
+            ctx.write(topic.path(), as_content(topic.path(), text), merged)
         return self._catalog.get(topic.name)
 
     def create_initial(self) -> list[str]:
