@@ -37,9 +37,9 @@ from .changes.adoption import SyncReport
 from .changes.outside import sync as sync_outside_edits
 from .document import Document
 from .errors import ContentError, InvalidArgumentError, NotFoundError
+from .files.folders import make_private_folders
 from .files.state import locate_root
 from .fixes import Fix
-from .folders import make_private_folders
 from .lazy import exports
 from .parts import RootParts
 from .provenance import Provenance, Writers, check_actor, check_token

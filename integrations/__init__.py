@@ -23,11 +23,11 @@ from .memory_tool.adapter import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryTool
 from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
 
 if TYPE_CHECKING:
-    from .memory_tool_async import AsyncMemoryToolAdapter
+    from .memory_tool.asynchronous import AsyncMemoryToolAdapter
 
 # The async adapter needs the anthropic extra: imported on first use, so this package
 # imports without it.
-__getattr__, __dir__ = exports(__name__, {"AsyncMemoryToolAdapter": ".memory_tool_async"})
+__getattr__, __dir__ = exports(__name__, {"AsyncMemoryToolAdapter": ".memory_tool.asynchronous"})
 
 __all__ = [
     "AsyncMemoryToolAdapter",

@@ -1,4 +1,4 @@
-"""LangChain tools for the whole library, from the one tool table in :mod:`.toolkit`.
+"""LangChain tools for the whole library, from the one tool table in :mod:`.tools`.
 
 >>> tools = make_tools(ctx, groups=["store", "memory"], allow_delete=True)   # doctest: +SKIP
 >>> ContextToolkit(ctx=ctx, actor="agent:planner").get_tools()               # doctest: +SKIP

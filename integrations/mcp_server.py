@@ -1,7 +1,7 @@
 """An MCP server exposing a context root to any MCP client (Claude Desktop, IDEs, agents).
 
 Install with the ``mcp`` extra (``pip install 'contextfs-git[mcp]'``) and run
-``contextfs mcp`` (stdio). The tools are the ones in :mod:`.toolkit`, the same table the
+``contextfs mcp`` (stdio). The tools are the ones in :mod:`.tools`, the same table the
 LangChain tools come from: same names, descriptions, argument bounds (they land in each
 tool's JSON schema) and groups. Each tool carries MCP annotations (read-only,
 destructive, idempotent; never open-world). A refused call is a result with

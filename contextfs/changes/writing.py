@@ -36,7 +36,7 @@ from ..files import paths
 from ..files.confined import TMP_SUFFIX
 from ..fixes import Fix
 from ..gate.guard import is_agent, is_library_log
-from ..replacing import replace_once
+from ..text.replacing import replace_once
 from . import rendering
 from .adoption import StaleRead
 from .rendering import check_text

@@ -49,7 +49,7 @@ R = TypeVar("R")  # what the command returns
 def __getattr__(name: str) -> Any:
     # ``contextfs.manager`` (GitPython, PyYAML, filelock: about 70 ms of imports) is
     # loaded when a command first opens the root, so ``--help`` and ``demo`` skip it.
-    # Tests may still replace ``cliutil.ContextManager``; open_manager uses theirs.
+    # Tests may still replace ``common.ContextManager``; open_manager uses theirs.
     if name == "ContextManager":
         from ..manager import ContextManager  # lazy: see above (about 70 ms)
 

@@ -32,7 +32,7 @@ HELD_BACK = 3
 
 
 def _open(click_ctx: click.Context) -> ContextManager:
-    """The root's manager, opened like ``cliutil.open_manager`` but with ``sync=False``."""
+    """The root's manager, opened like ``common.open_manager`` but with ``sync=False``."""
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
     if manager is None:

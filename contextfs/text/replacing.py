@@ -8,8 +8,8 @@ that occurs more than once needs more of its surroundings: the message names the
 
 from __future__ import annotations
 
-from .errors import ConflictError
-from .fixes import Fix
+from ..errors import ConflictError
+from ..fixes import Fix
 
 __all__ = ["replace_once"]
 

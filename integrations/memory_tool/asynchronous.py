@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.extras import require
 
-from .memory_tool import DEFAULT_MEMORY_ACTOR, MemoryToolAdapter
+from .adapter import DEFAULT_MEMORY_ACTOR, MemoryToolAdapter
 
 require("anthropic.lib.tools", "anthropic")  # the optional extra: its install line when missing
 import anyio  # noqa: E402 - the SDK's own dependency, present with it

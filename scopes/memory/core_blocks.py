@@ -25,7 +25,7 @@ from contextfs.errors import (
 )
 from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
-from contextfs.replacing import replace_once
+from contextfs.text.replacing import replace_once
 
 from ..packing import DroppedItem
 from .archive import Archive

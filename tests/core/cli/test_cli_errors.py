@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import REPO
 
 from contextfs.cli import COMMANDS, cli
 
@@ -99,7 +100,7 @@ def test_a_json_word_after_double_dash_is_not_the_option(run) -> None:
 
 
 def test_the_json_error_shown_in_the_cli_reference_is_what_the_cli_prints(run) -> None:
-    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text("utf-8")
+    page = (REPO / "docs" / "cli.md").read_text("utf-8")
     shown = re.search(r"```json\n\s*(\{\"error\".*?)\n\s*```", page, re.S)
     assert shown is not None, "docs/cli.md shows the JSON error shape"
     run("init")
