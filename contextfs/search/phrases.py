@@ -13,7 +13,7 @@ from typing import Any
 from whoosh import query as wq
 
 from ..errors import SearchIndexError
-from .schema import WORD
+from .analyzers import WORD
 
 __all__ = ["PhraseCheck", "loosen_phrases"]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import assert_clean, git
 
-from conftest import assert_clean, git
 from contextfs import ContentError, ContextManager
 from contextfs.cli import cli
 from contextfs.integrations import make_tools

@@ -12,8 +12,8 @@ import ast
 from collections.abc import Callable
 
 import pytest
+from helpers import REPO
 
-from conftest import REPO
 from contextfs import ContextFSError
 from contextfs.changes.trash import is_entry_id
 from contextfs.provenance import check_actor, check_token

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import commit_count
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from secret_samples import SECRET_KINDS
 
-from conftest import commit_count
 from contextfs import ContentError, ContextManager, FrontmatterError
 from contextfs.cli import cli
 from contextfs.document import as_content, split_written
@@ -106,7 +106,7 @@ def test_the_agent_tool_reads_the_block(mgr: ContextManager) -> None:
 
 def test_text_stored_as_it_is_stays_text(mgr: ContextManager) -> None:
     from contextfs.integrations.langgraph.store import ContextStore
-    from contextfs.integrations.memory_tool import MemoryToolAdapter
+    from contextfs.integrations.memory_tool.adapter import MemoryToolAdapter
     from contextfs.scopes.memory import Memory
 
     text = "---\ntitle: mine\n---\nhello\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import SAMPLE, commit_count
 
-from conftest import SAMPLE, commit_count
 from contextfs import ContextManager
 from contextfs.cli import cli
 from contextfs.errors import EvolveError

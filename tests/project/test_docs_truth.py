@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-
-from conftest import REPO
+from helpers import REPO
 
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 LAYERS = ("contextfs", "scopes", "evolve", "integrations")

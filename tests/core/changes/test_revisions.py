@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import git
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import git
 from contextfs import ContextManager, NotFoundError
 from contextfs.cli import cli
 from contextfs.versioning.gitcmd import check_rev

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import commit_count
 
-from conftest import commit_count
 from contextfs import ContextManager
 from contextfs.cli import cli
 from contextfs.cli.store import meta_value

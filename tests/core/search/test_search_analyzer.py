@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from whoosh.formats import Frequency, Positions
 
-from contextfs.search.schema import FormsAnalyzer, StemFrequency, StemPositions, TextAnalyzer
+from contextfs.search.analyzers import FormsAnalyzer, StemFrequency, StemPositions, TextAnalyzer
 from contextfs.text import analysis as text
 
 _WORDS = st.sampled_from([

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import commit_count
 
-from conftest import commit_count
 from contextfs import ContextManager, TopicError
 from contextfs.cli import cli
 from contextfs.scopes.topics import Topics
