@@ -31,7 +31,8 @@ from contextfs.cliutil import open_manager, translate_errors
 from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
-from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .tool_output import seal
+from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, refusal, select_specs
 from .tools_scopes import scoped_view, view_header
 from .tools_topics import ListTopicsArgs
 
@@ -89,7 +90,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
             return kit.call(spec, spec.args(**kwargs))
         except ContextFSError as exc:
             log.info("tool %s refused: %s", spec.name, exc)
-            raise ToolError(str(exc)) from exc
+            raise ToolError(refusal(exc)) from exc
 
     call.__name__ = spec.name
     call.__doc__ = spec.description
@@ -153,8 +154,8 @@ def build_server(
             with speaking("tools"):
                 view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{view.text}"
+            raise ResourceError(refusal(exc)) from exc
+        return seal(f"{view_header(view)}\n{view.text}", f"the {scope} view")
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")
@@ -162,7 +163,7 @@ def build_server(
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
+            raise ResourceError(refusal(exc)) from exc
 
     return server
 

@@ -30,7 +30,7 @@ from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
 from .memory_paths import VIRTUAL_ROOT, MemoryPaths
-from .tool_output import check_text_args
+from .tool_output import check_text_args, seal, seal_refusal
 
 if TYPE_CHECKING:
     from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMemoryTool20250818Param
@@ -111,13 +111,16 @@ class MemoryToolAdapter(_Base):
         name = _arg(command, "command")
         if name not in _COMMANDS:
             raise MemoryToolError(f"Unknown command {name!r}; use one of {', '.join(_COMMANDS)}")
+        # Answers and refusals quote paths and file lines, so both leave sealed.
         try:
             with speaking("memory-tool"), self.ctx.provenance(actor=self.actor, session=self.session):
-                return getattr(self, name)(command)
-        except MemoryToolError:
-            raise
+                answer: str = getattr(self, name)(command)
+        except MemoryToolError as exc:
+            raise MemoryToolError(seal_refusal(str(exc), f"a refused {name} command, quoting its input")) from exc
         except ContextFSError as exc:
-            raise MemoryToolError(self.paths.in_tool_terms(exc)) from exc
+            raise MemoryToolError(seal_refusal(self.paths.in_tool_terms(exc),
+                                               f"a refused {name} command, quoting its input")) from exc
+        return seal(answer, f"the memory tool's {name} answer")
 
     def run(self, command: Mapping[str, Any]) -> str:
         """Like :meth:`execute`, but a refusal comes back as ``Error: ...`` text (for plain use)."""
@@ -194,10 +197,13 @@ class MemoryToolAdapter(_Base):
             updated = content.replace(old, new, 1)
             self.paths.replace(rel, updated)
         self._secure(rel, [])
+        stored, trust = self.paths.read(rel)
         new_lines = updated.split("\n")
         first, last = max(0, changed_line - 2), min(len(new_lines), changed_line + 3)
         snippet = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1))
-        return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + snippet
+        # The lines come from the file: fenced exactly as `view` fences them.
+        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+                + self.paths.as_data(snippet, virtual, trust, stored))
 
     def insert(self, command: Any) -> str:
         virtual = _text(command, "path")
