@@ -14,7 +14,12 @@ change (see :meth:`contextfs.transaction.Writes.change`):
 * bytes that no gate judged in this change (:attr:`Change.vetted`) and that HEAD does not
   already hold at a path the change moved or touched (an unchanged file moved or deleted, a
   conflict copy taken back as the file) are scanned like an edit made outside contextfs,
-  which is what they are.
+  which is what they are;
+* the outside versions the change found and is about to commit first (:attr:`Change.adopted`:
+  a person's save under an agent's write, see :mod:`contextfs.adoption`) are a person's edits:
+  their names and bytes pass the scan sync gives such edits (unless sync or opening a root
+  scanned them already). A secret there refuses the whole change; the person's version stays
+  on disk, uncommitted, as sync leaves it.
 
 A change that publishes a commit built elsewhere (:attr:`Change.prepared`: a sync's merge or
 fast-forward) brings files from another machine's history; those pass the incoming gate
@@ -29,6 +34,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .document import blob_version
+from .errors import ContentError
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -41,6 +47,7 @@ __all__ = ["check"]
 def check(ctx: ContextManager, change: Change, message: str) -> None:
     """Refuse (ContentError, nothing echoed) a commit whose names, message, author or new bytes hold a secret."""
     guard = ctx.guard()
+    _check_adopted(ctx, change)
     if change.prepared is not None:
         written = _written_here(ctx, change.prepared)
         if written is not None:
@@ -61,6 +68,24 @@ def check(ctx: ContextManager, change: Change, message: str) -> None:
         if blob in known:
             continue
         guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
+
+
+def _check_adopted(ctx: ContextManager, change: Change) -> None:
+    """Refuse a change whose outside versions (committed first, as a person's) hold a secret."""
+    guard = ctx.guard()
+    for layer in change.adopted:
+        kept = {rel: data for rel, data in layer.items() if data is not None}
+        guard.check_names(sorted(kept), what="the name of a file saved outside contextfs")
+        for rel, data in sorted(kept.items()):
+            if blob_version(data) in change.vetted:
+                continue
+            try:
+                guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
+            except ContentError as exc:
+                raise ContentError(
+                    f"{rel} holds a version saved outside contextfs and not committed yet, which this change "
+                    f"would commit first; nothing was written or committed and that version stays on disk. {exc}; "
+                    "then make the call again") from None
 
 
 def _written_here(ctx: ContextManager, prepared: Prepared) -> tuple[str, str] | None:

@@ -220,6 +220,16 @@ def _deleted_bytes(ctx: ContextManager) -> None:
     ctx.delete("notes/base.md")
 
 
+def _overwritten_bytes(ctx: ContextManager) -> None:
+    # A person's unsaved-to-history edit under an agent's write: it would be committed first
+    # (as the person's), so it is judged as their edit; the agent's write waits for it.
+    (ctx.root / "notes" / "base.md").write_text(f"token: {GH}\n", "utf-8")
+    try:
+        ctx.write("notes/base.md", "# Base\n\nRewritten by the agent.\n")
+    finally:
+        assert GH in (ctx.root / "notes" / "base.md").read_text("utf-8")  # left as they saved it
+
+
 def _outside_name(ctx: ContextManager) -> None:
     (ctx.root / "notes" / f"{GH}.md").write_text("a person's note\n", "utf-8")
     committed = ctx.sync()
@@ -290,6 +300,7 @@ INTO_HISTORY: dict[str, Callable[[ContextManager], None]] = {
     "author": _author,
     "moved-bytes": _moved_bytes,
     "deleted-bytes": _deleted_bytes,
+    "overwritten-bytes": _overwritten_bytes,
     "outside-edit-name": _outside_name,
     "adopted-files": _outside_content_at_init,
     "reverted-bytes": _reverted_bytes,
@@ -318,7 +329,7 @@ def test_a_credential_cannot_enter_history_through(root: ContextManager, channel
         text = history_text(root.root) + _review_refs(root.root)
         for token in TOKENS:
             assert token not in text, f"{channel}: the token is in history"
-    if channel in ("moved-bytes", "deleted-bytes", "outside-edit-name", "reverted-bytes", "restore-target",
+    if channel in ("moved-bytes", "deleted-bytes", "overwritten-bytes", "outside-edit-name", "reverted-bytes", "restore-target",
                    "memory-tool-rename"):
         return  # the channel changed files (or made a commit) on purpose before the step that is refused
     assert _state(root.root) == (head, status, files), f"{channel}: something changed"
