@@ -366,3 +366,22 @@ def test_the_docs_list_the_same_channels_into_history() -> None:
     section = re.split(r"\n##+ ", text.split("### Channels into history", 1)[1], maxsplit=1)[0]
     listed = set(re.findall(r"^\| `([a-z-]+)` \|", section, re.MULTILINE))
     assert listed == set(INTO_HISTORY)
+
+
+def test_a_merge_message_never_repeats_a_secret_bearing_incoming_name(root: ContextManager) -> None:
+    # Another machine committed a file named after a token (with plain git: no gate there),
+    # with a note to report about it. The merge written here lists its notes without that
+    # name, so the commit gate passes it and the two machines stay in step.
+    laptop, server = _machines(root)
+    (laptop.root / "notes").mkdir()
+    (laptop.root / "notes" / f"{GH}.md").write_text("token: " + GH + "\n", "utf-8")
+    _git(laptop.root, "add", "notes")
+    _git(laptop.root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "keys")
+    laptop.remote.sync()
+    server.write("notes/server.md", "from the server\n")
+    result = server.remote.sync()
+    assert any(note.kind == "secret" and note.path == f"notes/{GH}.md" for note in result.notes), result.notes
+    merge = _git(server.root, "log", "--format=%B", "-n", "1", "--author=remote")
+    assert "Contextfs-Op: merge" in merge and "secret" in merge
+    assert GH not in merge
+    _git(server.root, "merge-base", "--is-ancestor", str(laptop.git.head()), "HEAD")  # merged: in step
