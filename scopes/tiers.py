@@ -48,6 +48,7 @@ __all__ = [
     "query_terms",
     "render",
     "render_passages",
+    "sealed",
     "terms_of",
 ]
 
@@ -226,11 +227,17 @@ def flags(text: str) -> tuple[str, ...]:
     return assess(text).reasons
 
 
+@lru_cache(maxsize=8192)
+def sealed(text: str, source: str) -> str:
+    """:func:`~contextfs.fencing.seal`, kept: packing renders the same passages many times."""
+    return seal(text, source)
+
+
 def _fence(src: Source, text: str, trust: str | None = None) -> str:
     """``text`` as shown: fenced when its file (or its turn: ``trust``) is not trusted; otherwise
     sealed (what reads as an instruction is fenced; text fenced already stays as it is)."""
     if src.trust == "trusted" and trust in (None, "trusted"):
-        return seal(text, src.source_label)
+        return sealed(text, src.source_label)
     return render_untrusted(text, src.source_label, reasons=flags(text))
 
 
