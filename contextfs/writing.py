@@ -259,7 +259,7 @@ def rejudge(ctx: ContextManager, change: Change, rel: str) -> None:
     """
     if not name_flags(rel):
         return
-    old, broken = load_or_broken(ctx, rel)
+    old, broken = load_or_broken(change, rel)
     if old is None or not is_markdown(rel):
         target = old or broken
         ctx.guard().check(rel, target.body if target is not None else "", actor=ctx.current_provenance.actor,
