@@ -47,6 +47,8 @@ def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -
     """True when writing ``body`` (and ``meta``, if given) would change nothing a person wrote."""
     if old is None or body != old.body:
         return False
+    if meta is not None and not isinstance(meta, Mapping):
+        return False  # not a mapping: render() refuses it with a typed error
     return meta is None or ({k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
                             == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS})
 
