@@ -100,9 +100,12 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
         else:
             base[key] = value
     draft = serialize(base, body, previous=previous)
-    # Lines of the draft from the body on are the caller's lines from body_line on (an
-    # append's new part is scanned alone and counts from its own first line).
-    lines = (1, 1) if new_part is not None else (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
+    # Lines of the draft from the body on are the caller's lines from body_line on; an
+    # append is judged with the whole file but counts from its own first line.
+    if new_part is not None and draft.endswith(new_part):
+        lines = (draft[: len(draft) - len(new_part)].count("\n") + 1, 1)
+    else:
+        lines = (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
     decision = guard.check(rel, draft, actor=prov.actor, markdown=True, library=library,
                            requested_trust=requested, scan=new_part, lines=lines)
     if decision.trust != "trusted" or "trust" in base:
