@@ -32,14 +32,15 @@ demo: $(STAMP)
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest -n 2 tests
 
-# Thousands of hostile inputs, hundreds of kills, fleets of 8 and 16 syncing machines, a
-# 200-turn agent conversation, and minutes of a person, two agents and the watcher on one
-# root (make test runs a fast slice of each).
+# Thousands of hostile inputs, generated calls on every public surface, hundreds of kills,
+# fleets of 8 and 16 syncing machines, a 200-turn agent conversation, and minutes of a person,
+# two agents and the watcher on one root (make test runs a fast slice of each).
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/test_reliability_crash.py \
 		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py \
 		tests/test_integrations_hostile.py tests/test_sync_fleet.py tests/test_agent_middleware_memory.py \
-		tests/test_power_cut.py tests/test_memory_tool_reference.py tests/test_soak_people_agents.py
+		tests/test_power_cut.py tests/test_memory_tool_reference.py tests/test_soak_people_agents.py \
+		tests/test_fuzz_surfaces.py
 
 # Mutation testing of the promise modules (tests/mutation.toml); about an hour on two cores.
 # One group: make mutate GROUP=files. Not part of make test.

@@ -139,11 +139,13 @@ class ContextManager:
         self.last_sync = SyncReport()
         self._writes: Writes | None = None
         if not read_only:
+            from . import history_gate  # the commit gate: writes only
             from .journal import Journal  # the journal and the commit cycle: writes only
             from .transaction import Writes
             self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
-                                  notify=self._notify, outside_actor=self.outside_actor)
+                                  notify=self._notify, outside_actor=self.outside_actor,
+                                  gate=lambda change, message: history_gate.check(self, change, message))
             managed.ensure_root(self)
             if sync:
                 self.sync()

@@ -38,7 +38,8 @@ from contextfs.extras import require
 from contextfs.fixes import speaking
 
 from .langchain_tools import validation_message
-from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .tool_output import seal
+from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, refusal, select_specs
 from .tools_scopes import scoped_view, view_header
 from .tools_topics import ListTopicsArgs
 
@@ -123,7 +124,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
             return kit.call(spec, spec.args(**kwargs))
         except ContextFSError as exc:
             log.info("tool %s refused: %s", spec.name, exc)
-            raise ToolError(str(exc)) from exc
+            raise ToolError(refusal(exc)) from exc
 
     call.__name__ = spec.name
     call.__doc__ = spec.description
@@ -191,8 +192,8 @@ def build_server(
             with speaking("tools"):
                 view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{view.text}"
+            raise ResourceError(refusal(exc)) from exc
+        return seal(f"{view_header(view)}\n{view.text}", f"the {scope} view")
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")
@@ -200,7 +201,7 @@ def build_server(
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
+            raise ResourceError(refusal(exc)) from exc
 
     return server
 
