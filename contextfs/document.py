@@ -53,6 +53,10 @@ __all__ = [
 LIBRARY_KEYS = ("created", "updated", "author", "session", "turn")
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 16
+#: The longest whole number frontmatter may hold: Python converts at most 4,300 decimal
+#: digits to or from text by default, and 14,000 bits stay below that (4,215 digits).
+MAX_INT_BITS = 14_000
+_TOO_LONG = "a whole number with more than 4,200 digits, which cannot be read back as text; quote it as a string"
 _FENCE = re.compile(r"^---[ \t]*\r?$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
 
@@ -79,6 +83,19 @@ def _lib() -> SimpleNamespace:
         key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
+
+    def construct_int(loader: Any, node: Any) -> int:
+        # int() refuses more than 4,300 decimal digits with a ValueError (not a YAML error),
+        # and hex or sexagesimal literals build numbers that can never be printed again.
+        try:
+            value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+        except ValueError:
+            value = None
+        if value is None or value.bit_length() > MAX_INT_BITS:
+            raise yaml.constructor.ConstructorError(None, None, _TOO_LONG, node.start_mark)
+        return value
+
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     return SimpleNamespace(yaml=yaml, Loader=Loader, handler=YAMLHandler())
 
 
@@ -275,6 +292,8 @@ def load(data: bytes, rel: str) -> Document:
 def _check_value(key: str, value: Any, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
         raise FrontmatterError(f"metadata {key!r} nests deeper than {MAX_DEPTH} levels; flatten it")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise FrontmatterError(f"metadata {key!r} holds {_TOO_LONG}")
     if value is None or isinstance(value, (str, bool, int, float)):
         return
     if isinstance(value, Mapping):

@@ -136,9 +136,13 @@ class ContextManager:
             git_dir, prefix = git.git_dir, git.prefix
         #: The open root's parts, for the concern modules and the layers above the core
         #: (:class:`~contextfs.parts.RootParts`): files, state, git, the commit cycle, the gates.
+        commit_gate = None
+        if not read_only:
+            from .gate import history  # the commit gate: writes only
+            commit_gate = history.check
         self.parts = RootParts(self.root, git_dir, prefix, git=git, writers=writers,
                                max_file_bytes=max_file_bytes, read_only=read_only, durable=durable,
-                               outside_actor=outside_actor, review=handle)
+                               outside_actor=outside_actor, review=handle, commit_gate=commit_gate)
         self._index: SearchIndex | None = None
         if not read_only:
             setup.ensure_root(self.parts)

@@ -61,6 +61,7 @@ class RootParts:
         durable: bool,
         outside_actor: str,
         review: ReviewHandle | None,
+        commit_gate: Callable[[RootParts, Change, str], None] | None = None,
     ) -> None:
         self.root = root
         self.files = RootFiles(root, durable=durable)
@@ -94,6 +95,7 @@ class RootParts:
                 provenance=lambda: self.current_provenance,
                 notify=self.notify,
                 outside_actor=outside_actor,
+                gate=None if commit_gate is None else (lambda change, message: commit_gate(self, change, message)),
             )
 
     # ------------------------------------------------------------ the repository

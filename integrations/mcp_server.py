@@ -39,7 +39,9 @@ from contextfs.fixes import speaking
 
 from .langchain_tools import validation_message
 from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .tools.output import seal
 from .tools.scopes import scoped_view, view_header
+from .tools.spec import refusal
 from .tools.topics import ListTopicsArgs
 
 if TYPE_CHECKING:
@@ -123,7 +125,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
             return kit.call(spec, spec.args(**kwargs))
         except ContextFSError as exc:
             log.info("tool %s refused: %s", spec.name, exc)
-            raise ToolError(str(exc)) from exc
+            raise ToolError(refusal(exc)) from exc
 
     call.__name__ = spec.name
     call.__doc__ = spec.description
@@ -191,8 +193,8 @@ def build_server(
             with speaking("tools"):
                 view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{view.text}"
+            raise ResourceError(refusal(exc)) from exc
+        return seal(f"{view_header(view)}\n{view.text}", f"the {scope} view")
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")
@@ -200,7 +202,7 @@ def build_server(
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
+            raise ResourceError(refusal(exc)) from exc
 
     return server
 

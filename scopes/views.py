@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.document import blob_version, decode, is_markdown, parse
 from contextfs.errors import ContentError, ContextFSError, NotFoundError
+from contextfs.fencing import seal
 from contextfs.files import paths
 
 from .tiers import Source
@@ -174,7 +175,7 @@ def left_out_note(item: DroppedItem) -> str:
     """One line for a text view saying what was left out and why (an HTML comment, so markdown
     renderers hide it; ``-->`` inside is broken up so the comment cannot be closed early)."""
     body = f"left out: {item.path} ({item.reason})".replace("-->", "-- >")
-    return f"<!-- {body} -->"
+    return seal(f"<!-- {body} -->", "a note on what the view left out")  # it names a file
 
 
 def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:

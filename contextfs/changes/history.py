@@ -134,7 +134,9 @@ def revert(ctx: RootParts, path: str, rev: str) -> Document | None:
 
 def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
-    assert sid is not None
+    if sid is None:
+        raise InvalidArgumentError("revert_session needs the id of the session to undo, not None; "
+                                   "pass a session id from context history")
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
     # A merge a session's sync made brought other machines' work: undoing the session never undoes that.
     commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init", "merge")]

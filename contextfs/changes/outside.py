@@ -26,6 +26,7 @@ import logging
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
+from ..document import blob_version
 from ..errors import ContextFSError, InvalidPathError, VersioningError
 from ..files import scratch
 from ..files.confined import TMP_SUFFIX, RootFiles, typed_io
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from ..parts import RootParts
     from ..versioning import GitStore
 
-__all__ = ["ignore_rules", "log_report", "scan_outside_edits", "sync"]
+__all__ = ["gate_check", "ignore_rules", "log_report", "scan_outside_edits", "sync"]
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +118,17 @@ def scan_outside_edits(
     return changes, report
 
 
+def gate_check(ctx: RootParts) -> Callable[[str, bytes], None]:
+    """The write gate's check of an edit made outside: its name and its bytes, for secrets only."""
+    guard = ctx.guard()
+
+    def check(rel: str, data: bytes) -> None:
+        guard.check_names([rel])
+        guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
+
+    return check
+
+
 def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:
     """For root-relative paths: the rule that makes git ignore each ('<file>:<line> <pattern>').
 
@@ -154,11 +166,7 @@ def sync(ctx: RootParts) -> list[str]:
     is in ``ctx.last_sync``.
     """
     with ctx.write_lock(), typed_io("sync"):
-        guard = ctx.guard()
-        changes, report = scan_outside_edits(
-            ctx.files, ctx.git, skip=scratch.is_scratch,
-            check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"),
-                                                        actor=ctx.outside_actor))
+        changes, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx))
         log_report(report)
         ctx.last_sync = report
         if not changes:
@@ -167,6 +175,8 @@ def sync(ctx: RootParts) -> list[str]:
         with ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
             for rel, data in changes.items():
                 change.adopt(rel, data, executable=data is not None and ctx.is_executable(rel))
+                if data is not None:  # scanned above, name and bytes
+                    change.vetted.add(blob_version(data))
         if ctx.git.head() == head:
             return []
         report.committed = sorted(changes)

@@ -47,6 +47,8 @@ def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -
     """True when writing ``body`` (and ``meta``, if given) would change nothing a person wrote."""
     if old is None or body != old.body:
         return False
+    if meta is not None and not isinstance(meta, Mapping):
+        return False  # not a mapping: render() refuses it with a typed error
     return meta is None or ({k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
                             == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS})
 
@@ -98,9 +100,12 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
         else:
             base[key] = value
     draft = serialize(base, body, previous=previous)
-    # Lines of the draft from the body on are the caller's lines from body_line on (an
-    # append's new part is scanned alone and counts from its own first line).
-    lines = (1, 1) if new_part is not None else (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
+    # Lines of the draft from the body on are the caller's lines from body_line on; an
+    # append is judged with the whole file but counts from its own first line.
+    if new_part is not None and draft.endswith(new_part):
+        lines = (draft[: len(draft) - len(new_part)].count("\n") + 1, 1)
+    else:
+        lines = (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
     decision = guard.check(rel, draft, actor=prov.actor, markdown=True, library=library,
                            requested_trust=requested, scan=new_part, lines=lines)
     if decision.trust != "trusted" or "trust" in base:

@@ -39,14 +39,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
+from ..commit_text import Header, commit_message
 from ..document import blob_version
 from ..errors import ConflictError, ContextFSError, VersioningError
 from ..files.confined import RootFiles, io_error, typed_io
@@ -69,22 +68,6 @@ log = logging.getLogger(__name__)
 #: ``after`` of a snapshot taken to read a path: the change leaves there what it found, so far
 #: (never a blob id, which is 40 hex digits).
 _SNAPSHOT = "snapshot"
-
-
-@dataclass(frozen=True)
-class Header:
-    """Who makes a change and how its commit will read (journaled before anything else)."""
-
-    op: str
-    subject: str
-    actor: str
-    email: str
-    session: str | None
-    turn: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "subject": self.subject, "actor": self.actor, "email": self.email,
-                "session": self.session, "turn": self.turn, "pid": os.getpid(), "started": time.time()}
 
 
 class Change:
@@ -130,6 +113,9 @@ class Change:
         #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
         #: from HEAD and the changed paths; its tree must hold exactly what was written.
         self.prepared: Prepared | None = None
+        #: Blob ids of bytes a gate has judged in this change (the write gate, sync's scan);
+        #: the commit gate judges every other new byte (see contextfs.history_gate).
+        self.vetted: set[str] = set()
 
     # ------------------------------------------------------------ bookkeeping
     def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
@@ -283,6 +269,13 @@ class Change:
             if old in self.executable:
                 self.executable.add(new)
 
+    def origin(self, rel: str) -> str:
+        """Where the file now at ``rel`` was before this change's renames (``rel`` when none moved it)."""
+        for src, dst in reversed(self._renames):
+            if rel == dst or rel.startswith(dst + "/"):
+                rel = src + rel[len(dst):]
+        return rel
+
     def changes(self) -> dict[str, bytes | None]:
         """Paths whose bytes this change altered, with their new bytes (outside versions aside)."""
         return {rel: data for rel, data in self.after.items() if data != self.before.get(rel)}
@@ -399,23 +392,6 @@ class Change:
         return {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changes.items()}
 
 
-def commit_message(change: Change, subject: str, prov: Any) -> str:
-    """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
-    body = "\n".join(f"- {op}" for op in change.ops[:50])
-    trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": change.git.machine}
-    if prov.session:
-        trailers["Contextfs-Session"] = prov.session
-    if prov.turn:
-        trailers["Contextfs-Turn"] = prov.turn
-    for key, value in change.trailers.items():
-        if value:
-            trailers[key] = " ".join(str(value).split())[:120]
-    message = " ".join(str(subject).split())[:200] + "\n\n"
-    if body:
-        message += body + "\n\n"
-    return message + "".join(f"{k}: {v}\n" for k, v in trailers.items())
-
-
 class Writes:
     """The write side of one root: the write lock, recovery, and one Change per call or transaction.
 
@@ -427,7 +403,7 @@ class Writes:
 
     def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
                  provenance: Callable[[], Provenance], notify: Callable[[list[str]], None],
-                 outside_actor: str = "human") -> None:
+                 outside_actor: str = "human", gate: Callable[[Change, str], None] | None = None) -> None:
         self.files = files
         self.git = git
         self.journal = journal
@@ -437,6 +413,7 @@ class Writes:
         self.seen = Seen()
         self._provenance = provenance
         self._notify = notify
+        self._gate = gate
         self._local = threading.local()
 
     @contextlib.contextmanager
@@ -460,6 +437,12 @@ class Writes:
 
     def _commit(self, change: Change, subject: str) -> str | None:
         message = commit_message(change, subject, self._provenance())
+        if self._gate is not None:
+            try:
+                self._gate(change, message)  # before any object of the commit is written
+            except BaseException:
+                change.rollback()
+                raise
         return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
 
     @contextlib.contextmanager

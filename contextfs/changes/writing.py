@@ -32,6 +32,7 @@ from ..errors import (
     InvalidPathError,
     NotFoundError,
 )
+from ..fencing import name_flags
 from ..files import paths
 from ..files.confined import TMP_SUFFIX
 from ..fixes import Fix
@@ -72,7 +73,7 @@ def settled(func: Callable[P, R]) -> Callable[P, R]:
     return wrapper
 
 __all__ = ["append", "as_written", "check_version", "create", "edit", "files_under", "loaded", "merged_keys", "move",
-           "put", "settled", "update_metadata", "write"]
+           "put", "rejudge", "settled", "update_metadata", "write"]
 
 
 def check_version(rel: str, old: Document | None, expected: str | None) -> None:
@@ -106,6 +107,7 @@ def put(ctx: RootParts, change: Change, rel: str, body: str, meta: Mapping[str, 
                                       else change.read(rel) if old is not None else None),
                             body_line=body_line)
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.vetted.add(blob_version(data))
     return load(data, rel)
 
 
@@ -217,6 +219,7 @@ def edit(ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_ve
                               library=ctx.in_library_write)
             data = new_body.encode("utf-8")
             change.write(rel, data, max_bytes=ctx.max_file_bytes)
+            change.vetted.add(blob_version(data))
             try:
                 return load(data, rel)
             except FrontmatterError:
@@ -282,4 +285,28 @@ def move(ctx: RootParts, src: str, dst: str) -> str:
             change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
         else:
             change.rename(rel_src, rel_dst, moved)
+        if is_agent(ctx.current_provenance.actor):
+            for rel in moved:
+                rejudge(ctx, change, rel_dst + rel[len(rel_src):])
     return rel_dst
+
+
+def rejudge(ctx: RootParts, change: Change, rel: str) -> None:
+    """Judge a file again under the name a move gave it, when that name reads as an instruction.
+
+    The file then gets the trust the write gate decides (or the move is refused, under
+    ``refuse`` and for files that cannot carry the mark), as if it had been written there.
+    """
+    if not name_flags(rel):
+        return
+    old, broken = load_or_broken(change, rel)
+    if old is None or not is_markdown(rel):
+        target = old or broken
+        ctx.guard().check(rel, target.body if target is not None else "", actor=ctx.current_provenance.actor,
+                          markdown=False, library=ctx.in_library_write)
+        return
+    data = rendering.render(rel, old.body, None, old, prov=ctx.current_provenance, guard=ctx.guard(),
+                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes,
+                            previous=change.read(rel))
+    change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.vetted.add(blob_version(data))

@@ -65,11 +65,15 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
     other processes (its stamp is the HEAD it reflects), so commands that only write
     do not pay for reconciling it. ``read_only`` opens an existing root without creating,
     syncing or committing anything and without the write lock (a missing root is an
-    error naming ``contextfs init``): what every command that only reads asks for.
-    ``own_repository`` gives a new root a repository of its own (``init --own-repository``).
+    error naming ``contextfs init``): what every command that only reads gets, whether it
+    asks or not (:data:`contextfs.cli.READING` says which do). ``own_repository`` gives a
+    new root a repository of its own (``init --own-repository``).
     """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
+    from . import reads_only  # the command table; that module imports this one
+
+    read_only = read_only or reads_only(click_ctx.command_path, click_ctx.params)
     if manager is None:
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"

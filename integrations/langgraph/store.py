@@ -255,6 +255,9 @@ class ContextStore(BaseStore):
         if not op.namespace:
             raise InvalidArgumentError("the namespace is empty; put items under a namespace such as ('users', '42')")
         rel = self._path(op.namespace, op.key)
+        # Keys and labels reach the tree encoded (base32), where the commit gate cannot read
+        # them; the write gate judges them as given.
+        self.ctx.parts.guard().check_names([op.key, *op.namespace], what="a store key or namespace label")
         if op.value is not None:
             if not isinstance(op.value, Mapping) or not all(isinstance(k, str) for k in op.value):
                 raise InvalidArgumentError("a store value must be a dict with string keys; pass e.g. {'text': '...'}")

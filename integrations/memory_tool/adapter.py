@@ -29,7 +29,7 @@ from langchain_core.messages import ToolMessage
 from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
-from ..tools.output import check_text_args
+from ..tools.output import check_text_args, seal, seal_refusal
 from .paths import VIRTUAL_ROOT, MemoryPaths
 
 if TYPE_CHECKING:
@@ -118,15 +118,17 @@ class MemoryToolAdapter(_Base):
     def _command(self, name: str, command: Any) -> str:
         """Every command's one path, whether the runner calls it through :meth:`execute` or a
         caller calls ``view``/``create``/... directly (as the SDK's own tests do): the
-        adapter's actor and session, fixes in the tool's terms, refusals as MemoryToolError."""
+        adapter's actor and session, fixes in the tool's terms, refusals as MemoryToolError.
+        Answers and refusals quote paths and file lines, so both leave sealed."""
         try:
             with speaking("memory-tool"), self.ctx.provenance(actor=self.actor, session=self.session):
-                result: str = getattr(self, f"_{name}")(command)
-                return result
-        except MemoryToolError:
-            raise
+                answer: str = getattr(self, f"_{name}")(command)
+        except MemoryToolError as exc:
+            raise MemoryToolError(seal_refusal(str(exc), f"a refused {name} command, quoting its input")) from exc
         except ContextFSError as exc:
-            raise MemoryToolError(self.paths.in_tool_terms(exc)) from exc
+            raise MemoryToolError(seal_refusal(self.paths.in_tool_terms(exc),
+                                               f"a refused {name} command, quoting its input")) from exc
+        return seal(answer, f"the memory tool's {name} answer")
 
     # The SDK's command methods, each through _command.
     def view(self, command: Any) -> str:
@@ -222,10 +224,13 @@ class MemoryToolAdapter(_Base):
             updated = content.replace(old, new, 1)
             self.paths.replace(rel, updated)
         self._secure(rel, [])
+        stored, trust = self.paths.read(rel)
         new_lines = updated.split("\n")
         first, last = max(0, changed_line - 2), min(len(new_lines), changed_line + 3)
         snippet = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1))
-        return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + snippet
+        # The lines come from the file: fenced exactly as `view` fences them.
+        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+                + self.paths.as_data(snippet, virtual, trust, stored))
 
     def _insert(self, command: Any) -> str:
         virtual = _text(command, "path")

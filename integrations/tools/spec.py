@@ -25,9 +25,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
+from contextfs.fencing import seal_refusal
 from contextfs.fixes import speaking
 
-from .output import cap, check_text_args
+from .output import cap, check_text_args, seal
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -38,6 +39,7 @@ __all__ = [
     "ToolSpec",
     "Toolkit",
     "format_error",
+    "refusal",
 ]
 
 #: Who tool writes are attributed to when neither the toolkit nor the manager was given an actor.
@@ -51,9 +53,14 @@ A = TypeVar("A", bound=BaseModel)
 L = TypeVar("L")  # a layer object a toolkit keeps
 
 
+def refusal(exc: Exception) -> str:
+    """A refusal's message for a model, sealed: it may quote the request (a path, a name)."""
+    return seal_refusal(str(exc), "a refused call, quoting its arguments")
+
+
 def format_error(exc: Exception) -> str:
     """The text a model sees for a refused call: ``Error:`` then the message and its fix."""
-    return f"Error: {exc}"
+    return f"Error: {refusal(exc)}"
 
 
 @dataclass(frozen=True)
@@ -120,4 +127,4 @@ class Toolkit:
         check_text_args(args.model_dump())
         with speaking("tools"), self.writing():  # a refusal's fix names the tools, not Python calls
             out = spec.run(self, args)
-        return cap(out)
+        return cap(seal(out, f"the {spec.name} answer"))

@@ -191,4 +191,4 @@ class Block:
             parts.append(f"## {kind} (call open_topic with a name to read one)\n\n"
                          + "\n".join(f"- {t.name} — {t.description or t.title}" for t in cues) + "\n")
         parts.append("[End of context block]\n")
-        return "\n".join(parts)
+        return "\n".join(parts)  # views and tools seal it where it reaches an agent
