@@ -27,8 +27,7 @@ from pydantic import ConfigDict, Field
 
 from contextfs import ContextManager
 from contextfs.errors import InvalidArgumentError
-from contextfs.fencing import flags, name_flags
-from contextfs.gate.poisoning import render_untrusted
+from contextfs.gate.poisoning import flags, name_flags, render_untrusted
 from contextfs.text.turns import session_of, turn_at
 
 if TYPE_CHECKING:

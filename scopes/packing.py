@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contextfs.errors import BudgetError, ConfigError
-from contextfs.fencing import seal
+from contextfs.gate.fencing import seal
 from contextfs.gate.poisoning import render_untrusted
 from contextfs.text.tokens import TokenCounter, get_counter
 
@@ -378,7 +378,7 @@ def _ordered(slots: list[_Slot]) -> list[_Slot]:
 
 
 def _join(header: str | None, slots: list[_Slot], paged: list[PagedSection]) -> str:
-    """The view's text. Each part is sealed (:func:`contextfs.fencing.seal`): a heading or a
+    """The view's text. Each part is sealed (:func:`contextfs.gate.fencing.seal`): a heading or a
     header that names a file whose name reads as an instruction is fenced like its text
     (judgements are cached, so the packer's repeated joins cost one judgement per part)."""
     parts = [header] if header else []

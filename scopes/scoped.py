@@ -28,8 +28,8 @@ from contextfs.errors import (
     NotFoundError,
     TopicError,
 )
-from contextfs.fencing import seal
 from contextfs.fixes import Fix
+from contextfs.gate.fencing import seal
 
 from .arguments import check_choice, check_int, check_number, check_strings, check_text
 from .packing import (

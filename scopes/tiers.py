@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from contextfs.fencing import seal
+from contextfs.gate.fencing import seal
 from contextfs.gate.poisoning import assess, render_untrusted
 from contextfs.text import analysis as contextfs_text
 from contextfs.text import scoring
@@ -230,7 +230,7 @@ def flags(text: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def sealed(text: str, source: str) -> str:
-    """:func:`~contextfs.fencing.seal`, kept: packing renders the same passages many times."""
+    """:func:`~contextfs.gate.fencing.seal`, kept: packing renders the same passages many times."""
     return seal(text, source)
 
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from contextfs.document import blob_version, decode, is_markdown, parse
 from contextfs.errors import ContentError, ContextFSError, NotFoundError
-from contextfs.fencing import seal
 from contextfs.files import paths
+from contextfs.gate.fencing import seal
 
 from .tiers import Source
 

@@ -2,7 +2,7 @@
 
 The message is ``<op>: <path>`` (or a transaction's own subject), the list of operations,
 then the ``Contextfs-*`` trailers: what :mod:`contextfs.changes.history` reads back and what the
-commit gate (:mod:`contextfs.history_gate`) scans before anything is written.
+commit gate (:mod:`contextfs.gate.history`) scans before anything is written.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .changes.transaction import Change
-
-__all__ = ["Header", "commit_message"]
+__all__ = ["Described", "Header", "commit_message"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +31,23 @@ class Header:
                 "session": self.session, "turn": self.turn, "pid": os.getpid(), "started": time.time()}
 
 
-def commit_message(change: Change, subject: str, prov: Any) -> str:
+class _Machine(Protocol):
+    @property
+    def machine(self) -> str: ...
+
+
+class Described(Protocol):
+    """What a commit message is made from (a :class:`~contextfs.changes.transaction.Change`)."""
+
+    ops: list[str]
+    header: Header
+    trailers: dict[str, str]
+
+    @property
+    def git(self) -> _Machine: ...
+
+
+def commit_message(change: Described, subject: str, prov: Any) -> str:
     """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
     body = "\n".join(f"- {op}" for op in change.ops[:50])
     trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": change.git.machine}

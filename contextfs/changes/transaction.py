@@ -45,7 +45,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import clock, faults
-from ..commit_text import Header, commit_message
 from ..document import blob_version
 from ..errors import ConflictError, ContextFSError, VersioningError
 from ..files.confined import RootFiles, io_error, typed_io
@@ -53,6 +52,7 @@ from ..provenance import Provenance, email_of
 from ..versioning.refs import BranchMoved
 from . import adoption
 from .adoption import Seen, StaleRead
+from .commit_text import Header, commit_message
 from .journal import Journal, JournalFile
 from .recovery import commit_outside, recover, undo
 from .rendering import clean_line
@@ -114,7 +114,7 @@ class Change:
         #: from HEAD and the changed paths; its tree must hold exactly what was written.
         self.prepared: Prepared | None = None
         #: Blob ids of bytes a gate has judged in this change (the write gate, sync's scan);
-        #: the commit gate judges every other new byte (see contextfs.history_gate).
+        #: the commit gate judges every other new byte (see contextfs.gate.history).
         self.vetted: set[str] = set()
 
     # ------------------------------------------------------------ bookkeeping

@@ -32,11 +32,11 @@ from ..errors import (
     InvalidPathError,
     NotFoundError,
 )
-from ..fencing import name_flags
 from ..files import paths
 from ..files.confined import TMP_SUFFIX
 from ..fixes import Fix
 from ..gate.guard import is_agent, is_library_log
+from ..gate.poisoning import name_flags
 from ..text.replacing import replace_once
 from . import rendering
 from .adoption import StaleRead

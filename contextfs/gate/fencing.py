@@ -5,7 +5,7 @@ commit subject in a history, a view's headings, a refusal that quotes its input.
 them can carry a planted instruction, so the rule is applied to the whole answer, not to
 the bodies alone:
 
-* :func:`flags` is the one judgement of text: the poisoning guard's reasons for the text
+* :func:`contextfs.gate.poisoning.flags` is the one judgement of text: the poisoning guard's reasons for the text
   as written and for the text read as words (``ignore_all_previous_instructions.md``,
   ``IgnoreAllPrevious``, ``ignore.all.previous`` read as the words they spell). The write
   gate judges contents and names with it; every fence below uses it;
@@ -23,13 +23,11 @@ flagged) and an end line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from functools import lru_cache
 
-from .gate.poisoning import assess, render_untrusted
+from .poisoning import flags, render_untrusted
 
-__all__ = ["FENCE_END", "FENCE_OPEN", "as_data", "flags", "name_flags", "name_words", "seal", "seal_refusal"]
+__all__ = ["FENCE_END", "FENCE_OPEN", "as_data", "seal", "seal_refusal"]
 
 #: How a fence starts and ends (see :func:`contextfs.gate.poisoning.render_untrusted`).
 FENCE_OPEN = "[untrusted data"
@@ -37,40 +35,6 @@ FENCE_END = "[end of untrusted data]"
 
 # Separators between letters or digits in names ("a_b", "a-b", "a.b", "a/b") and the step
 # from a lower-case letter to an upper-case one ("aB") both become spaces.
-_JOINERS = re.compile(r"(?<=[^\W_])[_.\\/-]+(?=[^\W_])")
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
-
-
-def name_words(text: str) -> str:
-    """``text`` with the separators names use read as spaces: ``Ignore_all-previous.Rules``
-    becomes ``Ignore all previous Rules``."""
-    return _JOINERS.sub(" ", _CAMEL.sub(" ", text))
-
-
-@lru_cache(maxsize=4096)
-def flags(text: str) -> tuple[str, ...]:
-    """Why ``text`` reads as an instruction to the agent (empty when it does not).
-
-    The guard's reasons for the text as written, then for it read as words; kept for
-    repeated texts (a view is packed several times while it is fitted to a budget).
-    """
-    if not isinstance(text, str) or not text:
-        return ()
-    reasons = list(assess(text).reasons)
-    # Only the lines that read differently as words are judged again (most prose has none).
-    spaced = [words for line in text.split("\n") if (words := name_words(line)) != line]
-    if spaced:
-        reasons += [r for r in assess("\n".join(spaced)).reasons if r not in reasons]
-    return tuple(reasons)
-
-
-def name_flags(rel: str) -> tuple[str, ...]:
-    """Why a file's path reads as an instruction (empty when it does not): its folders and
-    name as words, one per line, the extension left out."""
-    stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
-    return flags(name_words(stem.replace("/", "\n")))
-
-
 def as_data(text: str, source: str, *, trust: object = "trusted", flagged: Iterable[str] = ()) -> str:
     """Retrieved ``text`` for a prompt: a source line, then the text; fenced when untrusted.
 

@@ -27,7 +27,7 @@ exception: its records stand alone, so an append to it is judged on the records 
 
 :meth:`WriteGuard.check_history` is the same secret scan over everything else a commit
 carries (tree entry names, the message with its trailers, the author); the commit gate
-(:mod:`contextfs.history_gate`) calls it for every commit.
+(:mod:`contextfs.gate.history`) calls it for every commit.
 
 Edits people make in an editor are not agent writes: sync scans them (content and name)
 for secrets only, and holds back (uncommitted, reported) a file that holds one.
@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import ContentError, PoisoningError
-from ..fencing import name_flags
 from . import poisoning, secrets
+from .poisoning import name_flags
 
 __all__ = ["TRUST_ORDER", "Decision", "WriteGuard", "is_agent", "is_library_log"]
 

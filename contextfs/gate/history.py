@@ -33,18 +33,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .document import blob_version
-from .errors import ContentError
+from ..document import blob_version
+from ..errors import ContentError
 
 if TYPE_CHECKING:
-    from .changes.transaction import Change
-    from .manager import ContextManager
-    from .versioning import Prepared
+    from ..changes.transaction import Change
+    from ..parts import RootParts
+    from ..versioning import Prepared
 
 __all__ = ["check"]
 
 
-def check(ctx: ContextManager, change: Change, message: str) -> None:
+def check(ctx: RootParts, change: Change, message: str) -> None:
     """Refuse (ContentError, nothing echoed) a commit whose names, message, author or new bytes hold a secret."""
     guard = ctx.guard()
     _check_adopted(ctx, change)
@@ -70,7 +70,7 @@ def check(ctx: ContextManager, change: Change, message: str) -> None:
         guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
 
 
-def _check_adopted(ctx: ContextManager, change: Change) -> None:
+def _check_adopted(ctx: RootParts, change: Change) -> None:
     """Refuse a change whose outside versions (committed first, as a person's) hold a secret."""
     guard = ctx.guard()
     for layer in change.adopted:
@@ -88,7 +88,7 @@ def _check_adopted(ctx: ContextManager, change: Change) -> None:
                     "then make the call again") from None
 
 
-def _written_here(ctx: ContextManager, prepared: Prepared) -> tuple[str, str] | None:
+def _written_here(ctx: RootParts, prepared: Prepared) -> tuple[str, str] | None:
     """(message, author) of a prepared commit written in this process; None for one that came
     from elsewhere (its committer line is not the signature it was prepared with)."""
     kind, raw = ctx.git.objects.read(bytes.fromhex(prepared.sha))

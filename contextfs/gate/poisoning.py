@@ -21,8 +21,10 @@ flags ordinary facts ("ignore the flaky test on CI") would teach people to switc
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigError, PoisoningError
@@ -35,6 +37,9 @@ __all__ = [
     "apply_policy",
     "assess",
     "check_policy",
+    "flags",
+    "name_flags",
+    "name_words",
     "policy_from_config",
     "render_memory",
     "render_untrusted",
@@ -142,8 +147,6 @@ def render_untrusted(text: str, source: str, *, reasons: tuple[str, ...] | list[
     # splitlines() also breaks on \u2028, \x85 and friends, which a reader may treat as newlines.
     lines = strip_hidden(str(text)).splitlines() or [""]
     label = _one_line(source)
-    from ..fencing import flags  # the fence's own judgement of text; that module imports this one
-
     if flags(label):
         # A source that reads as an instruction (a planted file name) is quoted with the text.
         lines = [f"source: {label}", *lines]
@@ -159,3 +162,38 @@ def render_memory(text: str, source: str, trust: str = "trusted") -> str:
     if trust == "trusted":
         return f"{text.rstrip()}\n(source: {_one_line(source)})"
     return render_untrusted(text, source)
+
+
+# ------------------------------------------------------------------ judging text and names
+_JOINERS = re.compile(r"(?<=[^\W_])[_.\\/-]+(?=[^\W_])")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+
+
+def name_words(text: str) -> str:
+    """``text`` with the separators names use read as spaces: ``Ignore_all-previous.Rules``
+    becomes ``Ignore all previous Rules``."""
+    return _JOINERS.sub(" ", _CAMEL.sub(" ", text))
+
+
+@lru_cache(maxsize=4096)
+def flags(text: str) -> tuple[str, ...]:
+    """Why ``text`` reads as an instruction to the agent (empty when it does not).
+
+    The guard's reasons for the text as written, then for it read as words; kept for
+    repeated texts (a view is packed several times while it is fitted to a budget).
+    """
+    if not isinstance(text, str) or not text:
+        return ()
+    reasons = list(assess(text).reasons)
+    # Only the lines that read differently as words are judged again (most prose has none).
+    spaced = [words for line in text.split("\n") if (words := name_words(line)) != line]
+    if spaced:
+        reasons += [r for r in assess("\n".join(spaced)).reasons if r not in reasons]
+    return tuple(reasons)
+
+
+def name_flags(rel: str) -> tuple[str, ...]:
+    """Why a file's path reads as an instruction (empty when it does not): its folders and
+    name as words, one per line, the extension left out."""
+    stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
+    return flags(name_words(stem.replace("/", "\n")))

@@ -3,10 +3,10 @@
 Everything a tool hands back that was *read* (a file body, a search snippet, a recalled
 memory, a topic summary) may carry instructions someone planted in it. The tools never
 return such text bare: each piece comes with the place it came from
-(:func:`contextfs.fencing.as_data`), and text that is marked ``trust: untrusted``/
+(:func:`contextfs.gate.fencing.as_data`), and text that is marked ``trust: untrusted``/
 ``quarantined`` in its frontmatter, or that the poisoning guard flags now, is fenced as
 quoted data (scoped views come fenced from the packer, which counts the fences in the
-budget). Then the whole answer is sealed (:func:`contextfs.fencing.seal`): names, titles,
+budget). Then the whole answer is sealed (:func:`contextfs.gate.fencing.seal`): names, titles,
 subjects and refusals that read as instructions are fenced too. Outputs longer than
 :data:`MAX_OUTPUT_CHARS` are cut with a marker the model can see and act on, so a huge
 file cannot crowd out the rest of the prompt unnoticed.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from contextfs.errors import ContentError, InvalidArgumentError
-from contextfs.fencing import as_data, seal, seal_refusal
+from contextfs.gate.fencing import as_data, seal, seal_refusal
 
 __all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "seal", "seal_refusal", "short_version"]
 

@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel
 
-from contextfs.fencing import seal_refusal
 from contextfs.fixes import speaking
+from contextfs.gate.fencing import seal_refusal
 
 from .output import cap, check_text_args, seal
 

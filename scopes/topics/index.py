@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from contextfs.errors import ContextFSError
-from contextfs.fencing import seal
 from contextfs.files.confined import TMP_SUFFIX
+from contextfs.gate.fencing import seal
 from contextfs.text.tokens import TokenCounter
 
 from ..derived import CACHE_DIR

@@ -12,7 +12,7 @@ same process, the two run alternately, so the ratio holds on a busy machine:
    what a write of its result costs). Also reported: against judging the new line alone,
    as before;
 3. ``read_context`` and ``list_context`` answers, sealed against unsealed (the same tool
-   without :func:`contextfs.fencing.seal`). Goal: the seal adds at most 5 ms to a 20 KB answer;
+   without :func:`contextfs.gate.fencing.seal`). Goal: the seal adds at most 5 ms to a 20 KB answer;
 4. a 4,000-token scoped view, each part and passage sealed against unsealed. Goal: at most 1.2x.
 
 Prints a markdown table (median milliseconds) and each goal's status.

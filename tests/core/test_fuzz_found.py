@@ -1,6 +1,6 @@
 """Defects the surface fuzzer found, each pinned by the smallest call that showed it.
 
-``tests/test_fuzz_surfaces.py`` generates arguments and file contents for every public
+``tests/reliability/test_fuzz_surfaces.py`` generates arguments and file contents for every public
 surface; what it found is kept here as plain tests so each stays fixed without relying on
 Hypothesis finding it again.
 """

@@ -130,7 +130,7 @@ def _fetched(ctx: ContextManager, text: str) -> str:
 
 #: Text fetched from a remote is in that machine's history already, so it cannot be kept out
 #: of history here: the incoming gate reports a secret in it (the ``fetched-files`` channel of
-#: tests/test_gate_history.py) and lowers the trust of an instruction, which this row checks.
+#: tests/core/gate/test_gate_history.py) and lowers the trust of an instruction, which this row checks.
 READ_BACK: list[object] = [*PATHS, pytest.param(_fetched, id="fetched-by-sync")]
 
 
