@@ -23,12 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfs import clock
-from contextfs.document import as_content
 from contextfs.errors import EvolveError
 from contextfs.files.paths import slugify
 from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
 from contextfs.scopes.topics import Topics
+from contextfs.serializing import as_content
 
 from . import prompts
 from .cleanup import CleanupReport

@@ -27,12 +27,13 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.config import check_keys
-from contextfs.document import as_content, decode, parse
+from contextfs.document import decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.files.state import StateDir
 from contextfs.gate.poisoning import assess
 from contextfs.manager import ContextManager
 from contextfs.scopes.derived import CACHE_DIR
+from contextfs.serializing import as_content
 
 from . import prompts
 from .entries import Change, EntryFile, Kind

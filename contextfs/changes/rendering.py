@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from .. import clock
-from ..document import LIBRARY_KEYS, Document, is_markdown, serialize
+from ..document import LIBRARY_KEYS, Document, is_markdown
 from ..errors import ContentError
 from ..gate.guard import TRUST_ORDER, WriteGuard
 from ..gate.poisoning import trust_of
 from ..provenance import Provenance
+from ..serializing import serialize
 
 __all__ = ["check_text", "clean_line", "render", "unchanged"]
 

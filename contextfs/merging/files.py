@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..changes.setup import MANAGED
-from ..document import blob_version, decode, is_markdown, parse, serialize
+from ..document import blob_version, decode, is_markdown, parse
 from ..errors import ContextFSError
+from ..serializing import serialize
 from .frontmatter import merge_metadata
 from .kinds import kind_of
 from .lines import merge_entries, merge_text

@@ -24,12 +24,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..changes.setup import MANAGED
-from ..document import decode, is_markdown, parse, serialize
+from ..document import decode, is_markdown, parse
 from ..errors import ContextFSError, InvalidPathError
 from ..files import paths
 from ..gate.poisoning import TRUST_LEVELS, assess, trust_of
 from ..gate.secrets import describe
 from ..merging import MergeNote, TreeMerge
+from ..serializing import serialize
 from ..versioning import EXEC_MODE, FILE_MODE
 
 if TYPE_CHECKING:

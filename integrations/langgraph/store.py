@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
 from contextfs.extras import require
+from contextfs.serializing import as_content
 
 require("langgraph.store.base", "langgraph")  # the optional extra: its install line when missing
 from langgraph.store.base import (  # noqa: E402 - after the check above

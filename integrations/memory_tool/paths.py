@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidPathError
+from contextfs.serializing import as_content
 
 from ..tools.output import as_data
 

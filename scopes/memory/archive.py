@@ -15,11 +15,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextfs import clock
-from contextfs.document import as_content
 from contextfs.errors import ContentError, InvalidPathError, NotFoundError
 from contextfs.files.paths import slugify
 from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
+from contextfs.serializing import as_content
 from contextfs.text.analysis import fingerprint, words
 
 from ..arguments import check_int, check_mapping, check_strings

@@ -29,8 +29,8 @@ from datetime import datetime
 from typing import Any
 
 from contextfs import clock
-from contextfs.document import as_content
 from contextfs.errors import BudgetError, ContentError, ContextFSError
+from contextfs.serializing import as_content
 from contextfs.text.analysis import content_words, raw_words
 from contextfs.text.tokens import TokenCounter
 

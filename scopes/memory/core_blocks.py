@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from contextfs.document import as_content
 from contextfs.errors import (
     ContentError,
     ContextFSError,
@@ -25,6 +24,7 @@ from contextfs.errors import (
 )
 from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
+from contextfs.serializing import as_content
 from contextfs.text.replacing import replace_once
 
 from ..packing import DroppedItem

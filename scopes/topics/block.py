@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextfs import clock
-from contextfs.document import as_content
 from contextfs.errors import NotFoundError
+from contextfs.serializing import as_content
 from contextfs.text.tokens import TokenCounter
 
 from ..arguments import check_text

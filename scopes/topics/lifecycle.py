@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from contextfs import clock
-from contextfs.document import as_content
 from contextfs.errors import TopicError
+from contextfs.serializing import as_content
 
 from ..arguments import check_strings, check_text
 from .catalog import Catalog

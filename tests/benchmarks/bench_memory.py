@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 from contextfs import ContextManager
-from contextfs.document import serialize
 from contextfs.scopes.memory import ConversationBuffer, Memory, fingerprint
+from contextfs.serializing import serialize
 
 COMMON = ["priya", "the", "company", "offer", "drive", "interview", "round", "test", "practice", "problem", "placement", "batch", "student", "college", "campus", "result", "prep", "week", "mock", "session", "topic", "question", "answer"]
 

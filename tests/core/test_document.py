@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContentError, ContextManager, FrontmatterError
-from contextfs.document import blob_version, decode, parse, serialize
+from contextfs.document import blob_version, decode, parse
+from contextfs.serializing import serialize
 
 # ----------------------------------------------------------------- Hypothesis
 _keys = st.text(min_size=1, max_size=12).filter(lambda k: k.strip() == k and k != "")

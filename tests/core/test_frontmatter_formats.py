@@ -13,8 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContextManager, FrontmatterError
-from contextfs.document import as_content, parse, serialize
+from contextfs.document import parse
 from contextfs.scopes import ScopedContext
+from contextfs.serializing import as_content, serialize
 
 if sys.version_info >= (3, 11):
     import tomllib

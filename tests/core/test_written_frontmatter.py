@@ -19,8 +19,9 @@ from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager, FrontmatterError
 from contextfs.cli import cli
-from contextfs.document import as_content, split_written
+from contextfs.document import split_written
 from contextfs.integrations.langchain_tools import make_tools
+from contextfs.serializing import as_content
 
 NOTE = "---\n# kept as written\ntitle: Kafka notes\ntags: [adr, database]   # flow style\n---\nThe broker runs on 3 nodes.\n"
 
