@@ -20,10 +20,11 @@ from typing import TYPE_CHECKING
 from ..lazy import exports
 
 if TYPE_CHECKING:
+    from .commits import Author, Commit, Prepared
     from .gitcmd import check_rev
     from .objects import EXEC_MODE, FILE_MODE
     from .refs import operation_in_progress
-    from .repository import Author, Commit, GitStore, Prepared
+    from .repository import GitStore
 
 __all__ = [
     "EXEC_MODE",
@@ -40,10 +41,10 @@ __all__ = [
 _HOMES = {
     "EXEC_MODE": ".objects",
     "FILE_MODE": ".objects",
-    "Author": ".repository",
-    "Commit": ".repository",
+    "Author": ".commits",
+    "Commit": ".commits",
     "GitStore": ".repository",
-    "Prepared": ".repository",
+    "Prepared": ".commits",
     "check_rev": ".gitcmd",
     "operation_in_progress": ".refs",
 }

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import VersioningError
+from .commits import Author, Prepared
 from .gitcmd import check_rev
-from .repository import Author, Prepared
 
 if TYPE_CHECKING:
     from .repository import GitStore

@@ -17,7 +17,6 @@ import functools
 import os
 import time
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -27,6 +26,7 @@ from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
 from ..provenance import machine_name
 from .branches import Branches
+from .commits import Author, Commit, Prepared
 from .gitcmd import GitCommand, check_rev
 from .locks import LockMark, wait_for
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
@@ -35,45 +35,12 @@ from .refs import Refs, operation_in_progress
 if TYPE_CHECKING:  # annotations inside GitStore, whose git() method hides the module name
     from git.objects import Commit as GitCommit
 
-__all__ = ["Author", "Commit", "GitStore", "Prepared"]
+__all__ = ["GitStore"]
 
 #: Paths in one commit above which the index changes are folded into the shared index.
 _FOLD_AFTER = 200
 _FIELD = "\x1f"
 _RECORD = "\x1e"
-
-
-@dataclass(frozen=True)
-class Author:
-    """Who a commit is attributed to; never the machine's global git identity."""
-
-    name: str
-    email: str
-
-    def signature(self, when: float) -> bytes:
-        return f"{self.name} <{self.email}> {int(when)} +0000".encode()
-
-
-@dataclass(frozen=True)
-class Commit:
-    """One commit as read back from the log, with the contextfs trailers parsed."""
-
-    commit: str
-    author: str
-    date: str
-    subject: str
-    trailers: Mapping[str, str]
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """A commit whose objects are written but which no branch points at yet."""
-
-    parent: str | None
-    sha: str
-    paths: tuple[str, ...]
-    subject: str
-    signature: bytes
 
 
 class GitStore:
