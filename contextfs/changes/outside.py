@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING
 from ..document import blob_version
 from ..errors import ContextFSError, InvalidPathError, VersioningError
 from ..files import scratch
-from ..files.confined import TMP_SUFFIX, RootFiles, typed_io
+from ..files.confined import TMP_SUFFIX, RootFiles
+from ..files.fileerrors import typed_io
 from ..versioning import operation_in_progress  # HEAD and refs only: no GitPython
 from .adoption import SyncReport
 from .markers import conflict_markers

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ..document import blob_version
 from ..errors import InvalidPathError, VersioningError
 from ..files import scratch
-from ..files.confined import typed_io
+from ..files.fileerrors import typed_io
 from ..fixes import Fix
 from .outside import gate_check, ignore_rules, log_report, scan_outside_edits
 

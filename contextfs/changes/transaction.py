@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any
 from .. import clock, faults
 from ..document import blob_version
 from ..errors import ConflictError, ContextFSError, VersioningError
-from ..files.confined import RootFiles, io_error, typed_io
+from ..files.confined import RootFiles
+from ..files.fileerrors import io_error, typed_io
 from ..provenance import Provenance, email_of
 from ..versioning.refs import BranchMoved
 from . import adoption

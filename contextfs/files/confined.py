@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
 from .durability import fsync_path
+from .fileerrors import io_error, symlink_error
 from .walking import FileStat, walk_fd, walk_paths
 
 __all__ = [
@@ -37,8 +38,6 @@ __all__ = [
     "TMP_SUFFIX",
     "FileStat",
     "RootFiles",
-    "io_error",
-    "typed_io",
 ]
 
 TMP_SUFFIX = ".cfs-tmp"
@@ -50,31 +49,6 @@ _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXE
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _FD_OPS = bool(_NOFOLLOW) and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
-
-
-def _symlink_error(rel: str) -> InvalidPathError:
-    return InvalidPathError(
-        f"invalid path {rel!r}: it goes through a symlink, and symlinks are never followed; "
-        "replace the link with a real folder or file"
-    )
-
-
-def io_error(rel: str, exc: OSError) -> ContextFSError:
-    """The typed error for an OSError met while working on ``rel``."""
-    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
-        return ContentError(f"{rel}: no space left on the device; free disk space and retry")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return ContentError(f"{rel}: {exc.strerror}; check that the folder is writable")
-    return ContentError(f"{rel}: {exc.strerror or exc}; check permissions and free disk space")
-
-
-@contextlib.contextmanager
-def typed_io(what: str) -> Iterator[None]:
-    """Turn an OSError escaping the block into the typed error for ``what``."""
-    try:
-        yield
-    except OSError as exc:
-        raise io_error(what, exc) from None
 
 
 class RootFiles:
@@ -128,14 +102,14 @@ class RootFiles:
                 self._fsync_dir(fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.EMLINK):
-                    raise _symlink_error(rel) from None
+                    raise symlink_error(rel) from None
                 if exc.errno == errno.ENOTDIR:
                     try:
                         st = os.stat(name, dir_fd=fd, follow_symlinks=False)
                     except OSError:
                         st = None
                     if st is not None and stat.S_ISLNK(st.st_mode):
-                        raise _symlink_error(rel) from None
+                        raise symlink_error(rel) from None
                     raise InvalidPathError(
                         f"invalid path {rel!r}: {name!r} is a file, not a folder; pick a path under a folder"
                     ) from None
@@ -184,7 +158,7 @@ class RootFiles:
                     fsync_path(current.parent)  # the new folder's entry (see _step)
                 st = os.lstat(current)
             if stat.S_ISLNK(st.st_mode):
-                raise _symlink_error(rel)
+                raise symlink_error(rel)
             if not stat.S_ISDIR(st.st_mode):
                 raise InvalidPathError(f"invalid path {rel!r}: {current.name!r} is a file, not a folder")
         yield -1, str(current / rel.split("/")[-1]), rel
@@ -282,7 +256,7 @@ class RootFiles:
                                      **self._at(fd, name))
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.EMLINK):
-                        raise _symlink_error(rel) from None
+                        raise symlink_error(rel) from None
                     if exc.errno == errno.EISDIR:
                         return None, None
                     raise
@@ -416,7 +390,7 @@ class RootFiles:
             raise
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.EMLINK):
-                raise _symlink_error(rel) from None
+                raise symlink_error(rel) from None
             raise io_error(rel, exc) from None
 
     def mkdir(self, rel: str) -> None:

@@ -17,7 +17,7 @@ from whoosh.query.qcore import QueryError
 from ..embeddings import attach
 from ..errors import ContextFSError, SearchIndexError
 from ..files import paths
-from ..files.confined import typed_io
+from ..files.fileerrors import typed_io
 from . import compat
 from .filters import build_filter
 from .hits import SearchHit

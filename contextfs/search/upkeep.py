@@ -44,7 +44,7 @@ from whoosh.index import LockError
 
 from .. import faults
 from ..errors import ContextFSError, VersioningError
-from ..files.confined import typed_io
+from ..files.fileerrors import typed_io
 from . import compat, segments
 from .planning import weighting
 from .running import Queries
