@@ -2,7 +2,7 @@
 
 :class:`RootParts` holds what one open root is made of — its folder, the confined file
 layer (:mod:`contextfs.files.confined`), the derived-state folder under ``.git/``, the
-repository, the commit cycle with its lock and journal (:mod:`contextfs.changes.transaction`),
+repository, the commit cycle with its lock and journal (:mod:`contextfs.changes.cycle`),
 the path gate and the write gate, who is writing, the change listeners and the marking of
 library-owned log writes. :class:`~contextfs.ContextManager` makes one and keeps it as
 ``ctx.parts``; the concern modules (writing, trash, history, outside edits, review, sharing,
@@ -35,7 +35,8 @@ from .provenance import Provenance, Writers
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
-    from .changes.transaction import Change, Writes
+    from .changes.cycle import Writes
+    from .changes.transaction import Change
     from .gate.guard import WriteGuard
     from .review.branch import ReviewHandle
     from .versioning import GitStore
@@ -84,8 +85,8 @@ class RootParts:
         self._guard_cache: tuple[object, WriteGuard] | None = None
         self._writes: Writes | None = None
         if not read_only:
+            from .changes.cycle import Writes
             from .changes.journal import Journal  # the journal and the commit cycle: writes only
-            from .changes.transaction import Writes
 
             self._writes = Writes(
                 self.files,
