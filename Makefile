@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DEVSTAMP := $(VENV)/.installed-dev
 DEMO_DIR ?= .demo/context
 
-.PHONY: demo test stress bench lint docs screenshots mutate clean
+.PHONY: demo test stress bench lint format docs screenshots mutate clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ mutate: $(MUTSTAMP)
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
 
+# Formatting is ruff format's job (line length 100, [tool.ruff] in pyproject.toml); lint checks it.
+format: $(DEVSTAMP)
+	$(BIN)/ruff format contextfs scopes evolve integrations tests
+
 docs: $(DEVSTAMP)
 	$(BIN)/cog -r docs/cli.md docs/scopes.md
 
@@ -64,6 +68,7 @@ screenshots: $(DEVSTAMP)
 TYPECHECK := build/typecheck
 lint: $(DEVSTAMP)
 	$(BIN)/ruff check contextfs scopes evolve integrations tests
+	$(BIN)/ruff format --check contextfs scopes evolve integrations tests
 	@rm -rf $(TYPECHECK) build/lib build/bdist.*
 	@mkdir -p build
 	@$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation --target $(TYPECHECK) . \

@@ -41,16 +41,19 @@ __version__ = "0.1.0"
 # which a command line that only prints help, or a module that only needs the exception
 # tree, should not pay for; the scoped-context names also keep the core from importing
 # the scopes layer.
-__getattr__, __dir__ = exports(__name__, {
-    "ContextManager": "contextfs.manager",
-    "ContextView": "contextfs.scopes.scoped",
-    "Document": "contextfs.document",
-    "HistoryEntry": "contextfs.changes.history",
-    "Provenance": "contextfs.provenance",
-    "RevertReport": "contextfs.changes.history",
-    "ScopedContext": "contextfs.scopes.scoped",
-    "TrashEntry": "contextfs.changes.trash",
-})
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        "ContextManager": "contextfs.manager",
+        "ContextView": "contextfs.scopes.scoped",
+        "Document": "contextfs.document",
+        "HistoryEntry": "contextfs.changes.history",
+        "Provenance": "contextfs.provenance",
+        "RevertReport": "contextfs.changes.history",
+        "ScopedContext": "contextfs.scopes.scoped",
+        "TrashEntry": "contextfs.changes.trash",
+    },
+)
 
 __all__ = [
     "AlreadyExistsError",

@@ -40,7 +40,9 @@ def _unknown(what: str, kind: str, name: str, known: Iterable[str]) -> ConfigErr
     choices = sorted(known)
     close = difflib.get_close_matches(name, choices, n=1, cutoff=0.6)
     hint = f"did you mean {close[0]}? " if close else ""
-    return ConfigError(f"{CONFIG_PATH}: {what} is not a known {kind}; {hint}use one of {', '.join(choices)}")
+    return ConfigError(
+        f"{CONFIG_PATH}: {what} is not a known {kind}; {hint}use one of {', '.join(choices)}"
+    )
 
 
 def check_keys(table: str, section: Mapping[str, Any], known: Iterable[str]) -> None:
@@ -60,8 +62,10 @@ def load_config(files: RootFiles) -> dict[str, Any]:
     try:
         data = files.read(CONFIG_PATH)
     except InvalidPathError:
-        raise ConfigError(f"{CONFIG_PATH} is (or lies under) a symlink, and contextfs never follows links; "
-                          "replace it with a real file") from None
+        raise ConfigError(
+            f"{CONFIG_PATH} is (or lies under) a symlink, and contextfs never follows links; "
+            "replace it with a real file"
+        ) from None
     except ContextFSError as exc:
         raise ConfigError(f"{CONFIG_PATH}: cannot read it ({exc})") from None
     if data is None:
@@ -75,13 +79,19 @@ def load_config(files: RootFiles) -> dict[str, Any]:
     try:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{CONFIG_PATH}: invalid TOML ({exc}); fix the file or delete it to use the defaults") from None
+        raise ConfigError(
+            f"{CONFIG_PATH}: invalid TOML ({exc}); fix the file or delete it to use the defaults"
+        ) from None
     except ValueError:  # int() refuses a number of more than 4,300 digits
-        raise ConfigError(f"{CONFIG_PATH}: a number in it is too long to read (more than 4,300 digits); "
-                          "fix the file or delete it to use the defaults") from None
+        raise ConfigError(
+            f"{CONFIG_PATH}: a number in it is too long to read (more than 4,300 digits); "
+            "fix the file or delete it to use the defaults"
+        ) from None
     for name, value in config.items():
         if name not in TABLES:
             raise _unknown(f"[{name}]", "table", name, TABLES)
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{CONFIG_PATH}: {name} must be a table; write it as a [{name}] section")
+            raise ConfigError(
+                f"{CONFIG_PATH}: {name} must be a table; write it as a [{name}] section"
+            )
     return config

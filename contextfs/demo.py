@@ -82,29 +82,44 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     """Run the walkthrough into ``target`` (default: a new temporary folder); return the root."""
     src = Path(source) if source else find_sample_context()
     if not (src / "project").is_dir():
-        raise NotFoundError(f"{src} holds no project/ folder; pass --source a context tree such as sample-context/")
+        raise NotFoundError(
+            f"{src} holds no project/ folder; pass --source a context tree such as sample-context/"
+        )
     dest = Path(target) if target else Path(tempfile.mkdtemp(prefix="contextfs-demo-")) / "context"
     if dest.exists() and any(dest.iterdir()):
         raise InvalidArgumentError(f"{dest} is not empty; pass an empty or new --dir")
     dest.parent.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dest, dirs_exist_ok=True)
 
-    click.echo(f"contextfs demo: every layer on a copy of {src.name}/, in a git repository of its own")
+    click.echo(
+        f"contextfs demo: every layer on a copy of {src.name}/, in a git repository of its own"
+    )
     _heading("Files and git")
     # Its own repository, even when --dir is inside a checkout (make demo uses .demo/ in
     # the source tree): the demo's commits must never land in the enclosing history.
     ctx = ContextManager(dest, actor="agent:demo", own_repository=True)
-    _say(f"{len(ctx.list())} markdown files adopted as the first commit ({(ctx.parts.git.head() or '')[:10]})")
+    _say(
+        f"{len(ctx.list())} markdown files adopted as the first commit ({(ctx.parts.git.head() or '')[:10]})"
+    )
     path = "memory/facts-demo.md"
-    ctx.write(path, "- Staging database: PostgreSQL 16 on port 5433\n", {"title": "Demo facts", "tags": ["demo"]})
+    ctx.write(
+        path,
+        "- Staging database: PostgreSQL 16 on port 5433\n",
+        {"title": "Demo facts", "tags": ["demo"]},
+    )
     ctx.edit(path, "port 5433", "port 5434")
     ctx.append(path, "- Feature flags live in LaunchDarkly project 'tidewater'\n")
     history = ctx.history(path)
-    _say(f"write, edit, append {path}: {len(history)} commits by {history[0].author} "
-         f"({', '.join(h.op for h in reversed(history))})")
+    _say(
+        f"write, edit, append {path}: {len(history)} commits by {history[0].author} "
+        f"({', '.join(h.op for h in reversed(history))})"
+    )
     first = history[-1].commit
-    changed = [line for line in ctx.diff(path, first).splitlines()
-               if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    changed = [
+        line
+        for line in ctx.diff(path, first).splitlines()
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
     _say("diff against the first version:")
     for line in changed:
         _say(f"  {line}")
@@ -121,9 +136,13 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
 
     _heading("The repository")
     entries = ctx.history(limit=1000)
-    _say(f"git log: {len(entries)} commits, every one authored by who wrote it; the newest {LOG_LINES}:")
+    _say(
+        f"git log: {len(entries)} commits, every one authored by who wrote it; the newest {LOG_LINES}:"
+    )
     for h in entries[:LOG_LINES]:
-        _say(f"  {h.commit[:10]}  {h.author:<11} {textwrap.shorten(h.message, 72, placeholder=' ...')}")
+        _say(
+            f"  {h.commit[:10]}  {h.author:<11} {textwrap.shorten(h.message, 72, placeholder=' ...')}"
+        )
     _say(f"the context root is {ctx.root}")
     _say(f"open it in any editor; see every change with: git -C {ctx.root} log --stat")
     ctx.close()
@@ -131,7 +150,12 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
 
 
 @click.command("demo")
-@click.option("--dir", "target", default=None, help="Where to create the demo root (default: a new temp folder).")
+@click.option(
+    "--dir",
+    "target",
+    default=None,
+    help="Where to create the demo root (default: a new temp folder).",
+)
 @click.option("--source", default=None, help="Tree to copy (default: the bundled sample context).")
 @translate_errors
 def demo(target: str | None, source: str | None) -> None:

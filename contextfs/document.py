@@ -127,9 +127,11 @@ def decode(data: bytes, path: str) -> str:
     into a view, and the message says so rather than that it cannot be stored.
     """
     if b"\x00" in data:
-        raise ContentError(f"{path} is a binary file ({len(data)} bytes): contextfs keeps it as it is "
-                           "(listed, versioned, moved like any file) but reads only UTF-8 text; "
-                           "open it with a program made for it")
+        raise ContentError(
+            f"{path} is a binary file ({len(data)} bytes): contextfs keeps it as it is "
+            "(listed, versioned, moved like any file) but reads only UTF-8 text; "
+            "open it with a program made for it"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -188,7 +190,9 @@ def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> FrontmatterE
     mark = getattr(exc, "problem_mark", None)
     where = f", line {first_line + mark.line}" if mark is not None else ""
     problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-    return FrontmatterError(f"{path}{where}: invalid YAML frontmatter ({problem}); fix the YAML between the '---' fences")
+    return FrontmatterError(
+        f"{path}{where}: invalid YAML frontmatter ({problem}); fix the YAML between the '---' fences"
+    )
 
 
 def parse(text: str, path: str = "<text>", version: str | None = None) -> Document:
@@ -205,7 +209,9 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     if yaml_text is None:
         return Document(path=path, metadata={}, body=body, version=version)
     if len(yaml_text.encode("utf-8")) > MAX_FRONTMATTER_BYTES:
-        raise FrontmatterError(f"{path}: frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes; move data into the body")
+        raise FrontmatterError(
+            f"{path}: frontmatter is larger than {MAX_FRONTMATTER_BYTES} bytes; move data into the body"
+        )
     _check_events(yaml_text, path, first_line)
     lib = yaml_lib()
     try:
@@ -221,7 +227,9 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
         )
     bad = [k for k in meta if not isinstance(k, str)]
     if bad:
-        raise FrontmatterError(f"{path}: frontmatter keys must be strings (found {bad[0]!r}); quote the key")
+        raise FrontmatterError(
+            f"{path}: frontmatter keys must be strings (found {bad[0]!r}); quote the key"
+        )
     return Document(path=path, metadata=dict(meta), body=body, version=version)
 
 
@@ -252,7 +260,11 @@ def split_written(text: str, path: str = "<text>") -> Written:
     if block is not None:
         return Written(parse(text, path).metadata, block.body, block.body_line)
     first, sep, rest = text.partition("\n")
-    if not sep or not FENCE.match(first) or not any(_CLOSE.match(line) for line in rest.split("\n")):
+    if (
+        not sep
+        or not FENCE.match(first)
+        or not any(_CLOSE.match(line) for line in rest.split("\n"))
+    ):
         return Written(None, text)
     doc = parse(text, path)
     return Written(doc.metadata, doc.body, text[: len(text) - len(doc.body)].count("\n") + 1)

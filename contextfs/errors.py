@@ -51,6 +51,7 @@ __all__ = [
     "VersioningError",
 ]
 
+
 class ContextFSError(Exception):
     """Base of every error contextfs raises on purpose.
 

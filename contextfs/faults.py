@@ -30,16 +30,16 @@ __all__ = ["POINTS", "arm", "disarm", "point"]
 
 #: Every fault point in the code, in the order a change passes them.
 POINTS = (
-    "change.touched",     # a snapshot is journaled, the file not yet changed
-    "change.written",     # one file of the change is written
-    "change.renamed",     # one rename of the change is done
-    "commit.prepared",    # the commit's objects are written, the journal not yet 'ready'
-    "commit.ready",       # the journal says 'ready'; git's index not yet updated
-    "record.locked",      # git's index.lock exists (as while git update-index runs)
-    "commit.recorded",    # git's index is updated; the branch not yet moved
-    "publish.locked",     # the branch's .lock file exists
-    "commit.published",   # the branch moved; the journal not yet removed
-    "index.filling",      # a search index rebuild has added documents, not yet swapped in
+    "change.touched",  # a snapshot is journaled, the file not yet changed
+    "change.written",  # one file of the change is written
+    "change.renamed",  # one rename of the change is done
+    "commit.prepared",  # the commit's objects are written, the journal not yet 'ready'
+    "commit.ready",  # the journal says 'ready'; git's index not yet updated
+    "record.locked",  # git's index.lock exists (as while git update-index runs)
+    "commit.recorded",  # git's index is updated; the branch not yet moved
+    "publish.locked",  # the branch's .lock file exists
+    "commit.published",  # the branch moved; the journal not yet removed
+    "index.filling",  # a search index rebuild has added documents, not yet swapped in
 )
 
 _armed: dict[str, tuple[int, str]] = {}

@@ -75,11 +75,13 @@ def find_block(text: str) -> Block | None:
         offset = 0
         for line in rest.split("\n"):
             if _TOML_FENCE.fullmatch(line):
-                body = rest[offset + len(line) + 1:] if offset + len(line) < len(rest) else ""
+                body = rest[offset + len(line) + 1 :] if offset + len(line) < len(rest) else ""
                 return Block("toml", rest[:offset], body, rest[:offset].count("\n") + 3)
             offset += len(line) + 1
         return None  # never closed: not a block
-    if sep and first.rstrip("\r") == "{":  # python-frontmatter's JSON form: "{" and "}" on lines of their own
+    if (
+        sep and first.rstrip("\r") == "{"
+    ):  # python-frontmatter's JSON form: "{" and "}" on lines of their own
         try:
             value, end = json.JSONDecoder().raw_decode(text)
         except ValueError:
@@ -107,20 +109,28 @@ def _plain(value: Any) -> Any:
 def load(block: Block, path: str, max_bytes: int, max_depth: int) -> dict[str, Any]:
     """The block's keys, checked as YAML frontmatter is (size, nesting, a mapping)."""
     if len(block.text.encode("utf-8")) > max_bytes:
-        raise FrontmatterError(f"{path}: frontmatter is larger than {max_bytes} bytes; move data into the body")
+        raise FrontmatterError(
+            f"{path}: frontmatter is larger than {max_bytes} bytes; move data into the body"
+        )
     try:
         meta = _handlers()[block.format].load(block.text)
     except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
         fences = "'+++' fences" if block.format == "toml" else "braces"
-        raise FrontmatterError(f"{path}: invalid {block.format.upper()} frontmatter ({exc}); fix it between "
-                               f"the {fences}") from None
+        raise FrontmatterError(
+            f"{path}: invalid {block.format.upper()} frontmatter ({exc}); fix it between "
+            f"the {fences}"
+        ) from None
 
     def depth(value: Any, level: int = 0) -> int:
-        inner = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        inner = (
+            value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        )
         return max((depth(v, level + 1) for v in inner), default=level)
 
     if depth(meta) > max_depth:
-        raise FrontmatterError(f"{path}: frontmatter nests deeper than {max_depth} levels; flatten it")
+        raise FrontmatterError(
+            f"{path}: frontmatter nests deeper than {max_depth} levels; flatten it"
+        )
     return dict(_plain(meta))
 
 
@@ -128,13 +138,21 @@ def _refuse_none(metadata: Mapping[str, Any]) -> None:
     def has_none(value: Any) -> bool:
         if value is None:
             return True
-        inner = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+        inner = (
+            value.values()
+            if isinstance(value, Mapping)
+            else value
+            if isinstance(value, list)
+            else ()
+        )
         return any(has_none(v) for v in inner)
 
     empty = [k for k, v in metadata.items() if has_none(v)]
     if empty:
-        raise FrontmatterError(f"metadata {empty[0]!r} has no value, which TOML frontmatter cannot hold; "
-                               "give it a value or remove the key")
+        raise FrontmatterError(
+            f"metadata {empty[0]!r} has no value, which TOML frontmatter cannot hold; "
+            "give it a value or remove the key"
+        )
 
 
 def _toml_entries(text: str) -> tuple[list[tuple[str, str, str]], str] | None:
@@ -156,7 +174,7 @@ def _toml_entries(text: str) -> tuple[list[tuple[str, str, str]], str] | None:
         if not _TOML_KEY.match(lines[i]):
             return None  # a dotted key or something else this reuse does not handle
         for j in range(i, len(lines)):  # the entry ends where it parses as one key
-            own = "\n".join(lines[i: j + 1]) + "\n"
+            own = "\n".join(lines[i : j + 1]) + "\n"
             try:
                 parsed = tomllib.loads(own)
             except ValueError:
@@ -199,8 +217,9 @@ def _json_members(text: str) -> tuple[list[tuple[str, str, str]], str] | None:
             at = look + 1
 
 
-def dump(block: Block, old: Mapping[str, Any], new: Mapping[str, Any],
-         same: Callable[[Any, Any], bool]) -> str:
+def dump(
+    block: Block, old: Mapping[str, Any], new: Mapping[str, Any], same: Callable[[Any, Any], bool]
+) -> str:
     """The block's new text for ``new``, reusing ``block.text`` for keys whose value is ``same``."""
     handler = _handlers()[block.format]
     if block.format == "toml":
@@ -212,7 +231,9 @@ def dump(block: Block, old: Mapping[str, Any], new: Mapping[str, Any],
         fenced = f"+++\n{reused}+++\n" if block.format == "toml" else reused
         found = find_block(fenced)
         try:
-            again = _plain(handler.load(found.text)) if found is not None and not found.body else None
+            again = (
+                _plain(handler.load(found.text)) if found is not None and not found.body else None
+            )
         except ValueError:
             again = None
         if again is not None and same(again, dict(new)):
@@ -222,8 +243,9 @@ def dump(block: Block, old: Mapping[str, Any], new: Mapping[str, Any],
     return json.dumps(dict(new), indent=4, ensure_ascii=False) + "\n"
 
 
-def _reuse_toml(text: str, old: Mapping[str, Any], new: Mapping[str, Any],
-                same: Callable[[Any, Any], bool]) -> str | None:
+def _reuse_toml(
+    text: str, old: Mapping[str, Any], new: Mapping[str, Any], same: Callable[[Any, Any], bool]
+) -> str | None:
     split = _toml_entries(text)
     if split is None:
         return None
@@ -237,7 +259,9 @@ def _reuse_toml(text: str, old: Mapping[str, Any], new: Mapping[str, Any],
         if key in new:
             if isinstance(new[key], Mapping) and not same(new[key], old.get(key)):
                 return None
-            parts.append(lead + (own if same(new[key], old.get(key)) else handler.export({key: new[key]})))
+            parts.append(
+                lead + (own if same(new[key], old.get(key)) else handler.export({key: new[key]}))
+            )
     for key, value in new.items():
         if key not in old:
             if isinstance(value, Mapping):
@@ -246,8 +270,9 @@ def _reuse_toml(text: str, old: Mapping[str, Any], new: Mapping[str, Any],
     return "".join(parts) + tail
 
 
-def _reuse_json(text: str, old: Mapping[str, Any], new: Mapping[str, Any],
-                same: Callable[[Any, Any], bool]) -> str | None:
+def _reuse_json(
+    text: str, old: Mapping[str, Any], new: Mapping[str, Any], same: Callable[[Any, Any], bool]
+) -> str | None:
     try:
         split = _json_members(text)
     except (ValueError, IndexError):
@@ -259,8 +284,13 @@ def _reuse_json(text: str, old: Mapping[str, Any], new: Mapping[str, Any],
     out = []
     for key, space, own in members:
         if key in new:
-            fresh = f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(new[key], ensure_ascii=False)}"
+            fresh = (
+                f"{json.dumps(key, ensure_ascii=False)}: {json.dumps(new[key], ensure_ascii=False)}"
+            )
             out.append(space + (own if same(new[key], old.get(key)) else fresh))
-    out += [f"{lead}{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
-            for k, v in new.items() if k not in old]
+    out += [
+        f"{lead}{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}"
+        for k, v in new.items()
+        if k not in old
+    ]
     return "{" + ",".join(out) + (tail if members else "\n") + "}\n"

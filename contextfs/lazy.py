@@ -15,7 +15,9 @@ from typing import Any
 __all__ = ["exports"]
 
 
-def exports(package: str, homes: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def exports(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package``: ``homes`` maps each name to its module.
 
     A module name starting with ``.`` is relative to ``package``. A name, once loaded, is

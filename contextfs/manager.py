@@ -58,7 +58,10 @@ __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "Sync
 
 
 # Re-exported on first use, with the history module (see above).
-__getattr__, __dir__ = exports(__name__, {"HistoryEntry": "contextfs.changes.history", "RevertReport": "contextfs.changes.history"})
+__getattr__, __dir__ = exports(
+    __name__,
+    {"HistoryEntry": "contextfs.changes.history", "RevertReport": "contextfs.changes.history"},
+)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -111,17 +114,32 @@ class ContextManager:
         outside_actor = check_actor(outside_actor)
         if session is None:
             session = f"s-{clock.now().strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(3)}"
-        if not isinstance(max_file_bytes, int) or isinstance(max_file_bytes, bool) or max_file_bytes < 1:
-            raise InvalidArgumentError(f"max_file_bytes must be a positive whole number, not {max_file_bytes!r}")
-        writers = Writers(Provenance(actor=base_actor, session=check_token("session", session), turn=None),
-                          actor_given=actor is not None)
+        if (
+            not isinstance(max_file_bytes, int)
+            or isinstance(max_file_bytes, bool)
+            or max_file_bytes < 1
+        ):
+            raise InvalidArgumentError(
+                f"max_file_bytes must be a positive whole number, not {max_file_bytes!r}"
+            )
+        writers = Writers(
+            Provenance(actor=base_actor, session=check_token("session", session), turn=None),
+            actor_given=actor is not None,
+        )
         raw_root = Path(root)
         handle: ReviewHandle | None = None
         if review or (review is None and base_actor.startswith("agent")):
             from .review.opening import enter  # review mode only (git worktree)
+
             handle, raw_root, own_repository = enter(
-                writers.current, raw_root, review, own_repository, read_only=read_only, durable=durable,
-                open_main=_open_main)
+                writers.current,
+                raw_root,
+                review,
+                own_repository,
+                read_only=read_only,
+                durable=durable,
+                open_main=_open_main,
+            )
         git: GitStore | None = None
         if read_only:
             self.root, git_dir, prefix = locate_root(raw_root)
@@ -129,9 +147,12 @@ class ContextManager:
             try:
                 make_private_folders(raw_root)
             except OSError as exc:
-                raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
+                raise ContentError(
+                    f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder"
+                ) from None
             self.root = raw_root.resolve()
             from .versioning import GitStore  # GitPython: ~37 ms, for writes and history only
+
             git = GitStore(self.root, own_repository=own_repository, durable=durable)
             git_dir, prefix = git.git_dir, git.prefix
         #: The open root's parts, for the concern modules and the layers above the core
@@ -139,10 +160,21 @@ class ContextManager:
         commit_gate = None
         if not read_only:
             from .gate import history  # the commit gate: writes only
+
             commit_gate = history.check
-        self.parts = RootParts(self.root, git_dir, prefix, git=git, writers=writers,
-                               max_file_bytes=max_file_bytes, read_only=read_only, durable=durable,
-                               outside_actor=outside_actor, review=handle, commit_gate=commit_gate)
+        self.parts = RootParts(
+            self.root,
+            git_dir,
+            prefix,
+            git=git,
+            writers=writers,
+            max_file_bytes=max_file_bytes,
+            read_only=read_only,
+            durable=durable,
+            outside_actor=outside_actor,
+            review=handle,
+            commit_gate=commit_gate,
+        )
         self._index: SearchIndex | None = None
         if not read_only:
             setup.ensure_root(self.parts)
@@ -151,8 +183,9 @@ class ContextManager:
         if index:
             self._open_index()
 
-    def provenance(self, *, actor: str | None = None, session: str | None = None,
-                   turn: str | int | None = None) -> AbstractContextManager[Provenance]:
+    def provenance(
+        self, *, actor: str | None = None, session: str | None = None, turn: str | int | None = None
+    ) -> AbstractContextManager[Provenance]:
         """Change who is writing for the duration of a block (nests).
 
         Raises InvalidArgumentError for an actor or session that is not a valid name.
@@ -194,7 +227,9 @@ class ContextManager:
         rel = parts.gate(path)
         doc = parts.load(rel)
         if doc is None:
-            raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0]))
+            raise NotFoundError(
+                f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0])
+            )
         parts.touched(rel)
         return doc
 
@@ -224,43 +259,71 @@ class ContextManager:
     # big, text that is not UTF-8), PoisoningError (instruction-like text where the
     # settings refuse it), VersioningError (a read-only root, a failed commit: the file is
     # undone) and ReviewError (the actor's writes need review).
-    def write(self, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
-              expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
+    def write(
+        self,
+        path: str,
+        content: str,
+        metadata: Mapping[str, Any] | None = None,
+        *,
+        expected_version: str | None = None,
+        trailers: Mapping[str, str] | None = None,
+    ) -> Document:
         """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
 
         Raises ConflictError when ``expected_version`` is stale, and the write errors above.
         """
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
-        return writing.write(self.parts, path, content, metadata, expected_version=expected_version,
-                             trailers=trailers)
 
-    def create(self, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
+        return writing.write(
+            self.parts,
+            path,
+            content,
+            metadata,
+            expected_version=expected_version,
+            trailers=trailers,
+        )
+
+    def create(
+        self, path: str, content: str, metadata: Mapping[str, Any] | None = None
+    ) -> Document:
         """Like ``write`` but refuses to overwrite: AlreadyExistsError."""
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.create(self.parts, path, content, metadata)
 
-    def append(self, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
+    def append(
+        self, path: str, text: str, *, trailers: Mapping[str, str] | None = None
+    ) -> Document:
         """Add text at the end of a file's body (creating the file when missing); the write errors."""
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.append(self.parts, path, text, trailers=trailers)
 
-    def edit(self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
+    def edit(
+        self, path: str, old_text: str, new_text: str, *, expected_version: str | None = None
+    ) -> Document:
         """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once.
 
         Raises NotFoundError for a missing file, ConflictError when the text occurs zero or
         several times or ``expected_version`` is stale, and the write errors.
         """
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.edit(self.parts, path, old_text, new_text, expected_version=expected_version)
 
-    def update_metadata(self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
+    def update_metadata(
+        self, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None
+    ) -> Document:
         """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte.
 
         Raises NotFoundError, FrontmatterError for keys the store manages or values YAML
         cannot hold, ConflictError for a stale ``expected_version``, and the write errors.
         """
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
-        return writing.update_metadata(self.parts, path, changes_, expected_version=expected_version)
+
+        return writing.update_metadata(
+            self.parts, path, changes_, expected_version=expected_version
+        )
 
     def move(self, src: str, dst: str) -> str:
         """Rename a file or folder; the destination must be free (a case-only rename is fine).
@@ -269,6 +332,7 @@ class ContextManager:
         destination, and the write errors.
         """
         from .changes import writing  # with the write gate: ~5 ms to import, never needed to read
+
         return writing.move(self.parts, src, dst)
 
     # ------------------------------------------------------------ trash
@@ -278,11 +342,13 @@ class ContextManager:
         Raises NotFoundError for a missing path, and the write errors.
         """
         from .changes import trash  # ~1 ms; only the trash commands need it
+
         return trash.delete_path(self.parts, path)
 
     def trash(self) -> builtins.list[TrashEntry]:
         """Soft-deleted entries, oldest first (raises nothing for an empty trash)."""
         from .changes import trash  # ~1 ms; only the trash commands need it
+
         return trash.list_entries(self.parts.files)
 
     def restore(self, path_or_entry_id: str, to: str | None = None) -> str:
@@ -292,6 +358,7 @@ class ContextManager:
         the destination is taken, and the write errors.
         """
         from .changes import trash  # ~1 ms; only the trash commands need it
+
         return trash.restore_path(self.parts, path_or_entry_id, to)
 
     def purge_trash(self, older_than: timedelta | float | None = None) -> int:
@@ -300,6 +367,7 @@ class ContextManager:
         Raises InvalidArgumentError for a negative age, and the write errors.
         """
         from .changes import trash  # ~1 ms; only the trash commands need it
+
         return trash.purge_older(self.parts, older_than)
 
     # ------------------------------------------------------------ history
@@ -308,21 +376,25 @@ class ContextManager:
     def history(self, path: str | None = None, limit: int = 50) -> builtins.list[HistoryEntry]:
         """Commits that touched the root or one path, newest first (following renames)."""
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.history(self.parts, path, limit)
 
     def read_at(self, path: str, rev: str) -> str | None:
         """The body of ``path`` as it was at ``rev`` (None if it did not exist then)."""
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.read_at(self.parts, path, rev)
 
     def show_at(self, path: str, rev: str) -> str | None:
         """The whole file (frontmatter included) at ``rev``."""
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.show_at(self.parts, path, rev)
 
     def diff(self, path: str, rev_a: str, rev_b: str | None = None) -> str:
         """A unified diff of the whole file between two revisions (or ``rev_a`` and now)."""
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.diff(self.parts, path, rev_a, rev_b)
 
     def revert(self, path: str, rev: str) -> Document | None:
@@ -331,6 +403,7 @@ class ContextManager:
         Also raises the write errors (the reverted version passes the write gate again).
         """
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.revert(self.parts, path, rev)
 
     def revert_session(self, session_id: str) -> RevertReport:
@@ -340,6 +413,7 @@ class ContextManager:
         Raises InvalidArgumentError for a malformed session id, and the write errors.
         """
         from .changes import history  # with difflib: ~3 ms that only history calls need
+
         return history.revert_session(self.parts, session_id)
 
     # ------------------------------------------------------------ outside edits, sharing
@@ -358,11 +432,13 @@ class ContextManager:
         Its calls raise VersioningError (no remote, a refused push) and ConflictError.
         """
         from .remote import Remote  # fetch, push and the merge engine: only sharing needs them
+
         return Remote(self.parts)
 
     # ------------------------------------------------------------ search
     def _open_index(self) -> None:
         from .search import SearchIndex  # Whoosh costs ~0.1 s to import; only searches need it
+
         self._index = SearchIndex(self.parts)
         self._index.open()
         self.parts.index_notify = self._index.notify
@@ -378,7 +454,9 @@ class ContextManager:
         assert self._index is not None
         return self._index
 
-    def search(self, query: str, path: str = "", limit: int = 10, **filters: Any) -> builtins.list[SearchHit]:
+    def search(
+        self, query: str, path: str = "", limit: int = 10, **filters: Any
+    ) -> builtins.list[SearchHit]:
         """Ranked search; ``for path, snippet in ctx.search(q)`` unpacks each hit.
 
         Raises InvalidArgumentError for a query or filter the language refuses (the message
@@ -402,8 +480,17 @@ class ContextManager:
         return f"ContextManager({str(self.root)!r}, actor={self.parts.current_provenance.actor!r})"
 
 
-def _open_main(root: Path, actor: str, session: str, own_repository: bool, durable: bool) -> RootParts:
+def _open_main(
+    root: Path, actor: str, session: str, own_repository: bool, durable: bool
+) -> RootParts:
     """The main root, opened for writing without review mode (review mode opens it first)."""
-    main = ContextManager(root, actor=actor, session=session, index=False, own_repository=own_repository,
-                          durable=durable, review=False)
+    main = ContextManager(
+        root,
+        actor=actor,
+        session=session,
+        index=False,
+        own_repository=own_repository,
+        durable=durable,
+        review=False,
+    )
     return main.parts

@@ -96,7 +96,9 @@ class RootParts:
                 provenance=lambda: self.current_provenance,
                 notify=self.notify,
                 outside_actor=outside_actor,
-                gate=None if commit_gate is None else (lambda change, message: commit_gate(self, change, message)),
+                gate=None
+                if commit_gate is None
+                else (lambda change, message: commit_gate(self, change, message)),
             )
 
     # ------------------------------------------------------------ the repository
@@ -180,7 +182,9 @@ class RootParts:
         out = []
         for st in self.files.walk(self.files.disk_rel(rel), skip_top=paths_gate.INTERNAL_DIRS):
             name = st.rel.rsplit("/", 1)[-1]
-            if name.endswith(TMP_SUFFIX) or (name in paths_gate.MANAGED_FILES and "/" not in st.rel):
+            if name.endswith(TMP_SUFFIX) or (
+                name in paths_gate.MANAGED_FILES and "/" not in st.rel
+            ):
                 continue
             out.append(st.rel)
         return sorted(out)

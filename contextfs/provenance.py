@@ -106,7 +106,9 @@ class Writers:
         return None
 
     @contextlib.contextmanager
-    def push(self, actor: str | None, session: str | int | None, turn: str | int | None) -> Iterator[Provenance]:
+    def push(
+        self, actor: str | None, session: str | int | None, turn: str | int | None
+    ) -> Iterator[Provenance]:
         """Change who is writing for the duration of a block (nests); values are checked first."""
         cur = self.current
         new = Provenance(

@@ -53,7 +53,9 @@ def _check_value(key: str, value: Any, depth: int = 0) -> None:
     if isinstance(value, Mapping):
         for k, v in value.items():
             if not isinstance(k, str):
-                raise FrontmatterError(f"metadata {key!r} has a non-string key {k!r}; use string keys")
+                raise FrontmatterError(
+                    f"metadata {key!r} has a non-string key {k!r}; use string keys"
+                )
             _check_value(key, v, depth + 1)
         return
     if isinstance(value, (list, tuple)):
@@ -73,7 +75,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes | None = None) -> str:
+def serialize(
+    metadata: Mapping[str, Any], body: str, *, previous: str | bytes | None = None
+) -> str:
     """Render metadata and body; the body is appended exactly as given.
 
     ``previous`` is the text the file holds now (or its bytes as stored): keys whose
@@ -81,11 +85,16 @@ def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes |
     """
     for key, value in metadata.items():
         if not isinstance(key, str) or not key:
-            raise FrontmatterError(f"metadata key {key!r} is not a non-empty string; use string keys")
+            raise FrontmatterError(
+                f"metadata key {key!r} is not a non-empty string; use string keys"
+            )
         _check_value(key, value)
     # A body that starts like frontmatter (or with a BOM, which decode() drops) is
     # fenced off by an empty block so that parsing gives it back byte-for-byte.
-    looks_like_block = bool(FENCE.match(body.partition("\n")[0])) or frontmatter_formats.find_block(body) is not None
+    looks_like_block = (
+        bool(FENCE.match(body.partition("\n")[0]))
+        or frontmatter_formats.find_block(body) is not None
+    )
     if not metadata and not looks_like_block and not body.startswith("\ufeff"):
         return body
     if not metadata:
@@ -119,8 +128,13 @@ def _other_format(metadata: Mapping[str, Any], previous: str | bytes) -> str | N
 def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:
     # flow=True writes innermost lists and mappings inline ('tags: [a, b]'), for a key
     # the person wrote that way.
-    return yaml_lib().handler.export(_plain(dict(metadata)), sort_keys=False, allow_unicode=True,
-                           default_flow_style=None if flow else False, width=1000)
+    return yaml_lib().handler.export(
+        _plain(dict(metadata)),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=None if flow else False,
+        width=1000,
+    )
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -154,7 +168,9 @@ def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str
 
     lib = yaml_lib()
     yaml = lib.yaml
-    spans: list[list[Any]] = []  # [key, start of the key's line, end of the value's last content, flow]
+    spans: list[
+        list[Any]
+    ] = []  # [key, start of the key's line, end of the value's last content, flow]
     depth, flows, expect_key = 0, [], False
     for event in yaml.parse(yaml_text, Loader=lib.Loader):
         if isinstance(event, yaml.CollectionStartEvent):
@@ -178,7 +194,9 @@ def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str
             if depth == 1 and expect_key:
                 if not isinstance(event, yaml.ScalarEvent):
                     return None
-                spans.append([event.value, starts[event.start_mark.line], offset(event.end_mark), False])
+                spans.append(
+                    [event.value, starts[event.start_mark.line], offset(event.end_mark), False]
+                )
                 expect_key = False
             else:
                 spans[-1][2] = offset(event.end_mark)
@@ -193,8 +211,8 @@ def _entries(yaml_text: str) -> tuple[str, list[tuple[str, str, str, bool]], str
     entries = []
     for i, (key, start, _, flow) in enumerate(spans):
         lead_from = ends[i - 1] if i else start
-        entries.append((key, yaml_text[lead_from:start], yaml_text[start:ends[i]], flow))
-    return yaml_text[: spans[0][1]], entries, yaml_text[ends[-1]:]
+        entries.append((key, yaml_text[lead_from:start], yaml_text[start : ends[i]], flow))
+    return yaml_text[: spans[0][1]], entries, yaml_text[ends[-1] :]
 
 
 def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | None:
@@ -218,7 +236,9 @@ def _keep_previous(metadata: Mapping[str, Any], previous: str | bytes) -> str | 
         if key not in new:
             continue
         parts.append(lead)
-        parts.append(own if _same(new[key], old.get(key)) else _dump({key: new[key]}, flow=flow) + "\n")
+        parts.append(
+            own if _same(new[key], old.get(key)) else _dump({key: new[key]}, flow=flow) + "\n"
+        )
     parts.append(tail)
     added = {k: v for k, v in new.items() if k not in old}
     if added:

@@ -96,7 +96,9 @@ class Watcher:
         on_held: Callable[[dict[str, str]], None] | None = None,
     ) -> None:
         if not debounce >= 0 or (max_delay is not None and not max_delay > 0):
-            raise ConfigError(f"debounce must be >= 0 and max_delay > 0 seconds (got {debounce}, {max_delay}); pass e.g. debounce=0.5")
+            raise ConfigError(
+                f"debounce must be >= 0 and max_delay > 0 seconds (got {debounce}, {max_delay}); pass e.g. debounce=0.5"
+            )
         self.ctx = ctx
         self.root: Path = ctx.root
         self.debounce = float(debounce)
@@ -226,8 +228,12 @@ class Watcher:
         try:
             synced = self.ctx.sync()
         except ContextFSError as exc:
-            self._backoff = min(_MAX_BACKOFF, max(self.debounce, 0.5) if not self._backoff else self._backoff * 2)
-            log.warning("sync after outside edits failed (%s); retrying in %.1fs", exc, self._backoff)
+            self._backoff = min(
+                _MAX_BACKOFF, max(self.debounce, 0.5) if not self._backoff else self._backoff * 2
+            )
+            log.warning(
+                "sync after outside edits failed (%s); retrying in %.1fs", exc, self._backoff
+            )
             with self._cond:
                 now = time.monotonic()
                 if not self._pending:
@@ -285,4 +291,6 @@ def watch(
 
     Returns the running :class:`Watcher`; call ``stop()`` or use it as a context manager.
     """
-    return Watcher(ctx, debounce=debounce, max_delay=max_delay, on_sync=on_sync, on_held=on_held).start()
+    return Watcher(
+        ctx, debounce=debounce, max_delay=max_delay, on_sync=on_sync, on_held=on_held
+    ).start()

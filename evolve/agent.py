@@ -141,25 +141,34 @@ class EvolvingAgent:
     async def complete_task(self, task: str, result: str, success: bool) -> Outcome:
         """Archive the task, learn a lesson on failure and new facts; one commit."""
         task, result = self._check(task, result)
-        require_model(self.llm, "extracting lessons and facts from a task", offline="model-or-archive")
+        require_model(
+            self.llm, "extracting lessons and facts from a task", offline="model-or-archive"
+        )
         facts_now = EntryFile(self.ctx.read(FACTS), "fact")
         candidates: list[_Candidate] = []
         if not success:
-            answer = await ask(self.llm, prompts.lesson_messages(task, result), step="lesson extraction")
+            answer = await ask(
+                self.llm, prompts.lesson_messages(task, result), step="lesson extraction"
+            )
             parsed = parse_lesson(answer)
             if parsed is not None:
                 title, lesson = parsed
                 candidates.append(_Candidate("lesson", lesson, title or _title_of(lesson)))
         answer = await ask(
-            self.llm, prompts.facts_messages(task, result, facts_now.existing()), step="fact extraction"
+            self.llm,
+            prompts.facts_messages(task, result, facts_now.existing()),
+            step="fact extraction",
         )
         for item in extract_items(answer, what="fact list"):
             same, sup = item.get("same_as"), item.get("supersedes")
-            candidates.append(_Candidate(
-                "fact", item["text"],
-                same_as=same if isinstance(same, str) else None,
-                supersedes=sup if isinstance(sup, str) else None,
-            ))
+            candidates.append(
+                _Candidate(
+                    "fact",
+                    item["text"],
+                    same_as=same if isinstance(same, str) else None,
+                    supersedes=sup if isinstance(sup, str) else None,
+                )
+            )
         kept, rejected, notes = await self._screen(candidates)
         return self._commit(task, result, success, kept, rejected, notes)
 
@@ -170,8 +179,14 @@ class EvolvingAgent:
     def archive_task(self, task: str, result: str, success: bool) -> Outcome:
         """The offline part of ``complete_task``: archive task/current.md, learn nothing."""
         task, result = self._check(task, result)
-        return self._commit(task, result, success, [], [],
-                            notes=("no model configured: lessons and facts were not extracted",))
+        return self._commit(
+            task,
+            result,
+            success,
+            [],
+            [],
+            notes=("no model configured: lessons and facts were not extracted",),
+        )
 
     # ------------------------------------------------------------ other steps
     def summarize(self, path: str) -> Summary:
@@ -194,12 +209,16 @@ class EvolvingAgent:
     @staticmethod
     def _check(task: str, result: str) -> tuple[str, str]:
         if not isinstance(task, str) or not task.strip():
-            raise EvolveError("complete_task needs a non-empty task description; pass what the task was")
+            raise EvolveError(
+                "complete_task needs a non-empty task description; pass what the task was"
+            )
         if not isinstance(result, str):
             raise EvolveError("complete_task needs the result as text; pass str(result)")
         return " ".join(task.split()), result.strip()
 
-    async def _screen(self, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[Rejected], tuple[str, ...]]:
+    async def _screen(
+        self, candidates: list[_Candidate]
+    ) -> tuple[list[_Candidate], list[Rejected], tuple[str, ...]]:
         """Sentiment hygiene, then the poisoning guard; model rewrites happen here, before writing.
 
         The model's rewrite is an auxiliary step: when its answer is malformed, each item
@@ -252,7 +271,11 @@ class EvolvingAgent:
         path = self._archive_path(task)
         status = "succeeded" if success else "failed"
         record = clean(result).text or "(the result held no operational detail)"
-        meta = {k: v for k, v in doc.metadata.items() if k not in ("created", "updated", "author", "session", "turn")}
+        meta = {
+            k: v
+            for k, v in doc.metadata.items()
+            if k not in ("created", "updated", "author", "session", "turn")
+        }
         meta.update({"archived_from": CURRENT, "task": task, "outcome": status})
         if assess(result).suspicious:
             meta["trust"] = "untrusted"
@@ -260,15 +283,24 @@ class EvolvingAgent:
         self.ctx.write(path, as_content(path, body), metadata=meta)
         return path
 
-    def _apply(self, path: str, kind: Kind, cands: list[_Candidate], task: str, source: str | None) -> list[Change]:
+    def _apply(
+        self, path: str, kind: Kind, cands: list[_Candidate], task: str, source: str | None
+    ) -> list[Change]:
         if not cands:
             return []
         current = self.ctx.read(path)
         file = EntryFile(current, kind)
         date = clock.now().date().isoformat()
         changes = [
-            file.add(c.text, title=c.title, date=date, task=task, source=source,
-                     same_as=c.same_as, supersedes=c.supersedes)
+            file.add(
+                c.text,
+                title=c.title,
+                date=date,
+                task=task,
+                source=source,
+                same_as=c.same_as,
+                supersedes=c.supersedes,
+            )
             for c in cands
         ]
         rendered = file.render()
@@ -277,16 +309,41 @@ class EvolvingAgent:
             self.ctx.write(path, as_content(path, rendered), metadata=meta)
         return changes
 
-    def _commit(self, task: str, result: str, success: bool, kept: list[_Candidate],
-                rejected: list[Rejected], notes: tuple[str, ...] = ()) -> Outcome:
+    def _commit(
+        self,
+        task: str,
+        result: str,
+        success: bool,
+        kept: list[_Candidate],
+        rejected: list[Rejected],
+        notes: tuple[str, ...] = (),
+    ) -> Outcome:
         head = self.ctx.parts.git.head()
         source = head[:12] if head else None
-        with self.ctx.transaction(f"evolve: {task}", op="evolve", trailers={"Contextfs-Task": task}):
+        with self.ctx.transaction(
+            f"evolve: {task}", op="evolve", trailers={"Contextfs-Task": task}
+        ):
             archived = self._archive(task, result, success)
-            lessons = self._apply(LESSONS, "lesson", [c for c in kept if c.kind == "lesson"], task, source)
+            lessons = self._apply(
+                LESSONS, "lesson", [c for c in kept if c.kind == "lesson"], task, source
+            )
             facts = self._apply(FACTS, "fact", [c for c in kept if c.kind == "fact"], task, source)
         after = self.ctx.parts.git.head()
         commit = after if after != head else None
-        log.info("evolve: %s -> %d lesson(s), %d fact(s), %d rejected", task, len(lessons), len(facts), len(rejected))
-        return Outcome(task=task, success=success, commit=commit, archived=archived,
-                       lessons=tuple(lessons), facts=tuple(facts), rejected=tuple(rejected), notes=notes)
+        log.info(
+            "evolve: %s -> %d lesson(s), %d fact(s), %d rejected",
+            task,
+            len(lessons),
+            len(facts),
+            len(rejected),
+        )
+        return Outcome(
+            task=task,
+            success=success,
+            commit=commit,
+            archived=archived,
+            lessons=tuple(lessons),
+            facts=tuple(facts),
+            rejected=tuple(rejected),
+            notes=notes,
+        )

@@ -143,7 +143,11 @@ class AccessLog:
                 if mine is None or (theirs is not None and theirs > mine):
                     self.files[rel] = stamp
             self.started = min(self.started, started)
-            payload = {"version": 1, "started": clock.iso(self.started), "files": dict(sorted(self.files.items()))}
+            payload = {
+                "version": 1,
+                "started": clock.iso(self.started),
+                "files": dict(sorted(self.files.items())),
+            }
             try:
                 self.state.write_bytes(ACCESS_FILE, json.dumps(payload, indent=1).encode("utf-8"))
             except ContextFSError as exc:  # a cache must never break a read
@@ -214,18 +218,31 @@ def _archive_target(ctx: ContextManager, archive_dir: str, rel: str) -> str:
     return target
 
 
-def _stale_files(ctx: ContextManager, access: AccessLog, cutoff: datetime,
-                 protect: tuple[str, ...], archive_dir: str) -> list[Action]:
+def _stale_files(
+    ctx: ContextManager,
+    access: AccessLog,
+    cutoff: datetime,
+    protect: tuple[str, ...],
+    archive_dir: str,
+) -> list[Action]:
     actions = []
     for rel in ctx.list(""):
         if not rel.endswith(".md") or _protected(rel, protect) or rel.startswith(archive_dir + "/"):
             continue
-        seen = [t for t in (access.last_read(rel), _modified(ctx, rel), access.started) if t is not None]
+        seen = [
+            t for t in (access.last_read(rel), _modified(ctx, rel), access.started) if t is not None
+        ]
         last = max(seen)
         if last < cutoff:
             days = (clock.now() - last).days
-            actions.append(Action("archive", rel, _archive_target(ctx, archive_dir, rel),
-                                  f"not read or changed for {days} days (since {clock.iso(last)})"))
+            actions.append(
+                Action(
+                    "archive",
+                    rel,
+                    _archive_target(ctx, archive_dir, rel),
+                    f"not read or changed for {days} days (since {clock.iso(last)})",
+                )
+            )
     return actions
 
 
@@ -241,7 +258,11 @@ async def _model_groups(llm: LanguageModel | None, file: EntryFile) -> list[dict
     ids = {i for i, _ in live}
     out = []
     for g in groups:
-        if not isinstance(g, dict) or not isinstance(g.get("lesson"), str) or not isinstance(g.get("ids"), list):
+        if (
+            not isinstance(g, dict)
+            or not isinstance(g.get("lesson"), str)
+            or not isinstance(g.get("ids"), list)
+        ):
             raise EvolveError("the model's lesson consolidation has a malformed group; retry")
         members = [i for i in g["ids"] if i in ids]
         if len(members) >= 2:
@@ -249,7 +270,9 @@ async def _model_groups(llm: LanguageModel | None, file: EntryFile) -> list[dict
     return out
 
 
-def _consolidate(ctx: ContextManager, path: str, kind: Kind, groups: list[dict[str, Any]]) -> tuple[str | None, list[Change]]:
+def _consolidate(
+    ctx: ContextManager, path: str, kind: Kind, groups: list[dict[str, Any]]
+) -> tuple[str | None, list[Change]]:
     body = ctx.read(path)
     if body is None:
         return None, []
@@ -259,7 +282,9 @@ def _consolidate(ctx: ContextManager, path: str, kind: Kind, groups: list[dict[s
     for g in groups:
         text = clean(g["lesson"]).text
         if text is None or assess(text).suspicious:
-            log.warning("not writing consolidated lesson %r: emotional or instruction-like", g["lesson"])
+            log.warning(
+                "not writing consolidated lesson %r: emotional or instruction-like", g["lesson"]
+            )
             continue
         change = file.consolidate(g["ids"], text, title=g.get("title"), date=date, task="cleanup")
         if change is not None:
@@ -294,11 +319,16 @@ def cleanup(
         file = EntryFile(parse(decode(lessons_body, "memory/lessons.md")).body, "lesson")
         groups = run_sync(_model_groups(llm, file))
     elif llm is None:
-        report.notes.append("no model: only exact-duplicate lessons and facts are merged; "
-                            "merging lessons that say the same thing in other words needs --llm")
+        report.notes.append(
+            "no model: only exact-duplicate lessons and facts are merged; "
+            "merging lessons that say the same thing in other words needs --llm"
+        )
 
     plans: dict[str, Kind] = {}
-    entry_files: tuple[tuple[str, Kind], ...] = (("memory/lessons.md", "lesson"), ("memory/facts.md", "fact"))
+    entry_files: tuple[tuple[str, Kind], ...] = (
+        ("memory/lessons.md", "lesson"),
+        ("memory/facts.md", "fact"),
+    )
     for path, kind in entry_files:
         data = ctx.parts.read_raw(path)
         if data is None:
@@ -307,22 +337,35 @@ def cleanup(
         file = EntryFile(body, kind)
         dupes = file.dedupe(date=clock.now().date().isoformat())
         for change in dupes:
-            report.actions.append(Action("merge", path, None, f"{change.target} duplicate(s) of {change.id}"))
+            report.actions.append(
+                Action("merge", path, None, f"{change.target} duplicate(s) of {change.id}")
+            )
         if kind == "lesson":
             for g in groups:
-                report.actions.append(Action("merge", path, None, f"{', '.join(g['ids'])} say the same lesson"))
+                report.actions.append(
+                    Action("merge", path, None, f"{', '.join(g['ids'])} say the same lesson")
+                )
         plans[path] = kind
     if dry_run or not report.actions:
         return report
 
     head = ctx.parts.git.head()
-    with ctx.transaction(f"evolve: cleanup ({len(report.actions)} action(s))", op="evolve",
-                         trailers={"Contextfs-Task": "cleanup"}):
+    with ctx.transaction(
+        f"evolve: cleanup ({len(report.actions)} action(s))",
+        op="evolve",
+        trailers={"Contextfs-Task": "cleanup"},
+    ):
         for action in report.actions:
             if action.kind == "archive" and action.to:
                 ctx.move(action.path, action.to)
-                ctx.update_metadata(action.to, {"archived_from": action.path, "archived_at": clock.iso(),
-                                                "archive_reason": action.reason})
+                ctx.update_metadata(
+                    action.to,
+                    {
+                        "archived_from": action.path,
+                        "archived_at": clock.iso(),
+                        "archive_reason": action.reason,
+                    },
+                )
                 access.moved(action.path, action.to)
         for path, kind in plans.items():
             rendered, _ = _consolidate(ctx, path, kind, groups if kind == "lesson" else [])

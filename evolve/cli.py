@@ -30,10 +30,14 @@ from .summaries import summarize, summarize_all
 __all__ = ["demo", "evolve"]
 
 _llm_option = click.option(
-    "--llm", "llm_spec", envvar="CONTEXTFS_LLM", default=None, metavar="PROVIDER:MODEL",
+    "--llm",
+    "llm_spec",
+    envvar="CONTEXTFS_LLM",
+    default=None,
+    metavar="PROVIDER:MODEL",
     help="A LangChain chat model via init_chat_model, e.g. openai:gpt-4o-mini, ollama:llama3.1, or "
-         "huggingface:MODEL_ID (runs locally); python:MODULE:NAME uses a model your code builds "
-         "(env CONTEXTFS_LLM).",
+    "huggingface:MODEL_ID (runs locally); python:MODULE:NAME uses a model your code builds "
+    "(env CONTEXTFS_LLM).",
 )
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
@@ -65,15 +69,26 @@ def _outcome_text(o: Outcome) -> str:
 
 @evolve.command("complete")
 @click.option("--task", "task", required=True, help="What the task was.")
-@click.option("--result", "result", required=True, help="What happened (the outcome, errors, findings).")
+@click.option(
+    "--result", "result", required=True, help="What happened (the outcome, errors, findings)."
+)
 @click.option("--failed", is_flag=True, help="The task failed: extract a lesson as well.")
-@click.option("--archive-only", is_flag=True, help="Only archive task/current.md (works without a model).")
+@click.option(
+    "--archive-only", is_flag=True, help="Only archive task/current.md (works without a model)."
+)
 @_llm_option
 @_json_option
 @translate_errors
 @pass_manager
-def complete(ctx: ContextManager, task: str, result: str, failed: bool, archive_only: bool,
-             llm_spec: str | None, as_json: bool) -> None:
+def complete(
+    ctx: ContextManager,
+    task: str,
+    result: str,
+    failed: bool,
+    archive_only: bool,
+    llm_spec: str | None,
+    as_json: bool,
+) -> None:
     """Record a task's outcome: archive the task, a lesson on failure, new facts; one commit.
 
     \b
@@ -91,15 +106,27 @@ def complete(ctx: ContextManager, task: str, result: str, failed: bool, archive_
 
 @evolve.command("summarize")
 @click.argument("paths", nargs=-1)
-@click.option("--all", "all_files", is_flag=True,
-              help="Redo every summary contextfs wrote, not only stale ones (a person's are kept).")
-@click.option("--dry-run", is_flag=True, help="List the files that would be summarized; write nothing.")
+@click.option(
+    "--all",
+    "all_files",
+    is_flag=True,
+    help="Redo every summary contextfs wrote, not only stale ones (a person's are kept).",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="List the files that would be summarized; write nothing."
+)
 @_llm_option
 @_json_option
 @translate_errors
 @pass_manager
-def summarize_cmd(ctx: ContextManager, paths: tuple[str, ...], all_files: bool, dry_run: bool,
-                  llm_spec: str | None, as_json: bool) -> None:
+def summarize_cmd(
+    ctx: ContextManager,
+    paths: tuple[str, ...],
+    all_files: bool,
+    dry_run: bool,
+    llm_spec: str | None,
+    as_json: bool,
+) -> None:
     """Write abstract/overview frontmatter (extractive without --llm).
 
     Without PATHS, summarizes every file whose body changed since its summary (a summary a
@@ -111,28 +138,52 @@ def summarize_cmd(ctx: ContextManager, paths: tuple[str, ...], all_files: bool, 
       contextfs evolve summarize --dry-run
     """
     llm = resolve_llm(llm_spec)
-    done = summarize_all(ctx, llm=llm, stale_only=not all_files, dry_run=dry_run, paths=list(paths) or None)
+    done = summarize_all(
+        ctx, llm=llm, stale_only=not all_files, dry_run=dry_run, paths=list(paths) or None
+    )
 
     def text(items: list[Any]) -> str:
         if not items:
             return "every summary is current"
         verb = "would summarize" if dry_run else "summarized"
-        return "\n".join(f"{verb} {s.path}" + ("" if dry_run else f" ({s.summary_by}): {s.abstract}") for s in items)
+        return "\n".join(
+            f"{verb} {s.path}" + ("" if dry_run else f" ({s.summary_by}): {s.abstract}")
+            for s in items
+        )
 
     echo_data(done, as_json, text)
 
 
 @evolve.command("compact")
-@click.option("--session", "session_id", default=None, help="Compact sessions/<id>.jsonl (the conversation log).")
-@click.option("--file", "file_path", default=None, help="A .jsonl file in the root with one message per line.")
-@click.option("--budget", type=int, default=None, help="Token budget of the span (default: [topics] compaction_budget).")
+@click.option(
+    "--session",
+    "session_id",
+    default=None,
+    help="Compact sessions/<id>.jsonl (the conversation log).",
+)
+@click.option(
+    "--file", "file_path", default=None, help="A .jsonl file in the root with one message per line."
+)
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="Token budget of the span (default: [topics] compaction_budget).",
+)
 @click.option("--force", is_flag=True, help="Compact even when the span fits its budget.")
 @_llm_option
 @_json_option
 @translate_errors
 @pass_manager
-def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | None, budget: int | None,
-                force: bool, llm_spec: str | None, as_json: bool) -> None:
+def compact_cmd(
+    ctx: ContextManager,
+    session_id: str | None,
+    file_path: str | None,
+    budget: int | None,
+    force: bool,
+    llm_spec: str | None,
+    as_json: bool,
+) -> None:
     """Compact a conversation log into a general summary plus topic updates (needs --llm).
 
     \b
@@ -157,9 +208,16 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
     def text(r: Any) -> str:
         if not r.compacted:
             return f"{r.tokens} tokens fit the {r.budget}-token budget; nothing to compact (use --force)"
-        lines = [f"commit {r.commit[:12] if r.commit else '-'}: {r.tokens} tokens compacted", f"summary: {r.summary}"]
-        lines += [f"topic {d.name}: {'open' if d.open else 'closed'}" + (" (new)" if d.new else "")
-                  + (" (summary rewritten)" if d.summary is not None and not d.new else "") for d in r.decisions]
+        lines = [
+            f"commit {r.commit[:12] if r.commit else '-'}: {r.tokens} tokens compacted",
+            f"summary: {r.summary}",
+        ]
+        lines += [
+            f"topic {d.name}: {'open' if d.open else 'closed'}"
+            + (" (new)" if d.new else "")
+            + (" (summary rewritten)" if d.summary is not None and not d.new else "")
+            for d in r.decisions
+        ]
         lines += [f"closed to fit max_open_tokens: {n}" for n in r.closed_for_budget]
         return "\n".join(lines)
 
@@ -168,9 +226,11 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
 
 def _report_text(r: CleanupReport) -> str:
     counts = {kind: sum(1 for a in r.actions if a.kind == kind) for kind in ("archive", "merge")}
-    planned = ", ".join(f"{verb} {counts[kind]} {noun}{'s' if counts[kind] != 1 else ''}"
-                        for kind, verb, noun in (("archive", "archive", "file"), ("merge", "merge", "lesson group"))
-                        if counts[kind])
+    planned = ", ".join(
+        f"{verb} {counts[kind]} {noun}{'s' if counts[kind] != 1 else ''}"
+        for kind, verb, noun in (("archive", "archive", "file"), ("merge", "merge", "lesson group"))
+        if counts[kind]
+    )
     if not r.actions:
         head = f"nothing to do: no file has gone unread since {r.cutoff} and no lessons repeat each other"
     elif r.dry_run:
@@ -187,14 +247,24 @@ def _report_text(r: CleanupReport) -> str:
 
 
 @evolve.command("cleanup")
-@click.option("--older-than", "older_than_days", type=float, default=30.0, show_default=True,
-              help="Archive files not read for this many days.")
-@click.option("--dry-run", is_flag=True, help="List what would be archived or merged; write nothing.")
+@click.option(
+    "--older-than",
+    "older_than_days",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Archive files not read for this many days.",
+)
+@click.option(
+    "--dry-run", is_flag=True, help="List what would be archived or merged; write nothing."
+)
 @_llm_option
 @_json_option
 @translate_errors
 @pass_manager
-def cleanup_cmd(ctx: ContextManager, older_than_days: float, dry_run: bool, llm_spec: str | None, as_json: bool) -> None:
+def cleanup_cmd(
+    ctx: ContextManager, older_than_days: float, dry_run: bool, llm_spec: str | None, as_json: bool
+) -> None:
     """Archive context not read in a while and consolidate lessons; one commit.
 
     \b
@@ -202,7 +272,9 @@ def cleanup_cmd(ctx: ContextManager, older_than_days: float, dry_run: bool, llm_
       contextfs evolve cleanup --dry-run
       contextfs evolve cleanup --older-than 60
     """
-    report = cleanup(ctx, older_than_days=older_than_days, dry_run=dry_run, llm=resolve_llm(llm_spec))
+    report = cleanup(
+        ctx, older_than_days=older_than_days, dry_run=dry_run, llm=resolve_llm(llm_spec)
+    )
     echo_data(report, as_json, _report_text)
 
 
@@ -227,12 +299,16 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     # start (measured with python -X importtime), and only this demo needs a fake model.
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    say("SCRIPTED MODEL (a FakeListChatModel replays canned answers; --llm provider:model uses a real one);")
+    say(
+        "SCRIPTED MODEL (a FakeListChatModel replays canned answers; --llm provider:model uses a real one);"
+    )
     say("the files and commits below are real.")
     agent = EvolvingAgent(ctx, FakeListChatModel(responses=list(_SCRIPT)))
     task = "Add next_attempt_at to webhook_delivery on staging"
-    result = ("Migration 2026_11_05_0930_next_attempt_at held an ACCESS EXCLUSIVE lock for 6 minutes; "
-              "staging deliveries stalled and the deploy was rolled back. Ugh, what a painful afternoon!")
+    result = (
+        "Migration 2026_11_05_0930_next_attempt_at held an ACCESS EXCLUSIVE lock for 6 minutes; "
+        "staging deliveries stalled and the deploy was rolled back. Ugh, what a painful afternoon!"
+    )
     outcome = agent.complete_task_sync(task, result, success=False)
     h = ctx.history(limit=1)[0]
     say(f"complete_task(..., success=False) -> one commit {h.commit[:10]} {h.message!r}:")
@@ -243,6 +319,12 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     track_access(ctx)
     done = summarize(ctx, "project/glossary.md")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    plan = f"would archive {len(report.actions)} file(s)" if report.actions else "nothing to archive yet"
-    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: {plan}, since "
-        f"reads are recorded from now on (in {ctx.parts.state.file(ACCESS_FILE)})")
+    plan = (
+        f"would archive {len(report.actions)} file(s)"
+        if report.actions
+        else "nothing to archive yet"
+    )
+    say(
+        f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: {plan}, since "
+        f"reads are recorded from now on (in {ctx.parts.state.file(ACCESS_FILE)})"
+    )

@@ -95,7 +95,9 @@ def _scrub(text: str, what: str) -> str:
     kept = []
     for sentence in re.split(r"(?<=[.!?])\s+", text.strip()):
         if assess(sentence).suspicious:
-            log.warning("compaction: dropped an instruction-like sentence from %s: %r", what, sentence)
+            log.warning(
+                "compaction: dropped an instruction-like sentence from %s: %r", what, sentence
+            )
             continue
         kept.append(sentence)
     return " ".join(kept).strip()
@@ -105,7 +107,9 @@ def _section_cost(topics: Topics, name: str, description: str, summary: str) -> 
     return topics.counter.count(open_section(name, description, summary))
 
 
-def _parse_answer(value: Any, span: dict[str, Topic], existing: set[str]) -> tuple[str, list[TopicDecision], list[str]]:
+def _parse_answer(
+    value: Any, span: dict[str, Topic], existing: set[str]
+) -> tuple[str, list[TopicDecision], list[str]]:
     if not isinstance(value, dict):
         raise EvolveError("the compactor's answer is not a JSON object; retry the compaction")
     summary = value.get("summary")
@@ -114,46 +118,73 @@ def _parse_answer(value: Any, span: dict[str, Topic], existing: set[str]) -> tup
     raw_topics = value.get("topics", [])
     raw_new = value.get("new_topics", [])
     if not isinstance(raw_topics, list) or not isinstance(raw_new, list):
-        raise EvolveError("the compactor's 'topics' and 'new_topics' must be lists; retry the compaction")
+        raise EvolveError(
+            "the compactor's 'topics' and 'new_topics' must be lists; retry the compaction"
+        )
     decisions: dict[str, TopicDecision] = {}
     ignored: list[str] = []
     for entry in raw_topics:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise EvolveError("the compactor's answer has a topic entry without a name; retry the compaction")
+            raise EvolveError(
+                "the compactor's answer has a topic entry without a name; retry the compaction"
+            )
         name = entry["name"].strip()
         if name not in span:
             ignored.append(name)  # closed throughout (or unknown): left untouched
             continue
         new_summary = entry.get("summary")
         if new_summary is not None and not isinstance(new_summary, str):
-            raise EvolveError(f"the compactor's summary for {name!r} is not text; retry the compaction")
+            raise EvolveError(
+                f"the compactor's summary for {name!r} is not text; retry the compaction"
+            )
         is_open = entry.get("open", False)
         if not isinstance(is_open, bool):
-            raise EvolveError(f"the compactor's 'open' for {name!r} is not true/false; retry the compaction")
-        decisions[name] = TopicDecision(name, is_open, _scrub(new_summary, name) if new_summary else None)
+            raise EvolveError(
+                f"the compactor's 'open' for {name!r} is not true/false; retry the compaction"
+            )
+        decisions[name] = TopicDecision(
+            name, is_open, _scrub(new_summary, name) if new_summary else None
+        )
     for name in span:
         if name not in decisions:
-            log.info("compaction: no decision for open topic %s; closing it (reopening is cheap)", name)
+            log.info(
+                "compaction: no decision for open topic %s; closing it (reopening is cheap)", name
+            )
             decisions[name] = TopicDecision(name, False, None)
     for entry in raw_new:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str) or not entry["name"].strip():
+        if (
+            not isinstance(entry, dict)
+            or not isinstance(entry.get("name"), str)
+            or not entry["name"].strip()
+        ):
             raise EvolveError("the compactor's new topic has no name; retry the compaction")
         slug = slugify(entry["name"])
         if not slug:
-            raise EvolveError(f"the compactor's new topic name {entry['name']!r} is unusable; retry the compaction")
+            raise EvolveError(
+                f"the compactor's new topic name {entry['name']!r} is unusable; retry the compaction"
+            )
         description, new_summary = entry.get("description", ""), entry.get("summary", "")
         if not isinstance(description, str) or not isinstance(new_summary, str):
-            raise EvolveError(f"the compactor's new topic {slug!r} has non-text fields; retry the compaction")
+            raise EvolveError(
+                f"the compactor's new topic {slug!r} has non-text fields; retry the compaction"
+            )
         if slug in existing:
             if slug not in span:
                 ignored.append(slug)
             continue
-        decisions[slug] = TopicDecision(slug, bool(entry.get("open", True)), _scrub(new_summary, slug),
-                                        " ".join(_scrub(description, slug).split()), new=True)
+        decisions[slug] = TopicDecision(
+            slug,
+            bool(entry.get("open", True)),
+            _scrub(new_summary, slug),
+            " ".join(_scrub(description, slug).split()),
+            new=True,
+        )
     return _scrub(summary, "the general summary"), list(decisions.values()), ignored
 
 
-def _fit_budget(topics: Topics, decisions: list[TopicDecision], span: dict[str, Topic]) -> tuple[list[TopicDecision], list[str]]:
+def _fit_budget(
+    topics: Topics, decisions: list[TopicDecision], span: dict[str, Topic]
+) -> tuple[list[TopicDecision], list[str]]:
     limit = topics.config.max_open_tokens
     out = list(decisions)
     closed: list[str] = []
@@ -162,7 +193,12 @@ def _fit_budget(topics: Topics, decisions: list[TopicDecision], span: dict[str, 
         if d.new:
             return _section_cost(topics, d.name, d.description or "", d.summary or "")
         t = span[d.name]
-        return _section_cost(topics, t.name, t.description, d.summary if d.summary is not None else (t.body or t.summary))
+        return _section_cost(
+            topics,
+            t.name,
+            t.description,
+            d.summary if d.summary is not None else (t.body or t.summary),
+        )
 
     while sum(cost(d) for d in out if d.open) > limit:
         victim = next(i for i in range(len(out) - 1, -1, -1) if out[i].open)
@@ -173,8 +209,16 @@ def _fit_budget(topics: Topics, decisions: list[TopicDecision], span: dict[str, 
     return out, closed
 
 
-async def _acompact(history: Sequence[Any], topics: Topics, *, llm: LanguageModel | None, budget: int | None, rule: str | None,
-                    summary_words: int, force: bool) -> CompactionResult:
+async def _acompact(
+    history: Sequence[Any],
+    topics: Topics,
+    *,
+    llm: LanguageModel | None,
+    budget: int | None,
+    rule: str | None,
+    summary_words: int,
+    force: bool,
+) -> CompactionResult:
     transcript = render_history(history)
     tokens = topics.counter.count(transcript)
     limit = budget if budget is not None else topics.config.compaction_budget
@@ -187,30 +231,54 @@ async def _acompact(history: Sequence[Any], topics: Topics, *, llm: LanguageMode
     # The active topic is where the conversation is, so it is in the span even when closed:
     # what the span established about it must reach its summary.
     span = {t.name: t for t in all_topics if t.open or t.name in opened or t.status == "active"}
-    span_info = [{"name": t.name, "description": t.description, "summary": t.body or t.summary} for t in span.values()]
+    span_info = [
+        {"name": t.name, "description": t.description, "summary": t.body or t.summary}
+        for t in span.values()
+    ]
     closed_names = sorted(existing - set(span))
     messages = prompts.compaction_messages(
-        transcript, topics.block.general_summary(), span_info, closed_names,
-        rule=rule or prompts.COMPACTION_RULE, summary_words=summary_words,
+        transcript,
+        topics.block.general_summary(),
+        span_info,
+        closed_names,
+        rule=rule or prompts.COMPACTION_RULE,
+        summary_words=summary_words,
         max_open_tokens=topics.config.max_open_tokens,
     )
     answer = await ask(llm, messages, step="compaction")
-    summary, decisions, ignored = _parse_answer(extract_json(answer, what="compaction"), span, existing)
+    summary, decisions, ignored = _parse_answer(
+        extract_json(answer, what="compaction"), span, existing
+    )
     decisions, closed_for_budget = _fit_budget(topics, decisions, span)
-    return CompactionResult(compacted=True, tokens=tokens, budget=limit, summary=summary,
-                            decisions=decisions, closed_for_budget=closed_for_budget, ignored=ignored)
+    return CompactionResult(
+        compacted=True,
+        tokens=tokens,
+        budget=limit,
+        summary=summary,
+        decisions=decisions,
+        closed_for_budget=closed_for_budget,
+        ignored=ignored,
+    )
 
 
 def _apply(topics: Topics, result: CompactionResult) -> None:
     ctx = topics.ctx
     names = ",".join(d.name for d in result.decisions) or "none"
     head = ctx.parts.git.head()
-    with ctx.transaction(f"evolve: compact {result.tokens} tokens into {len(result.decisions)} topic(s)",
-                         op="evolve", trailers={"Contextfs-Task": "compact"}):
+    with ctx.transaction(
+        f"evolve: compact {result.tokens} tokens into {len(result.decisions)} topic(s)",
+        op="evolve",
+        trailers={"Contextfs-Task": "compact"},
+    ):
         for d in result.decisions:
             if d.new:
-                topics.create(d.name.replace("-", " ").capitalize(), d.description or "", name=d.name,
-                              summary=d.summary or "", open=d.open)
+                topics.create(
+                    d.name.replace("-", " ").capitalize(),
+                    d.description or "",
+                    name=d.name,
+                    summary=d.summary or "",
+                    open=d.open,
+                )
                 continue
             if d.summary is not None:
                 topics.block.update_summary(d.name, d.summary)
@@ -240,12 +308,23 @@ def compact(
     application (the default is generic, and a specific rule compacts better).
     """
     try:
-        result = run_sync(_acompact(history, topics, llm=llm, budget=budget, rule=rule,
-                                    summary_words=summary_words, force=force))
+        result = run_sync(
+            _acompact(
+                history,
+                topics,
+                llm=llm,
+                budget=budget,
+                rule=rule,
+                summary_words=summary_words,
+                force=force,
+            )
+        )
     except ContextFSError:
         raise
     except (TypeError, ValueError, json.JSONDecodeError) as exc:
-        raise EvolveError(f"compaction failed on its input ({exc}); pass a list of messages and a Topics object") from None
+        raise EvolveError(
+            f"compaction failed on its input ({exc}); pass a list of messages and a Topics object"
+        ) from None
     if result.compacted:
         _apply(topics, result)
     return result

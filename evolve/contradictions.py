@@ -44,8 +44,24 @@ _VALUE = re.compile(
 )
 _LABEL = re.compile(r"^\s*([^:\n]{1,40}?)\s*:\s+(\S.*)$")
 #: Labels that annotate a line rather than name what it is about ("Note: ...", "Tip: ...").
-_ANNOTATIONS = frozenset({"note", "tip", "todo", "warning", "example", "reminder", "fyi", "update", "important",
-                          "fact", "lesson", "caveat", "nb", "ps"})
+_ANNOTATIONS = frozenset(
+    {
+        "note",
+        "tip",
+        "todo",
+        "warning",
+        "example",
+        "reminder",
+        "fyi",
+        "update",
+        "important",
+        "fact",
+        "lesson",
+        "caveat",
+        "nb",
+        "ps",
+    }
+)
 _CHANGE_TERMS = frozenset(t for t in (contextfs_text.term(w) for w in CHANGE_WORDS) if t)
 
 
@@ -59,11 +75,17 @@ def subject_and_values(fact: str) -> tuple[frozenset[str], frozenset[str]]:
     """What a fact is about (terms) and the values it gives (normalised), as this module reads them."""
     text = _clean(fact)
     label = _LABEL.match(text)
-    if label and len(label.group(1).split()) <= 4 and not _VALUE.fullmatch(label.group(1)) \
-            and label.group(1).strip().casefold() not in _ANNOTATIONS:
+    if (
+        label
+        and len(label.group(1).split()) <= 4
+        and not _VALUE.fullmatch(label.group(1))
+        and label.group(1).strip().casefold() not in _ANNOTATIONS
+    ):
         subject = frozenset(contextfs_text.terms(label.group(1))) - _CHANGE_TERMS
         return subject, frozenset({" ".join(contextfs_text.words(label.group(2)))})
-    values = frozenset(m.group().strip("`\"").casefold().rstrip(".,;") for m in _VALUE.finditer(text))
+    values = frozenset(
+        m.group().strip('`"').casefold().rstrip(".,;") for m in _VALUE.finditer(text)
+    )
     rest = _VALUE.sub(" ", text)
     return frozenset(contextfs_text.terms(rest)) - _CHANGE_TERMS, values
 
@@ -72,5 +94,10 @@ def contradicts(old: str, new: str) -> bool:
     """True when ``new`` gives another value for the same subject as ``old`` (see the module doc)."""
     old_subject, old_values = subject_and_values(old)
     new_subject, new_values = subject_and_values(new)
-    return bool(old_subject) and old_subject == new_subject and bool(old_values) and bool(new_values) \
+    return (
+        bool(old_subject)
+        and old_subject == new_subject
+        and bool(old_values)
+        and bool(new_values)
         and old_values != new_values
+    )

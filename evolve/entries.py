@@ -96,7 +96,10 @@ class Entry:
         if self.source:
             lines.append(f"- source: {self.source}")
         if self.supersedes:
-            lines.append("- supersedes: " + ", ".join(_anchor(s) if s[0] in "FL" else s for s in self.supersedes))
+            lines.append(
+                "- supersedes: "
+                + ", ".join(_anchor(s) if s[0] in "FL" else s for s in self.supersedes)
+            )
         if self.superseded_by:
             on = f" on {self.superseded_on}" if self.superseded_on else ""
             lines.append(f"- superseded-by: {_anchor(self.superseded_by)}{on}")
@@ -219,7 +222,11 @@ class EntryFile:
         """(id, text) of everything live, human and agent-written, for prompts and dedupe."""
         items: list[tuple[str, str]] = []
         if self.kind == "fact":
-            items += [(f"H-{n}", text) for n, (_, text, live) in enumerate(self._human_bullets(), 1) if live]
+            items += [
+                (f"H-{n}", text)
+                for n, (_, text, live) in enumerate(self._human_bullets(), 1)
+                if live
+            ]
         else:
             items += [(f"H-{n}", text) for n, text in enumerate(self._human_lessons(), 1)]
         items += [(e.id, e.text) for e in self.entries if e.active]
@@ -244,7 +251,9 @@ class EntryFile:
         taken = {e.id for e in self.entries}
         salt = 0
         while True:
-            digest = hashlib.sha1(f"{self.kind}|{text}|{date}|{task}|{salt}".encode()).hexdigest()[:8]
+            digest = hashlib.sha1(f"{self.kind}|{text}|{date}|{task}|{salt}".encode()).hexdigest()[
+                :8
+            ]
             entry_id = f"{_PREFIX[self.kind]}-{digest}"
             if entry_id not in taken:
                 return entry_id
@@ -298,8 +307,13 @@ class EntryFile:
         if same_as and same_as in live and self._mark_seen(same_as, date):
             return Change("merged", same_as, same_as, text)
         entry = Entry(
-            id=self._new_id(text, date, task), kind=self.kind, text=text, title=title,
-            date=date, task=task, source=source,
+            id=self._new_id(text, date, task),
+            kind=self.kind,
+            text=text,
+            title=title,
+            date=date,
+            task=task,
+            source=source,
         )
         if not (supersedes and supersedes in live) and self.kind == "fact":
             supersedes = self.find_contradicted(text)  # the plain cases, when the model named none
@@ -317,16 +331,30 @@ class EntryFile:
         self.entries.append(entry)
         return Change("added", entry.id, None, text)
 
-    def consolidate(self, ids: list[str], text: str, *, title: str | None, date: str | None,
-                    task: str | None = None, source: str | None = None) -> Change | None:
+    def consolidate(
+        self,
+        ids: list[str],
+        text: str,
+        *,
+        title: str | None,
+        date: str | None,
+        task: str | None = None,
+        source: str | None = None,
+    ) -> Change | None:
         """Replace several live entries by one merged entry that supersedes them all."""
         olds = [e for e in (self.get(i) for i in ids) if e is not None and e.active]
         if len(olds) < 2:
             return None
         entry = Entry(
-            id=self._new_id(text, date, "consolidate:" + ",".join(ids)), kind=self.kind,
-            text=" ".join(text.split()), title=title, date=date, task=task, source=source,
-            supersedes=[e.id for e in olds], seen=sum(e.seen for e in olds),
+            id=self._new_id(text, date, "consolidate:" + ",".join(ids)),
+            kind=self.kind,
+            text=" ".join(text.split()),
+            title=title,
+            date=date,
+            task=task,
+            source=source,
+            supersedes=[e.id for e in olds],
+            seen=sum(e.seen for e in olds),
         )
         for old in olds:
             old.superseded_by, old.superseded_on = entry.id, date

@@ -30,7 +30,93 @@ __all__ = ["CleanResult", "clean", "is_emotional", "rewrite_with_model"]
 
 log = logging.getLogger(__name__)
 
-_EMOTION_WORDS = [r"frustrat\w*", r"annoy\w*", r"angr\w*", r"anger", r"upset\w*", r"furious", r"mad", r"sad\w*", r"unhappy", r"happ(?:y|ier|iest|ily)", r"excit\w*", r"thrill\w*", r"delight\w*", r"love[ds]?", r"loving", r"hate[ds]?", r"hating", r"worr\w*", r"anxi\w*", r"stress\w*", r"tired", r"exhaust\w*", r"disappoint\w*", r"reliev\w*", r"grateful", r"thankful", r"embarrass\w*", r"awful", r"terrible", r"horrible", r"dreadful", r"nightmare\w*", r"painful", r"pain", r"rough", r"miserable", r"ugh", r"wow", r"yay", r"phew", r"hooray", r"fun", r"enjoy\w*", r"glad", r"thrilled", r"scared", r"afraid", r"fear\w*", r"nervous", r"impatien\w*", r"irritat\w*", r"mood\w*", r"emotional\w*", r"tears", r"cry\w*", r"sigh\w*", r"hopeless\w*", r"desperat\w*", r"ecstatic", r"amazing", r"awesome", r"fantastic", r"wonderful", r"brutal", r"hellish", r"tedious", r"boring", r"bored", r"sucks?", r"sucked", r"grumpy", r"cranky", r"pissed", r"livid", r"overwhelm\w*", r"confus\w*", r"headache\w*", r"struggl\w*", r"rant\w*", r"great", r"nice", r"proud", r"crazy", r"insane", r"lovely"]
+_EMOTION_WORDS = [
+    r"frustrat\w*",
+    r"annoy\w*",
+    r"angr\w*",
+    r"anger",
+    r"upset\w*",
+    r"furious",
+    r"mad",
+    r"sad\w*",
+    r"unhappy",
+    r"happ(?:y|ier|iest|ily)",
+    r"excit\w*",
+    r"thrill\w*",
+    r"delight\w*",
+    r"love[ds]?",
+    r"loving",
+    r"hate[ds]?",
+    r"hating",
+    r"worr\w*",
+    r"anxi\w*",
+    r"stress\w*",
+    r"tired",
+    r"exhaust\w*",
+    r"disappoint\w*",
+    r"reliev\w*",
+    r"grateful",
+    r"thankful",
+    r"embarrass\w*",
+    r"awful",
+    r"terrible",
+    r"horrible",
+    r"dreadful",
+    r"nightmare\w*",
+    r"painful",
+    r"pain",
+    r"rough",
+    r"miserable",
+    r"ugh",
+    r"wow",
+    r"yay",
+    r"phew",
+    r"hooray",
+    r"fun",
+    r"enjoy\w*",
+    r"glad",
+    r"thrilled",
+    r"scared",
+    r"afraid",
+    r"fear\w*",
+    r"nervous",
+    r"impatien\w*",
+    r"irritat\w*",
+    r"mood\w*",
+    r"emotional\w*",
+    r"tears",
+    r"cry\w*",
+    r"sigh\w*",
+    r"hopeless\w*",
+    r"desperat\w*",
+    r"ecstatic",
+    r"amazing",
+    r"awesome",
+    r"fantastic",
+    r"wonderful",
+    r"brutal",
+    r"hellish",
+    r"tedious",
+    r"boring",
+    r"bored",
+    r"sucks?",
+    r"sucked",
+    r"grumpy",
+    r"cranky",
+    r"pissed",
+    r"livid",
+    r"overwhelm\w*",
+    r"confus\w*",
+    r"headache\w*",
+    r"struggl\w*",
+    r"rant\w*",
+    r"great",
+    r"nice",
+    r"proud",
+    r"crazy",
+    r"insane",
+    r"lovely",
+]
 _EMOTION = re.compile(r"\b(?:" + "|".join(_EMOTION_WORDS) + r")\b", re.I)
 # Words that say how the writer feels about a fact, removable without changing it.
 _ADVERB = re.compile(
@@ -78,8 +164,13 @@ class CleanResult:
 
 def is_emotional(text: str) -> bool:
     """True when ``text`` carries emotional colouring the filter would remove."""
-    return bool(_EMOTION.search(text) or _EMOJI.search(text) or _EMOTICON.search(text) or "!" in text
-                or _ADVERB.search(text))
+    return bool(
+        _EMOTION.search(text)
+        or _EMOJI.search(text)
+        or _EMOTICON.search(text)
+        or "!" in text
+        or _ADVERB.search(text)
+    )
 
 
 def _clause_keeps(clause: str) -> bool:
@@ -106,7 +197,11 @@ def _clean_sentence(sentence: str, dropped: list[str]) -> str:
 
     def paren(m: re.Match[str]) -> str:
         inner = m.group(1)
-        return "" if _EMOTION.search(inner) and not _OPERATIONAL.search(_EMOTION.sub("", inner)) else m.group(0)
+        return (
+            ""
+            if _EMOTION.search(inner) and not _OPERATIONAL.search(_EMOTION.sub("", inner))
+            else m.group(0)
+        )
 
     s = _PAREN.sub(paren, s)
     s = _ADVERB.sub("", s)
@@ -158,7 +253,7 @@ def _one_pass(text: str, dropped: list[str]) -> str:
     for line in text.strip().splitlines():
         bullet = re.match(r"^(\s*(?:[-*+]|\d+[.)])\s+)", line)
         prefix = bullet.group(1) if bullet else ""
-        body = line[len(prefix):]
+        body = line[len(prefix) :]
         sentences = [_clean_sentence(s, dropped) for s in _SENTENCE.split(body) if s.strip()]
         joined = " ".join(s for s in sentences if s)
         if joined or not body.strip():
@@ -189,11 +284,15 @@ async def rewrite_with_model(llm: LanguageModel | None, items: Sequence[str]) ->
         )
     out: list[str | None] = []
     for original, rewritten in zip(items, value, strict=True):
-        if rewritten is None or (isinstance(rewritten, str) and rewritten.strip().upper() in ("", "DROP", "NONE")):
+        if rewritten is None or (
+            isinstance(rewritten, str) and rewritten.strip().upper() in ("", "DROP", "NONE")
+        ):
             out.append(None)
             continue
         if not isinstance(rewritten, str):
-            raise EvolveError("the model's sentiment rewrite contains a non-text entry; retry the step")
+            raise EvolveError(
+                "the model's sentiment rewrite contains a non-text entry; retry the step"
+            )
         again = clean(rewritten)
         if again.text is None:
             log.info("model rewrite of %r was still emotional; dropped", original)

@@ -22,7 +22,15 @@ from contextfs.fixes import Fix
 
 from .parsing import message_text
 
-__all__ = ["AsyncModel", "LanguageModel", "SyncModel", "ask", "require_model", "resolve_llm", "run_sync"]
+__all__ = [
+    "AsyncModel",
+    "LanguageModel",
+    "SyncModel",
+    "ask",
+    "require_model",
+    "resolve_llm",
+    "run_sync",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -46,6 +54,7 @@ class SyncModel(Protocol):
 #: messages to an answer (a message, a string, or anything with ``content``).
 LanguageModel = AsyncModel | SyncModel | Callable[[Any], Any]
 
+
 def require_model(llm: LanguageModel | None, step: str, *, offline: str | None = None) -> None:
     """Refuse a step that needs judgment when no model is configured (never pretend).
 
@@ -53,8 +62,10 @@ def require_model(llm: LanguageModel | None, step: str, *, offline: str | None =
     the step that needs no model, when there is one; else the fix says how to give a model.
     """
     if llm is None:
-        raise EvolveError(f"{step} needs a language model and none is configured; nothing was written",
-                          fix=Fix(offline or "model"))
+        raise EvolveError(
+            f"{step} needs a language model and none is configured; nothing was written",
+            fix=Fix(offline or "model"),
+        )
 
 
 _PYTHON = "python:"
@@ -64,20 +75,28 @@ def _model_object(target: str) -> LanguageModel:
     """The model named by ``module:attribute`` (a chat model, or a function from messages to text)."""
     module_name, sep, attribute = target.partition(":")
     if not sep or not module_name or not attribute:
-        raise EvolveError(f"--llm python:{target!r} is not python:MODULE:NAME; write e.g. python:mymodels:local_model")
+        raise EvolveError(
+            f"--llm python:{target!r} is not python:MODULE:NAME; write e.g. python:mymodels:local_model"
+        )
     try:
         value: Any = importlib.import_module(module_name)
         for part in attribute.split("."):
             value = getattr(value, part)
     except ImportError as exc:
-        raise EvolveError(f"--llm python:{target} cannot import {module_name!r} ({exc}); install it or add "
-                          "its folder to PYTHONPATH") from None
+        raise EvolveError(
+            f"--llm python:{target} cannot import {module_name!r} ({exc}); install it or add "
+            "its folder to PYTHONPATH"
+        ) from None
     except AttributeError:
-        raise EvolveError(f"--llm python:{target}: {module_name} has no {attribute!r}; name a chat model "
-                          "or a function in it") from None
+        raise EvolveError(
+            f"--llm python:{target}: {module_name} has no {attribute!r}; name a chat model "
+            "or a function in it"
+        ) from None
     if not isinstance(value, (AsyncModel, SyncModel)) and not callable(value):
-        raise EvolveError(f"--llm python:{target} is a {type(value).__name__}, not a chat model or a function; "
-                          "name a LangChain chat model or a function from messages to text")
+        raise EvolveError(
+            f"--llm python:{target} is a {type(value).__name__}, not a chat model or a function; "
+            "name a LangChain chat model or a function from messages to text"
+        )
     return value
 
 
@@ -92,16 +111,20 @@ def resolve_llm(spec: str | None) -> LanguageModel | None:
     if not spec:
         return None
     if spec.startswith(_PYTHON):
-        return _model_object(spec[len(_PYTHON):])
+        return _model_object(spec[len(_PYTHON) :])
     provider, sep, model = spec.partition(":")
     if not sep or not provider.strip() or not model.strip():
-        raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
+        raise EvolveError(
+            f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1"
+        )
     # 'langchain' is the optional [llm] extra: imported only when a model is asked for.
     try:
         init_chat_model = require("langchain.chat_models", "llm").init_chat_model
     except MissingExtraError as exc:
         # The model needs its provider's package as well: one pip line installs both.
-        raise MissingExtraError(f"{exc} langchain-{provider.strip().lower()}", name=exc.name) from None
+        raise MissingExtraError(
+            f"{exc} langchain-{provider.strip().lower()}", name=exc.name
+        ) from None
     try:
         return init_chat_model(model.strip(), model_provider=provider.strip())
     except ImportError as exc:
@@ -109,7 +132,9 @@ def resolve_llm(spec: str | None) -> LanguageModel | None:
             f"the {provider} provider package is missing ({exc}); pip install langchain-{provider.strip().lower()}"
         ) from None
     except Exception as exc:  # unknown provider, missing API key, bad model name
-        raise EvolveError(f"cannot start model {spec!r}: {exc}; check the provider name, model and API key") from None
+        raise EvolveError(
+            f"cannot start model {spec!r}: {exc}; check the provider name, model and API key"
+        ) from None
 
 
 async def ask(llm: LanguageModel | None, messages: Sequence[Any] | str, *, step: str) -> str:
@@ -128,10 +153,14 @@ async def ask(llm: LanguageModel | None, messages: Sequence[Any] | str, *, step:
         raise
     except Exception as exc:
         log.warning("model call for %s failed: %s", step, exc)
-        raise EvolveError(f"the model failed during {step} ({type(exc).__name__}: {exc}); nothing was written; retry") from None
+        raise EvolveError(
+            f"the model failed during {step} ({type(exc).__name__}: {exc}); nothing was written; retry"
+        ) from None
     text = message_text(result)
     if not text.strip():
-        raise EvolveError(f"the model returned an empty answer during {step}; nothing was written; retry")
+        raise EvolveError(
+            f"the model returned an empty answer during {step}; nothing was written; retry"
+        )
     return text
 
 

@@ -152,13 +152,19 @@ def extract_items(text: str, *, what: str = "list") -> list[dict[str, Any]]:
         if value is None:
             return []
         if not isinstance(value, list):
-            raise EvolveError(f"the model's {what} is JSON but not a list ({_preview(text)}); retry the step")
+            raise EvolveError(
+                f"the model's {what} is JSON but not a list ({_preview(text)}); retry the step"
+            )
         items = [it for it in (_item_from(v) for v in value) if it is not None]
         if value and not items:
-            raise EvolveError(f"the model's {what} has no usable entries ({_preview(text)}); retry the step")
+            raise EvolveError(
+                f"the model's {what} has no usable entries ({_preview(text)}); retry the step"
+            )
         return items
     if _looks_structured(text):
-        raise EvolveError(f"the model's {what} looks like broken JSON ({_preview(text)}); retry the step")
+        raise EvolveError(
+            f"the model's {what} looks like broken JSON ({_preview(text)}); retry the step"
+        )
     bullets = [m.group(1) for m in (_BULLET.match(ln) for ln in text.splitlines()) if m]
     if bullets:
         return [{"text": b} for b in bullets if not _NONE.match(b)]

@@ -57,7 +57,9 @@ def lesson_messages(task: str, result: str) -> list[BaseMessage]:
     ]
 
 
-def facts_messages(task: str, result: str, existing: Sequence[tuple[str, str]]) -> list[BaseMessage]:
+def facts_messages(
+    task: str, result: str, existing: Sequence[tuple[str, str]]
+) -> list[BaseMessage]:
     """Ask "Any new facts discovered? List them or say NONE", with the known facts as dedupe hints."""
     listing = "\n".join(f"{fid}: {text}" for fid, text in existing) or "(none yet)"
     return [

@@ -74,8 +74,11 @@ def is_stale(doc: Document) -> bool:
 
 def _is_person_summary(doc: Document) -> bool:
     meta = doc.metadata
-    return bool(str(meta.get("abstract") or "").strip() and str(meta.get("overview") or "").strip()
-                and meta.get("summary_of") is None)
+    return bool(
+        str(meta.get("abstract") or "").strip()
+        and str(meta.get("overview") or "").strip()
+        and meta.get("summary_of") is None
+    )
 
 
 def record_headings(body: str) -> list[str]:
@@ -97,8 +100,10 @@ def _extractive(doc: Document) -> tuple[str, str]:
     items = record_headings(doc.body)
     if items:
         head = title or doc.title
-        return (clip(f"{head}: {'; '.join(items)}", 30),
-                clip(f"{head}, {len(items)} entries: {'; '.join(items)}", 100))
+        return (
+            clip(f"{head}: {'; '.join(items)}", 30),
+            clip(f"{head}, {len(items)} entries: {'; '.join(items)}", 100),
+        )
     abstract = extract_abstract(doc.body, title) or doc.title
     overview = extract_overview(doc.body, title) or abstract
     return abstract, overview
@@ -106,12 +111,19 @@ def _extractive(doc: Document) -> tuple[str, str]:
 
 async def _from_model(llm: LanguageModel | None, doc: Document) -> tuple[str, str]:
     body = get_counter().truncate(doc.body, MAX_INPUT_TOKENS)
-    text = await ask(llm, prompts.summary_messages(doc.path, doc.title, body), step=f"summarizing {doc.path}")
+    text = await ask(
+        llm, prompts.summary_messages(doc.path, doc.title, body), step=f"summarizing {doc.path}"
+    )
     value = extract_json(text, what=f"summary of {doc.path}")
     if not isinstance(value, dict):
         raise EvolveError(f"the model's summary of {doc.path} is not a JSON object; retry")
     abstract, overview = value.get("abstract"), value.get("overview")
-    if not isinstance(abstract, str) or not abstract.strip() or not isinstance(overview, str) or not overview.strip():
+    if (
+        not isinstance(abstract, str)
+        or not abstract.strip()
+        or not isinstance(overview, str)
+        or not overview.strip()
+    ):
         raise EvolveError(f"the model's summary of {doc.path} lacks an abstract or overview; retry")
     abstract = " ".join(abstract.split())[:_MAX_ABSTRACT]
     overview = " ".join(overview.split())[:_MAX_OVERVIEW]
@@ -125,7 +137,9 @@ async def _from_model(llm: LanguageModel | None, doc: Document) -> tuple[str, st
     return abstract, overview
 
 
-async def _build(ctx: ContextManager, docs: Iterable[Document], llm: LanguageModel | None) -> list[Summary]:
+async def _build(
+    ctx: ContextManager, docs: Iterable[Document], llm: LanguageModel | None
+) -> list[Summary]:
     out = []
     for doc in docs:
         if llm is None:
@@ -141,10 +155,15 @@ def _write(ctx: ContextManager, summaries: list[Summary], message: str) -> None:
         return
     with ctx.transaction(message, op="evolve", trailers={"Contextfs-Task": "summarize"}):
         for s in summaries:
-            ctx.update_metadata(s.path, {
-                "abstract": s.abstract, "overview": s.overview,
-                "summary_by": s.summary_by, "summary_of": s.summary_of,
-            })
+            ctx.update_metadata(
+                s.path,
+                {
+                    "abstract": s.abstract,
+                    "overview": s.overview,
+                    "summary_by": s.summary_by,
+                    "summary_of": s.summary_of,
+                },
+            )
 
 
 def _peek(ctx: ContextManager, path: str) -> Document:
@@ -169,7 +188,11 @@ def _markdown_files(ctx: ContextManager) -> list[str]:
 
 
 def summarize_all(
-    ctx: ContextManager, *, llm: LanguageModel | None = None, stale_only: bool = True, dry_run: bool = False,
+    ctx: ContextManager,
+    *,
+    llm: LanguageModel | None = None,
+    stale_only: bool = True,
+    dry_run: bool = False,
     paths: Sequence[str] | None = None,
 ) -> list[Summary]:
     """Summarize every markdown file (or only stale ones), or just ``paths``; one commit.
@@ -188,7 +211,12 @@ def summarize_all(
                 raise
             log.warning("skipping %s: %s", rel, exc)
             continue
-        if paths is not None or doc.body.strip() and not _is_person_summary(doc) and (not stale_only or is_stale(doc)):
+        if (
+            paths is not None
+            or doc.body.strip()
+            and not _is_person_summary(doc)
+            and (not stale_only or is_stale(doc))
+        ):
             docs.append(doc)
     if dry_run:
         return [Summary(d.path, "", "", "pending", body_hash(d.body)) for d in docs]

@@ -69,16 +69,22 @@ class ContextRetriever(BaseRetriever):
     ) -> list[Document]:
         unknown = sorted(set(kwargs) - {"k", "folder", "whole_body", "filters"})
         if unknown:
-            raise InvalidArgumentError(f"unknown retriever option {unknown[0]!r}; use k, folder, whole_body or filters")
+            raise InvalidArgumentError(
+                f"unknown retriever option {unknown[0]!r}; use k, folder, whole_body or filters"
+            )
         k = kwargs.get("k", self.k)
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= 100:
-            raise InvalidArgumentError(f"k must be a whole number from 1 to 100, not {k!r}; pass e.g. k=4")
+            raise InvalidArgumentError(
+                f"k must be a whole number from 1 to 100, not {k!r}; pass e.g. k=4"
+            )
         folder = kwargs.get("folder", self.folder)
         whole_body = bool(kwargs.get("whole_body", self.whole_body))
         extra = kwargs.get("filters") or {}
         if not isinstance(extra, Mapping) or not all(isinstance(key, str) for key in extra):
-            raise InvalidArgumentError(f"filters must be a mapping of filter names to values, not {type(extra).__name__}; "
-                                       "pass e.g. filters={'tags': ['ops']}")
+            raise InvalidArgumentError(
+                f"filters must be a mapping of filter names to values, not {type(extra).__name__}; "
+                "pass e.g. filters={'tags': ['ops']}"
+            )
         filters = {**self.filters, **extra}
         hits = self.ctx.search(query, path=folder, limit=k, **filters)
         docs: list[Document] = []
@@ -106,9 +112,17 @@ class ContextRetriever(BaseRetriever):
             if turn is None:
                 return None
             content = turn.content if whole_body else (hit.snippet or turn.content)
-            metadata.update({"line": turn.line, "ref": hit.ref, "session": session_of(hit.path),
-                             "speaker": turn.speaker, "role": turn.role, "date": turn.time or None,
-                             "title": None})
+            metadata.update(
+                {
+                    "line": turn.line,
+                    "ref": hit.ref,
+                    "session": session_of(hit.path),
+                    "speaker": turn.speaker,
+                    "role": turn.role,
+                    "date": turn.time or None,
+                    "title": None,
+                }
+            )
         elif whole_body:
             body = self.ctx.read(hit.path)
             if body is None:
@@ -119,9 +133,13 @@ class ContextRetriever(BaseRetriever):
         # Retrieved text that is untrusted, or whose text, title or name reads as an
         # instruction, is quoted as data with its source (the title moves inside the fence).
         title = metadata["title"]
-        reasons = tuple(dict.fromkeys([*flags(content), *flags(title or ""), *name_flags(hit.path)]))
+        reasons = tuple(
+            dict.fromkeys([*flags(content), *flags(title or ""), *name_flags(hit.path)])
+        )
         if metadata["trust"] != "trusted" or reasons:
             shown = f"title: {title}\n{content}" if title else content
-            content = render_untrusted(shown, f"{metadata['source']}, trust {metadata['trust']}", reasons=reasons)
+            content = render_untrusted(
+                shown, f"{metadata['source']}, trust {metadata['trust']}", reasons=reasons
+            )
             metadata["title"] = None
         return Document(page_content=content, metadata=metadata)

@@ -26,7 +26,14 @@ from .tools import DEFAULT_ACTOR, GROUPS, Toolkit, ToolSpec, format_error, selec
 if TYPE_CHECKING:
     from contextfs import ContextManager
 
-__all__ = ["DEFAULT_ACTOR", "GROUPS", "ContextToolkit", "format_error", "make_tools", "tool_from_spec"]
+__all__ = [
+    "DEFAULT_ACTOR",
+    "GROUPS",
+    "ContextToolkit",
+    "format_error",
+    "make_tools",
+    "tool_from_spec",
+]
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +52,7 @@ def validation_message(exc: ValidationError | Any) -> str:
 
 def tool_from_spec(kit: Toolkit, spec: ToolSpec[Any]) -> BaseTool:
     """One spec of the table as a LangChain tool bound to ``kit`` (its actor, session and layers)."""
+
     def run(**kwargs: Any) -> str:
         try:
             return kit.call(spec, spec.args(**kwargs))
@@ -101,5 +109,11 @@ class ContextToolkit(BaseToolkit):
     session: str | None = None
 
     def get_tools(self) -> list[BaseTool]:
-        return make_tools(self.ctx, groups=self.groups, allow_write=self.allow_write,
-                          allow_delete=self.allow_delete, actor=self.actor, session=self.session)
+        return make_tools(
+            self.ctx,
+            groups=self.groups,
+            allow_write=self.allow_write,
+            allow_delete=self.allow_delete,
+            actor=self.actor,
+            session=self.session,
+        )

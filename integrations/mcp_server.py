@@ -88,7 +88,9 @@ def _checked_tool_class(specs: dict[str, ToolSpec[Any]]) -> Any:
     from mcp.server.mcpserver.tools import Tool  # the optional 'mcp' extra
 
     class CheckedTool(Tool):
-        async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        async def run(
+            self, arguments: dict[str, Any], context: Any, convert_result: bool = False
+        ) -> Any:
             spec = specs.get(self.name)
             if spec is not None:
                 try:
@@ -115,10 +117,20 @@ def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
         extra = {"description": field.description} if field.description else {}
         # Annotated[type, *constraints, Field(...)] built at run time; spelled as a call so a
         # type checker does not read it as a static annotation.
-        annotation = operator.getitem(Annotated, (field.annotation, *field.metadata, Field(**extra)))
-        default = inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+        annotation = operator.getitem(
+            Annotated, (field.annotation, *field.metadata, Field(**extra))
+        )
+        default = (
+            inspect.Parameter.empty
+            if field.is_required()
+            else field.get_default(call_default_factory=True)
+        )
         annotations[name] = annotation
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+        params.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+            )
+        )
 
     def call(**kwargs: Any) -> str:
         try:
@@ -173,18 +185,31 @@ def build_server(
         )
         for spec in specs
     ]
-    server = server_cls(name="contextfs", version=_version(), instructions=_INSTRUCTIONS, log_level="WARNING",
-                        tools=tools)
+    server = server_cls(
+        name="contextfs",
+        version=_version(),
+        instructions=_INSTRUCTIONS,
+        log_level="WARNING",
+        tools=tools,
+    )
 
-    @server.resource("contextfs://scope/{scope}", name="scoped-view", mime_type="text/markdown",
-                     description="The packed context of a scope (project, task or subtask) within 4000 tokens.")
+    @server.resource(
+        "contextfs://scope/{scope}",
+        name="scoped-view",
+        mime_type="text/markdown",
+        description="The packed context of a scope (project, task or subtask) within 4000 tokens.",
+    )
     def scope_resource(scope: str) -> str:
         if scope not in ("project", "task", "subtask"):
             raise ResourceError(f"unknown scope {scope!r}; use project, task or subtask")
         return _scope_text(scope, None)
 
-    @server.resource("contextfs://scope/subtask/{subtask}", name="subtask-view", mime_type="text/markdown",
-                     description="The packed context of one subtask within 4000 tokens.")
+    @server.resource(
+        "contextfs://scope/subtask/{subtask}",
+        name="subtask-view",
+        mime_type="text/markdown",
+        description="The packed context of one subtask within 4000 tokens.",
+    )
     def subtask_resource(subtask: str) -> str:
         return _scope_text("subtask", subtask)
 
@@ -196,8 +221,12 @@ def build_server(
             raise ResourceError(refusal(exc)) from exc
         return seal(f"{view_header(view)}\n{view.text}", f"the {scope} view")
 
-    @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
-                     description="Every topic with its status, size and one-line summary.")
+    @server.resource(
+        "contextfs://topics",
+        name="topic-index",
+        mime_type="text/markdown",
+        description="Every topic with its status, size and one-line summary.",
+    )
     def topics_resource() -> str:
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
@@ -212,14 +241,32 @@ def _spec(name: str) -> ToolSpec[Any]:
 
 
 @click.command("mcp")
-@click.option("--group", "groups", multiple=True, type=click.Choice(GROUPS),
-              help="Offer only this tool group (repeat for several; default: all).")
+@click.option(
+    "--group",
+    "groups",
+    multiple=True,
+    type=click.Choice(GROUPS),
+    help="Offer only this tool group (repeat for several; default: all).",
+)
 @click.option("--read-only", is_flag=True, help="Offer only tools that do not change anything.")
-@click.option("--allow-delete", is_flag=True, help="Also offer delete_context (a soft delete to the trash).")
-@click.option("--actor", default=DEFAULT_MCP_ACTOR, show_default=True, help="Who tool writes are attributed to.")
+@click.option(
+    "--allow-delete", is_flag=True, help="Also offer delete_context (a soft delete to the trash)."
+)
+@click.option(
+    "--actor",
+    default=DEFAULT_MCP_ACTOR,
+    show_default=True,
+    help="Who tool writes are attributed to.",
+)
 @click.pass_context
 @translate_errors
-def mcp(click_ctx: click.Context, groups: tuple[str, ...], read_only: bool, allow_delete: bool, actor: str) -> None:
+def mcp(
+    click_ctx: click.Context,
+    groups: tuple[str, ...],
+    read_only: bool,
+    allow_delete: bool,
+    actor: str,
+) -> None:
     """Serve the context root to MCP clients over stdio (needs the 'mcp' extra).
 
     \b
@@ -231,6 +278,12 @@ def mcp(click_ctx: click.Context, groups: tuple[str, ...], read_only: bool, allo
         raise click.UsageError("--read-only and --allow-delete exclude each other; pick one")
     load_server_class()  # a missing extra is a MissingExtraError: one line naming the install command
     ctx = open_manager(click_ctx, index=True)
-    server = build_server(ctx, groups=groups or None, allow_write=not read_only, allow_delete=allow_delete,
-                          actor=actor, session=ctx.parts.session)
+    server = build_server(
+        ctx,
+        groups=groups or None,
+        allow_write=not read_only,
+        allow_delete=allow_delete,
+        actor=actor,
+        session=ctx.parts.session,
+    )
     server.run("stdio")

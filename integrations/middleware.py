@@ -97,7 +97,9 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         **options: Any,
     ) -> None:
         super().__init__()
-        settings = AgentSettings.build(ctx.parts.config, compacting=compactor is not None, **options)
+        settings = AgentSettings.build(
+            ctx.parts.config, compacting=compactor is not None, **options
+        )
         self.engine = ContextEngine(ctx, settings, compactor=compactor, evolve=evolve, task=task)
         self.tools: Sequence[BaseTool] = self.engine.tools()
         self._system: SystemMessage | None = None
@@ -114,7 +116,9 @@ class ContextMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         update: dict[str, Any] = {}
         if window is not None:
             update["messages"] = [RemoveMessage(id=REMOVE_ALL_MESSAGES), *window]
-        if self.engine.nothing_new:  # all that arrived was filed for paged topics: nothing to answer
+        if (
+            self.engine.nothing_new
+        ):  # all that arrived was filed for paged topics: nothing to answer
             update["jump_to"] = "end"
         return update or None
 

@@ -73,9 +73,21 @@ __all__ = [
 # (``ScopedContext``), not topics or memory.
 _HOMES = {
     **dict.fromkeys(("Verdict", "assess", "render_untrusted"), "contextfs.gate.poisoning"),
-    **dict.fromkeys(("ArchivalNote", "ConversationBuffer", "CoreBlock", "CoreBlocks", "Memory", "MemoryHit",
-                     "Message"), "contextfs.scopes.memory"),
-    **dict.fromkeys(("Candidate", "ContextView", "DroppedItem", "ViewItem", "pack"), "contextfs.scopes.packing"),
+    **dict.fromkeys(
+        (
+            "ArchivalNote",
+            "ConversationBuffer",
+            "CoreBlock",
+            "CoreBlocks",
+            "Memory",
+            "MemoryHit",
+            "Message",
+        ),
+        "contextfs.scopes.memory",
+    ),
+    **dict.fromkeys(
+        ("Candidate", "ContextView", "DroppedItem", "ViewItem", "pack"), "contextfs.scopes.packing"
+    ),
     **dict.fromkeys(("Rule", "ScopeRules", "default_rules"), "contextfs.scopes.rules"),
     **dict.fromkeys(("PassageHit", "ScopedContext"), "contextfs.scopes.scoped"),
     **dict.fromkeys(("IndexEntry", "RouteResult", "Topic", "Topics"), "contextfs.scopes.topics"),

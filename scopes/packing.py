@@ -50,8 +50,17 @@ from .views import (
 if TYPE_CHECKING:
     from contextfs.manager import ContextManager
 
-__all__ = ["Candidate", "ContextView", "DroppedItem", "PagedPassage", "ViewItem", "load_or_drop", "load_source", "pack",
-           "resolve_rev"]
+__all__ = [
+    "Candidate",
+    "ContextView",
+    "DroppedItem",
+    "PagedPassage",
+    "ViewItem",
+    "load_or_drop",
+    "load_source",
+    "pack",
+    "resolve_rev",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +71,22 @@ MIN_EXCERPT_TOKENS = 40
 
 # ----------------------------------------------------------------- packing
 class _Slot:
-    __slots__ = ("cand", "src", "order", "level", "text", "cost", "min_level", "paged", "full_cost", "relevance")
+    __slots__ = (
+        "cand",
+        "src",
+        "order",
+        "level",
+        "text",
+        "cost",
+        "min_level",
+        "paged",
+        "full_cost",
+        "relevance",
+    )
 
-    def __init__(self, cand: Candidate, src: Source, order: int, paged: bool = False, relevance: float = 0.0) -> None:
+    def __init__(
+        self, cand: Candidate, src: Source, order: int, paged: bool = False, relevance: float = 0.0
+    ) -> None:
         self.cand = cand
         self.src = src
         self.order = order
@@ -96,14 +118,23 @@ class _Packer:
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
-    def section(self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False) -> tuple[str | None, int]:
+    def section(
+        self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False
+    ) -> tuple[str | None, int]:
         if level >= _DROPPED:
             return None, 0
         tier = TIERS[level]
         if tier == "excerpt":
             if allowance is None or allowance < MIN_EXCERPT_TOKENS:
                 return None, 0
-            text = render(slot.src, tier, terms=self.terms, allowance=allowance, count=self.count, only_matches=only_matches)
+            text = render(
+                slot.src,
+                tier,
+                terms=self.terms,
+                allowance=allowance,
+                count=self.count,
+                only_matches=only_matches,
+            )
         else:
             text = render(slot.src, tier)
         if text is None:
@@ -164,9 +195,15 @@ class _Packer:
                 resize = level == slot.level and TIERS[level] == "excerpt"
                 if level == slot.level and not resize:
                     break
-                allowance = room + slot.cost - SEPARATOR_TOKENS if TIERS[level] == "excerpt" else None
+                allowance = (
+                    room + slot.cost - SEPARATOR_TOKENS if TIERS[level] == "excerpt" else None
+                )
                 text, cost = self.section(slot, level, allowance)
-                if text is not None and cost - slot.cost <= room and (level < slot.level or cost > slot.cost):
+                if (
+                    text is not None
+                    and cost - slot.cost <= room
+                    and (level < slot.level or cost > slot.cost)
+                ):
                     total += cost - slot.cost
                     slot.level, slot.text, slot.cost = level, text, cost
                     break
@@ -183,13 +220,19 @@ def _lines_of(text: str | None) -> str | None:
 
 def _check_candidates(candidates: Sequence[Candidate]) -> None:
     if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
-        raise ConfigError(f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
-                          "build them with Candidate(...)")
+        raise ConfigError(
+            f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
+            "build them with Candidate(...)"
+        )
     for cand in candidates:
         if not isinstance(cand, Candidate):
-            raise ConfigError(f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)")
+            raise ConfigError(
+                f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)"
+            )
         if cand.min_tier not in TIERS:
-            raise ConfigError(f"min_tier {cand.min_tier!r} of {cand.path} is not a tier; use one of {', '.join(TIERS)}")
+            raise ConfigError(
+                f"min_tier {cand.min_tier!r} of {cand.path} is not a tier; use one of {', '.join(TIERS)}"
+            )
 
 
 def pack(
@@ -215,9 +258,17 @@ def pack(
     richer tiers.
     """
     if budget is not None:
-        check_int(budget, "budget", minimum=0, expect="a non-negative number of tokens", fix="pass e.g. budget=2000",
-                  error=ConfigError)
-    check_number(page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError)
+        check_int(
+            budget,
+            "budget",
+            minimum=0,
+            expect="a non-negative number of tokens",
+            fix="pass e.g. budget=2000",
+            error=ConfigError,
+        )
+    check_number(
+        page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError
+    )
     _check_candidates(candidates)
     _check_passages(paged)
     counter = get_counter(encoding)
@@ -278,8 +329,13 @@ def pack(
                 # The share never drops an item: the scope's own items stay visible at
                 # their lowest allowed tier before page-in is guaranteed anything.
                 floor = sum(packer.section(s, s.min_level)[1] for s in others)
-                reserve = max(0, min(int((target - fixed - pinned_cost) * page_share),
-                                     room_target - fixed - pinned_cost - floor))
+                reserve = max(
+                    0,
+                    min(
+                        int((target - fixed - pinned_cost) * page_share),
+                        room_target - fixed - pinned_cost - floor,
+                    ),
+                )
                 packer.fit(pinned, others, room_target, fixed + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
                 sections = page_in(ctx, packer.count, paged, rev, seen, room)
@@ -293,8 +349,10 @@ def pack(
                     # Token merges at the joins cost more than the per-section sums: aim lower.
                     target -= max(1, total - budget)
                     if target < fixed + pinned_cost:
-                        raise BudgetError(f"the budget of {budget} tokens cannot hold the pinned items "
-                                          "once joined; raise the budget")
+                        raise BudgetError(
+                            f"the budget of {budget} tokens cannot hold the pinned items "
+                            "once joined; raise the budget"
+                        )
                     continue
             else:
                 fits = max(fits, target)
@@ -308,7 +366,9 @@ def pack(
             if over - fits <= 1:
                 break
             target = (fits + over) // 2
-        if best is None:  # pragma: no cover - each attempt lowers the target by at least the overshoot
+        if (
+            best is None
+        ):  # pragma: no cover - each attempt lowers the target by at least the overshoot
             raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
         for slot, (level, text, cost) in zip(slots, best[1], strict=True):
             slot.level, slot.text, slot.cost = level, text, cost
@@ -320,37 +380,77 @@ def pack(
     manifest: list[tuple[str, str]] = []
     for slot in _ordered(slots):
         if slot.level >= _DROPPED:
-            dropped.append(DroppedItem(slot.src.path, f"over budget: {slot.cand.reason}", slot.full_cost - SEPARATOR_TOKENS, slot.src.version))
+            dropped.append(
+                DroppedItem(
+                    slot.src.path,
+                    f"over budget: {slot.cand.reason}",
+                    slot.full_cost - SEPARATOR_TOKENS,
+                    slot.src.version,
+                )
+            )
             continue
         tier = TIERS[slot.level]
-        items.append(ViewItem(
-            slot.src.path, tier, slot.cost - SEPARATOR_TOKENS, slot.src.version, slot.cand.reason,
-            slot.cand.priority, slot.cand.pinned, _lines_of(slot.text) if tier == "excerpt" else None,
-        ))
+        items.append(
+            ViewItem(
+                slot.src.path,
+                tier,
+                slot.cost - SEPARATOR_TOKENS,
+                slot.src.version,
+                slot.cand.reason,
+                slot.cand.priority,
+                slot.cand.pinned,
+                _lines_of(slot.text) if tier == "excerpt" else None,
+            )
+        )
         manifest.append((slot.src.path, slot.src.version))
     for k, sec in enumerate(sections, start=1):
-        items.append(ViewItem(
-            sec.src.path, "excerpt", sec.cost - SEPARATOR_TOKENS, sec.src.version,
-            f"paged in for the query (best passage score {sec.score:.3f})", 1000 + k, False, _lines_of(sec.text),
-        ))
+        items.append(
+            ViewItem(
+                sec.src.path,
+                "excerpt",
+                sec.cost - SEPARATOR_TOKENS,
+                sec.src.version,
+                f"paged in for the query (best passage score {sec.score:.3f})",
+                1000 + k,
+                False,
+                _lines_of(sec.text),
+            )
+        )
         manifest.append((sec.src.path, sec.src.version))
     return ContextView(
-        text=text, tokens=total, budget=budget, items=tuple(items), dropped=tuple(dropped),
-        manifest=tuple(manifest), encoding=counter.name or counter.requested, query=query, as_of=rev,
+        text=text,
+        tokens=total,
+        budget=budget,
+        items=tuple(items),
+        dropped=tuple(dropped),
+        manifest=tuple(manifest),
+        encoding=counter.name or counter.requested,
+        query=query,
+        as_of=rev,
     )
 
 
 def _check_passages(paged: Sequence[PagedPassage]) -> None:
     if isinstance(paged, (str, bytes)) or not isinstance(paged, Sequence):
-        raise ConfigError(f"pack() takes paged= as a list of PagedPassage objects, got {type(paged).__name__}")
+        raise ConfigError(
+            f"pack() takes paged= as a list of PagedPassage objects, got {type(paged).__name__}"
+        )
     for p in paged:
         if not isinstance(p, PagedPassage):
-            raise ConfigError(f"pack() takes paged= as PagedPassage objects, got {type(p).__name__}; "
-                              "build them with PagedPassage(path, index, score)")
+            raise ConfigError(
+                f"pack() takes paged= as PagedPassage objects, got {type(p).__name__}; "
+                "build them with PagedPassage(path, index, score)"
+            )
 
 
 def _make_slot(
-    ctx: ContextManager, cand: Candidate, order: int, rev: str | None, seen: set[str], dropped: list[DroppedItem], paged: bool = False
+    ctx: ContextManager,
+    cand: Candidate,
+    order: int,
+    rev: str | None,
+    seen: set[str],
+    dropped: list[DroppedItem],
+    paged: bool = False,
 ) -> _Slot | None:
     if cand.path in seen:
         return None
@@ -364,7 +464,9 @@ def _make_slot(
             dropped.append(DroppedItem(cand.path, f"not found: {cand.reason}"))
         return None
     if src.trust == "quarantined":
-        dropped.append(DroppedItem(src.path, "quarantined: shown only on explicit request", 0, src.version))
+        dropped.append(
+            DroppedItem(src.path, "quarantined: shown only on explicit request", 0, src.version)
+        )
         return None
     if not src.body.strip():
         if not paged:

@@ -100,7 +100,9 @@ class _FileStats:
     days: tuple[date | None, ...] = ()
     moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
     aliases: frozenset[tuple[str, str]] = frozenset()  # (other name, speaker) in a conversation
-    texts: tuple[str, ...] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
+    texts: tuple[
+        str, ...
+    ] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
     quarantined: bool = False
 
 
@@ -112,7 +114,9 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
         else:
             doc = parse(text, rel)
             meta, body = doc.metadata, doc.body
-            offset = text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
+            offset = (
+                text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
+            )
     except ContextFSError:
         return _FileStats()
     if meta.get("trust") == "quarantined":
@@ -122,8 +126,12 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
     written = meta.get("updated") or meta.get("created")
     file_day = day_of(written)
     return _FileStats(
-        counts=tuple(Counter() if is_heading(ch) else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
-                     for ch in chunks),
+        counts=tuple(
+            Counter()
+            if is_heading(ch)
+            else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
+            for ch in chunks
+        ),
         speakers=speakers_of(chunks),
         days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
         moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
@@ -141,7 +149,9 @@ class _TreeIndex:
         self.files: dict[str, _FileStats] = {}  # rel -> its passages' statistics
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
         self.speakers: Counter[str] = Counter()  # speaker -> how many files have their turns
-        self.aliases: Counter[tuple[str, str]] = Counter()  # (other name, speaker) -> how many files
+        self.aliases: Counter[tuple[str, str]] = (
+            Counter()
+        )  # (other name, speaker) -> how many files
         self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
@@ -204,7 +214,9 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
-    def _priors(self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]) -> dict[Any, float]:
+    def _priors(
+        self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]
+    ) -> dict[Any, float]:
         """Scores times PRIOR for a turn of a named speaker, and again for a passage dated in a named period."""
         if not named and not when:
             return scores
@@ -220,39 +232,65 @@ class _TreeIndex:
             out[key] = s
         return out
 
-    def _ranked(self, terms: tuple[str, ...], weights: dict[str, float], named: set[str], when: tuple[Period, ...],
-                exclude: set[str], allow: Callable[[str], bool] | None) -> list[tuple[float, str, int]]:
-        scores = self._priors(_with_neighbours(self.index.scores(terms, weights), self.usable), named, when)
+    def _ranked(
+        self,
+        terms: tuple[str, ...],
+        weights: dict[str, float],
+        named: set[str],
+        when: tuple[Period, ...],
+        exclude: set[str],
+        allow: Callable[[str], bool] | None,
+    ) -> list[tuple[float, str, int]]:
+        scores = self._priors(
+            _with_neighbours(self.index.scores(terms, weights), self.usable), named, when
+        )
         files = self.files
-        ranked = sorted((scoring.tie_order(s, files[rel].moments[i], rel, i), s)
-                        for (rel, i), s in scores.items() if rel not in exclude and (allow is None or allow(rel)))
+        ranked = sorted(
+            (scoring.tie_order(s, files[rel].moments[i], rel, i), s)
+            for (rel, i), s in scores.items()
+            if rel not in exclude and (allow is None or allow(rel))
+        )
         return [(round(s, scoring.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
-    def score(self, query: str, exclude: set[str], limit: int,
-              allow: Callable[[str], bool] | None = None) -> list[Passage]:
+    def score(
+        self, query: str, exclude: set[str], limit: int, allow: Callable[[str], bool] | None = None
+    ) -> list[Passage]:
         return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow)[:limit]]
 
-    def fused(self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None) -> list[Passage]:
+    def fused(
+        self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
+    ) -> list[Passage]:
         """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
         from contextfs.search.dense import dense_order, fuse  # numpy: only with embeddings in use
 
         lexical = [(rel, i) for _s, rel, i in self.score_all(query, exclude, allow)]
-        keys = [(rel, i) for rel, ok in sorted(self.usable.items()) for i in sorted(ok)
-                if rel not in exclude and (allow is None or allow(rel))]
+        keys = [
+            (rel, i)
+            for rel, ok in sorted(self.usable.items())
+            for i in sorted(ok)
+            if rel not in exclude and (allow is None or allow(rel))
+        ]
         texts = {f"{rel}#{i}": self.files[rel].texts[i] for rel, i in keys}
         hashed = [blob_version(texts[f"{rel}#{i}"].encode("utf-8")) for rel, i in keys]
         by_hash = dict(zip(hashed, (f"{rel}#{i}" for rel, i in keys)))  # noqa: B905 - same length
-        similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(" ".join(query.split()))
+        similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(
+            " ".join(query.split())
+        )
         scores = fuse(lexical, dense_order(keys, similarities))
         files = self.files
-        ranked = sorted((scoring.tie_order(v, files[rel].moments[i], rel, i), v) for (rel, i), v in scores.items())
+        ranked = sorted(
+            (scoring.tie_order(v, files[rel].moments[i], rel, i), v)
+            for (rel, i), v in scores.items()
+        )
         return [Passage(key[2], key[3], v) for key, v in ranked]
 
-    def score_all(self, query: str, exclude: set[str],
-                  allow: Callable[[str], bool] | None = None) -> list[tuple[float, str, int]]:
+    def score_all(
+        self, query: str, exclude: set[str], allow: Callable[[str], bool] | None = None
+    ) -> list[tuple[float, str, int]]:
         terms = query_terms(query)
         named = contextfs_text.names_in(terms, self.speakers) | {
-            speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])}
+            speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])
+        }
         written = query_forms(query)
         weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
         return self._ranked((*terms, *written), weights, named, periods(query), exclude, allow)
@@ -267,7 +305,9 @@ class _TreeIndex:
         return best
 
 
-def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]) -> dict[tuple[str, int], float]:
+def _with_neighbours(
+    scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]
+) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
     away, in a fixed order (own, then by distance, previous before next) so the sum is the
     same whatever order the index holds them in. Messages of a conversation reach
@@ -280,12 +320,17 @@ def _with_neighbours(scores: dict[tuple[str, int], float], usable: dict[str, fro
     keys = set(scores)
     for rel, i in scores:
         ok = usable.get(rel, frozenset())
-        keys.update((rel, n) for d in range(1, (reach if is_log(rel) else 1) + 1) for n in (i - d, i + d) if n in ok)
+        keys.update(
+            (rel, n)
+            for d in range(1, (reach if is_log(rel) else 1) + 1)
+            for n in (i - d, i + d)
+            if n in ok
+        )
     out = {}
     for rel, i in keys:
         total = scores.get((rel, i), 0.0)
         for d in range(1, (reach if is_log(rel) else 1) + 1):
-            share = w ** d
+            share = w**d
             total += share * scores.get((rel, i - d), 0.0) + share * scores.get((rel, i + d), 0.0)
         out[(rel, i)] = total
     return out
@@ -325,7 +370,13 @@ def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
 
 
 def rank(
-    ctx: ContextManager, query: str, *, rev: str | None, exclude: set[str], limit: int = 300, pager: str = "exact",
+    ctx: ContextManager,
+    query: str,
+    *,
+    rev: str | None,
+    exclude: set[str],
+    limit: int = 300,
+    pager: str = "exact",
     allow: Callable[[str], bool] | None = None,
 ) -> list[Passage]:
     """The best ``limit`` passages for ``query`` at commit ``rev`` (head when None), best first.
@@ -338,15 +389,22 @@ def rank(
     vectors = vectors_for(str(ctx.root)) if pager != "search" else None
     if vectors is not None:
         return _index_for(ctx, sha).fused(query, vectors, exclude, allow)[:limit]
-    passages = _index_for(ctx, sha).score(query, exclude, limit if pager != "search" else 100_000, allow)
+    passages = _index_for(ctx, sha).score(
+        query, exclude, limit if pager != "search" else 100_000, allow
+    )
     if pager == "search" and rev is None:
         # Files in the live index's order; within a file, its passages by score.
         order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if _eligible(h.path)}
-        passages = sorted((p for p in passages if p.path in order), key=lambda p: (order[p.path], -p.score, p.index))
+        passages = sorted(
+            (p for p in passages if p.path in order),
+            key=lambda p: (order[p.path], -p.score, p.index),
+        )
     return passages[:limit]
 
 
-def relevance(ctx: ContextManager, query: str, paths: list[str], *, rev: str | None) -> dict[str, float]:
+def relevance(
+    ctx: ContextManager, query: str, paths: list[str], *, rev: str | None
+) -> dict[str, float]:
     """How well each file answers ``query``: its best passage's score (0 when none matches)."""
     sha = rev or ctx.parts.git.head()
     if sha is None or not paths:

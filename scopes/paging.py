@@ -18,7 +18,14 @@ from .views import Candidate, PagedPassage, load_or_drop
 if TYPE_CHECKING:
     from contextfs.manager import ContextManager
 
-__all__ = ["MAX_MISSES", "MIN_PASSAGE_TOKENS", "SEPARATOR_TOKENS", "PagedSection", "page_in", "paged_source"]
+__all__ = [
+    "MAX_MISSES",
+    "MIN_PASSAGE_TOKENS",
+    "SEPARATOR_TOKENS",
+    "PagedSection",
+    "page_in",
+    "paged_source",
+]
 
 #: Page-in stops when less than this is left (a label and a few words).
 MIN_PASSAGE_TOKENS = 12
@@ -44,7 +51,11 @@ MAX_MISSES = 40
 
 
 def page_in(
-    ctx: ContextManager, count: Callable[[str], int], paged: Sequence[PagedPassage], rev: str | None, seen: set[str],
+    ctx: ContextManager,
+    count: Callable[[str], int],
+    paged: Sequence[PagedPassage],
+    rev: str | None,
+    seen: set[str],
     room: int,
 ) -> list[PagedSection]:
     """Fill ``room`` tokens with ranked passages, best first, then their neighbours.
@@ -100,7 +111,11 @@ def page_in(
             for near in (index - 1, index + 1):
                 if left < MIN_PASSAGE_TOKENS:
                     break
-                if 0 <= near < len(chunks) and not is_heading(chunks[near]) and near not in sec.picked:
+                if (
+                    0 <= near < len(chunks)
+                    and not is_heading(chunks[near])
+                    and near not in sec.picked
+                ):
                     take(sec, near)
     return [s for s in sections.values() if s.picked]
 

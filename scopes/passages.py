@@ -25,8 +25,18 @@ from functools import lru_cache
 from contextfs.text import analysis as contextfs_text
 from contextfs.text.turns import is_log, known_as, read_turns
 
-__all__ = ["HEADING_WEIGHT", "MAX_PARAGRAPH_CHARS", "TRANSCRIPT_LINES", "WINDOW_CHARS", "Chunk", "blocks", "chunk_terms", "chunks_of",
-           "is_heading", "speakers_of"]
+__all__ = [
+    "HEADING_WEIGHT",
+    "MAX_PARAGRAPH_CHARS",
+    "TRANSCRIPT_LINES",
+    "WINDOW_CHARS",
+    "Chunk",
+    "blocks",
+    "chunk_terms",
+    "chunks_of",
+    "is_heading",
+    "speakers_of",
+]
 
 #: Paragraphs longer than this are cut (list items, then sentence windows).
 MAX_PARAGRAPH_CHARS = 600
@@ -59,8 +69,12 @@ class Chunk:
     trust: str = "trusted"
     speaker: str = ""
     time: str = ""
-    aka: tuple[str, ...] = ()  # the speaker's other names in this conversation (contextfs.text.turns.known_as)
-    trail: str = ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
+    aka: tuple[
+        str, ...
+    ] = ()  # the speaker's other names in this conversation (contextfs.text.turns.known_as)
+    trail: str = (
+        ""  # the headings above the section heading ("Service runbook 2 · Orca"), for matching
+    )
 
 
 _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s+\S")
@@ -77,8 +91,10 @@ def speakers_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
     for label in labels:
         if label:
             counts[label] = counts.get(label, 0) + 1
-    return tuple(ch.speaker or (label if counts.get(label, 0) >= TRANSCRIPT_LINES else "")
-                 for ch, label in zip(chunks, labels, strict=True))
+    return tuple(
+        ch.speaker or (label if counts.get(label, 0) >= TRANSCRIPT_LINES else "")
+        for ch, label in zip(chunks, labels, strict=True)
+    )
 
 
 def is_heading(ch: Chunk) -> bool:
@@ -107,8 +123,19 @@ def _turn_chunks(body: str) -> tuple[Chunk, ...]:
         if t.trust == "quarantined":
             continue  # hidden from recall and views
         note = " · ".join(p for p in (_when(t.time), t.who) if p)
-        out.append(Chunk(t.line, t.line, t.content, "", note=note, trust=t.trust, speaker=t.speaker or "",
-                         time=t.time, aka=aka.get(t.speaker or "", ())))
+        out.append(
+            Chunk(
+                t.line,
+                t.line,
+                t.content,
+                "",
+                note=note,
+                trust=t.trust,
+                speaker=t.speaker or "",
+                time=t.time,
+                aka=aka.get(t.speaker or "", ()),
+            )
+        )
     return tuple(out)
 
 
@@ -139,8 +166,16 @@ def _windows(lines: list[tuple[int, str]], heading: str, trail: str = "") -> lis
         if b - start >= WINDOW_CHARS or b == len(text):
             piece = text[start:b].strip()
             if piece:
-                out.append(Chunk(line_of(start), line_of(max(start, b - 1)), piece, heading, piece=len(out) + 1,
-                                 trail=trail))
+                out.append(
+                    Chunk(
+                        line_of(start),
+                        line_of(max(start, b - 1)),
+                        piece,
+                        heading,
+                        piece=len(out) + 1,
+                        trail=trail,
+                    )
+                )
             start = None
     if len(out) == 1:
         return [Chunk(out[0].first, out[0].last, out[0].text, heading, trail=trail)]
@@ -222,22 +257,33 @@ def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
     else:
         context = " ".join(h for h in (*ch.trail.split(" · "), ch.heading) if h and h != title)
     extra = context if not title or title == context else f"{context} {title}"
-    return tuple(contextfs_text.terms(ch.text)) + tuple(contextfs_text.terms(extra)) * HEADING_WEIGHT
+    return (
+        tuple(contextfs_text.terms(ch.text)) + tuple(contextfs_text.terms(extra)) * HEADING_WEIGHT
+    )
 
 
 def _label(first: Chunk, last: Chunk) -> str:
-    where = f"lines {first.first}-{last.last}" if last.last != first.first else f"line {first.first}"
+    where = (
+        f"lines {first.first}-{last.last}" if last.last != first.first else f"line {first.first}"
+    )
     extra = first.note or (first.heading if first.heading and not is_heading(first) else "")
     return f"[{where}{f' · {extra}' if extra else ''}]"
 
 
 def _joinable(a: Chunk, b: Chunk) -> bool:
     """Neighbouring passages shown as one block: same section, not turns (each turn keeps its label)."""
-    return not a.note and not b.note and a.heading == b.heading and not is_heading(a) and not is_heading(b)
+    return (
+        not a.note
+        and not b.note
+        and a.heading == b.heading
+        and not is_heading(a)
+        and not is_heading(b)
+    )
 
 
-def blocks(chunks: Sequence[Chunk], picked: Sequence[int],
-           fence: Callable[[str, str], str] | None = None) -> list[str]:
+def blocks(
+    chunks: Sequence[Chunk], picked: Sequence[int], fence: Callable[[str, str], str] | None = None
+) -> list[str]:
     """The text of the picked passages (indexes into ``chunks``), neighbours joined.
 
     ``fence(text, trust)``, when given, says how each block's text is shown (a turn
@@ -248,9 +294,13 @@ def blocks(chunks: Sequence[Chunk], picked: Sequence[int],
     i = 0
     while i < len(order):
         j = i
-        while j + 1 < len(order) and order[j + 1] == order[j] + 1 and _joinable(chunks[order[j]], chunks[order[j + 1]]):
+        while (
+            j + 1 < len(order)
+            and order[j + 1] == order[j] + 1
+            and _joinable(chunks[order[j]], chunks[order[j + 1]])
+        ):
             j += 1
-        group = [chunks[k] for k in order[i:j + 1]]
+        group = [chunks[k] for k in order[i : j + 1]]
         if out and order[i] > 0 and (i == 0 or order[i] != order[i - 1] + 1):
             out.append("[…]")
         parts = []

@@ -32,7 +32,15 @@ from contextfs.errors import ConfigError
 
 from .tiers import TIERS
 
-__all__ = ["DEFAULT_PAGE_SHARE", "LEVELS", "SCOPES", "Rule", "ScopeRules", "default_rules", "rules_from_config"]
+__all__ = [
+    "DEFAULT_PAGE_SHARE",
+    "LEVELS",
+    "SCOPES",
+    "Rule",
+    "ScopeRules",
+    "default_rules",
+    "rules_from_config",
+]
 
 #: Scope names, and the rule levels each includes (scopes nest).
 SCOPES: dict[str, tuple[str, ...]] = {
@@ -77,7 +85,11 @@ class Rule:
         parts = [_glob_rx(part)[1:-1] for part in self.path.split("{subtask}")]
         subtask = _SUBTASK_ID.pattern.removeprefix("^").removesuffix(r"\Z")  # the id, unanchored
         rx = re.compile("^" + f"({subtask})".join(parts) + r"\Z")
-        return {m.group(1) for p in paths if (m := rx.match(p)) and all(g == m.group(1) for g in m.groups())}
+        return {
+            m.group(1)
+            for p in paths
+            if (m := rx.match(p)) and all(g == m.group(1) for g in m.groups())
+        }
 
 
 @dataclass(frozen=True)
@@ -100,27 +112,33 @@ class ScopeRules:
 
 def default_rules() -> ScopeRules:
     """The built-in rules: core memory pinned, then the scope's own item, the project files and lessons."""
-    return ScopeRules(levels={
-        "always": (
-            Rule("memory/core/*.md", 0, pinned=True, reason="core memory (pinned)"),
-            Rule("memory/lessons.md", 60, reason="lessons learned (every scope)"),
-        ),
-        "project": (
-            Rule("project/README.md", 20, reason="project scope: README"),
-            Rule("memory/facts.md", 30, reason="project scope: facts"),
-            Rule("memory/preferences.md", 40, reason="project scope: preferences"),
-            Rule("skills/coding-style.md", 50, reason="project scope: coding style"),
-        ),
-        "task": (Rule("task/current.md", 10, reason="task scope: the current task"),),
-        "subtask": (Rule("task/subtasks/{subtask}.md", 5, reason="subtask scope: the subtask"),),
-    })
+    return ScopeRules(
+        levels={
+            "always": (
+                Rule("memory/core/*.md", 0, pinned=True, reason="core memory (pinned)"),
+                Rule("memory/lessons.md", 60, reason="lessons learned (every scope)"),
+            ),
+            "project": (
+                Rule("project/README.md", 20, reason="project scope: README"),
+                Rule("memory/facts.md", 30, reason="project scope: facts"),
+                Rule("memory/preferences.md", 40, reason="project scope: preferences"),
+                Rule("skills/coding-style.md", 50, reason="project scope: coding style"),
+            ),
+            "task": (Rule("task/current.md", 10, reason="task scope: the current task"),),
+            "subtask": (
+                Rule("task/subtasks/{subtask}.md", 5, reason="subtask scope: the subtask"),
+            ),
+        }
+    )
 
 
 def check_subtask_id(subtask_id: str | None) -> str | None:
     if subtask_id is None:
         return None
     if not isinstance(subtask_id, str) or not _SUBTASK_ID.match(subtask_id):
-        raise ConfigError(f"subtask id {subtask_id!r} is not accepted; use letters, digits, '.', '_' or '-'")
+        raise ConfigError(
+            f"subtask id {subtask_id!r} is not accepted; use letters, digits, '.', '_' or '-'"
+        )
     return subtask_id
 
 
@@ -129,13 +147,24 @@ def _rule(level: str, i: int, raw: Any) -> Rule:
     if isinstance(raw, str):
         raw = {"path": raw}
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where} must be a path string or a table with path = ...; fix .contextfs/config.toml")
+        raise ConfigError(
+            f"{where} must be a path string or a table with path = ...; fix .contextfs/config.toml"
+        )
     unknown = set(raw) - {"path", "priority", "pinned", "min_tier", "reason"}
     if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(sorted(unknown))}; use path, priority, pinned, min_tier, reason")
+        raise ConfigError(
+            f"{where} has unknown key(s) {', '.join(sorted(unknown))}; use path, priority, pinned, min_tier, reason"
+        )
     path = raw.get("path")
-    if not isinstance(path, str) or not path.strip() or path.startswith("/") or ".." in path.split("/"):
-        raise ConfigError(f"{where}: path must be a relative path or glob inside the root; fix .contextfs/config.toml")
+    if (
+        not isinstance(path, str)
+        or not path.strip()
+        or path.startswith("/")
+        or ".." in path.split("/")
+    ):
+        raise ConfigError(
+            f"{where}: path must be a relative path or glob inside the root; fix .contextfs/config.toml"
+        )
     priority = raw.get("priority", 100 + i)
     if not isinstance(priority, int) or isinstance(priority, bool):
         raise ConfigError(f"{where}: priority must be a whole number (lower = more important)")
@@ -149,7 +178,9 @@ def _rule(level: str, i: int, raw: Any) -> Rule:
     return Rule(path.strip(), priority, pinned, min_tier, str(reason))
 
 
-def rules_from_config(config: Mapping[str, Any] | None, base: ScopeRules | None = None) -> ScopeRules:
+def rules_from_config(
+    config: Mapping[str, Any] | None, base: ScopeRules | None = None
+) -> ScopeRules:
     """Built-in rules overridden by the ``[scopes]`` table of a parsed config.toml."""
     rules = base or default_rules()
     section = (config or {}).get("scopes")
@@ -160,20 +191,28 @@ def rules_from_config(config: Mapping[str, Any] | None, base: ScopeRules | None 
     known = {"page_share", "pinned", "budgets", "encoding", *LEVELS}
     unknown = set(section) - known
     if unknown:
-        raise ConfigError(f"[scopes] has unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"[scopes] has unknown key(s) {', '.join(sorted(unknown))}; use {', '.join(sorted(known))}"
+        )
     levels = dict(rules.levels)
     for level in LEVELS:
         if level in section:
             items = section[level]
             if not isinstance(items, list):
-                raise ConfigError(f"[scopes.{level}] must be an array of tables ([[scopes.{level}]]) or of paths")
+                raise ConfigError(
+                    f"[scopes.{level}] must be an array of tables ([[scopes.{level}]]) or of paths"
+                )
             levels[level] = tuple(_rule(level, i, raw) for i, raw in enumerate(items))
     pinned = section.get("pinned")
     if pinned is not None:
-        if not isinstance(pinned, list) or not all(isinstance(p, str) and p.strip() for p in pinned):
+        if not isinstance(pinned, list) or not all(
+            isinstance(p, str) and p.strip() for p in pinned
+        ):
             raise ConfigError("[scopes] pinned must be a list of paths or globs")
         extra = tuple(Rule(p.strip(), 0, pinned=True, reason="pinned by config") for p in pinned)
-        levels["always"] = extra + tuple(r for r in levels.get("always", ()) if r.path not in pinned)
+        levels["always"] = extra + tuple(
+            r for r in levels.get("always", ()) if r.path not in pinned
+        )
     budgets = dict(rules.budgets)
     raw_budgets = section.get("budgets", {})
     if not isinstance(raw_budgets, Mapping):
@@ -190,7 +229,9 @@ def rules_from_config(config: Mapping[str, Any] | None, base: ScopeRules | None 
     encoding = section.get("encoding", rules.encoding)
     if encoding is not None and not isinstance(encoding, str):
         raise ConfigError("[scopes] encoding must be a tiktoken encoding name like 'cl100k_base'")
-    return replace(rules, levels=levels, budgets=budgets, page_share=float(share), encoding=encoding)
+    return replace(
+        rules, levels=levels, budgets=budgets, page_share=float(share), encoding=encoding
+    )
 
 
 def match(pattern: str, paths: list[str]) -> list[str]:
@@ -215,10 +256,12 @@ def _glob_rx(pattern: str) -> str:
         elif pattern[i] == "?":
             out.append("[^/]")
             i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2:]:
+        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
             end = pattern.index("]", i + 2)
-            body = pattern[i + 1:end]
-            out.append("[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]")
+            body = pattern[i + 1 : end]
+            out.append(
+                "[" + ("^" + body[1:] if body.startswith("!") else body).replace("\\", "\\\\") + "]"
+            )
             i = end + 1
         else:
             out.append(re.escape(pattern[i]))

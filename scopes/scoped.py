@@ -90,8 +90,14 @@ class PassageHit:
         return str(self.first) if self.first == self.last else f"{self.first}-{self.last}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "lines": self.lines, "text": self.text, "score": round(self.score, 4),
-                "heading": self.heading, "note": self.note}
+        return {
+            "path": self.path,
+            "lines": self.lines,
+            "text": self.text,
+            "score": round(self.score, 4),
+            "heading": self.heading,
+            "note": self.note,
+        }
 
 
 class ScopedContext:
@@ -109,20 +115,34 @@ class ScopedContext:
     ) -> None:
         self.ctx = ctx
         if budget is not None:
-            check_int(budget, "budget", minimum=1, expect="a positive number of tokens", fix="pass e.g. budget=2000",
-                      error=ConfigError)
+            check_int(
+                budget,
+                "budget",
+                minimum=1,
+                expect="a positive number of tokens",
+                fix="pass e.g. budget=2000",
+                error=ConfigError,
+            )
         self.budget = budget
         if rules is None:
             rules = rules_from_config(ctx.parts.config)
         elif isinstance(rules, Mapping):
             rules = rules_from_config(rules if "scopes" in rules else {"scopes": rules})
         elif not isinstance(rules, ScopeRules):
-            raise ConfigError("rules must be a ScopeRules or a mapping like the [scopes] table of config.toml")
+            raise ConfigError(
+                "rules must be a ScopeRules or a mapping like the [scopes] table of config.toml"
+            )
         self.rules = rules
         self.encoding = encoding or rules.encoding
         share = rules.page_share if page_share is None else page_share
-        self.page_share = check_number(share, "page_share", low=0, high=0.9, fix=f"the default is {rules.page_share}",
-                                       error=ConfigError)
+        self.page_share = check_number(
+            share,
+            "page_share",
+            low=0,
+            high=0.9,
+            fix=f"the default is {rules.page_share}",
+            error=ConfigError,
+        )
         self.pager = check_choice(pager, "pager", PAGERS, error=ConfigError)
 
     @property
@@ -137,17 +157,25 @@ class ScopedContext:
                 try:
                     cache[folder] = self.ctx.list(folder)
                 except ContextFSError as exc:
-                    raise ConfigError(f"scope rule folder {folder!r} is not usable ({exc}); fix .contextfs/config.toml") from None
+                    raise ConfigError(
+                        f"scope rule folder {folder!r} is not usable ({exc}); fix .contextfs/config.toml"
+                    ) from None
             else:
                 cache[folder] = sorted(self.ctx.parts.git.files_at(rev, folder))
         return cache[folder]
 
-    def _expand(self, rule: Rule, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]) -> list[str]:
+    def _expand(
+        self, rule: Rule, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]
+    ) -> list[str]:
         pattern = rule.expand(subtask_id)
         if pattern is None:
             return []
         if rule.is_glob:
-            return [p for p in match(pattern, self._listing(glob_base(pattern), rev, cache)) if p.endswith(".md")]
+            return [
+                p
+                for p in match(pattern, self._listing(glob_base(pattern), rev, cache))
+                if p.endswith(".md")
+            ]
         folder = pattern.rsplit("/", 1)[0] if "/" in pattern else ""
         return [pattern] if pattern in self._listing(folder, rev, cache) else []
 
@@ -163,31 +191,50 @@ class ScopedContext:
                 found |= rule.subtask_ids(self._listing(folder, rev, cache))
         return found
 
-    def _check_subtask(self, scope: str, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]) -> str | None:
+    def _check_subtask(
+        self, scope: str, subtask_id: str | None, rev: str | None, cache: dict[str, list[str]]
+    ) -> str | None:
         """The subtask id, checked against the scope and the tree: a view is never silently
         assembled without the subtask it was asked for."""
         subtask_id = check_subtask_id(subtask_id)
         if scope != "subtask":
             if subtask_id is not None:
-                raise InvalidArgumentError(f"subtask {subtask_id!r} was given for the {scope} scope, which has no "
-                                           "subtask", fix=Fix("subtask-scope"))
+                raise InvalidArgumentError(
+                    f"subtask {subtask_id!r} was given for the {scope} scope, which has no subtask",
+                    fix=Fix("subtask-scope"),
+                )
             return None
         per_subtask = [r for r in self.rules.levels.get("subtask", ()) if "{subtask}" in r.path]
         if not per_subtask:  # rules that name no per-subtask file: nothing to look for
             return subtask_id
-        if subtask_id is not None and any(self._expand(r, subtask_id, rev, cache) for r in per_subtask):
+        if subtask_id is not None and any(
+            self._expand(r, subtask_id, rev, cache) for r in per_subtask
+        ):
             return subtask_id
         known = sorted(self._subtask_ids(rev, cache))
         listed = f"the subtasks are: {', '.join(known)}" if known else "there are no subtasks yet"
         if subtask_id is None:
-            raise InvalidArgumentError(f"the subtask scope needs a subtask id ({listed})",
-                                       fix=Fix("subtask") if known else Fix("write", per_subtask[0].path.replace("{subtask}", "<id>")))
+            raise InvalidArgumentError(
+                f"the subtask scope needs a subtask id ({listed})",
+                fix=Fix("subtask")
+                if known
+                else Fix("write", per_subtask[0].path.replace("{subtask}", "<id>")),
+            )
         missing = per_subtask[0].expand(subtask_id) or ""
-        raise NotFoundError(f"subtask {subtask_id!r} has no file {missing} ({listed})", path=missing,
-                            fix=Fix("list", glob_base(missing)) if per_subtask[0].is_glob else Fix("write", missing))
+        raise NotFoundError(
+            f"subtask {subtask_id!r} has no file {missing} ({listed})",
+            path=missing,
+            fix=Fix("list", glob_base(missing))
+            if per_subtask[0].is_glob
+            else Fix("write", missing),
+        )
 
     def candidates(
-        self, scope: str | None = None, subtask_id: str | None = None, *, topic: str | None = None,
+        self,
+        scope: str | None = None,
+        subtask_id: str | None = None,
+        *,
+        topic: str | None = None,
         as_of: str | None = None,
     ) -> list[Candidate]:
         """The scope's items as packer candidates, most important first."""
@@ -204,12 +251,18 @@ class ScopedContext:
                     continue
                 seen.add(path)
                 reason = rule.reason.replace("{subtask}", subtask_id or "") or f"{scope} scope"
-                out.append(Candidate(path, reason, rule.priority, pinned=rule.pinned, min_tier=rule.min_tier))
+                out.append(
+                    Candidate(
+                        path, reason, rule.priority, pinned=rule.pinned, min_tier=rule.min_tier
+                    )
+                )
         if topic is not None:
             out.extend(self._topic_candidates(topic, rev, cache, seen))
         return out
 
-    def _topic_candidates(self, topic: str, rev: str | None, cache: dict[str, list[str]], seen: set[str]) -> list[Candidate]:
+    def _topic_candidates(
+        self, topic: str, rev: str | None, cache: dict[str, list[str]], seen: set[str]
+    ) -> list[Candidate]:
         slug = check_subtask_id(topic)
         folder = f"{TOPICS_DIR}/{slug}"
         present = set(self._listing(folder, rev, cache))
@@ -219,18 +272,24 @@ class ScopedContext:
             if f"{folder}/{name}" in present and f"{folder}/{name}" not in seen
         ]
         if not any(f"{folder}/{name}" in present for name, _ in _TOPIC_FILES):
-            raise TopicError(f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`")
+            raise TopicError(
+                f"topic {slug!r} has no files under {folder}/; list topics with `contextfs topic list`"
+            )
         return found
 
     # ------------------------------------------------------------ passages
-    def passages(self, query: str, *, limit: int = 10, as_of: str | None = None) -> list[PassageHit]:
+    def passages(
+        self, query: str, *, limit: int = 10, as_of: str | None = None
+    ) -> list[PassageHit]:
         """The ``limit`` passages of the whole tree that best match ``query``, best first.
 
         The ranking page-in uses (BM25 over paragraphs, sentence windows of long prose and
         conversation turns, at ``as_of`` when given): what a view would page in, as a list.
         """
         check_text(query, "query", fix="pass a few words to look for")
-        limit = check_int(limit, "limit", minimum=1, fix="pass how many passages to return, e.g. 10")
+        limit = check_int(
+            limit, "limit", minimum=1, fix="pass how many passages to return, e.g. 10"
+        )
         rev = resolve_rev(self.ctx, as_of)
         out: list[PassageHit] = []
         sources: dict[str, Any] = {}
@@ -243,7 +302,9 @@ class ScopedContext:
             chunks = chunks_of(src.body, src.line_offset, src.path)
             if 0 <= p.index < len(chunks):
                 ch = chunks[p.index]
-                out.append(PassageHit(p.path, ch.first, ch.last, ch.text, p.score, ch.heading, ch.note))
+                out.append(
+                    PassageHit(p.path, ch.first, ch.last, ch.text, p.score, ch.heading, ch.note)
+                )
         return out
 
     # ------------------------------------------------------------ views
@@ -269,11 +330,21 @@ class ScopedContext:
                 for path in self._expand(rule, subtask_id, None, {}):
                     if path not in seen:
                         seen.add(path)
-                        keyed.append((order[group], rule.priority if group == "pinned" else i, len(keyed), path, level))
+                        keyed.append(
+                            (
+                                order[group],
+                                rule.priority if group == "pinned" else i,
+                                len(keyed),
+                                path,
+                                level,
+                            )
+                        )
         parts: list[str] = []
         left_out: list[DroppedItem] = []
         for _, _, _, path, level in sorted(keyed):
-            src = load_or_drop(self.ctx, Candidate(path, "", 0), None)  # unreadable: logged, left out
+            src = load_or_drop(
+                self.ctx, Candidate(path, "", 0), None
+            )  # unreadable: logged, left out
             if isinstance(src, DroppedItem):
                 left_out.append(src)
             elif isinstance(src, Source) and src.trust == "quarantined":
@@ -281,8 +352,11 @@ class ScopedContext:
             if not isinstance(src, Source) or not src.body or src.trust == "quarantined":
                 continue
             # Untrusted or flagged text is fenced as the packer fences it (render's rule).
-            body = src.body if src.trust == "trusted" and not flags(src.body) \
+            body = (
+                src.body
+                if src.trust == "trusted" and not flags(src.body)
                 else (render(src, "full") or "").partition("\n")[2]
+            )
             if level == "subtask" and subtask_id:
                 label = f"Subtask: {subtask_id}"
             elif path == "memory/lessons.md":
@@ -291,7 +365,9 @@ class ScopedContext:
                 label = path
             parts.append(seal(plain_section(label, body), "the view's headings"))
         text = "\n\n---\n\n".join(parts)
-        notes = "\n".join(left_out_note(d) for d in left_out)  # a reader sees what is missing, and why
+        notes = "\n".join(
+            left_out_note(d) for d in left_out
+        )  # a reader sees what is missing, and why
         return f"{text}\n\n{notes}" if text and notes else text or notes
 
     def assemble(
@@ -315,9 +391,16 @@ class ScopedContext:
         the budget); page-in never takes passages from folders listed in ``skip``.
         """
         scope = scope_for(scope, subtask_id)
-        check_text(query, "query", optional=True, fix="pass a few words to page in matching files, or None")
-        check_text(header, "header", optional=True, fix="pass the view's opening line as text, or None")
-        skipped = tuple(f"{p.strip('/')}/" for p in check_strings(skip, "skip", fix="pass folder names like ['sessions']"))
+        check_text(
+            query, "query", optional=True, fix="pass a few words to page in matching files, or None"
+        )
+        check_text(
+            header, "header", optional=True, fix="pass the view's opening line as text, or None"
+        )
+        skipped = tuple(
+            f"{p.strip('/')}/"
+            for p in check_strings(skip, "skip", fix="pass folder names like ['sessions']")
+        )
         budget = budget if budget is not None else (self.budget or self.rules.budgets.get(scope))
         rev = resolve_rev(self.ctx, as_of)
         cands = self.candidates(scope, subtask_id, topic=topic, as_of=rev) + list(extra)
@@ -328,16 +411,31 @@ class ScopedContext:
             # Topics are isolated contexts: page-in never mixes another topic's files into
             # a view; only the topic the view was asked for (topic=...) may contribute.
             own = f"{TOPICS_DIR}/{check_subtask_id(topic)}/" if topic is not None else None
-            ranked = rank(self.ctx, query, rev=rev, exclude=exclude, limit=PAGE_IN_LIMIT,
-                          pager=self.pager if rev is None else "exact",
-                          allow=lambda p: (not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
-                          and not p.startswith(skipped))
+            ranked = rank(
+                self.ctx,
+                query,
+                rev=rev,
+                exclude=exclude,
+                limit=PAGE_IN_LIMIT,
+                pager=self.pager if rev is None else "exact",
+                allow=lambda p: (
+                    (not p.startswith(f"{TOPICS_DIR}/") or bool(own and p.startswith(own)))
+                    and not p.startswith(skipped)
+                ),
+            )
             paged = [PagedPassage(p.path, p.index, p.score) for p in ranked]
             scores = relevance(self.ctx, query, [c.path for c in cands if not c.pinned], rev=rev)
         view = pack(
-            self.ctx, cands, budget, query=query, encoding=self.encoding, as_of=rev, header=header,
-            paged=paged, page_share=self.page_share, relevance=scores,
+            self.ctx,
+            cands,
+            budget,
+            query=query,
+            encoding=self.encoding,
+            as_of=rev,
+            header=header,
+            paged=paged,
+            page_share=self.page_share,
+            relevance=scores,
         )
         view.meta.update({"scope": scope, "subtask": subtask_id, "topic": topic})
         return view
-

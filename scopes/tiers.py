@@ -277,10 +277,14 @@ def render(
             content = src.body.strip("\n")
         heading = f"## {src.path} [full]"
     elif tier == "overview":
-        content = _meta_text(src, "overview") or extract_overview(src.body, title if src.title or _meta_text(src, "title") else None)
+        content = _meta_text(src, "overview") or extract_overview(
+            src.body, title if src.title or _meta_text(src, "title") else None
+        )
         heading = f"## {src.path} [overview]"
     elif tier == "abstract":
-        content = _meta_text(src, "abstract") or extract_abstract(src.body, title if src.title or _meta_text(src, "title") else None)
+        content = _meta_text(src, "abstract") or extract_abstract(
+            src.body, title if src.title or _meta_text(src, "title") else None
+        )
         heading = f"## {src.path} [abstract]"
     elif tier == "excerpt":
         if allowance is None or count is None:

@@ -23,8 +23,16 @@ from .tiers import Source
 if TYPE_CHECKING:
     from contextfs.manager import ContextManager
 
-__all__ = ["Candidate", "ContextView", "DroppedItem", "PagedPassage", "ViewItem", "load_or_drop", "load_source",
-           "resolve_rev"]
+__all__ = [
+    "Candidate",
+    "ContextView",
+    "DroppedItem",
+    "PagedPassage",
+    "ViewItem",
+    "load_or_drop",
+    "load_source",
+    "resolve_rev",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +75,14 @@ class ViewItem:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "tier": self.tier, "tokens": self.tokens, "version": self.version,
-            "reason": self.reason, "priority": self.priority, "pinned": self.pinned, "lines": self.lines,
+            "path": self.path,
+            "tier": self.tier,
+            "tokens": self.tokens,
+            "version": self.version,
+            "reason": self.reason,
+            "priority": self.priority,
+            "pinned": self.pinned,
+            "lines": self.lines,
         }
 
 
@@ -82,7 +96,12 @@ class DroppedItem:
     version: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "reason": self.reason, "tokens": self.tokens, "version": self.version}
+        return {
+            "path": self.path,
+            "reason": self.reason,
+            "tokens": self.tokens,
+            "version": self.version,
+        }
 
 
 @dataclass(frozen=True)
@@ -156,14 +175,25 @@ def _from_bytes(rel: str, data: bytes, title: str | None) -> Source:
 def _parse_source(rel: str, data: bytes, title: str | None) -> Source:
     text = decode(data, rel)
     doc = parse(text, rel, version=blob_version(data))
-    offset = text[: len(text) - len(doc.body)].count("\n") if doc.body and text.endswith(doc.body) else 0
-    return Source(rel, doc.body, dict(doc.metadata), doc.version or blob_version(data), offset, title)
+    offset = (
+        text[: len(text) - len(doc.body)].count("\n") if doc.body and text.endswith(doc.body) else 0
+    )
+    return Source(
+        rel, doc.body, dict(doc.metadata), doc.version or blob_version(data), offset, title
+    )
 
 
 def load_source(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | None:
     """The candidate's content (at ``rev`` when given), or None when it does not exist."""
     if cand.body is not None:
-        return Source(cand.path, cand.body, {}, blob_version(cand.body.encode("utf-8", "surrogatepass")), 0, cand.title)
+        return Source(
+            cand.path,
+            cand.body,
+            {},
+            blob_version(cand.body.encode("utf-8", "surrogatepass")),
+            0,
+            cand.title,
+        )
     rel = paths.check(ctx.root, cand.path)
     data = ctx.parts.git.blob_at(rel, rev) if rev is not None else ctx.parts.read_raw(rel)
     if data is None:
@@ -178,7 +208,9 @@ def left_out_note(item: DroppedItem) -> str:
     return seal(f"<!-- {body} -->", "a note on what the view left out")  # it names a file
 
 
-def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
+def load_or_drop(
+    ctx: ContextManager, cand: Candidate, rev: str | None
+) -> Source | DroppedItem | None:
     """The candidate's content; None when it does not exist; a :class:`DroppedItem` when it
     exists but cannot be read (binary, not UTF-8, broken frontmatter...).
 
@@ -199,5 +231,3 @@ def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Sourc
     except ContextFSError as exc:
         log.warning("leaving %s out of the view: %s", cand.path, exc)
         return DroppedItem(cand.path, f"unreadable: {exc}")
-
-

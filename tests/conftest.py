@@ -39,7 +39,9 @@ def rule_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_git(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rule_cache: Path) -> Path:
+def isolated_git(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, rule_cache: Path
+) -> Path:
     """No global/system git config and no identity in the environment, as on CI."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("KF_RULE_CACHE_DIR", str(rule_cache))

@@ -32,13 +32,19 @@ def main(root: str, log_path: str, seed: int, count: int) -> None:
     # (path, body) of each deletion, newest last: what a restore brings back.
     trashed: list[tuple[str, str]] = []
     for i in range(count):
-        kind = rng.choice(["write", "write", "append", "txn", "move", "delete", "restore", "reindex"])
+        kind = rng.choice(
+            ["write", "write", "append", "txn", "move", "delete", "restore", "reindex"]
+        )
         name = f"n/{rng.randrange(12):02d}.md"
         plan: dict[str, str | None] = {}
         if kind == "write":
             plan = {name: f"version {i} of {name} " + "x" * rng.randrange(0, 3000)}
         elif kind == "append" and name in live:
-            plan = {name: live[name] + ("\n" if live[name] and not live[name].endswith("\n") else "") + f"line {i}"}
+            plan = {
+                name: live[name]
+                + ("\n" if live[name] and not live[name].endswith("\n") else "")
+                + f"line {i}"
+            }
         elif kind == "txn":
             names = sorted({f"n/{rng.randrange(12):02d}.md" for _ in range(rng.randrange(2, 6))})
             plan = {n: f"txn {i} wrote {n}" for n in names}

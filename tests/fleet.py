@@ -55,16 +55,34 @@ def make_fleet(base: Path, n: int, *, url: str | None = None, remote: Path | Non
     return Fleet(remote, url, roots)
 
 
-def run_fleet(fleet: Fleet, ops: int, every: int, *, seed: int = 0) -> list[subprocess.Popen[bytes]]:
+def run_fleet(
+    fleet: Fleet, ops: int, every: int, *, seed: int = 0
+) -> list[subprocess.Popen[bytes]]:
     """Start one worker process per machine; the caller waits for them."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(WORKER.parent), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(WORKER.parent), os.environ.get("PYTHONPATH", "")]),
+    }
     procs = []
     fleet.logs = []
     for i, root in enumerate(fleet.roots):
         log = root.parent / f"{root.name}.log"
         fleet.logs.append(log)
-        procs.append(subprocess.Popen([sys.executable, str(WORKER), str(root), str(log), str(seed * 1000 + i),
-                                       str(ops), str(every)], env=env, stderr=subprocess.PIPE))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    str(WORKER),
+                    str(root),
+                    str(log),
+                    str(seed * 1000 + i),
+                    str(ops),
+                    str(every),
+                ],
+                env=env,
+                stderr=subprocess.PIPE,
+            )
+        )
     return procs
 
 
@@ -94,22 +112,34 @@ def check_oracle(fleet: Fleet) -> dict[str, int]:
     """The fleet's invariants; returns counts for the report."""
     tip = run_git("--git-dir", str(fleet.remote), "rev-parse", "refs/heads/master").strip()
     trees = {tree_of(root) for root in fleet.roots}
-    remote_tree = run_git("--git-dir", str(fleet.remote), "rev-parse", "refs/heads/master^{tree}").strip()
+    remote_tree = run_git(
+        "--git-dir", str(fleet.remote), "rev-parse", "refs/heads/master^{tree}"
+    ).strip()
     assert trees == {remote_tree}, "every clone holds the remote's tree"
     reachable = set(run_git("--git-dir", str(fleet.remote), "rev-list", tip).split())
-    acked = [r for r in records(fleet) if r.get("op") in ("shared", "own", "facts", "task", "delete")]
+    acked = [
+        r for r in records(fleet) if r.get("op") in ("shared", "own", "facts", "task", "delete")
+    ]
     lost = [r for r in acked if r["commit"] not in reachable]
     assert lost == [], f"acknowledged writes not reachable from the remote: {lost[:3]}"
     root = fleet.roots[0]
     facts = (root / "memory" / "facts.md").read_text()
-    missing = [r["token"] for r in acked if r["op"] == "facts" and f"fact {r['token']}" not in facts]
+    missing = [
+        r["token"] for r in acked if r["op"] == "facts" and f"fact {r['token']}" not in facts
+    ]
     assert missing == [], f"lines of the append-only facts file lost: {missing[:5]}"
     shared_texts = [p.read_text() for p in (root / "project").glob("shared*.md")]
-    gone = [r["token"] for r in acked if r["op"] == "shared" and not any(r["token"] in t for t in shared_texts)]
+    gone = [
+        r["token"]
+        for r in acked
+        if r["op"] == "shared" and not any(r["token"] in t for t in shared_texts)
+    ]
     assert gone == [], f"shared-note lines in neither the note nor a conflict copy: {gone[:5]}"
     latest: dict[str, dict[str, object]] = {}
     for r in acked:
-        if r["op"] == "own" and (r["path"] not in latest or float(r["t"]) > float(latest[r["path"]]["t"])):
+        if r["op"] == "own" and (
+            r["path"] not in latest or float(r["t"]) > float(latest[r["path"]]["t"])
+        ):
             latest[str(r["path"])] = r
     own = [r for path, r in latest.items() if str(r["token"]) not in (root / path).read_text()]
     assert own == [], own[:3]
@@ -118,5 +148,8 @@ def check_oracle(fleet: Fleet) -> dict[str, int]:
         fsck(machine)
         assert run_git("-C", str(machine), "status", "--porcelain") == ""
     run_git("--git-dir", str(fleet.remote), "fsck", "--strict", "--no-progress")
-    return {"acknowledged": len(acked), "facts": sum(1 for r in acked if r["op"] == "facts"),
-            "copies": len(list((root / "project").glob("shared.conflict-*.md")))}
+    return {
+        "acknowledged": len(acked),
+        "facts": sum(1 for r in acked if r["op"] == "facts"),
+        "copies": len(list((root / "project").glob("shared.conflict-*.md"))),
+    }

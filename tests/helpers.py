@@ -68,8 +68,12 @@ with open(sys.argv[1], "w") as fh:
 def modules_after(tmp_path: Path, *args: str) -> set[str]:
     """The modules a fresh ``contextfs ARGS`` process had imported when it finished (it must succeed)."""
     out = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", _MODULES_PROBE, str(out), *args], capture_output=True, text=True,
-                          check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MODULES_PROBE, str(out), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     data = json.loads(out.read_text())
     assert data["code"] in (0, None), proc.stderr
     return set(data["modules"])

@@ -88,10 +88,12 @@ def package_dirs() -> dict[str, str]:
 
 def staged_path(source: str, dirs: dict[str, str]) -> str:
     """Where a source file lives in the installed layout (scopes/x.py -> contextfs/scopes/x.py)."""
-    best = max((d for d in dirs.items() if source.startswith(d[1].rstrip("/") + "/")),
-               key=lambda d: len(d[1]))
+    best = max(
+        (d for d in dirs.items() if source.startswith(d[1].rstrip("/") + "/")),
+        key=lambda d: len(d[1]),
+    )
     name, folder = best
-    return name.replace(".", "/") + source[len(folder.rstrip("/")):]
+    return name.replace(".", "/") + source[len(folder.rstrip("/")) :]
 
 
 def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
@@ -100,8 +102,9 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
     where.mkdir(parents=True)
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "benchmarks")
     for name, folder in sorted(package_dirs().items()):  # parents before children
-        shutil.copytree(REPO / folder, where / name.replace(".", "/"), ignore=skip,
-                        dirs_exist_ok=True)
+        shutil.copytree(
+            REPO / folder, where / name.replace(".", "/"), ignore=skip, dirs_exist_ok=True
+        )
     shutil.copytree(REPO / "tests", where / "tests", ignore=skip)
     shutil.copytree(REPO / "sample-context", where / "sample-context")
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
@@ -117,7 +120,8 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
         "track_dependencies": False,
     }
     (where / "pyproject.toml").write_text(
-        tomli_w.dumps({"tool": {"pytest": {"ini_options": pytest_ini}, "mutmut": settings}}))
+        tomli_w.dumps({"tool": {"pytest": {"ini_options": pytest_ini}, "mutmut": settings}})
+    )
 
 
 def run_mutmut(where: Path, jobs: int) -> int:
@@ -128,8 +132,9 @@ def run_mutmut(where: Path, jobs: int) -> int:
     mutmut = Path(sys.executable).with_name("mutmut")
     cmd = ["nice", "-n", "10", str(mutmut), "run", "--max-children", str(jobs)]
     with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
-        return subprocess.run(cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT,
-                              check=False).returncode
+        return subprocess.run(
+            cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
+        ).returncode
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -140,8 +145,16 @@ def load_equivalents() -> list[Equivalent]:
 def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent]) -> bool:
     function = mutant.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
     function = function.removeprefix("x_").replace("\u01c1", ".").strip(".").removeprefix("x.")
-    removed = [line[1:] for line in diff.splitlines() if line.startswith("-") and not line.startswith("---")]
-    added = [line[1:] for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    removed = [
+        line[1:]
+        for line in diff.splitlines()
+        if line.startswith("-") and not line.startswith("---")
+    ]
+    added = [
+        line[1:]
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
     for entry in equivalents:
         if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
             continue
@@ -179,22 +192,30 @@ def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
 
 
 def report(modules: list[Module], equivalents: list[Equivalent], goal: float) -> str:
-    lines = ["| module | mutants | killed | equivalent | survived | no tests | score |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+    lines = [
+        "| module | mutants | killed | equivalent | survived | no tests | score |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
     total = Counter[str]()
     for m in modules:
         c = m.counts
         total.update(c)
-        lines.append(f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
-                     f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |")
+        lines.append(
+            f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
+            f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |"
+        )
     everything = Module("all", "all", "", total)
-    lines.append(f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
-                 f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
-                 f"**{everything.score():.1%}** |")
+    lines.append(
+        f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
+        f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
+        f"**{everything.score():.1%}** |"
+    )
     stale = [e for e in equivalents if e.used == 0 and any(e.module == m.source for m in modules)]
     for e in stale:
-        lines.append(f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
-                     f"{e.was!r} -> {e.now!r}")
+        lines.append(
+            f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
+            f"{e.was!r} -> {e.now!r}"
+        )
     lines.append(f"\ngoal: {goal:.0%} of non-equivalent mutants killed on every module")
     return "\n".join(lines)
 
@@ -211,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     chosen = args.group or list(groups)
     unknown = sorted(set(chosen) - set(groups))
     if unknown:
-        parser.error(f"no such group in {CONFIG.name}: {', '.join(unknown)}; "
-                     f"choose from {', '.join(groups)}")
+        parser.error(
+            f"no such group in {CONFIG.name}: {', '.join(unknown)}; choose from {', '.join(groups)}"
+        )
     modules: list[Module] = []
     for name in chosen:
         group = [Module(s, staged_path(s, dirs), name) for s in groups[name]["modules"]]
@@ -238,8 +260,10 @@ def main(argv: list[str] | None = None) -> int:
     below = [m.source for m in modules if m.score() < config["run"]["goal"]]
     unexplained = sum(len(m.survivors) for m in modules)
     if below or unexplained:
-        print(f"\n{unexplained} survivor(s) neither killed nor explained; under the goal: "
-              f"{', '.join(below) or 'none'}")
+        print(
+            f"\n{unexplained} survivor(s) neither killed nor explained; under the goal: "
+            f"{', '.join(below) or 'none'}"
+        )
         return 1
     return 0
 

@@ -34,9 +34,11 @@ from pathlib import Path
 
 __all__ = ["Model", "Op", "Recording", "crash_states", "materialize", "record", "strace_missing"]
 
-_CALLS = ("openat,open,creat,write,pwrite64,writev,pwritev,ftruncate,truncate,rename,renameat,"
-          "renameat2,unlink,unlinkat,rmdir,mkdir,mkdirat,link,linkat,symlink,symlinkat,fsync,"
-          "fdatasync,sync,syncfs,lseek,close")
+_CALLS = (
+    "openat,open,creat,write,pwrite64,writev,pwritev,ftruncate,truncate,rename,renameat,"
+    "renameat2,unlink,unlinkat,rmdir,mkdir,mkdirat,link,linkat,symlink,symlinkat,fsync,"
+    "fdatasync,sync,syncfs,lseek,close"
+)
 _LINE = re.compile(r"^(\d+)\s+(\w+)\((.*)\)\s+=\s+(-?\d+|\?)(?:<([^>]*)>)?(.*)$")
 _HEX = re.compile(r'"((?:\\x[0-9a-f]{2})*)"(\.\.\.)?')
 
@@ -58,11 +60,24 @@ class Recording:
     stderr: str
 
 
-def record(cmd: Sequence[str], trace: Path, *, env: dict[str, str] | None = None,
-           timeout: float = 300) -> Recording:
+def record(
+    cmd: Sequence[str], trace: Path, *, env: dict[str, str] | None = None, timeout: float = 300
+) -> Recording:
     """Run ``cmd`` under ``strace -f``, every string in hex and never cut short."""
-    args = ["strace", "-f", "-qq", "-y", "-xx", "-s", str(1 << 26), "-e", f"trace={_CALLS}",
-            "-o", str(trace), *cmd]
+    args = [
+        "strace",
+        "-f",
+        "-qq",
+        "-y",
+        "-xx",
+        "-s",
+        str(1 << 26),
+        "-e",
+        f"trace={_CALLS}",
+        "-o",
+        str(trace),
+        *cmd,
+    ]
     proc = subprocess.run(args, env=env, capture_output=True, timeout=timeout)
     return Recording(trace, proc.returncode, proc.stderr.decode(errors="replace"))
 
@@ -106,7 +121,9 @@ def _string(arg: str) -> bytes:
 
 def _join(base: str | None, name: bytes) -> str:
     text = name.decode("utf-8", "surrogateescape")
-    return os.path.normpath(text if text.startswith("/") or base is None else os.path.join(base, text))
+    return os.path.normpath(
+        text if text.startswith("/") or base is None else os.path.join(base, text)
+    )
 
 
 def calls(trace: Path) -> Iterator[tuple[int, str, list[str], int, str | None]]:
@@ -125,8 +142,13 @@ def calls(trace: Path) -> Iterator[tuple[int, str, list[str], int, str | None]]:
         line = _LINE.match(f"{pid} {rest}")
         if line is None or line.group(4) == "?":
             continue
-        yield (int(line.group(1)), line.group(2), _split(line.group(3)), int(line.group(4)),
-               _unhex(line.group(5)).decode("utf-8", "surrogateescape") if line.group(5) else None)
+        yield (
+            int(line.group(1)),
+            line.group(2),
+            _split(line.group(3)),
+            int(line.group(4)),
+            _unhex(line.group(5)).decode("utf-8", "surrogateescape") if line.group(5) else None,
+        )
 
 
 @dataclass
@@ -173,7 +195,9 @@ class Model:
     def copy(self) -> Model:
         twin = Model.__new__(Model)
         twin.top = self.top
-        twin.nodes = {n: Node(v.is_dir, bytearray(v.data), dict(v.entries)) for n, v in self.nodes.items()}
+        twin.nodes = {
+            n: Node(v.is_dir, bytearray(v.data), dict(v.entries)) for n, v in self.nodes.items()
+        }
         return twin
 
     def inside(self, path: str | None) -> bool:
@@ -199,10 +223,10 @@ class Model:
             data = self.nodes[op.node].data
             if len(data) < op.offset:
                 data.extend(b"\0" * (op.offset - len(data)))
-            data[op.offset:op.offset + len(op.data)] = op.data
+            data[op.offset : op.offset + len(op.data)] = op.data
         elif op.kind == "trunc":
             data = self.nodes[op.node].data
-            del data[op.offset:]
+            del data[op.offset :]
             data.extend(b"\0" * (op.offset - len(data)))
         elif op.kind == "link":
             self.nodes[op.node].entries[op.name] = op.target
@@ -244,7 +268,9 @@ def ops_of(trace: Path, before: Model, *, mark: Callable[[str, bytes], str | Non
         if call in ("openat", "open", "creat"):
             base = _path_of(args[0]) if call == "openat" else None
             path = _join(base, _string(args[1] if call == "openat" else args[0]))
-            flags = args[2] if call == "openat" else (args[1] if call == "open" else "O_CREAT|O_TRUNC")
+            flags = (
+                args[2] if call == "openat" else (args[1] if call == "open" else "O_CREAT|O_TRUNC")
+            )
             if not model.inside(path):
                 continue
             number = model.lookup(path)
@@ -260,7 +286,9 @@ def ops_of(trace: Path, before: Model, *, mark: Callable[[str, bytes], str | Non
             path = _path_of(args[0])
             fd = int(args[0].split("<", 1)[0])
             if call in ("writev", "pwritev"):
-                data = b"".join(_string(s) for s in re.findall(r'iov_base=("[^"]*"(?:\.\.\.)?)', args[1]))
+                data = b"".join(
+                    _string(s) for s in re.findall(r'iov_base=("[^"]*"(?:\.\.\.)?)', args[1])
+                )
             else:
                 data = _string(args[1])
             data = data[:result]
@@ -355,8 +383,9 @@ def _covered(ops: Sequence[Op], cut: int) -> list[bool]:
     return out
 
 
-def crash_states(before: Model, ops: Sequence[Op], cut: int, *, drop: float,
-                 rng: random.Random | None = None) -> Model:
+def crash_states(
+    before: Model, ops: Sequence[Op], cut: int, *, drop: float, rng: random.Random | None = None
+) -> Model:
     """The tree a power cut just before ``ops[cut]`` may leave: each uncovered operation
     is dropped with probability ``drop`` (1.0: every one, the worst case)."""
     rng = rng or random.Random(0)

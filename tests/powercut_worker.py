@@ -24,13 +24,26 @@ SESSION = "s-power"
 #: (kind, arguments, the bytes each path has afterwards)
 PLAN: list[tuple[str, dict[str, object], dict[str, str | None]]] = [
     ("write", {"rel": "notes/a.md", "body": "alpha"}, {"notes/a.md": "alpha"}),
-    ("write", {"rel": "notes/a.md", "body": "alpha, second version"},
-     {"notes/a.md": "alpha, second version"}),
-    ("append", {"rel": "notes/a.md", "line": "one more line"},
-     {"notes/a.md": "alpha, second version\none more line"}),
-    ("txn", {"bodies": {"deep/x/b.md": "bravo", "notes/c.md": "charlie"}},
-     {"deep/x/b.md": "bravo", "notes/c.md": "charlie"}),
-    ("move", {"src": "notes/c.md", "dst": "moved/c.md"}, {"notes/c.md": None, "moved/c.md": "charlie"}),
+    (
+        "write",
+        {"rel": "notes/a.md", "body": "alpha, second version"},
+        {"notes/a.md": "alpha, second version"},
+    ),
+    (
+        "append",
+        {"rel": "notes/a.md", "line": "one more line"},
+        {"notes/a.md": "alpha, second version\none more line"},
+    ),
+    (
+        "txn",
+        {"bodies": {"deep/x/b.md": "bravo", "notes/c.md": "charlie"}},
+        {"deep/x/b.md": "bravo", "notes/c.md": "charlie"},
+    ),
+    (
+        "move",
+        {"src": "notes/c.md", "dst": "moved/c.md"},
+        {"notes/c.md": None, "moved/c.md": "charlie"},
+    ),
     ("delete", {"rel": "deep/x/b.md"}, {"deep/x/b.md": None}),
 ]
 
@@ -44,7 +57,7 @@ def _skip_flushes(root: str, what: str) -> None:
         if not path.startswith(root + "/"):
             return None
         if path.startswith(git + "/"):
-            rel = path[len(git) + 1:]
+            rel = path[len(git) + 1 :]
             if "/journal" in rel:
                 return "journal"
             if rel.startswith("objects"):

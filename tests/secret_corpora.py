@@ -33,7 +33,14 @@ from pathlib import Path
 
 import yaml
 
-__all__ = ["ASSIGNED", "Example", "assigned_notes", "evident_placeholder", "rule_examples", "values_of"]
+__all__ = [
+    "ASSIGNED",
+    "Example",
+    "assigned_notes",
+    "evident_placeholder",
+    "rule_examples",
+    "values_of",
+]
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "secret_corpus"
 
@@ -74,7 +81,15 @@ def rule_examples(folder: Path) -> list[Example]:
             credential = _is_credential(rule)
             for text in rule.get("examples") or []:
                 if isinstance(text, str) and text.strip():
-                    out.append(Example(path.stem, str(rule.get("id", "")), text, str(rule.get("pattern", "")), credential))
+                    out.append(
+                        Example(
+                            path.stem,
+                            str(rule.get("id", "")),
+                            text,
+                            str(rule.get("pattern", "")),
+                            credential,
+                        )
+                    )
     return out
 
 
@@ -88,7 +103,9 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
 
 
 def _entropy(value: str) -> float:
-    return -sum(value.count(c) / len(value) * math.log2(value.count(c) / len(value)) for c in set(value))
+    return -sum(
+        value.count(c) / len(value) * math.log2(value.count(c) / len(value)) for c in set(value)
+    )
 
 
 def values_of(example: Example) -> list[str]:
@@ -109,7 +126,18 @@ def values_of(example: Example) -> list[str]:
 
 
 _SEQUENCE = "0123456789abcdefghijklmnopqrstuvwxyz"
-_STAND_INS = ("example", "xxxx", "fake", "dummy", "your", "placeholder", "redacted", "sample", "<", "...")
+_STAND_INS = (
+    "example",
+    "xxxx",
+    "fake",
+    "dummy",
+    "your",
+    "placeholder",
+    "redacted",
+    "sample",
+    "<",
+    "...",
+)
 
 
 def evident_placeholder(value: str) -> bool:
@@ -128,9 +156,9 @@ def evident_placeholder(value: str) -> bool:
 
 #: (name, markdown note) templates; ``{i}``/``{I}`` is the family, ``{s}`` the secret.
 ASSIGNED: tuple[tuple[str, str], ...] = (
-    ("ini quoted", "## Setup\n\n```ini\n[service]\n{i}Token = \"{s}\"\n```\n"),
+    ("ini quoted", '## Setup\n\n```ini\n[service]\n{i}Token = "{s}"\n```\n'),
     ("ini unquoted", "## Setup\n\n```ini\n{i}Token={s}\n```\n"),
-    ("json", "Config:\n\n```json\n{{\n    \"{i}_token\": \"{s}\"\n}}\n```\n"),
+    ("json", 'Config:\n\n```json\n{{\n    "{i}_token": "{s}"\n}}\n```\n'),
     ("yaml", "```yaml\n{i}:\n  {i}_token: {s}\n```\n"),
     ("yaml quoted", "```yaml\n{i}_token: '{s}'\n```\n"),
     ("frontmatter", "---\ntitle: {i} setup\n{i}_token: {s}\n---\n\nSee the runbook.\n"),
@@ -138,13 +166,18 @@ ASSIGNED: tuple[tuple[str, str], ...] = (
     ("export in prose", "Before deploying, export {I}_TOKEN={s} in the shell.\n"),
     (".env line", "Add to `.env`:\n\n{I}_API_KEY={s}\n"),
     ("bearer header", "```http\nGET /v1/items HTTP/1.1\nAuthorization: Bearer {s}\n```\n"),
-    ("curl bearer", "```bash\ncurl -H \"Authorization: Bearer {s}\" https://api.{i}.example/v1/me\n```\n"),
+    (
+        "curl bearer",
+        '```bash\ncurl -H "Authorization: Bearer {s}" https://api.{i}.example/v1/me\n```\n',
+    ),
     ("curl -u", "```bash\ncurl -u deploy:{s} https://api.{i}.example/v1/me\n```\n"),
-    ("python", "```python\n{i}_api_key = \"{s}\"\n```\n"),
-    ("go", "```go\n{i}Token := \"{s}\"\n```\n"),
+    ("python", '```python\n{i}_api_key = "{s}"\n```\n'),
+    ("go", '```go\n{i}Token := "{s}"\n```\n'),
 )
 
 
 def assigned_notes(family: str, value: str) -> list[tuple[str, str]]:
     ident = re.sub(r"[^A-Za-z0-9]", "_", family).strip("_").lower() or "svc"
-    return [(name, template.format(i=ident, I=ident.upper(), s=value)) for name, template in ASSIGNED]
+    return [
+        (name, template.format(i=ident, I=ident.upper(), s=value)) for name, template in ASSIGNED
+    ]

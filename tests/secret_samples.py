@@ -31,7 +31,6 @@ B64URL = ALNUM + "-_"
 HEX = "0123456789abcdef"
 
 
-
 class Secret(NamedTuple):
     """A generated secret: ``text`` as pasted, ``payload`` the part never to be echoed, and
     for assignment-shaped kinds the variable ``name`` (then ``payload`` is its value)."""
@@ -49,7 +48,11 @@ def _mixed(rng: random.Random, alphabet: str, n: int) -> str:
     """Random text that holds upper, lower and digit (as real tokens almost always do)."""
     while True:
         value = _pick(rng, alphabet, n)
-        if any(c in UPPER for c in value) and any(c in LOWER for c in value) and any(c in DIGITS for c in value):
+        if (
+            any(c in UPPER for c in value)
+            and any(c in LOWER for c in value)
+            and any(c in DIGITS for c in value)
+        ):
             return value
 
 
@@ -70,7 +73,9 @@ def aws_secret_key(rng: random.Random) -> Secret:
 def _pem(rng: random.Random, label: str, body_bytes: int) -> Secret:
     body = base64.b64encode(rng.randbytes(body_bytes)).decode()
     lines = [body[i : i + 64] for i in range(0, len(body), 64)]
-    return Secret(f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----", body)
+    return Secret(
+        f"-----BEGIN {label}-----\n" + "\n".join(lines) + f"\n-----END {label}-----", body
+    )
 
 
 def rsa_private_key(rng: random.Random) -> Secret:
@@ -107,7 +112,10 @@ def slack_token(rng: random.Random) -> Secret:
 
 def slack_webhook(rng: random.Random) -> Secret:
     tail = _mixed(rng, ALNUM, 24)
-    return Secret(f"https://hooks.slack.com/services/T{_pick(rng, UPPER + DIGITS, 10)}/B{_pick(rng, UPPER + DIGITS, 10)}/{tail}", tail)
+    return Secret(
+        f"https://hooks.slack.com/services/T{_pick(rng, UPPER + DIGITS, 10)}/B{_pick(rng, UPPER + DIGITS, 10)}/{tail}",
+        tail,
+    )
 
 
 def openai_legacy_key(rng: random.Random) -> Secret:
@@ -138,7 +146,11 @@ def google_api_key(rng: random.Random) -> Secret:
 
 def jwt(rng: random.Random) -> Secret:
     header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = {"sub": str(rng.randrange(10**9)), "name": _pick(rng, LOWER, 8), "iat": rng.randrange(1_600_000_000, 1_800_000_000)}
+    claims = {
+        "sub": str(rng.randrange(10**9)),
+        "name": _pick(rng, LOWER, 8),
+        "iat": rng.randrange(1_600_000_000, 1_800_000_000),
+    }
     value = f"{header}.{_b64url(json.dumps(claims).encode())}.{_b64url(rng.randbytes(32))}"
     return Secret(value, value)
 
@@ -166,7 +178,14 @@ def pypi_token(rng: random.Random) -> Secret:
 
 
 def discord_token(rng: random.Random) -> Secret:
-    value = rng.choice("MNO") + _mixed(rng, ALNUM, 23) + "." + _mixed(rng, B64URL, 6) + "." + _mixed(rng, B64URL, 27)
+    value = (
+        rng.choice("MNO")
+        + _mixed(rng, ALNUM, 23)
+        + "."
+        + _mixed(rng, B64URL, 6)
+        + "."
+        + _mixed(rng, B64URL, 27)
+    )
     return Secret(value, value)
 
 
@@ -177,7 +196,10 @@ def telegram_token(rng: random.Random) -> Secret:
 
 def azure_storage_key(rng: random.Random) -> Secret:
     value = base64.b64encode(rng.randbytes(64)).decode()
-    return Secret(f"DefaultEndpointsProtocol=https;AccountName=tw{_pick(rng, LOWER, 6)};AccountKey={value};EndpointSuffix=core.windows.net", value)
+    return Secret(
+        f"DefaultEndpointsProtocol=https;AccountName=tw{_pick(rng, LOWER, 6)};AccountKey={value};EndpointSuffix=core.windows.net",
+        value,
+    )
 
 
 def huggingface_token(rng: random.Random) -> Secret:
@@ -196,14 +218,21 @@ def square_secret(rng: random.Random) -> Secret:
 
 
 def _password(rng: random.Random, symbols: str = "!#%&*+?-_.") -> str:
-    return _mixed(rng, ALNUM, rng.randrange(3, 8)) + rng.choice(symbols) + _mixed(rng, ALNUM, rng.randrange(3, 8))
+    return (
+        _mixed(rng, ALNUM, rng.randrange(3, 8))
+        + rng.choice(symbols)
+        + _mixed(rng, ALNUM, rng.randrange(3, 8))
+    )
 
 
 def password_in_url(rng: random.Random) -> Secret:
     # Userinfo may hold unreserved characters and sub-delimiters unencoded (RFC 3986).
     pw = _password(rng, "-._~!$&*+,;=")
     scheme = rng.choice(["postgres", "postgresql", "mysql", "redis", "amqp", "https"])
-    return Secret(f"{scheme}://{rng.choice(['admin', 'app', 'svc_ingest'])}:{pw}@db-{_pick(rng, LOWER, 5)}.internal:5432/prod", pw)
+    return Secret(
+        f"{scheme}://{rng.choice(['admin', 'app', 'svc_ingest'])}:{pw}@db-{_pick(rng, LOWER, 5)}.internal:5432/prod",
+        pw,
+    )
 
 
 def password_assignment(rng: random.Random) -> Secret:
@@ -249,12 +278,14 @@ SECRET_KINDS: dict[str, Callable[[random.Random], Secret]] = {
 
 
 def in_prose(secret: Secret, rng: random.Random) -> str:
-    lead = rng.choice([
-        "Ops handed over the credential for the staging bucket:",
-        "While debugging the webhook backlog we used",
-        "Temporary value until the vault migration lands:",
-        "- key for the nightly export job:",
-    ])
+    lead = rng.choice(
+        [
+            "Ops handed over the credential for the staging bucket:",
+            "While debugging the webhook backlog we used",
+            "Temporary value until the vault migration lands:",
+            "- key for the nightly export job:",
+        ]
+    )
     return f"# Handover notes\n\nWe rotated keys on Tuesday.\n\n{lead} {secret.text} and it worked.\n\nNext: check the dashboards.\n"
 
 
@@ -272,13 +303,23 @@ def in_code_fence(secret: Secret, rng: random.Random) -> str:
     if "\n" in secret.text:
         return f"## Deploy key\n\n```\n{secret.text}\n```\n\nInstall it with ssh-add.\n"
     name, value = (secret.name, secret.payload) if secret.name else ("TOKEN", secret.text)
-    language, line = rng.choice([("python", f'{name} = "{value}"'), ("js", f'const {name} = "{value}";'), ("go", f'{name} := "{value}"')])
+    language, line = rng.choice(
+        [
+            ("python", f'{name} = "{value}"'),
+            ("js", f'const {name} = "{value}";'),
+            ("go", f'{name} := "{value}"'),
+        ]
+    )
     return f"## Client\n\n```{language}\n// setup\n{line}\nclient = connect()\n```\n"
 
 
 def in_json(secret: Secret, rng: random.Random) -> str:
     name, value = (secret.name, secret.payload) if secret.name else ("credential", secret.text)
-    return "```json\n" + json.dumps({"service": "ingest", name: value, "retries": 3}, indent=rng.choice([None, 2])) + "\n```\n"
+    return (
+        "```json\n"
+        + json.dumps({"service": "ingest", name: value, "retries": 3}, indent=rng.choice([None, 2]))
+        + "\n```\n"
+    )
 
 
 def in_env(secret: Secret, rng: random.Random) -> str:
@@ -310,7 +351,52 @@ NOT_EXPECTED: dict[str, set[str]] = {
 
 # -- ordinary notes (the false-positive corpus) ---------------------------------------------
 
-_WORDS = ["ingest", "normaliser", "webhook", "dispatcher", "carrier", "shipment", "tenant", "outbox", "replica", "index", "cache", "latency", "budget", "deploy", "rollback", "migration", "schema", "partition", "queue", "retry", "backoff", "token", "session", "secret", "key", "password", "rotation", "vault", "audit", "incident", "runbook", "dashboard", "alert", "eviction", "redis", "postgres", "kubernetes", "helm", "chart", "release", "staging", "production", "owner", "review"]
+_WORDS = [
+    "ingest",
+    "normaliser",
+    "webhook",
+    "dispatcher",
+    "carrier",
+    "shipment",
+    "tenant",
+    "outbox",
+    "replica",
+    "index",
+    "cache",
+    "latency",
+    "budget",
+    "deploy",
+    "rollback",
+    "migration",
+    "schema",
+    "partition",
+    "queue",
+    "retry",
+    "backoff",
+    "token",
+    "session",
+    "secret",
+    "key",
+    "password",
+    "rotation",
+    "vault",
+    "audit",
+    "incident",
+    "runbook",
+    "dashboard",
+    "alert",
+    "eviction",
+    "redis",
+    "postgres",
+    "kubernetes",
+    "helm",
+    "chart",
+    "release",
+    "staging",
+    "production",
+    "owner",
+    "review",
+]
 
 
 def _sentence(rng: random.Random, n: int = 12) -> str:
@@ -319,7 +405,9 @@ def _sentence(rng: random.Random, n: int = 12) -> str:
 
 
 def _b64_of_text(rng: random.Random) -> str:
-    return base64.b64encode(" ".join(_sentence(rng) for _ in range(rng.randrange(1, 4))).encode()).decode()
+    return base64.b64encode(
+        " ".join(_sentence(rng) for _ in range(rng.randrange(1, 4))).encode()
+    ).decode()
 
 
 def _ordinary_blocks(rng: random.Random) -> list[str]:
@@ -331,7 +419,7 @@ def _ordinary_blocks(rng: random.Random) -> list[str]:
     epoch = rng.randrange(1_600_000_000, 1_800_000_000)
     return [
         f"Fixed in commit {sha} (short `{sha[:7]}`), released as v{version}.",
-        f'The image is pinned by digest: `ghcr.io/tidewater-io/backend@sha256:{sha256}`.',
+        f"The image is pinned by digest: `ghcr.io/tidewater-io/backend@sha256:{sha256}`.",
         f'```yaml\nimage: "ghcr.io/tidewater-io/api:{version}"\ndigest: "sha256:{sha256}"\nrevision: "{sha}"\n```',
         f"Request id `{uid}` failed with 502; tenant `{str(uuid.UUID(int=rng.getrandbits(128), version=4))}`.",
         f'```json\n{{"id": "{uid}", "commit": "{sha}", "checksum": "{sha256}", "version": "{version}"}}\n```',
@@ -341,15 +429,15 @@ def _ordinary_blocks(rng: random.Random) -> list[str]:
         f"```\n{b64}\n```",
         f'<img src="data:image/png;base64,{base64.b64encode(rng.randbytes(24)).decode()}">',
         f"Lockfile entry: `integrity sha512-{base64.b64encode(hashlib.sha512(rng.randbytes(8)).digest()).decode()}`",
-        "```python\npassword = os.environ[\"DB_PASSWORD\"]\napi_key = settings.API_KEY\nsecret = get_secret(\"prod/db\")\n```",
-        '```yaml\nenv:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: tidewater-db\n        key: password\nsecretName: tidewater-tls\n```',
+        '```python\npassword = os.environ["DB_PASSWORD"]\napi_key = settings.API_KEY\nsecret = get_secret("prod/db")\n```',
+        "```yaml\nenv:\n  - name: DB_PASSWORD\n    valueFrom:\n      secretKeyRef:\n        name: tidewater-db\n        key: password\nsecretName: tidewater-tls\n```",
         '```bash\nexport AWS_SECRET_ACCESS_KEY="$(vault kv get -field=secret aws/prod)"\nexport GITHUB_TOKEN=${GITHUB_TOKEN}\n```',
         'Config template: `password: "{{ .Values.db.password }}"`, `api_key = "<your-api-key>"`, `token: "${TOKEN}"`.',
         "The GitHub token lives in 1Password under `ci/github`; rotate the AWS key every 90 days.",
         f"Cron ran at {epoch} with result {sha[:16]}:{sha256[:35]} and exit 0.",
         f"| version | commit | date |\n|---|---|---|\n| {version} | `{sha[:10]}` | 2026-0{rng.randrange(1, 10)}-1{rng.randrange(0, 10)} |",
         f"Contact ops@tidewater.io, pager +44 20 7946 0{rng.randrange(100, 999)}, host 10.{rng.randrange(256)}.{rng.randrange(256)}.4.",
-        "```python\nclass Settings(BaseSettings):\n    api_key: str\n    password: SecretStr = Field(repr=False)\n    secret_name: str = \"tidewater-db\"\n```",
+        '```python\nclass Settings(BaseSettings):\n    api_key: str\n    password: SecretStr = Field(repr=False)\n    secret_name: str = "tidewater-db"\n```',
         f"Session {sha[:8]}-{sha[8:12]} resumed; cursor `eyJvZmZzZXQiOiA{rng.randrange(10)}fQ` is not a token.",
         f"- [x] bump `ruff` to {version}\n- [ ] read https://github.com/tidewater-io/backend/pull/{rng.randrange(100, 9999)}",
         f"`git cat-file -p {sha}` shows tree {hashlib.sha1(rng.randbytes(8)).hexdigest()}.",

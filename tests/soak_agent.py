@@ -58,4 +58,11 @@ def main(root: str, log_path: str, name: str, seed: int, count: int, pause: floa
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]))
+    main(
+        sys.argv[1],
+        sys.argv[2],
+        sys.argv[3],
+        int(sys.argv[4]),
+        int(sys.argv[5]),
+        float(sys.argv[6]),
+    )

@@ -62,14 +62,20 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
     editor = Path(tools) / "editor.sh"
     editor.write_text(EDITOR)
     editor.chmod(0o755)
-    env = {**os.environ, "GIT_EDITOR": str(editor), "GIT_DIR_FOR_SOAK": str(base / ".git"),
-           "SOAK_STOLEN": str(Path(tools) / "stolen")}
+    env = {
+        **os.environ,
+        "GIT_EDITOR": str(editor),
+        "GIT_DIR_FOR_SOAK": str(base / ".git"),
+        "SOAK_STOLEN": str(Path(tools) / "stolen"),
+    }
 
     def say(entry: dict[str, object]) -> None:
         os.write(log, (json.dumps({**entry, "t": round(time.time(), 3)}) + "\n").encode())
         os.fsync(log)
 
-    read_back: dict[str, tuple[str, bytes]] = {}  # path -> (last token, the bytes seen right after saving it)
+    read_back: dict[
+        str, tuple[str, bytes]
+    ] = {}  # path -> (last token, the bytes seen right after saving it)
     deadline = time.monotonic() + seconds
     enough = Path(tools) / "enough"  # the harness says when the agents have done some work too
     k = 0
@@ -78,12 +84,31 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
             hold = rng.uniform(0.05, 0.6)
             head_file = Path(tools) / "head"
             head_file.unlink(missing_ok=True)
-            proc = subprocess.run(["git", "-C", root, "-c", "user.name=human", "-c", "user.email=human@contextfs.invalid",
-                                   "commit", "-a"], env={**env, "SOAK_HOLD": f"{hold:.2f}", "SOAK_HEAD": str(head_file)},
-                                  capture_output=True, text=True, check=False)
+            proc = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    root,
+                    "-c",
+                    "user.name=human",
+                    "-c",
+                    "user.email=human@contextfs.invalid",
+                    "commit",
+                    "-a",
+                ],
+                env={**env, "SOAK_HOLD": f"{hold:.2f}", "SOAK_HEAD": str(head_file)},
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             locked_head = head_file.read_text().strip() if head_file.exists() else None
-            say({"git": proc.returncode, "error": " ".join(proc.stderr.split())[:400] if proc.returncode else "",
-                 "head under the lock": locked_head})
+            say(
+                {
+                    "git": proc.returncode,
+                    "error": " ".join(proc.stderr.split())[:400] if proc.returncode else "",
+                    "head under the lock": locked_head,
+                }
+            )
             continue
         rel = rng.choice(SHARED + OWN)
         path = base / rel
@@ -101,10 +126,27 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
         if how == "sed" and current.strip():
             # GNU sed: append the new person line after the last line, drop the old one (in
             # this order: a deleted last line would take the append with it).
-            done = subprocess.run(["sed", "-i", "-e", f"$a person-line: {token}", "-e", "/^person-line: /d",
-                                   str(path)], capture_output=True, check=False)
+            done = subprocess.run(
+                [
+                    "sed",
+                    "-i",
+                    "-e",
+                    f"$a person-line: {token}",
+                    "-e",
+                    "/^person-line: /d",
+                    str(path),
+                ],
+                capture_output=True,
+                check=False,
+            )
             if done.returncode != 0:  # an agent deleted the file since it was read: no save
-                say({"failed": token, "path": rel, "error": done.stderr.decode(errors="replace")[:200]})
+                say(
+                    {
+                        "failed": token,
+                        "path": rel,
+                        "error": done.stderr.decode(errors="replace")[:200],
+                    }
+                )
                 continue
         elif how == "rename" or how == "sed":
             tmp = path.with_name(f"{path.name}___jb_tmp___")  # how JetBrains editors save

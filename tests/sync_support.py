@@ -52,6 +52,10 @@ def fsck(root: Path) -> None:
 
 def committed_markers(root: Path) -> list[str]:
     """Files in HEAD that hold a git conflict block."""
-    out = subprocess.run(["git", "-C", str(root), "grep", "-l", "-E", "^<<<<<<< |^>>>>>>> ", "HEAD", "--"],
-                         capture_output=True, text=True, check=False).stdout
+    out = subprocess.run(
+        ["git", "-C", str(root), "grep", "-l", "-E", "^<<<<<<< |^>>>>>>> ", "HEAD", "--"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout
     return [line for line in out.splitlines() if line]

@@ -26,16 +26,31 @@ TASKS = [f"task/t{k}.md" for k in range(4)]
 
 
 def main() -> None:
-    root, log_path, seed, ops, every = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), \
-        int(sys.argv[5])
+    root, log_path, seed, ops, every = (
+        Path(sys.argv[1]),
+        Path(sys.argv[2]),
+        int(sys.argv[3]),
+        int(sys.argv[4]),
+        int(sys.argv[5]),
+    )
     rng = random.Random(seed)
     name = root.name
     ctx = ContextManager(root, actor=f"agent:{name}", index=False)
     log = log_path.open("a", buffering=1)
 
     def ack(op: str, path: str, token: str) -> None:
-        log.write(json.dumps({"op": op, "path": path, "token": token, "commit": ctx.parts.git.head(),
-                              "t": time.time()}) + "\n")
+        log.write(
+            json.dumps(
+                {
+                    "op": op,
+                    "path": path,
+                    "token": token,
+                    "commit": ctx.parts.git.head(),
+                    "t": time.time(),
+                }
+            )
+            + "\n"
+        )
 
     for i in range(ops):
         token = f"{name}-{seed}-{i}"
@@ -59,18 +74,38 @@ def main() -> None:
                 else:
                     ctx.append(path, f"- step {token}\n")
                     ack("task", path, token)
-        except ContextFSError as exc:  # e.g. an edit racing a delete on this machine: not acknowledged
+        except (
+            ContextFSError
+        ) as exc:  # e.g. an edit racing a delete on this machine: not acknowledged
             log.write(json.dumps({"op": "refused", "kind": kind, "error": str(exc)[:200]}) + "\n")
         if (i + 1) % every == 0 or i == ops - 1:
             started = time.perf_counter()
             try:
                 result = ctx.remote.sync()
-                log.write(json.dumps({"op": "sync", "latency": time.perf_counter() - started,
-                                      "rejected": result.rejected_pushes, "state": result.state,
-                                      "pushed": result.pushed, "copies": len(result.conflict_copies)}) + "\n")
+                log.write(
+                    json.dumps(
+                        {
+                            "op": "sync",
+                            "latency": time.perf_counter() - started,
+                            "rejected": result.rejected_pushes,
+                            "state": result.state,
+                            "pushed": result.pushed,
+                            "copies": len(result.conflict_copies),
+                        }
+                    )
+                    + "\n"
+                )
             except ContextFSError as exc:
-                log.write(json.dumps({"op": "sync-failed", "latency": time.perf_counter() - started,
-                                      "error": str(exc)[:300]}) + "\n")
+                log.write(
+                    json.dumps(
+                        {
+                            "op": "sync-failed",
+                            "latency": time.perf_counter() - started,
+                            "error": str(exc)[:300],
+                        }
+                    )
+                    + "\n"
+                )
     log.write(json.dumps({"op": "done", "pid": os.getpid()}) + "\n")
     log.close()
     ctx.close()

@@ -32,7 +32,17 @@ from ..provenance import email_of
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
 
-__all__ = ["DEFAULT_OP", "SETTLED_NS", "Seen", "StaleRead", "SyncReport", "blobs", "message", "prepare"]
+__all__ = [
+    "DEFAULT_OP",
+    "SETTLED_NS",
+    "Seen",
+    "StaleRead",
+    "SyncReport",
+    "blobs",
+    "message",
+    "prepare",
+]
+
 
 @dataclass
 class SyncReport:
@@ -60,7 +70,6 @@ class StaleRead(ConflictError):
     def __init__(self, message: str, *, retryable: bool) -> None:
         super().__init__(message)
         self.retryable = retryable
-
 
 
 def _signature(st: os.stat_result) -> _Signature:
@@ -98,7 +107,12 @@ class Seen:
         return blob
 
 
-def message(paths: Collection[str], op: str = DEFAULT_OP, subject: str | None = None, machine: str | None = None) -> str:
+def message(
+    paths: Collection[str],
+    op: str = DEFAULT_OP,
+    subject: str | None = None,
+    machine: str | None = None,
+) -> str:
     """The commit message of outside versions: no session or turn, they belong to nobody's."""
     subject = subject or f"{len(paths)} file(s) edited outside contextfs"
     body = "\n".join(f"- {op}: {rel}" for rel in sorted(paths)[:50])
@@ -106,8 +120,16 @@ def message(paths: Collection[str], op: str = DEFAULT_OP, subject: str | None = 
     return f"{op}: {subject}\n\n{body}\n\nContextfs-Op: {op}\n{where}"
 
 
-def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, op: str, subject: str | None, *,
-            when: float, executable: Collection[str]) -> tuple[list[tuple[Prepared, dict[str, Any]]], str | None]:
+def prepare(
+    git: GitStore,
+    layers: list[dict[str, bytes | None]],
+    author: str,
+    op: str,
+    subject: str | None,
+    *,
+    when: float,
+    executable: Collection[str],
+) -> tuple[list[tuple[Prepared, dict[str, Any]]], str | None]:
     """The commits of outside versions, one per layer, oldest first, on HEAD.
 
     Returns each prepared commit with what the journal records of it (its id, blob ids,
@@ -119,12 +141,28 @@ def prepare(git: GitStore, layers: list[dict[str, bytes | None]], author: str, o
         if not layer:
             continue
         text = message(layer, op, subject, git.machine)
-        prepared = git.prepare(layer, text, author, email_of(author), when=when, executable=set(executable) & set(layer),
-                               parent=parent if parent is not None else False)
+        prepared = git.prepare(
+            layer,
+            text,
+            author,
+            email_of(author),
+            when=when,
+            executable=set(executable) & set(layer),
+            parent=parent if parent is not None else False,
+        )
         if prepared is not None:
             parent = prepared.sha
-            done.append((prepared, {"sha": prepared.sha, "changes": blobs(git, layer), "message": text,
-                                    "author": author}))
+            done.append(
+                (
+                    prepared,
+                    {
+                        "sha": prepared.sha,
+                        "changes": blobs(git, layer),
+                        "message": text,
+                        "author": author,
+                    },
+                )
+            )
     return done, parent
 
 

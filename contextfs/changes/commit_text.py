@@ -27,8 +27,16 @@ class Header:
     turn: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "subject": self.subject, "actor": self.actor, "email": self.email,
-                "session": self.session, "turn": self.turn, "pid": os.getpid(), "started": time.time()}
+        return {
+            "op": self.op,
+            "subject": self.subject,
+            "actor": self.actor,
+            "email": self.email,
+            "session": self.session,
+            "turn": self.turn,
+            "pid": os.getpid(),
+            "started": time.time(),
+        }
 
 
 class _Machine(Protocol):

@@ -44,9 +44,18 @@ class Writes:
     them off (only the commit benchmark does, to measure what it costs).
     """
 
-    def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
-                 provenance: Callable[[], Provenance], notify: Callable[[list[str]], None],
-                 outside_actor: str = "human", gate: Callable[[Change, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        files: RootFiles,
+        git: GitStore,
+        journal: Journal,
+        lock: RootLock,
+        *,
+        provenance: Callable[[], Provenance],
+        notify: Callable[[list[str]], None],
+        outside_actor: str = "human",
+        gate: Callable[[Change, str], None] | None = None,
+    ) -> None:
         self.files = files
         self.git = git
         self.journal = journal
@@ -73,10 +82,23 @@ class Writes:
         self.git.check_writable()
         self.git.wait_for_index()
         prov = self._provenance()
-        header = Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
-                        session=prov.session, turn=prov.turn)
-        return Change(self.files, self.git, self.journal, header, trailers, outside_author=self.outside_actor,
-                      seen=self.seen if self.check_outside else None)
+        header = Header(
+            op=op,
+            subject=clean_line(subject),
+            actor=prov.actor,
+            email=email_of(prov.actor),
+            session=prov.session,
+            turn=prov.turn,
+        )
+        return Change(
+            self.files,
+            self.git,
+            self.journal,
+            header,
+            trailers,
+            outside_author=self.outside_actor,
+            seen=self.seen if self.check_outside else None,
+        )
 
     def _commit(self, change: Change, subject: str) -> str | None:
         message = commit_message(change, subject, self._provenance())
@@ -89,7 +111,9 @@ class Writes:
         return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
 
     @contextlib.contextmanager
-    def change(self, op: str, subject_path: str, trailers: Mapping[str, str] | None) -> Iterator[Change]:
+    def change(
+        self, op: str, subject_path: str, trailers: Mapping[str, str] | None
+    ) -> Iterator[Change]:
         with self.locked(), typed_io(subject_path):
             txn: Change | None = getattr(self._local, "txn", None)
             if txn is not None:
@@ -108,7 +132,9 @@ class Writes:
             self._commit(change, f"{op}: {subject_path}")
 
     @contextlib.contextmanager
-    def transaction(self, message: str, op: str, trailers: Mapping[str, str] | None) -> Iterator[None]:
+    def transaction(
+        self, message: str, op: str, trailers: Mapping[str, str] | None
+    ) -> Iterator[None]:
         subject = clean_line(message) or "transaction"
         with self.locked(), typed_io(subject):
             outer: Change | None = getattr(self._local, "txn", None)

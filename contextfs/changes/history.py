@@ -59,9 +59,13 @@ class RevertReport:
 def check_limit(limit: object, *, name: str = "limit", low: int = 0, high: int = MAX_LIMIT) -> int:
     """A whole number in [low, high]; anything else is InvalidArgumentError."""
     if isinstance(limit, bool) or not isinstance(limit, int):
-        raise InvalidArgumentError(f"{name} must be a whole number from {low} to {high}, not {limit!r}")
+        raise InvalidArgumentError(
+            f"{name} must be a whole number from {low} to {high}, not {limit!r}"
+        )
     if not low <= limit <= high:
-        raise InvalidArgumentError(f"{name} must be from {low} to {high}, not {limit}; pass e.g. {name}=50")
+        raise InvalidArgumentError(
+            f"{name} must be from {low} to {high}, not {limit}; pass e.g. {name}=50"
+        )
     return limit
 
 
@@ -127,7 +131,9 @@ def revert(ctx: RootParts, path: str, rev: str) -> Document | None:
         if ctx.files.kind(rel) is not None:
             trash.delete_path(ctx, rel)
         return None
-    with ctx.change("revert", rel, trailers={"Contextfs-Reverts": ctx.git.resolve(rev).hexsha}) as change:
+    with ctx.change(
+        "revert", rel, trailers={"Contextfs-Reverts": ctx.git.resolve(rev).hexsha}
+    ) as change:
         change.write(rel, data)
     return ctx.load(rel)
 
@@ -135,21 +141,35 @@ def revert(ctx: RootParts, path: str, rev: str) -> Document | None:
 def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
     if sid is None:
-        raise InvalidArgumentError("revert_session needs the id of the session to undo, not None; "
-                                   "pass a session id from context history")
+        raise InvalidArgumentError(
+            "revert_session needs the id of the session to undo, not None; "
+            "pass a session id from context history"
+        )
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
     # A merge a session's sync made brought other machines' work: undoing the session never undoes that.
-    commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init", "merge")]
+    commits = [
+        c
+        for c in commits
+        if c.trailers.get("Contextfs-Op") not in ("revert-session", "init", "merge")
+    ]
     if not commits:
-        raise NotFoundError(f"no commit of session {sid!r} is in the history", path=None, fix=Fix("sessions"))
+        raise NotFoundError(
+            f"no commit of session {sid!r} is in the history", path=None, fix=Fix("sessions")
+        )
     reverted: list[str] = []
     made: list[str] = []
     conflicts: list[str] = []
     for c in commits:
         parent = ctx.git.parent_of(c.commit)
         undone = []
-        with ctx.change("revert-session", f"{sid} {c.commit[:12]}", trailers={"Contextfs-Reverts": c.commit}) as txn:
-            changed = [rel for rel in ctx.git.commit_paths(c.commit) if rel.split("/")[-1] not in paths.MANAGED_FILES]
+        with ctx.change(
+            "revert-session", f"{sid} {c.commit[:12]}", trailers={"Contextfs-Reverts": c.commit}
+        ) as txn:
+            changed = [
+                rel
+                for rel in ctx.git.commit_paths(c.commit)
+                if rel.split("/")[-1] not in paths.MANAGED_FILES
+            ]
             entries: list[str] = []
             for rel in changed:
                 after = ctx.git.blob_at(rel, c.commit)
@@ -171,11 +191,14 @@ def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
             head = ctx.git.head()
             if head:
                 made.append(head)
-    return RevertReport(session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts)))
+    return RevertReport(
+        session=sid, reverted=reverted, commits=made, conflicts=sorted(set(conflicts))
+    )
 
 
-def _drop_restored_entries(ctx: RootParts, txn: Change, rels: list[str], commit: str,
-                           restored: set[str]) -> list[str]:
+def _drop_restored_entries(
+    ctx: RootParts, txn: Change, rels: list[str], commit: str, restored: set[str]
+) -> list[str]:
     """Remove the trash entries a reverted commit made whose files this revert put back.
 
     An entry whose file was not put back (someone changed the path since) stays in the
@@ -188,7 +211,9 @@ def _drop_restored_entries(ctx: RootParts, txn: Change, rels: list[str], commit:
             entry = trash.load_entry(ctx.files, entry_id)
         except NotFoundError:
             continue
-        gone = entry.original_path in restored or any(r.startswith(entry.original_path + "/") for r in restored)
+        gone = entry.original_path in restored or any(
+            r.startswith(entry.original_path + "/") for r in restored
+        )
         if gone and ctx.files.read(rel) == ctx.git.blob_at(rel, commit):
             txn.remove(rel)
             dropped.append(rel)

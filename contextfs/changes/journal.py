@@ -140,7 +140,11 @@ class Journal:
                     break  # a torn last line: the step it described never started
                 if isinstance(entry, dict):
                     entries.append(entry)
-            header = entries[0].get("begin") if entries and isinstance(entries[0].get("begin"), dict) else None
+            header = (
+                entries[0].get("begin")
+                if entries and isinstance(entries[0].get("begin"), dict)
+                else None
+            )
             if header is None:
                 log.warning("removing an unreadable journal %s", path)
                 with contextlib.suppress(OSError):

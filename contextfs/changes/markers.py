@@ -39,6 +39,8 @@ def refuse_conflicted(git_dir: Path, rel: str, data: bytes) -> bytes:
     if b"<<<<<<<" in data and conflict_markers(data):
         busy = operation_in_progress(git_dir)
         if busy is not None:
-            raise ConflictError(f"{rel} is in conflict: {busy[0]} is in progress and git left conflict markers in it",
-                                fix=Fix("merge", rel))
+            raise ConflictError(
+                f"{rel} is in conflict: {busy[0]} is in progress and git left conflict markers in it",
+                fix=Fix("merge", rel),
+            )
     return data

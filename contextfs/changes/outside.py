@@ -44,12 +44,22 @@ __all__ = ["gate_check", "ignore_rules", "log_report", "scan_outside_edits", "sy
 log = logging.getLogger(__name__)
 
 #: Files contextfs used to keep in the work tree; never committed even where still present.
-_LEGACY_STATE = (".contextfs/index/", ".contextfs/cache/", ".contextfs/logs/", ".contextfs/lock",
-                 ".contextfs/index.lock", ".contextfs/active-vocabulary.txt")
+_LEGACY_STATE = (
+    ".contextfs/index/",
+    ".contextfs/cache/",
+    ".contextfs/logs/",
+    ".contextfs/lock",
+    ".contextfs/index.lock",
+    ".contextfs/active-vocabulary.txt",
+)
 
 
 def _skipped(rel: str, skip: Callable[[str], bool] | None) -> bool:
-    if rel.endswith(TMP_SUFFIX) or rel.startswith(_LEGACY_STATE) or rel.startswith(".contextfs/index."):
+    if (
+        rel.endswith(TMP_SUFFIX)
+        or rel.startswith(_LEGACY_STATE)
+        or rel.startswith(".contextfs/index.")
+    ):
         return True
     return skip is not None and skip(rel)
 
@@ -70,15 +80,19 @@ def scan_outside_edits(
     busy = operation_in_progress(git.git_dir)
     if busy is not None:
         what, finish = busy
-        report.held["*"] = f"{what} is in progress ({finish}); nothing is committed until it is finished"
+        report.held["*"] = (
+            f"{what} is in progress ({finish}); nothing is committed until it is finished"
+        )
         return {}, report
     changes: dict[str, bytes | None] = {}
     dirty = git.dirty(ignored=True)
     ignored = sorted(rel for rel, code in dirty.items() if code == "!!" and not _skipped(rel, skip))
     for rel, rule in (ignore_rules(git, ignored) if ignored else {}).items():
         if rule is not None:
-            report.held[rel] = (f"git ignores it ({rule}), so it is never committed; drop that rule, or give "
-                                "the root a repository of its own (contextfs init --own-repository)")
+            report.held[rel] = (
+                f"git ignores it ({rule}), so it is never committed; drop that rule, or give "
+                "the root a repository of its own (contextfs init --own-repository)"
+            )
     for rel, code in sorted(dirty.items()):
         if code == "!!" or _skipped(rel, skip):
             continue
@@ -91,7 +105,9 @@ def scan_outside_edits(
                 changes[rel] = None
                 continue
             if kind == "link":
-                report.held[rel] = "it is (or lies under) a symlink, and symlinks are never followed"
+                report.held[rel] = (
+                    "it is (or lies under) a symlink, and symlinks are never followed"
+                )
                 continue
             if kind != "file":
                 report.held[rel] = "it is not a regular file"
@@ -143,13 +159,20 @@ def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]
         return rules
     data = "".join(p + "\0" for p in full).encode("utf-8", "surrogateescape")
     try:
-        out = git.git("check-ignore", "--no-index", "--verbose", "--non-matching", "-z", "--stdin", input=data)
+        out = git.git(
+            "check-ignore", "--no-index", "--verbose", "--non-matching", "-z", "--stdin", input=data
+        )
     except VersioningError:
         return rules  # exit status 1: none of them is ignored
     fields = out.split("\0")
     for start in range(0, len(fields) - 3, 4):
         source, line, pattern, path = fields[start : start + 4]
-        if path in full and source and source != git.prefix + ".gitignore" and not pattern.startswith("!"):
+        if (
+            path in full
+            and source
+            and source != git.prefix + ".gitignore"
+            and not pattern.startswith("!")
+        ):
             rules[full[path]] = f"{source}:{line} '{pattern}'"
     return rules
 
@@ -167,7 +190,9 @@ def sync(ctx: RootParts) -> list[str]:
     is in ``ctx.last_sync``.
     """
     with ctx.write_lock(), typed_io("sync"):
-        changes, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx))
+        changes, report = scan_outside_edits(
+            ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx)
+        )
         log_report(report)
         ctx.last_sync = report
         if not changes:

@@ -46,8 +46,12 @@ __all__ = ["commit_outside", "recover", "undo"]
 log = logging.getLogger(__name__)
 
 
-def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, bytes | None],
-         left: Mapping[str, Collection[str | None]] | None = None) -> set[str]:
+def undo(
+    files: RootFiles,
+    renames: list[tuple[str, str]],
+    before: Mapping[str, bytes | None],
+    left: Mapping[str, Collection[str | None]] | None = None,
+) -> set[str]:
     """Reverse renames (newest first), then give paths their bytes from ``before``.
 
     Renames go first so that undoing a delete moves the file back instead of writing it
@@ -85,7 +89,9 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
         if left is not None and rel in left:
             now = blob_version(current) if current is not None else None
             if now not in left[rel]:
-                log.warning("leaving %s as it is: it was changed after the change being undone", rel)
+                log.warning(
+                    "leaving %s as it is: it was changed after the change being undone", rel
+                )
                 untouched.add(rel)
                 continue
         try:
@@ -100,8 +106,13 @@ def undo(files: RootFiles, renames: list[tuple[str, str]], before: Mapping[str, 
     return untouched
 
 
-def commit_outside(git: GitStore, layers: list[dict[str, str | None]], author: str, when: float,
-                   journal: Callable[[list[LockMark]], None] | None = None) -> str | None:
+def commit_outside(
+    git: GitStore,
+    layers: list[dict[str, str | None]],
+    author: str,
+    when: float,
+    journal: Callable[[list[LockMark]], None] | None = None,
+) -> str | None:
     """Commit outside versions (path -> blob id) that a change saw but never committed.
 
     A change undone after somebody saved over what it wrote leaves their newest bytes in
@@ -112,15 +123,23 @@ def commit_outside(git: GitStore, layers: list[dict[str, str | None]], author: s
     top: Prepared | None = None
     for layer in layers:
         if layer:
-            made = git.prepare(layer, adoption.message(layer, machine=git.machine), author, email_of(author), when=when,
-                               parent=top.sha if top is not None else False)
+            made = git.prepare(
+                layer,
+                adoption.message(layer, machine=git.machine),
+                author,
+                email_of(author),
+                when=when,
+                parent=top.sha if top is not None else False,
+            )
             top = made or top
     if top is None:
         return None
     git.record(sorted(set().union(*layers)))
     git.publish(dataclasses.replace(top, parent=base), journal=journal)
-    log.warning("committed %d version(s) saved outside contextfs that an undone change had found",
-                sum(len(layer) for layer in layers))
+    log.warning(
+        "committed %d version(s) saved outside contextfs that an undone change had found",
+        sum(len(layer) for layer in layers),
+    )
     return top.sha
 
 
@@ -182,7 +201,7 @@ def _release_own_locks(pending: Pending) -> None:
 def _changes(files: RootFiles, raw: object) -> dict[str, str | None]:
     """path -> blob id (None: removed) read back from a journal, every path gated."""
     out: dict[str, str | None] = {}
-    for rel, blob in (raw.items() if isinstance(raw, dict) else ()):
+    for rel, blob in raw.items() if isinstance(raw, dict) else ():
         gated = _gated(files, rel)
         if gated is not None and (blob is None or isinstance(blob, str)):
             out[gated] = blob
@@ -208,9 +227,13 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
             # root opened read-only imports this module without needing.
             from ..versioning import Prepared
 
-            top = Prepared(parent=parent, sha=sha, paths=tuple(paths_),
-                           subject=str(ready["message"]).splitlines()[0][:200],
-                           signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode())
+            top = Prepared(
+                parent=parent,
+                sha=sha,
+                paths=tuple(paths_),
+                subject=str(ready["message"]).splitlines()[0][:200],
+                signature=f"{header['actor']} <{header['email']}> {int(ready['when'])} +0000".encode(),
+            )
         else:
             rebuilt = _rebuild(git, header, ready, layers, changes)
             if rebuilt is None:
@@ -218,15 +241,22 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
                 return head or sha
             top = rebuilt
         git.record(paths_)
-        git.publish(top, journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}))
+        git.publish(
+            top, journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]})
+        )
         sha = top.sha
     else:
         git.record(paths_)
     return sha
 
 
-def _rebuild(git: GitStore, header: dict[str, Any], ready: dict[str, Any],
-             layers: list[tuple[dict[str, str | None], dict[str, Any]]], changes: dict[str, str | None]) -> Prepared | None:
+def _rebuild(
+    git: GitStore,
+    header: dict[str, Any],
+    ready: dict[str, Any],
+    layers: list[tuple[dict[str, str | None], dict[str, Any]]],
+    changes: dict[str, str | None],
+) -> Prepared | None:
     """The dead change's commits made again on top of HEAD (which moved since); None if nothing is left."""
     execs = set(ready.get("executable") or ())
     head = git.head()
@@ -235,12 +265,26 @@ def _rebuild(git: GitStore, header: dict[str, Any], ready: dict[str, Any],
         if not layer:
             continue
         author = check_actor(entry.get("author") or "human")
-        made = git.prepare(layer, str(entry.get("message") or "sync"), author, email_of(author), when=ready["when"],
-                           executable=execs, parent=top.sha if top is not None else False)
+        made = git.prepare(
+            layer,
+            str(entry.get("message") or "sync"),
+            author,
+            email_of(author),
+            when=ready["when"],
+            executable=execs,
+            parent=top.sha if top is not None else False,
+        )
         top = made or top
     if changes:
-        ours = git.prepare(changes, ready["message"], header["actor"], header["email"], when=ready["when"],
-                           executable=execs, parent=top.sha if top is not None else False)
+        ours = git.prepare(
+            changes,
+            ready["message"],
+            header["actor"],
+            header["email"],
+            when=ready["when"],
+            executable=execs,
+            parent=top.sha if top is not None else False,
+        )
         top = ours or top
     # The branch moves from HEAD to the top commit, whichever commit that one is built on.
     return None if top is None else dataclasses.replace(top, parent=head)
@@ -276,7 +320,11 @@ def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
         try:
             before[rel] = git.read_blob(blob) if blob else None
         except (ContextFSError, ValueError):
-            log.error("the journal names a blob %s for %s that git does not have; leaving the file as it is", blob, rel)
+            log.error(
+                "the journal names a blob %s for %s that git does not have; leaving the file as it is",
+                blob,
+                rel,
+            )
     for mark in pending.marks("wrote"):
         rel = _gated(files, mark["wrote"])
         if rel is not None:
@@ -296,13 +344,20 @@ def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
             layers.append({})
         layers[-1][rel] = mark["blob"]
     if layers[0]:
-        commit_outside(git, layers, author, time.time(),
-                       journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}))
+        commit_outside(
+            git,
+            layers,
+            author,
+            time.time(),
+            journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}),
+        )
 
 
 def _remove_temporaries(files: RootFiles, pending: Pending) -> None:
     """Temporary files of atomic writes the dead process was in the middle of."""
-    folders = {rel.rpartition("/")[0] for m in pending.marks("touch") if (rel := _gated(files, m["touch"]))}
+    folders = {
+        rel.rpartition("/")[0] for m in pending.marks("touch") if (rel := _gated(files, m["touch"]))
+    }
     for folder in folders:
         try:
             names = files.listdir(folder)

@@ -31,7 +31,9 @@ def clean_line(text: str, limit: int = 200) -> str:
 def check_text(rel: str, value: object, what: str = "content") -> str:
     """The write gate's checks on text itself: a string, storable as UTF-8, no NULs."""
     if not isinstance(value, str):
-        raise ContentError(f"{what} for {rel} must be a string, not {type(value).__name__}; pass text")
+        raise ContentError(
+            f"{what} for {rel} must be a string, not {type(value).__name__}; pass text"
+        )
     if "\x00" in value:
         raise ContentError(f"{what} for {rel} contains NUL bytes; contextfs stores text only")
     try:
@@ -44,23 +46,40 @@ def check_text(rel: str, value: object, what: str = "content") -> str:
     return value
 
 
-def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -> TypeGuard[Document]:
+def unchanged(
+    old: Document | None, body: str, meta: Mapping[str, Any] | None
+) -> TypeGuard[Document]:
     """True when writing ``body`` (and ``meta``, if given) would change nothing a person wrote."""
     if old is None or body != old.body:
         return False
     if meta is not None and not isinstance(meta, Mapping):
         return False  # not a mapping: render() refuses it with a typed error
-    return meta is None or ({k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
-                            == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS})
+    return meta is None or (
+        {k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
+        == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS}
+    )
 
 
 def _too_large(rel: str, size: int, limit: int) -> ContentError:
-    return ContentError(f"{rel} would be {size} bytes, over the {limit}-byte limit; split it into several files")
+    return ContentError(
+        f"{rel} would be {size} bytes, over the {limit}-byte limit; split it into several files"
+    )
 
 
-def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None, *,
-           prov: Provenance, guard: WriteGuard, library: bool, max_bytes: int,
-           new_part: str | None = None, previous: bytes | None = None, body_line: int = 1) -> bytes:
+def render(
+    rel: str,
+    body: str,
+    user_meta: Mapping[str, Any] | None,
+    old: Document | None,
+    *,
+    prov: Provenance,
+    guard: WriteGuard,
+    library: bool,
+    max_bytes: int,
+    new_part: str | None = None,
+    previous: bytes | None = None,
+    body_line: int = 1,
+) -> bytes:
     """The bytes to store for one write, after the write gate passed them.
 
     ``new_part`` is the only new text (an append to a committed file): the secret scan
@@ -90,7 +109,9 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
             check_text(rel, value, f"metadata {key!r}")
     requested = base.get("trust") if isinstance(base.get("trust"), str) else None
     if new_part is not None and old is not None:
-        requested = TRUST_ORDER[max(TRUST_ORDER.index(t) for t in (trust_of(old.metadata), requested or "trusted"))]
+        requested = TRUST_ORDER[
+            max(TRUST_ORDER.index(t) for t in (trust_of(old.metadata), requested or "trusted"))
+        ]
     now = clock.iso()
     base.setdefault("created", now)
     base["updated"] = now
@@ -107,8 +128,16 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
         lines = (draft[: len(draft) - len(new_part)].count("\n") + 1, 1)
     else:
         lines = (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
-    decision = guard.check(rel, draft, actor=prov.actor, markdown=True, library=library,
-                           requested_trust=requested, scan=new_part, lines=lines)
+    decision = guard.check(
+        rel,
+        draft,
+        actor=prov.actor,
+        markdown=True,
+        library=library,
+        requested_trust=requested,
+        scan=new_part,
+        lines=lines,
+    )
     if decision.trust != "trusted" or "trust" in base:
         base["trust"] = decision.trust
         draft = serialize(base, body, previous=previous)

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = ["GITATTRIBUTES", "GITIGNORE", "MANAGED", "check_not_ignored", "ensure_root"]
 
-GITIGNORE = """# managed by contextfs: temporary files, never committed
+GITIGNORE = (
+    """# managed by contextfs: temporary files, never committed
 *.cfs-tmp
 # derived state kept here by earlier versions (it now lives under .git/contextfs/)
 .contextfs/index/
@@ -32,7 +33,9 @@ GITIGNORE = """# managed by contextfs: temporary files, never committed
 .contextfs/lock
 .contextfs/*.lock
 .contextfs/active-vocabulary.txt
-""" + scratch.GITIGNORE
+"""
+    + scratch.GITIGNORE
+)
 GITATTRIBUTES = """# managed by contextfs
 # Store bytes exactly as written so blob ids match what contextfs hashes.
 * -text
@@ -52,7 +55,9 @@ def check_not_ignored(ctx: RootParts) -> None:
     if rule is not None:
         raise VersioningError(
             f"{ctx.root} is inside the repository {ctx.git.workdir}, which ignores it ({rule}): files made "
-            "there by hand would never be found or committed", fix=Fix("own-repository"))
+            "there by hand would never be found or committed",
+            fix=Fix("own-repository"),
+        )
 
 
 def ensure_root(ctx: RootParts) -> None:
@@ -69,10 +74,16 @@ def ensure_root(ctx: RootParts) -> None:
         adopted: dict[str, bytes | None] = {}
         if ctx.git.head() is None:
             # Adopting a folder: what is already in it becomes the first commit.
-            edits, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx))
+            edits, report = scan_outside_edits(
+                ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx)
+            )
             log_report(report)
             adopted = {rel: data for rel, data in edits.items() if rel not in MANAGED}
-        missing = {name: text.encode() for name, text in MANAGED.items() if ctx.files.read(name) != text.encode()}
+        missing = {
+            name: text.encode()
+            for name, text in MANAGED.items()
+            if ctx.files.read(name) != text.encode()
+        }
         if not missing and not adopted:
             return  # nothing to write (and a root mid-merge still opens)
         with ctx.change("init", "contextfs root") as change:

@@ -75,9 +75,17 @@ class Change:
     commit benchmark measures the comparison against).
     """
 
-    def __init__(self, files: RootFiles, git: GitStore, journal: Journal, header: Header,
-                 trailers: Mapping[str, str] | None = None, *, outside_author: str = "human",
-                 seen: Seen | None = None) -> None:
+    def __init__(
+        self,
+        files: RootFiles,
+        git: GitStore,
+        journal: Journal,
+        header: Header,
+        trailers: Mapping[str, str] | None = None,
+        *,
+        outside_author: str = "human",
+        seen: Seen | None = None,
+    ) -> None:
         self.files = files
         self.git = git
         self.journal = journal
@@ -182,8 +190,11 @@ class Change:
         if executable:
             self.executable.add(rel)
         if outside:
-            log.info("%s holds a version contextfs has not committed; committing it first as %s",
-                     rel, self.outside_author)
+            log.info(
+                "%s holds a version contextfs has not committed; committing it first as %s",
+                rel,
+                self.outside_author,
+            )
             if rel in self.adopted[-1]:
                 self.adopted.append({})
             self.adopted[-1][rel] = data
@@ -225,15 +236,20 @@ class Change:
             return False
         self._touch(rel, digest)
         if rel in self._reading:
-            raise StaleRead(f"{rel} was saved by somebody else while this change was working on it; nothing "
-                            "was written; retry with what it holds now", retryable=self.standalone)
+            raise StaleRead(
+                f"{rel} was saved by somebody else while this change was working on it; nothing "
+                "was written; retry with what it holds now",
+                retryable=self.standalone,
+            )
         return True
 
     # ------------------------------------------------------------ operations
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
         self._intend(rel, data)
         digest = blob_version(data)
-        self.files.write(rel, data, max_bytes=max_bytes, before_replace=lambda: self._recheck(rel, digest))
+        self.files.write(
+            rel, data, max_bytes=max_bytes, before_replace=lambda: self._recheck(rel, digest)
+        )
         self.after[rel] = data
         self._reading.discard(rel)
         faults.point("change.written")
@@ -247,11 +263,14 @@ class Change:
 
     def rename(self, src: str, dst: str, moved: list[str]) -> None:
         """Move the file or folder ``src`` to ``dst``; ``moved`` lists the files under ``src``."""
-        pairs = [(rel, dst + rel[len(src):]) for rel in moved]
+        pairs = [(rel, dst + rel[len(src) :]) for rel in moved]
         for old, new in pairs:
             self._intend(old, None)
             self._intend(new, self.after[old])
-        for old, new in pairs:  # saved since the snapshot: that version moves, and is committed first
+        for (
+            old,
+            new,
+        ) in pairs:  # saved since the snapshot: that version moves, and is committed first
             if self._recheck(old, None):
                 self._intend(new, self.after[old])
         self._record({"rename": [src, dst]})
@@ -270,7 +289,7 @@ class Change:
         """Where the file now at ``rel`` was before this change's renames (``rel`` when none moved it)."""
         for src, dst in reversed(self._renames):
             if rel == dst or rel.startswith(dst + "/"):
-                rel = src + rel[len(dst):]
+                rel = src + rel[len(dst) :]
         return rel
 
     def changes(self) -> dict[str, bytes | None]:
@@ -286,11 +305,19 @@ class Change:
     def _undo(self) -> None:
         """Undo the files; outside versions found on paths somebody saved over since are committed."""
         kept = undo(self.files, self._renames, self.before, self._left)
-        layers = [{rel: self.git.store_blob(data) if data is not None else None
-                   for rel, data in layer.items() if rel in kept} for layer in self.adopted]
+        layers = [
+            {
+                rel: self.git.store_blob(data) if data is not None else None
+                for rel, data in layer.items()
+                if rel in kept
+            }
+            for layer in self.adopted
+        ]
         if any(layers):
             with contextlib.suppress(ContextFSError):
-                commit_outside(self.git, [layer for layer in layers if layer], self.outside_author, time.time())
+                commit_outside(
+                    self.git, [layer for layer in layers if layer], self.outside_author, time.time()
+                )
 
     def _finish(self) -> None:
         if self._journal is not None:
@@ -298,8 +325,9 @@ class Change:
             self._journal = None
 
     # ------------------------------------------------------------ commit
-    def commit(self, message: str, *, when: float,
-               notify: Callable[[list[str]], None] | None = None) -> str | None:
+    def commit(
+        self, message: str, *, when: float, notify: Callable[[list[str]], None] | None = None
+    ) -> str | None:
         """Commit what changed, after the outside versions; None (and no commit) when nothing did.
 
         A git commit made meanwhile is built on, unless it took up this change's own bytes.
@@ -333,32 +361,63 @@ class Change:
             notify(paths)
         return top.sha
 
-    def _publish(self, own: dict[str, bytes | None], paths: list[str], message: str, when: float) -> Prepared | None:
+    def _publish(
+        self, own: dict[str, bytes | None], paths: list[str], message: str, when: float
+    ) -> Prepared | None:
         """Build the commits on HEAD (or take :attr:`prepared`), journal them ``ready``, record the
         paths and move the branch."""
         base, last, ours = self.git.head(), None, self.prepared
         outside: list[tuple[Prepared, dict[str, Any]]] = []
         if ours is not None:  # a merge built elsewhere: nothing may sit under it, so saves it found
-            if any(self.adopted):  # are committed on their own, and the merge is to be made again on them
-                commit_outside(self.git, [adoption.blobs(self.git, layer) for layer in self.adopted], self.outside_author, when)
-                raise ConflictError(f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge was "
-                                    "written (committed as an edit made outside contextfs); run the merge again")
+            if any(
+                self.adopted
+            ):  # are committed on their own, and the merge is to be made again on them
+                commit_outside(
+                    self.git,
+                    [adoption.blobs(self.git, layer) for layer in self.adopted],
+                    self.outside_author,
+                    when,
+                )
+                raise ConflictError(
+                    f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge was "
+                    "written (committed as an edit made outside contextfs); run the merge again"
+                )
             base = ours.parent
         else:
             if base != self.started_on:
                 self._check_not_taken(own, base)
-            outside, last = adoption.prepare(self.git, self.adopted, self.outside_author, self.adoption_op,
-                                             self.adoption_subject, when=when, executable=self.executable)
+            outside, last = adoption.prepare(
+                self.git,
+                self.adopted,
+                self.outside_author,
+                self.adoption_op,
+                self.adoption_subject,
+                when=when,
+                executable=self.executable,
+            )
             if own:
-                ours = self.git.prepare(own, message, self.header.actor, self.header.email, when=when,
-                                        executable=self.executable & set(own), parent=last if last is not None else False)
+                ours = self.git.prepare(
+                    own,
+                    message,
+                    self.header.actor,
+                    self.header.email,
+                    when=when,
+                    executable=self.executable & set(own),
+                    parent=last if last is not None else False,
+                )
         top = ours or (outside[-1][0] if outside else None)
         if top is None:
             self.git.record(paths)
             return None
         faults.point("commit.prepared")
-        ready: dict[str, Any] = {"parent": base, "sha": top.sha, "changes": self._blobs(own), "message": message,
-                                 "when": when, "executable": sorted(self.executable & set(paths))}
+        ready: dict[str, Any] = {
+            "parent": base,
+            "sha": top.sha,
+            "changes": self._blobs(own),
+            "message": message,
+            "when": when,
+            "executable": sorted(self.executable & set(paths)),
+        }
         if outside:
             ready["adopted"] = [entry for _prepared, entry in outside]
         self._record({"ready": ready})
@@ -367,8 +426,10 @@ class Change:
         self.git.record(paths)
         faults.point("commit.recorded")
         # The branch moves from the HEAD the commits were built on, to the top one.
-        self.git.publish(dataclasses.replace(top, parent=base),
-                         journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}))
+        self.git.publish(
+            dataclasses.replace(top, parent=base),
+            journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}),
+        )
         return top
 
     def _check_not_taken(self, own: Mapping[str, bytes | None], head: str | None) -> None:
@@ -383,7 +444,11 @@ class Change:
             if self.git.head_blob(rel, head) == new != self.git.head_blob(rel, self.started_on):
                 raise VersioningError(
                     f"a git commit made while this change was under way ({str(head)[:12]}) already holds its "
-                    f"version of {rel}; nothing was committed; retry the call")
+                    f"version of {rel}; nothing was committed; retry the call"
+                )
 
     def _blobs(self, changes: Mapping[str, bytes | None]) -> dict[str, str | None]:
-        return {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changes.items()}
+        return {
+            rel: (None if data is None else self.git.store_blob(data))
+            for rel, data in changes.items()
+        }

@@ -116,7 +116,9 @@ def new_entry_id(files: RootFiles | None = None) -> str:
 def load_entry(files: RootFiles, entry_id: str) -> TrashEntry:
     """The entry ``entry_id``; a missing, damaged or hostile entry is NotFoundError."""
     if not isinstance(entry_id, str) or not is_entry_id(entry_id):
-        raise NotFoundError(f"{entry_id!r} is not a trash entry id", path=str(entry_id), fix=Fix("trash"))
+        raise NotFoundError(
+            f"{entry_id!r} is not a trash entry id", path=str(entry_id), fix=Fix("trash")
+        )
     damaged = NotFoundError(
         f"trash entry {entry_id!r} does not exist or is damaged", path=entry_id, fix=Fix("trash")
     )
@@ -182,7 +184,9 @@ def delete(change: Change, rel: str, prov: Any) -> TrashEntry:
     files = change.files
     kind = files.kind(rel)
     if kind not in ("file", "dir"):
-        raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0]))
+        raise NotFoundError(
+            f"{rel} does not exist", path=rel, fix=Fix("list", rel.rpartition("/")[0])
+        )
     entry = TrashEntry(
         id=new_entry_id(files),
         original_path=rel,
@@ -204,7 +208,9 @@ def find(files: RootFiles, key: object, gate: Callable[[object], str]) -> TrashE
     rel = gate(key)
     matches = [e for e in list_entries(files) if e.original_path == rel]
     if not matches:
-        raise NotFoundError(f"nothing deleted from {rel} is in the trash", path=rel, fix=Fix("trash"))
+        raise NotFoundError(
+            f"nothing deleted from {rel} is in the trash", path=rel, fix=Fix("trash")
+        )
     return max(matches, key=lambda e: e.id)  # ids are monotonic per root
 
 
@@ -212,11 +218,19 @@ def restore(change: Change, entry: TrashEntry, rel: str) -> None:
     """Move an entry's bytes to ``rel`` and drop the entry, as part of ``change``."""
     files = change.files
     if files.kind(rel) is not None:
-        raise AlreadyExistsError(f"{rel} exists; restore to another path with to=... or move it away first")
+        raise AlreadyExistsError(
+            f"{rel} exists; restore to another path with to=... or move it away first"
+        )
     kind = files.kind(entry.stored_path)
     if kind not in ("file", "dir"):
-        raise NotFoundError(f"trash entry {entry.id} has no files; it may have been purged", path=entry.id)
-    moved = [entry.stored_path] if kind == "file" else sorted(st.rel for st in files.walk(entry.stored_path))
+        raise NotFoundError(
+            f"trash entry {entry.id} has no files; it may have been purged", path=entry.id
+        )
+    moved = (
+        [entry.stored_path]
+        if kind == "file"
+        else sorted(st.rel for st in files.walk(entry.stored_path))
+    )
     change.rename(entry.stored_path, rel, moved)
     for leftover in entry_files(files, entry):
         change.remove(leftover)
@@ -224,14 +238,25 @@ def restore(change: Change, entry: TrashEntry, rel: str) -> None:
 
 def purgeable(files: RootFiles, older_than: timedelta | float | None) -> list[TrashEntry]:
     """Entries at least ``older_than`` old (a number means days), all of them for None."""
-    if isinstance(older_than, bool) or not (older_than is None or isinstance(older_than, (int, float, timedelta))):
-        raise InvalidArgumentError(f"older_than must be a number of days or a timedelta, not {older_than!r}")
+    if isinstance(older_than, bool) or not (
+        older_than is None or isinstance(older_than, (int, float, timedelta))
+    ):
+        raise InvalidArgumentError(
+            f"older_than must be a number of days or a timedelta, not {older_than!r}"
+        )
     if isinstance(older_than, (int, float)):
-        if not 0 <= older_than <= 36_500_000:  # NaN fails both sides; timedelta stops near 2.7 million years
-            raise InvalidArgumentError(f"older_than must be a number of days from 0 to 36,500,000, not {older_than!r}")
+        if (
+            not 0 <= older_than <= 36_500_000
+        ):  # NaN fails both sides; timedelta stops near 2.7 million years
+            raise InvalidArgumentError(
+                f"older_than must be a number of days from 0 to 36,500,000, not {older_than!r}"
+            )
         older_than = timedelta(days=older_than)
-    return [e for e in list_entries(files)
-            if older_than is None or age_of(e) >= older_than.total_seconds()]
+    return [
+        e
+        for e in list_entries(files)
+        if older_than is None or age_of(e) >= older_than.total_seconds()
+    ]
 
 
 def purge(change: Change, chosen: list[TrashEntry]) -> None:

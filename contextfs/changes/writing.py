@@ -72,8 +72,23 @@ def settled(func: Callable[P, R]) -> Callable[P, R]:
 
     return wrapper
 
-__all__ = ["append", "as_written", "check_version", "create", "edit", "files_under", "loaded", "merged_keys", "move",
-           "put", "rejudge", "settled", "update_metadata", "write"]
+
+__all__ = [
+    "append",
+    "as_written",
+    "check_version",
+    "create",
+    "edit",
+    "files_under",
+    "loaded",
+    "merged_keys",
+    "move",
+    "put",
+    "rejudge",
+    "settled",
+    "update_metadata",
+    "write",
+]
 
 
 def check_version(rel: str, old: Document | None, expected: str | None) -> None:
@@ -87,9 +102,17 @@ def check_version(rel: str, old: Document | None, expected: str | None) -> None:
         )
 
 
-def put(ctx: RootParts, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None,
-        old: Document | None, new_part: str | None = None, written: str | None = None,
-        body_line: int = 1) -> Document:
+def put(
+    ctx: RootParts,
+    change: Change,
+    rel: str,
+    body: str,
+    meta: Mapping[str, Any] | None,
+    old: Document | None,
+    new_part: str | None = None,
+    written: str | None = None,
+    body_line: int = 1,
+) -> Document:
     """Render ``body`` through the write gate and write it as part of ``change``.
 
     ``written`` is the caller's own text when it came with a frontmatter block: its keys
@@ -101,11 +124,25 @@ def put(ctx: RootParts, change: Change, rel: str, body: str, meta: Mapping[str, 
         return old  # nothing changes: no write, no commit
     if new_part is not None and (old is None or old.version != ctx.git.head_blob(rel)):
         new_part = None  # what is there was never scanned as committed: scan all of it
-    data = rendering.render(rel, body, meta, old, prov=ctx.current_provenance, guard=ctx.guard(),
-                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part,
-                            previous=(written.encode("utf-8") if written is not None
-                                      else change.read(rel) if old is not None else None),
-                            body_line=body_line)
+    data = rendering.render(
+        rel,
+        body,
+        meta,
+        old,
+        prov=ctx.current_provenance,
+        guard=ctx.guard(),
+        library=ctx.in_library_write,
+        max_bytes=ctx.max_file_bytes,
+        new_part=new_part,
+        previous=(
+            written.encode("utf-8")
+            if written is not None
+            else change.read(rel)
+            if old is not None
+            else None
+        ),
+        body_line=body_line,
+    )
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
     change.vetted.add(blob_version(data))
     return load(data, rel)
@@ -129,7 +166,9 @@ def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document 
         return loaded(change, rel), None
     except FrontmatterError:
         data = change.read(rel) or b""
-        return None, Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
+        return None, Document(
+            path=rel, metadata={}, body=decode(data, rel), version=blob_version(data)
+        )
 
 
 def as_written(rel: str, content: str) -> Written:
@@ -139,8 +178,11 @@ def as_written(rel: str, content: str) -> Written:
     return split_written(content, rel) if is_markdown(rel) else Written(None, content)
 
 
-def merged_keys(written: Written, old: Document | None, metadata: Mapping[str, Any] | None,
-                ) -> Mapping[str, Any] | None:
+def merged_keys(
+    written: Written,
+    old: Document | None,
+    metadata: Mapping[str, Any] | None,
+) -> Mapping[str, Any] | None:
     """The user keys a write leaves: ``metadata`` replaces the file's keys (None keeps them),
     and the keys of the content's own block are merged in under ``metadata``'s."""
     if not written.metadata:
@@ -152,8 +194,15 @@ def merged_keys(written: Written, old: Document | None, metadata: Mapping[str, A
 
 
 @settled
-def write(ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
-          expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
+def write(
+    ctx: RootParts,
+    path: str,
+    content: str,
+    metadata: Mapping[str, Any] | None = None,
+    *,
+    expected_version: str | None = None,
+    trailers: Mapping[str, str] | None = None,
+) -> Document:
     """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
 
     Content that starts with a frontmatter block brings its keys (merged under
@@ -166,23 +215,43 @@ def write(ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] |
         refuse_folder(ctx, rel)
         old, broken = load_or_broken(change, rel)
         check_version(rel, old or broken, expected_version)
-        return put(ctx, change, rel, written.body, merged_keys(written, old, metadata), old,
-                   written=content if written.metadata else None, body_line=written.body_line)
+        return put(
+            ctx,
+            change,
+            rel,
+            written.body,
+            merged_keys(written, old, metadata),
+            old,
+            written=content if written.metadata else None,
+            body_line=written.body_line,
+        )
 
 
-def create(ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
+def create(
+    ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None
+) -> Document:
     """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
     rel = ctx.gate(path, write=True)
     written = as_written(rel, content)
     with ctx.change("create", rel) as change:
         if ctx.files.kind(rel) is not None:
             raise AlreadyExistsError(f"{rel} already exists", fix=Fix("replace", rel))
-        return put(ctx, change, rel, written.body, merged_keys(written, None, metadata), None,
-                   written=content if written.metadata else None, body_line=written.body_line)
+        return put(
+            ctx,
+            change,
+            rel,
+            written.body,
+            merged_keys(written, None, metadata),
+            None,
+            written=content if written.metadata else None,
+            body_line=written.body_line,
+        )
 
 
 @settled
-def append(ctx: RootParts, path: str, text: str, *, trailers: Mapping[str, str] | None = None) -> Document:
+def append(
+    ctx: RootParts, path: str, text: str, *, trailers: Mapping[str, str] | None = None
+) -> Document:
     """Add text at the end of a file's body (creating the file when missing)."""
     rel = ctx.gate(path, write=True)
     check_text(rel, text, "text")
@@ -198,11 +267,15 @@ def append(ctx: RootParts, path: str, text: str, *, trailers: Mapping[str, str] 
 
 
 @settled
-def edit(ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_version: str | None = None) -> Document:
+def edit(
+    ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_version: str | None = None
+) -> Document:
     """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
     rel = ctx.gate(path, write=True)
     if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
-        raise ContentError("edit needs a non-empty old text and a new text, both strings; pass the exact text to replace")
+        raise ContentError(
+            "edit needs a non-empty old text and a new text, both strings; pass the exact text to replace"
+        )
     check_text(rel, new_text, "the new text")
     with ctx.change("edit", rel) as change:
         old, broken = load_or_broken(change, rel)
@@ -215,8 +288,13 @@ def edit(ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_ve
             # Broken frontmatter: the edit works on the raw text (that is how it gets
             # repaired), and the result is stored as written, through the write gate.
             rendering.check_text(rel, new_body)
-            ctx.guard().check(rel, new_body, actor=ctx.current_provenance.actor, markdown=False,
-                              library=ctx.in_library_write)
+            ctx.guard().check(
+                rel,
+                new_body,
+                actor=ctx.current_provenance.actor,
+                markdown=False,
+                library=ctx.in_library_write,
+            )
             data = new_body.encode("utf-8")
             change.write(rel, data, max_bytes=ctx.max_file_bytes)
             change.vetted.add(blob_version(data))
@@ -228,7 +306,9 @@ def edit(ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_ve
 
 
 @settled
-def update_metadata(ctx: RootParts, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None) -> Document:
+def update_metadata(
+    ctx: RootParts, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None
+) -> Document:
     """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
     rel = ctx.gate(path, write=True)
     if not isinstance(changes_, Mapping):
@@ -268,26 +348,40 @@ def move(ctx: RootParts, src: str, dst: str) -> str:
         raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
     if rel_src == rel_dst:
         return rel_dst
-    if is_library_log(rel_dst) and is_agent(ctx.current_provenance.actor) and not ctx.in_library_write:
-        raise ContentError(f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
-                           "operations, so pick a name that does not end in .jsonl")
+    if (
+        is_library_log(rel_dst)
+        and is_agent(ctx.current_provenance.actor)
+        and not ctx.in_library_write
+    ):
+        raise ContentError(
+            f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
+            "operations, so pick a name that does not end in .jsonl"
+        )
     with ctx.change("move", f"{rel_src} -> {rel_dst}") as change:
         if ctx.files.kind(rel_src) not in ("file", "dir"):
-            raise NotFoundError(f"{rel_src} does not exist", path=rel_src, fix=Fix("list", rel_src.rpartition("/")[0]))
+            raise NotFoundError(
+                f"{rel_src} does not exist",
+                path=rel_src,
+                fix=Fix("list", rel_src.rpartition("/")[0]),
+            )
         if ctx.files.kind(rel_dst) is not None and not case_only:
-            raise AlreadyExistsError(f"{rel_dst} already exists; delete it first or pick another name")
+            raise AlreadyExistsError(
+                f"{rel_dst} already exists; delete it first or pick another name"
+            )
         if rel_dst.startswith(rel_src + "/"):
-            raise InvalidPathError(f"cannot move {rel_src!r} into itself; pick a destination outside it")
+            raise InvalidPathError(
+                f"cannot move {rel_src!r} into itself; pick a destination outside it"
+            )
         moved = files_under(ctx, rel_src)
         if case_only:
             tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
             change.rename(rel_src, tmp, moved)
-            change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
+            change.rename(tmp, rel_dst, [tmp + rel[len(rel_src) :] for rel in moved])
         else:
             change.rename(rel_src, rel_dst, moved)
         if is_agent(ctx.current_provenance.actor):
             for rel in moved:
-                rejudge(ctx, change, rel_dst + rel[len(rel_src):])
+                rejudge(ctx, change, rel_dst + rel[len(rel_src) :])
     return rel_dst
 
 
@@ -302,11 +396,24 @@ def rejudge(ctx: RootParts, change: Change, rel: str) -> None:
     old, broken = load_or_broken(change, rel)
     if old is None or not is_markdown(rel):
         target = old or broken
-        ctx.guard().check(rel, target.body if target is not None else "", actor=ctx.current_provenance.actor,
-                          markdown=False, library=ctx.in_library_write)
+        ctx.guard().check(
+            rel,
+            target.body if target is not None else "",
+            actor=ctx.current_provenance.actor,
+            markdown=False,
+            library=ctx.in_library_write,
+        )
         return
-    data = rendering.render(rel, old.body, None, old, prov=ctx.current_provenance, guard=ctx.guard(),
-                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes,
-                            previous=change.read(rel))
+    data = rendering.render(
+        rel,
+        old.body,
+        None,
+        old,
+        prov=ctx.current_provenance,
+        guard=ctx.guard(),
+        library=ctx.in_library_write,
+        max_bytes=ctx.max_file_bytes,
+        previous=change.read(rel),
+    )
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
     change.vetted.add(blob_version(data))

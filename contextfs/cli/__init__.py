@@ -29,7 +29,17 @@ from ..errors import ContextFSError
 from ..fixes import speaking
 from .common import UnknownCommand, as_cli_error, json_errors
 
-__all__ = ["COMMANDS", "READING", "CommandEntry", "LazyGroup", "Reading", "cli", "main", "reads_only", "walk"]
+__all__ = [
+    "COMMANDS",
+    "READING",
+    "CommandEntry",
+    "LazyGroup",
+    "Reading",
+    "cli",
+    "main",
+    "reads_only",
+    "walk",
+]
 
 
 class CommandEntry(NamedTuple):
@@ -45,58 +55,164 @@ class CommandEntry(NamedTuple):
 
 
 _FILES, _HISTORY, _SHARING, _FIND, _LAYERS, _TOOLS = (
-    "Files", "History", "Sharing", "Search and context", "Topics, memory, evolving agent", "Tools",
+    "Files",
+    "History",
+    "Sharing",
+    "Search and context",
+    "Topics, memory, evolving agent",
+    "Tools",
 )
 
 #: Every command of ``contextfs``, in the order ``--help`` lists them.
 COMMANDS: tuple[CommandEntry, ...] = (
-    CommandEntry("init", "contextfs.cli.store:init",
-                 "Create or adopt a root and commit the files in it.", _FILES),
-    CommandEntry("read", "contextfs.cli.store:read", "Print a file's body (add --json for its metadata too).", _FILES),
-    CommandEntry("write", "contextfs.cli.store:write", "Write a file from stdin (or --file); one commit.", _FILES),
-    CommandEntry("append", "contextfs.cli.store:append",
-                 "Add text from stdin (or --file) at the end of a file; one commit.", _FILES),
-    CommandEntry("edit", "contextfs.cli.store:edit",
-                 "Replace text that occurs exactly once in a file's body.", _FILES),
-    CommandEntry("ls", "contextfs.cli.store:ls", "List files under FOLDER (default: the whole root).", _FILES),
-    CommandEntry("rm", "contextfs.cli.store:rm", "Move a file or folder to the trash (never a hard delete).", _FILES),
-    CommandEntry("trash", "contextfs.cli.store:trash", "List trash entries (or purge old ones).", _FILES),
-    CommandEntry("restore", "contextfs.cli.store:restore",
-                 "Bring back a deleted file (by path or trash entry id).", _FILES),
+    CommandEntry(
+        "init",
+        "contextfs.cli.store:init",
+        "Create or adopt a root and commit the files in it.",
+        _FILES,
+    ),
+    CommandEntry(
+        "read",
+        "contextfs.cli.store:read",
+        "Print a file's body (add --json for its metadata too).",
+        _FILES,
+    ),
+    CommandEntry(
+        "write",
+        "contextfs.cli.store:write",
+        "Write a file from stdin (or --file); one commit.",
+        _FILES,
+    ),
+    CommandEntry(
+        "append",
+        "contextfs.cli.store:append",
+        "Add text from stdin (or --file) at the end of a file; one commit.",
+        _FILES,
+    ),
+    CommandEntry(
+        "edit",
+        "contextfs.cli.store:edit",
+        "Replace text that occurs exactly once in a file's body.",
+        _FILES,
+    ),
+    CommandEntry(
+        "ls", "contextfs.cli.store:ls", "List files under FOLDER (default: the whole root).", _FILES
+    ),
+    CommandEntry(
+        "rm",
+        "contextfs.cli.store:rm",
+        "Move a file or folder to the trash (never a hard delete).",
+        _FILES,
+    ),
+    CommandEntry(
+        "trash", "contextfs.cli.store:trash", "List trash entries (or purge old ones).", _FILES
+    ),
+    CommandEntry(
+        "restore",
+        "contextfs.cli.store:restore",
+        "Bring back a deleted file (by path or trash entry id).",
+        _FILES,
+    ),
     CommandEntry("mv", "contextfs.cli.store:mv", "Move or rename a file or folder.", _FILES),
-    CommandEntry("log", "contextfs.cli.store:log", "Show the history of the root or of one file.", _HISTORY),
-    CommandEntry("diff", "contextfs.cli.store:diff",
-                 "Unified diff of a file between two revisions (or REV_A and now).", _HISTORY),
-    CommandEntry("show", "contextfs.cli.store:show",
-                 "Print a whole file, frontmatter included, at a revision.", _HISTORY),
-    CommandEntry("revert", "contextfs.cli.store:revert",
-                 "Undo as new commits: a file to a revision, or a whole session.", _HISTORY),
-    CommandEntry("sessions", "contextfs.cli.review:sessions",
-                 "Review sessions: list, show a diff, approve, discard, recover, undo.", _HISTORY),
-    CommandEntry("search", "contextfs.cli.search:search",
-                 'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.', _FIND),
-    CommandEntry("reindex", "contextfs.cli.search:reindex",
-                 "Rebuild the search index from the files (or check it: --verify).", _FIND),
-    CommandEntry("sync", "contextfs.cli.sync:sync", "Fetch, merge with contextfs's rules, update the index, push.",
-                 _SHARING),
-    CommandEntry("conflicts", "contextfs.cli.sync:conflicts", "List conflict copies that merges left, or resolve one.",
-                 _SHARING),
-    CommandEntry("context", "contextfs.scopes.cli.context:context",
-                 "Print the context for a scope, within a token budget.", _FIND),
-    CommandEntry("topic", "contextfs.scopes.cli.topics:topic",
-                 "Isolated topic contexts: switch, spawn, close, state, decisions, routing.", _LAYERS),
-    CommandEntry("memory", "contextfs.scopes.cli.memory:memory",
-                 "Memory tiers: pinned core blocks, archival notes, conversation recall.", _LAYERS),
-    CommandEntry("evolve", "contextfs.evolve.cli:evolve",
-                 "Improve the context after work: lessons, facts, summaries, compaction, cleanup.", _LAYERS),
-    CommandEntry("watch", "contextfs.cli.watch:watch",
-                 "Commit edits made outside contextfs (an editor, a script).", _TOOLS),
-    CommandEntry("demo", "contextfs.demo:demo",
-                 "Walk through every layer on a copy of the sample context.", _TOOLS),
-    CommandEntry("mcp", "contextfs.integrations.mcp_server:mcp",
-                 "Serve the context root to MCP clients over stdio (needs the 'mcp' extra).", _TOOLS),
-    CommandEntry("ui", "contextfs.integrations.ui.cli:ui",
-                 "Browse and review the root in a local web page (needs the 'ui' extra).", _TOOLS),
+    CommandEntry(
+        "log", "contextfs.cli.store:log", "Show the history of the root or of one file.", _HISTORY
+    ),
+    CommandEntry(
+        "diff",
+        "contextfs.cli.store:diff",
+        "Unified diff of a file between two revisions (or REV_A and now).",
+        _HISTORY,
+    ),
+    CommandEntry(
+        "show",
+        "contextfs.cli.store:show",
+        "Print a whole file, frontmatter included, at a revision.",
+        _HISTORY,
+    ),
+    CommandEntry(
+        "revert",
+        "contextfs.cli.store:revert",
+        "Undo as new commits: a file to a revision, or a whole session.",
+        _HISTORY,
+    ),
+    CommandEntry(
+        "sessions",
+        "contextfs.cli.review:sessions",
+        "Review sessions: list, show a diff, approve, discard, recover, undo.",
+        _HISTORY,
+    ),
+    CommandEntry(
+        "search",
+        "contextfs.cli.search:search",
+        'Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.',
+        _FIND,
+    ),
+    CommandEntry(
+        "reindex",
+        "contextfs.cli.search:reindex",
+        "Rebuild the search index from the files (or check it: --verify).",
+        _FIND,
+    ),
+    CommandEntry(
+        "sync",
+        "contextfs.cli.sync:sync",
+        "Fetch, merge with contextfs's rules, update the index, push.",
+        _SHARING,
+    ),
+    CommandEntry(
+        "conflicts",
+        "contextfs.cli.sync:conflicts",
+        "List conflict copies that merges left, or resolve one.",
+        _SHARING,
+    ),
+    CommandEntry(
+        "context",
+        "contextfs.scopes.cli.context:context",
+        "Print the context for a scope, within a token budget.",
+        _FIND,
+    ),
+    CommandEntry(
+        "topic",
+        "contextfs.scopes.cli.topics:topic",
+        "Isolated topic contexts: switch, spawn, close, state, decisions, routing.",
+        _LAYERS,
+    ),
+    CommandEntry(
+        "memory",
+        "contextfs.scopes.cli.memory:memory",
+        "Memory tiers: pinned core blocks, archival notes, conversation recall.",
+        _LAYERS,
+    ),
+    CommandEntry(
+        "evolve",
+        "contextfs.evolve.cli:evolve",
+        "Improve the context after work: lessons, facts, summaries, compaction, cleanup.",
+        _LAYERS,
+    ),
+    CommandEntry(
+        "watch",
+        "contextfs.cli.watch:watch",
+        "Commit edits made outside contextfs (an editor, a script).",
+        _TOOLS,
+    ),
+    CommandEntry(
+        "demo",
+        "contextfs.demo:demo",
+        "Walk through every layer on a copy of the sample context.",
+        _TOOLS,
+    ),
+    CommandEntry(
+        "mcp",
+        "contextfs.integrations.mcp_server:mcp",
+        "Serve the context root to MCP clients over stdio (needs the 'mcp' extra).",
+        _TOOLS,
+    ),
+    CommandEntry(
+        "ui",
+        "contextfs.integrations.ui.cli:ui",
+        "Browse and review the root in a local web page (needs the 'ui' extra).",
+        _TOOLS,
+    ),
 )
 
 
@@ -115,14 +231,31 @@ class Reading(NamedTuple):
 
 #: Every command (or form of one) that only reads; :func:`reads_only` consults it for every command.
 READING: tuple[Reading, ...] = (
-    Reading("read"), Reading("ls"), Reading("trash", unless=("purge_days",)), Reading("log"), Reading("diff"),
-    Reading("show"), Reading("search"), Reading("reindex"), Reading("conflicts", unless=("path",)),
-    Reading("context"), Reading("topic list"), Reading("topic show"), Reading("topic chain"),
-    Reading("topic block"), Reading("topic detect"), Reading("topic vocab"),
-    Reading("memory core", unless=("append_", "replace", "rethink")), Reading("memory search"),
-    Reading("memory recall"), Reading("evolve cleanup", when="dry_run"),
-    Reading("evolve summarize", when="dry_run"), Reading("sessions"), Reading("sessions show"),
-    Reading("ui", unless=("write",)), Reading("mcp", when="read_only"),
+    Reading("read"),
+    Reading("ls"),
+    Reading("trash", unless=("purge_days",)),
+    Reading("log"),
+    Reading("diff"),
+    Reading("show"),
+    Reading("search"),
+    Reading("reindex"),
+    Reading("conflicts", unless=("path",)),
+    Reading("context"),
+    Reading("topic list"),
+    Reading("topic show"),
+    Reading("topic chain"),
+    Reading("topic block"),
+    Reading("topic detect"),
+    Reading("topic vocab"),
+    Reading("memory core", unless=("append_", "replace", "rethink")),
+    Reading("memory search"),
+    Reading("memory recall"),
+    Reading("evolve cleanup", when="dry_run"),
+    Reading("evolve summarize", when="dry_run"),
+    Reading("sessions"),
+    Reading("sessions show"),
+    Reading("ui", unless=("write",)),
+    Reading("mcp", when="read_only"),
 )
 
 
@@ -177,12 +310,16 @@ class LazyGroup(click.Group):
                 continue
             command = self.get_command(ctx, name)
             if command is not None and not command.hidden:
-                sections.setdefault("Other commands", []).append((name.ljust(width), command.get_short_help_str(limit)))
+                sections.setdefault("Other commands", []).append(
+                    (name.ljust(width), command.get_short_help_str(limit))
+                )
         for title, rows in sections.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's, with every command of the table as a "did you mean" candidate (most are not loaded)."""
         try:
             return super().resolve_command(ctx, args)
@@ -190,7 +327,9 @@ class LazyGroup(click.Group):
             name = args[0] if args else ""
             if self.get_command(ctx, name) is not None or name.startswith("-"):
                 raise
-            raise UnknownCommand(name, difflib.get_close_matches(name, self.list_commands(ctx)), ctx) from None
+            raise UnknownCommand(
+                name, difflib.get_close_matches(name, self.list_commands(ctx)), ctx
+            ) from None
 
     def main(self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any) -> Any:
         """click's ``main``; errors come out as JSON when the command line has ``--json``."""
@@ -198,8 +337,13 @@ class LazyGroup(click.Group):
         with json_errors(words):
             return super().main(words, *pos, **kwargs)
 
-    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
-                     **extra: Any) -> click.Context:
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent=parent, **extra)
         except click.ClickException as exc:
@@ -212,20 +356,47 @@ class LazyGroup(click.Group):
             raise as_cli_error(exc) from None
 
 
-@click.group("contextfs", cls=LazyGroup, table=COMMANDS,
-             context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--root", envvar="CONTEXTFS_ROOT", default=None, metavar="DIR",
-              help="Context root (default: $CONTEXTFS_ROOT or ./context).")
-@click.option("--actor", default="human", show_default=True,
-              help="Who is writing: human, agent, agent:<name> or remote.")
+@click.group(
+    "contextfs",
+    cls=LazyGroup,
+    table=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+@click.option(
+    "--root",
+    envvar="CONTEXTFS_ROOT",
+    default=None,
+    metavar="DIR",
+    help="Context root (default: $CONTEXTFS_ROOT or ./context).",
+)
+@click.option(
+    "--actor",
+    default="human",
+    show_default=True,
+    help="Who is writing: human, agent, agent:<name> or remote.",
+)
 @click.option("--session", default=None, help="Session id recorded in commit trailers.")
-@click.option("--review", is_flag=True,
-              help="Review mode: this session's writes wait on a branch of their own for a person's approval.")
-@click.option("-v", "--verbose", is_flag=True, help="Show what the library logs (index rebuilds, topic switches).")
+@click.option(
+    "--review",
+    is_flag=True,
+    help="Review mode: this session's writes wait on a branch of their own for a person's approval.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show what the library logs (index rebuilds, topic switches).",
+)
 @click.version_option(package_name="contextfs-git")
 @click.pass_context
-def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | None, review: bool,
-        verbose: bool) -> None:
+def cli(
+    click_ctx: click.Context,
+    root: str | None,
+    actor: str,
+    session: str | None,
+    review: bool,
+    verbose: bool,
+) -> None:
     """contextfs: an agent's context as plain markdown files, versioned by git.
 
     \b
@@ -235,13 +406,17 @@ def cli(click_ctx: click.Context, root: str | None, actor: str, session: str | N
       contextfs log
     """
     # The library logs without handlers; the CLI is the edge that decides how they look.
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="  [contextfs] %(message)s"
+    )
     click_ctx.ensure_object(dict).update(root=root, actor=actor, session=session, review=review)
     click_ctx.with_resource(speaking("cli"))  # an error's fix names commands, not Python calls
 
 
-def walk(group: click.Group | None = None, path: tuple[str, ...] = ("contextfs",),
-         ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+def walk(
+    group: click.Group | None = None,
+    path: tuple[str, ...] = ("contextfs",),
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
     """Every command under ``group`` (default: the whole CLI) with its path, depth first.
 
     It imports every command's module: for the CLI reference and its tests, not for a call.

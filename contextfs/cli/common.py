@@ -57,8 +57,13 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bool = False,
-                 own_repository: bool = False) -> ContextManager:
+def open_manager(
+    click_ctx: click.Context,
+    *,
+    index: bool = False,
+    read_only: bool = False,
+    own_repository: bool = False,
+) -> ContextManager:
     """The ContextManager for ``--root`` / ``CONTEXTFS_ROOT`` (default ./context), opened once.
 
     The search index opens lazily on the first search: it notices commits made by
@@ -78,10 +83,14 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
         factory = globals().get("ContextManager") or __getattr__("ContextManager")
-        extra: dict[str, bool] = {"review": True} if obj.get("review") else {}  # else [review] agents decides
+        extra: dict[str, bool] = (
+            {"review": True} if obj.get("review") else {}
+        )  # else [review] agents decides
         if own_repository:
             extra["own_repository"] = True
-        manager = factory(root, actor=actor, session=obj.get("session"), index=index, read_only=read_only, **extra)
+        manager = factory(
+            root, actor=actor, session=obj.get("session"), index=index, read_only=read_only, **extra
+        )
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
     return manager
@@ -161,8 +170,15 @@ class CLIError(click.ClickException):
     (a short usage for a command given without its subcommand) come before the error line.
     """
 
-    def __init__(self, message: str, exit_code: int = 1, *, kind: str = "ContextFSError",
-                 path: str | None = None, usage: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        message: str,
+        exit_code: int = 1,
+        *,
+        kind: str = "ContextFSError",
+        path: str | None = None,
+        usage: Sequence[str] = (),
+    ) -> None:
         super().__init__(" ".join(message.split()) or "failed")
         # ignore: click declares exit_code a class variable; this error carries its own per
         # instance (1, or 2 for usage), and click reads it from the instance.
@@ -173,7 +189,11 @@ class CLIError(click.ClickException):
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of this error (what ``--json`` prints on stderr)."""
-        error: dict[str, Any] = {"type": self.kind, "message": self.format_message(), "exit_code": self.exit_code}
+        error: dict[str, Any] = {
+            "type": self.kind,
+            "message": self.format_message(),
+            "exit_code": self.exit_code,
+        }
         if self.path is not None:
             error["path"] = self.path
         return {"error": error}
@@ -190,7 +210,9 @@ class CLIError(click.ClickException):
 class UnknownCommand(click.UsageError):
     """A command name no group knows, with the close matches to suggest (click >= 8.4 has its own)."""
 
-    def __init__(self, command_name: str, possibilities: Sequence[str], ctx: click.Context | None = None) -> None:
+    def __init__(
+        self, command_name: str, possibilities: Sequence[str], ctx: click.Context | None = None
+    ) -> None:
         super().__init__(f"No such command {command_name!r}.", ctx=ctx)
         self.command_name = command_name
         self.possibilities = list(possibilities)
@@ -203,8 +225,9 @@ def _group_usage(ctx: click.Context) -> list[str]:
     usage = " ".join(group.collect_usage_pieces(ctx))
     lines = [f"Usage: {ctx.command_path} {usage}"]
     if names:
-        lines += textwrap.wrap(", ".join(names), width=100, initial_indent="Commands: ",
-                               subsequent_indent="          ")
+        lines += textwrap.wrap(
+            ", ".join(names), width=100, initial_indent="Commands: ", subsequent_indent="          "
+        )
     return lines
 
 
@@ -216,8 +239,12 @@ def _usage_error(exc: click.UsageError) -> CLIError:
     if ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":
         # click's way of saying "a group was called without a command": its whole help
         # text as the message. A short usage and the commands say it in a few lines.
-        return CLIError(f"no command given; {see} for what each command does", exit_code=exc.exit_code,
-                        kind="UsageError", usage=_group_usage(ctx))
+        return CLIError(
+            f"no command given; {see} for what each command does",
+            exit_code=exc.exit_code,
+            kind="UsageError",
+            usage=_group_usage(ctx),
+        )
     name = getattr(exc, "option_name", None) or getattr(exc, "command_name", None)
     possibilities = getattr(exc, "possibilities", None)
     if name is not None:
@@ -226,10 +253,15 @@ def _usage_error(exc: click.UsageError) -> CLIError:
         if possibilities:
             best = [repr(p) for p in possibilities[:3]]  # closest first
             quoted = " or ".join([", ".join(best[:-1]), best[-1]] if len(best) > 1 else best)
-            return CLIError(f"{message}; did you mean {quoted}? See '{help_command}'", exit_code=exc.exit_code,
-                            kind="UsageError")
+            return CLIError(
+                f"{message}; did you mean {quoted}? See '{help_command}'",
+                exit_code=exc.exit_code,
+                kind="UsageError",
+            )
         return CLIError(f"{message}; {see}", exit_code=exc.exit_code, kind="UsageError")
-    return CLIError(f"{exc.format_message().rstrip('.')}; {see}", exit_code=exc.exit_code, kind="UsageError")
+    return CLIError(
+        f"{exc.format_message().rstrip('.')}; {see}", exit_code=exc.exit_code, kind="UsageError"
+    )
 
 
 def as_cli_error(exc: ContextFSError | click.ClickException) -> CLIError:
@@ -254,4 +286,3 @@ def translate_errors(func: Callable[P, R]) -> Callable[P, R]:
             raise as_cli_error(exc) from None
 
     return wrapper
-

@@ -41,20 +41,60 @@ Examples:
 """,
 )
 @click.argument("query")
-@click.option("--path", "path", default="", metavar="FOLDER", help="Only files under this folder (whole path components).")
-@click.option("--tag", "tags", multiple=True, help="Only files with this tag (repeat for several; all must match).")
-@click.option("--kind", default=None, help="Only files in this top-level folder (project, task, memory, ...).")
-@click.option("--author", default=None, help="Only versions written by this actor ('agent' matches every agent).")
-@click.option("--since", default=None, metavar="DATE", help="Only files updated on or after DATE (2026-09-14).")
+@click.option(
+    "--path",
+    "path",
+    default="",
+    metavar="FOLDER",
+    help="Only files under this folder (whole path components).",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help="Only files with this tag (repeat for several; all must match).",
+)
+@click.option(
+    "--kind", default=None, help="Only files in this top-level folder (project, task, memory, ...)."
+)
+@click.option(
+    "--author",
+    default=None,
+    help="Only versions written by this actor ('agent' matches every agent).",
+)
+@click.option(
+    "--since",
+    default=None,
+    metavar="DATE",
+    help="Only files updated on or after DATE (2026-09-14).",
+)
 @click.option("--until", default=None, metavar="DATE", help="Only files updated on or before DATE.")
-@click.option("--trash", "include_trash", is_flag=True, help="Include soft-deleted files (.trash/).")
-@click.option("--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits.")
-@click.option("--json", "as_json", is_flag=True, help="Print hits (path, snippet, score, title, tags, ...) as JSON.")
+@click.option(
+    "--trash", "include_trash", is_flag=True, help="Include soft-deleted files (.trash/)."
+)
+@click.option(
+    "--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many hits."
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print hits (path, snippet, score, title, tags, ...) as JSON.",
+)
 @translate_errors
 @pass_reader
 def search(
-    ctx: ContextManager, query: str, path: str, tags: tuple[str, ...], kind: str | None, author: str | None,
-    since: str | None, until: str | None, include_trash: bool, limit: int, as_json: bool,
+    ctx: ContextManager,
+    query: str,
+    path: str,
+    tags: tuple[str, ...],
+    kind: str | None,
+    author: str | None,
+    since: str | None,
+    until: str | None,
+    include_trash: bool,
+    limit: int,
+    as_json: bool,
 ) -> None:
     """Search: words, "phrases", AND/OR/NOT, tag:, path:, updated:.
 
@@ -82,7 +122,11 @@ Examples:
   contextfs reindex --verify   # compare index and files, fix any drift, report it
 """,
 )
-@click.option("--verify", is_flag=True, help="Check the index against every file and fix drift instead of rebuilding.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Check the index against every file and fix drift instead of rebuilding.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @translate_errors
 @pass_manager
@@ -90,8 +134,11 @@ def reindex(ctx: ContextManager, verify: bool, as_json: bool) -> None:
     """Rebuild the search index from the files (or check it: --verify)."""
     if not verify:
         count = ctx.index.rebuild()
-        echo_data({"rebuilt": True, "documents": count}, as_json,
-                  lambda d: f"search index rebuilt: {d['documents']} documents")
+        echo_data(
+            {"rebuilt": True, "documents": count},
+            as_json,
+            lambda d: f"search index rebuilt: {d['documents']} documents",
+        )
         return
     report = ctx.index.verify(fix=True)
 
@@ -100,9 +147,16 @@ def reindex(ctx: ContextManager, verify: bool, as_json: bool) -> None:
             return "search index was unreadable or foreign: rebuilt from the files"
         if r.ok:
             return f"search index OK: {r.checked} files checked, no drift"
-        parts = [f"{name} {len(items)}: {', '.join(items[:5])}{' ...' if len(items) > 5 else ''}"
-                 for name, items in (("missing", r.missing), ("stale", r.stale), ("extra", r.extra),
-                                     ("duplicated", r.duplicates)) if items]
+        parts = [
+            f"{name} {len(items)}: {', '.join(items[:5])}{' ...' if len(items) > 5 else ''}"
+            for name, items in (
+                ("missing", r.missing),
+                ("stale", r.stale),
+                ("extra", r.extra),
+                ("duplicated", r.duplicates),
+            )
+            if items
+        ]
         return f"search index drift in {r.checked} files checked; " + "; ".join(parts) + " (fixed)"
 
     echo_data(report, as_json, text)
@@ -121,8 +175,11 @@ def demo(ctx: ContextManager, say: Any) -> None:
     phrase = '"dead letter"'
     say(f"the phrase {phrase} under task/: {paths(ctx.search(phrase, path='task', limit=2))}")
     say(f"'tag:adr AND postgres': {paths(ctx.search('tag:adr AND postgres', limit=2))}")
-    ctx.write("memory/archive/demo-search.md", "The staging Kafka cluster runs on three brokers.",
-              {"title": "Staging Kafka", "tags": ["demo"]})
+    ctx.write(
+        "memory/archive/demo-search.md",
+        "The staging Kafka cluster runs on three brokers.",
+        {"title": "Staging Kafka", "tags": ["demo"]},
+    )
     found = [hit.path for hit in ctx.search("kafka brokers", limit=2)]
     ctx.delete("memory/archive/demo-search.md")
     gone = [hit.path for hit in ctx.search("kafka brokers", limit=2)]

@@ -18,14 +18,32 @@ from ..errors import ContextFSError, NotFoundError
 from ..fixes import Fix
 from .common import echo_data, open_manager, pass_manager, pass_reader, translate_errors
 
-__all__ = ["append", "diff", "edit", "init", "log", "ls", "meta_value", "mv", "read", "restore", "revert", "rm", "show",
-           "trash", "write"]
+__all__ = [
+    "append",
+    "diff",
+    "edit",
+    "init",
+    "log",
+    "ls",
+    "meta_value",
+    "mv",
+    "read",
+    "restore",
+    "revert",
+    "rm",
+    "show",
+    "trash",
+    "write",
+]
 
 
 @click.command()
-@click.option("--own-repository", is_flag=True,
-              help="Give the root a git repository of its own, even inside another repository "
-                   "(needed when that repository ignores the root's folder).")
+@click.option(
+    "--own-repository",
+    is_flag=True,
+    help="Give the root a git repository of its own, even inside another repository "
+    "(needed when that repository ignores the root's folder).",
+)
 @click.pass_context
 @translate_errors
 def init(click_ctx: click.Context, own_repository: bool) -> None:
@@ -41,12 +59,16 @@ def init(click_ctx: click.Context, own_repository: bool) -> None:
       contextfs --root ./notes init --own-repository
     """
     ctx = open_manager(click_ctx, own_repository=own_repository)
-    click.echo(f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.parts.git.head())[:12]})")
+    click.echo(
+        f"context root ready at {ctx.root} ({len(ctx.list())} files, HEAD {str(ctx.parts.git.head())[:12]})"
+    )
 
 
 @click.command()
 @click.argument("path")
-@click.option("--json", "as_json", is_flag=True, help="Print path, metadata, body and version as JSON.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print path, metadata, body and version as JSON."
+)
 @translate_errors
 @pass_reader
 def read(ctx: Any, path: str, as_json: bool) -> None:
@@ -63,8 +85,10 @@ def read(ctx: Any, path: str, as_json: bool) -> None:
         click.echo(doc.body, nl=not doc.body.endswith("\n"))
 
 
-_STDIN_HINT = ("contextfs {verb}: reading the content from the terminal; type it, then press Ctrl-D at the start "
-               "of a line (or pipe it in, or pass --file FILE)")
+_STDIN_HINT = (
+    "contextfs {verb}: reading the content from the terminal; type it, then press Ctrl-D at the start "
+    "of a line (or pipe it in, or pass --file FILE)"
+)
 
 
 def _content(source: Any, verb: str, allow_empty: bool) -> str:
@@ -74,8 +98,10 @@ def _content(source: Any, verb: str, allow_empty: bool) -> str:
     content = str((source or sys.stdin).read())
     if not content and not allow_empty:
         where = "the file given with --file" if source is not None else "stdin"
-        raise click.UsageError(f"nothing to {verb}: {where} was empty; pipe the text in or pass --file FILE"
-                               + (" (or add --allow-empty to store an empty file)" if verb == "write" else ""))
+        raise click.UsageError(
+            f"nothing to {verb}: {where} was empty; pipe the text in or pass --file FILE"
+            + (" (or add --allow-empty to store an empty file)" if verb == "write" else "")
+        )
     return content
 
 
@@ -104,21 +130,40 @@ def _metadata(meta: tuple[str, ...]) -> dict[str, Any] | None:
     return metadata
 
 
-_META_HELP = ("Set a frontmatter key (repeatable). VALUE reads as YAML, as after 'key:' in frontmatter: "
-              "tags=[adr, database] is a list, draft=true a boolean, 3 a number; other text stays text.")
+_META_HELP = (
+    "Set a frontmatter key (repeatable). VALUE reads as YAML, as after 'key:' in frontmatter: "
+    "tags=[adr, database] is a list, draft=true a boolean, 3 a number; other text stays text."
+)
 
 
 @click.command()
 @click.argument("path")
-@click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
-              help="Read the content from this file instead of stdin.")
+@click.option(
+    "--file",
+    "source",
+    type=click.File("r", encoding="utf-8"),
+    default=None,
+    help="Read the content from this file instead of stdin.",
+)
 @click.option("--meta", multiple=True, metavar="KEY=VALUE", help=_META_HELP)
-@click.option("--expected-version", default=None, help="Refuse if the file changed since this version.")
-@click.option("--allow-empty", is_flag=True, help="Store empty content (refused otherwise, as a likely mistake).")
+@click.option(
+    "--expected-version", default=None, help="Refuse if the file changed since this version."
+)
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="Store empty content (refused otherwise, as a likely mistake).",
+)
 @translate_errors
 @pass_manager
-def write(ctx: Any, path: str, source: Any, meta: tuple[str, ...], expected_version: str | None,
-          allow_empty: bool) -> None:
+def write(
+    ctx: Any,
+    path: str,
+    source: Any,
+    meta: tuple[str, ...],
+    expected_version: str | None,
+    allow_empty: bool,
+) -> None:
     """Write a file from stdin (or --file); one commit.
 
     Content that starts with a frontmatter block ('---' lines) brings its keys; --meta
@@ -135,8 +180,13 @@ def write(ctx: Any, path: str, source: Any, meta: tuple[str, ...], expected_vers
 
 @click.command()
 @click.argument("path")
-@click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
-              help="Read the text from this file instead of stdin.")
+@click.option(
+    "--file",
+    "source",
+    type=click.File("r", encoding="utf-8"),
+    default=None,
+    help="Read the text from this file instead of stdin.",
+)
 @translate_errors
 @pass_manager
 def append(ctx: Any, path: str, source: Any) -> None:
@@ -188,8 +238,11 @@ def ls(ctx: Any, folder: str, as_json: bool) -> None:
         if ctx.exists(folder):
             files = [ctx.parts.gate(folder)]
         elif not ctx.parts.is_folder(folder):
-            raise NotFoundError(f"{folder} does not exist in {ctx.root}", path=folder,
-                                fix=Fix("list", folder.rstrip("/").rpartition("/")[0]))
+            raise NotFoundError(
+                f"{folder} does not exist in {ctx.root}",
+                path=folder,
+                fix=Fix("list", folder.rstrip("/").rpartition("/")[0]),
+            )
     _echo_lines(files, as_json, lambda items: "\n".join(items))
 
 
@@ -210,8 +263,14 @@ def rm(ctx: Any, path: str) -> None:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
-@click.option("--purge", "purge_days", type=click.FloatRange(min=0), default=None, metavar="DAYS",
-              help="Remove entries older than DAYS for good (git history keeps them).")
+@click.option(
+    "--purge",
+    "purge_days",
+    type=click.FloatRange(min=0),
+    default=None,
+    metavar="DAYS",
+    help="Remove entries older than DAYS for good (git history keeps them).",
+)
 @click.pass_context
 @translate_errors
 def trash(click_ctx: click.Context, as_json: bool, purge_days: float | None) -> None:
@@ -229,7 +288,10 @@ def trash(click_ctx: click.Context, as_json: bool, purge_days: float | None) -> 
     echo_data(
         ctx.trash(),
         as_json,
-        lambda es: "\n".join(f"{e.id}  {e.deleted_at}  {e.actor:<14} {e.original_path}" for e in es) or "(trash is empty)",
+        lambda es: (
+            "\n".join(f"{e.id}  {e.deleted_at}  {e.actor:<14} {e.original_path}" for e in es)
+            or "(trash is empty)"
+        ),
     )
 
 
@@ -265,9 +327,17 @@ def mv(ctx: Any, src: str, dst: str) -> None:
 
 @click.command()
 @click.argument("path", required=False)
-@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1),
-              help="How many commits to show, newest first (1 or more).")
-@click.option("--json", "as_json", is_flag=True, help="Print the commits with their trailers as JSON.")
+@click.option(
+    "-n",
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many commits to show, newest first (1 or more).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the commits with their trailers as JSON."
+)
 @translate_errors
 @pass_reader
 def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
@@ -279,9 +349,16 @@ def log(ctx: Any, path: str | None, limit: int, as_json: bool) -> None:
     """
     entries = ctx.history(path, limit=limit)
     if path and not entries:
-        raise NotFoundError(f"no commit touches {path}", path=path, fix=Fix("list", path.rstrip("/").rpartition("/")[0]))
-    _echo_lines(entries, as_json,
-                lambda hs: "\n".join(f"{h.commit[:10]}  {h.date}  {h.author:<16} {h.message}" for h in hs))
+        raise NotFoundError(
+            f"no commit touches {path}",
+            path=path,
+            fix=Fix("list", path.rstrip("/").rpartition("/")[0]),
+        )
+    _echo_lines(
+        entries,
+        as_json,
+        lambda hs: "\n".join(f"{h.commit[:10]}  {h.date}  {h.author:<16} {h.message}" for h in hs),
+    )
 
 
 @click.command()
@@ -302,8 +379,13 @@ def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
 
 @click.command()
 @click.argument("path")
-@click.option("--at", "rev", default="HEAD", show_default=True,
-              help="The revision: a commit id, HEAD~N, a branch or a tag (main, origin/main, v1.2).")
+@click.option(
+    "--at",
+    "rev",
+    default="HEAD",
+    show_default=True,
+    help="The revision: a commit id, HEAD~N, a branch or a tag (main, origin/main, v1.2).",
+)
 @translate_errors
 @pass_reader
 def show(ctx: Any, path: str, rev: str) -> None:
@@ -316,7 +398,9 @@ def show(ctx: Any, path: str, rev: str) -> None:
     """
     text = ctx.show_at(path, rev)
     if text is None:
-        raise NotFoundError(f"{path} did not exist at {rev}; pick a revision from 'contextfs log {path}'", path=path)
+        raise NotFoundError(
+            f"{path} did not exist at {rev}; pick a revision from 'contextfs log {path}'", path=path
+        )
     click.echo(text, nl=False)
 
 
@@ -343,7 +427,9 @@ def revert(ctx: Any, path: str | None, rev: str | None, session_id: str | None) 
     if not path or not rev:
         raise click.UsageError("give PATH and --to REV, or --session ID")
     doc = ctx.revert(path, rev)
-    click.echo(f"reverted {path} to {rev}" + ("" if doc else " (it did not exist then: moved to trash)"))
+    click.echo(
+        f"reverted {path} to {rev}" + ("" if doc else " (it did not exist then: moved to trash)")
+    )
 
 
 def _echo_lines(items: list[Any], as_json: bool, text: Any) -> None:

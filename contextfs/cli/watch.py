@@ -41,7 +41,11 @@ def _open(click_ctx: click.Context) -> ContextManager:
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         locate_root(Path(root))  # watching needs a root: it never creates one (that is `init`)
         manager = ContextManager(
-            root, actor=obj.get("actor") or "human", session=obj.get("session"), index=False, sync=False
+            root,
+            actor=obj.get("actor") or "human",
+            session=obj.get("session"),
+            index=False,
+            sync=False,
         )
         obj["manager"] = manager
         click_ctx.call_on_close(manager.close)
@@ -115,8 +119,11 @@ def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     if once:
         if held:
             _held(held)
-            raise CLIError(f"{len(held)} edit(s) held back, not committed (listed above); do what each line says, "
-                           "then run 'contextfs watch --once' again", exit_code=HELD_BACK)
+            raise CLIError(
+                f"{len(held)} edit(s) held back, not committed (listed above); do what each line says, "
+                "then run 'contextfs watch --once' again",
+                exit_code=HELD_BACK,
+            )
         if not synced:
             click.echo("nothing to commit: every file matches the last commit")
         return
@@ -142,10 +149,14 @@ def demo(ctx: ContextManager, say: Any) -> None:
     full = Path(ctx.root, *rel.split("/"))
     before = full.read_text("utf-8") if full.is_file() else ""
     full.parent.mkdir(parents=True, exist_ok=True)
-    full.write_text(before.rstrip("\n") + "\n- Keep commit messages in the imperative mood\n", "utf-8")
+    full.write_text(
+        before.rstrip("\n") + "\n- Keep commit messages in the imperative mood\n", "utf-8"
+    )
     (full.parent / ".preferences.md.swp").write_bytes(b"b0VIM 9.0\0")  # the editor's swap file
     committed = ctx.sync()
-    say(f"a person adds a line to {rel} in vim; ctx.sync() committed: {', '.join(committed) or 'nothing'}")
+    say(
+        f"a person adds a line to {rel} in vim; ctx.sync() committed: {', '.join(committed) or 'nothing'}"
+    )
     last = ctx.history(rel, limit=1)
     if last:
         say(f"git log {rel}: {last[0].commit[:10]} by {last[0].author}: {last[0].message}")

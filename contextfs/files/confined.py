@@ -64,7 +64,9 @@ class RootFiles:
         try:
             return os.open(self.root, _DIR_FLAGS)
         except FileNotFoundError:
-            raise NotFoundError(f"the context root {self.root} does not exist; create it first", path="") from None
+            raise NotFoundError(
+                f"the context root {self.root} does not exist; create it first", path=""
+            ) from None
         except OSError as exc:
             raise io_error(str(self.root), exc) from None
 
@@ -114,7 +116,9 @@ class RootFiles:
                         f"invalid path {rel!r}: {name!r} is a file, not a folder; pick a path under a folder"
                     ) from None
                 raise io_error(rel, exc) from None
-        raise InvalidPathError(f"invalid path {rel!r}: the folder keeps changing under contextfs; retry")
+        raise InvalidPathError(
+            f"invalid path {rel!r}: the folder keeps changing under contextfs; retry"
+        )
 
     @contextlib.contextmanager
     def _parent(self, rel: str, *, create: bool = False) -> Iterator[tuple[int, str, str]]:
@@ -160,7 +164,9 @@ class RootFiles:
             if stat.S_ISLNK(st.st_mode):
                 raise symlink_error(rel)
             if not stat.S_ISDIR(st.st_mode):
-                raise InvalidPathError(f"invalid path {rel!r}: {current.name!r} is a file, not a folder")
+                raise InvalidPathError(
+                    f"invalid path {rel!r}: {current.name!r} is a file, not a folder"
+                )
         yield -1, str(current / rel.split("/")[-1]), rel
 
     @staticmethod
@@ -211,8 +217,11 @@ class RootFiles:
         folder, _, name = rel.rpartition("/")
         folded = name.casefold()
         for other in self.listdir(folder):
-            if other != name and unicodedata.normalize("NFC", other).casefold() == folded \
-                    and unicodedata.normalize("NFC", other) != name:
+            if (
+                other != name
+                and unicodedata.normalize("NFC", other).casefold() == folded
+                and unicodedata.normalize("NFC", other) != name
+            ):
                 return other
         return None
 
@@ -252,8 +261,11 @@ class RootFiles:
         try:
             with self._parent(rel) as (fd, name, _disk):
                 try:
-                    handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
-                                     **self._at(fd, name))
+                    handle = os.open(
+                        name,
+                        os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                        **self._at(fd, name),
+                    )
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.EMLINK):
                         raise symlink_error(rel) from None
@@ -265,9 +277,13 @@ class RootFiles:
                     if stat.S_ISDIR(st.st_mode):
                         return None, None
                     if not stat.S_ISREG(st.st_mode):
-                        raise InvalidPathError(f"{rel} is not a regular file; contextfs reads plain files only")
+                        raise InvalidPathError(
+                            f"{rel} is not a regular file; contextfs reads plain files only"
+                        )
                     if st.st_size > MAX_READ_BYTES:
-                        raise ContentError(f"{rel} is {st.st_size} bytes, too large to read; split it into smaller files")
+                        raise ContentError(
+                            f"{rel} is {st.st_size} bytes, too large to read; split it into smaller files"
+                        )
                     chunks = []
                     while True:
                         chunk = os.read(handle, 1 << 20)
@@ -313,8 +329,14 @@ class RootFiles:
             return
 
     # ------------------------------------------------------------ writing
-    def write(self, rel: str, data: bytes, *, max_bytes: int | None = None,
-              before_replace: Callable[[], object] | None = None) -> None:
+    def write(
+        self,
+        rel: str,
+        data: bytes,
+        *,
+        max_bytes: int | None = None,
+        before_replace: Callable[[], object] | None = None,
+    ) -> None:
         """Replace (or create) the file ``rel`` with ``data`` atomically and durably.
 
         Parents are created as needed. An existing folder at ``rel`` is refused before
@@ -344,13 +366,17 @@ class RootFiles:
                 base = os.path.basename(name)
                 tmp_name = f".{base[:200]}.{secrets.token_hex(4)}{TMP_SUFFIX}"
                 tmp = tmp_name if fd >= 0 else os.path.join(os.path.dirname(name), tmp_name)
-                handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
-                                 | getattr(os, "O_CLOEXEC", 0), 0o600, **at)
+                handle = os.open(
+                    tmp,
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                    0o600,
+                    **at,
+                )
                 try:
                     try:
                         view = memoryview(data)
                         while view:
-                            view = view[os.write(handle, view):]
+                            view = view[os.write(handle, view) :]
                         os.fchmod(handle, mode)
                         if self.durable:
                             os.fsync(handle)
@@ -370,7 +396,9 @@ class RootFiles:
         except ContextFSError:
             raise
         except IsADirectoryError:
-            raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name") from None
+            raise InvalidPathError(
+                f"{rel} is a folder; write to a file inside it or pick another name"
+            ) from None
         except OSError as exc:
             raise io_error(rel, exc) from None
 
@@ -378,8 +406,11 @@ class RootFiles:
         """Set the permission bits of the file or folder ``rel``; a link is refused, never followed."""
         try:
             with self._parent(rel) as (fd, name, _disk):
-                handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
-                                 **self._at(fd, name))
+                handle = os.open(
+                    name,
+                    os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                    **self._at(fd, name),
+                )
                 try:
                     os.fchmod(handle, mode)
                 finally:
@@ -435,7 +466,10 @@ class RootFiles:
     def rename(self, src: str, dst: str) -> None:
         """Move a file or folder to ``dst`` (which must not exist), creating its parents."""
         try:
-            with self._parent(src) as (sfd, sname, _sdisk), self._parent(dst, create=True) as (dfd, dname, _ddisk):
+            with (
+                self._parent(src) as (sfd, sname, _sdisk),
+                self._parent(dst, create=True) as (dfd, dname, _ddisk),
+            ):
                 if sfd >= 0:
                     try:
                         os.stat(dname, dir_fd=dfd, follow_symlinks=False)

@@ -25,7 +25,9 @@ MANAGED_FILES = frozenset({".gitignore", ".gitattributes", ".gitmodules"})
 
 MAX_PATH_CHARS = 1024
 MAX_NAME_BYTES = 255
-_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(10)}
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {
+    f"{p}{i}" for p in ("com", "lpt") for i in range(10)
+}
 _FORBIDDEN_CHARS = set('<>:"|?*\\')
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _EXAMPLE = "use a relative POSIX path inside the context root, e.g. 'project/README.md'"
@@ -56,7 +58,9 @@ def _check_name(raw: str, name: str) -> None:
     # make a name look like another one.
     odd = next((ch for ch in name if unicodedata.category(ch) in ("Cs", "Cf", "Co", "Cn")), None)
     if odd is not None:
-        raise _refuse(raw, f"invisible or unassigned character U+{ord(odd):04X} is not allowed in names")
+        raise _refuse(
+            raw, f"invisible or unassigned character U+{ord(odd):04X} is not allowed in names"
+        )
     bad = _FORBIDDEN_CHARS.intersection(name)
     if bad:
         raise _refuse(raw, f"character {sorted(bad)[0]!r} is not allowed in names (not portable)")
@@ -129,7 +133,9 @@ def check(
             return ""
         raise _refuse(raw, "the path is empty")
     if parts[0].casefold().rstrip(". ") in INTERNAL_DIRS and not allow_internal:
-        raise _refuse(raw, f"{parts[0]!r} is internal to contextfs; use its own operations (trash, restore)")
+        raise _refuse(
+            raw, f"{parts[0]!r} is internal to contextfs; use its own operations (trash, restore)"
+        )
     if write and parts[-1].casefold() in MANAGED_FILES:
         raise _refuse(raw, f"{parts[-1]!r} is managed by contextfs and cannot be written")
     _check_filesystem(root, raw, parts, write=write)
@@ -191,4 +197,3 @@ def slugify(text: str, *, max_len: int = 48, words: int | None = None, default: 
     if slug in _WINDOWS_DEVICES:  # 'con', 'aux', 'com1'... are not valid file names on Windows
         slug = f"{slug}-{default or 'item'}"
     return slug
-

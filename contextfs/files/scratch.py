@@ -67,6 +67,7 @@ PATTERNS: tuple[tuple[str, str], ...] = (
     (".nfs*", "NFS: a file deleted while still open"),
 )
 
+
 @functools.cache
 def _matcher() -> re.Pattern[str]:
     # Compiled on first use: about 1 ms, which a CLI call that never syncs should not pay.

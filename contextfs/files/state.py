@@ -75,11 +75,15 @@ def locate_root(raw_root: Path) -> tuple[Path, Path, str]:
     repository is NotFoundError naming the command that creates a root.
     """
     if not raw_root.is_dir():
-        raise NotFoundError(f"there is no context root at {raw_root}", path=str(raw_root), fix=Fix("init"))
+        raise NotFoundError(
+            f"there is no context root at {raw_root}", path=str(raw_root), fix=Fix("init")
+        )
     root = raw_root.resolve()
     found = find_repository(root)
     if found is None:
-        raise NotFoundError(f"{root} is not inside a git repository", path=str(root), fix=Fix("init"))
+        raise NotFoundError(
+            f"{root} is not inside a git repository", path=str(root), fix=Fix("init")
+        )
     workdir, git_dir = found
     rel = root.relative_to(workdir.resolve()).as_posix()
     return root, git_dir, "" if rel == "." else rel + "/"
@@ -101,7 +105,9 @@ def machine_key() -> bytes:
     where = (os.environ.get("XDG_STATE_HOME"), os.environ.get("HOME"))
     path = _KEY_PATHS.get(where)
     if path is None:
-        path = _KEY_PATHS[where] = _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs" / "index-key"
+        path = _KEY_PATHS[where] = (
+            _user_folder("XDG_STATE_HOME", ".local/state") / "contextfs" / "index-key"
+        )
     folder = path.parent
     if path in _KEYS:
         return _KEYS[path]
@@ -180,8 +186,10 @@ class RootLock:
                 "wait for it to finish and retry"
             ) from None
         except OSError as exc:
-            raise VersioningError(f"cannot take the contextfs lock {self._path} ({exc.strerror}); "
-                                  "check that the repository's .git folder is writable") from None
+            raise VersioningError(
+                f"cannot take the contextfs lock {self._path} ({exc.strerror}); "
+                "check that the repository's .git folder is writable"
+            ) from None
         try:
             yield
         finally:
@@ -204,8 +212,11 @@ class StateDir:
         self.git_dir = git_dir
         self.prefix = prefix
         self._preferred = git_dir / "contextfs" / root_key(prefix)
-        self._fallback = (_user_folder("XDG_CACHE_HOME", ".cache") / "contextfs"
-                          / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24])
+        self._fallback = (
+            _user_folder("XDG_CACHE_HOME", ".cache")
+            / "contextfs"
+            / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24]
+        )
         self._path: Path | None = None
 
     @property

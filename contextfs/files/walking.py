@@ -51,7 +51,9 @@ def walk_fd(fd: int, prefix: str, skip: frozenset[str], *, top: bool) -> Iterato
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            yield FileStat(prefix + entry.name, st.st_mtime_ns, st.st_size, bool(st.st_mode & 0o100))
+            yield FileStat(
+                prefix + entry.name, st.st_mtime_ns, st.st_size, bool(st.st_mode & 0o100)
+            )
         for name in folders:
             try:
                 child = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd)
@@ -67,8 +69,11 @@ def walk_paths(root: Path, rel: str, skip: frozenset[str]) -> Iterator[FileStat]
     base = root / rel if rel else root
     for dirpath, dirnames, filenames in os.walk(base):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not (here / d).is_symlink() and d != ".git"
-                             and not (here == root and d in skip))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if not (here / d).is_symlink() and d != ".git" and not (here == root and d in skip)
+        )
         for name in sorted(filenames):
             full = here / name
             try:
@@ -76,5 +81,9 @@ def walk_paths(root: Path, rel: str, skip: frozenset[str]) -> Iterator[FileStat]
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield FileStat(full.relative_to(root).as_posix(), st.st_mtime_ns, st.st_size,
-                               bool(st.st_mode & 0o100))
+                yield FileStat(
+                    full.relative_to(root).as_posix(),
+                    st.st_mtime_ns,
+                    st.st_size,
+                    bool(st.st_mode & 0o100),
+                )

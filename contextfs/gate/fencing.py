@@ -33,9 +33,12 @@ __all__ = ["FENCE_END", "FENCE_OPEN", "as_data", "seal", "seal_refusal"]
 FENCE_OPEN = "[untrusted data"
 FENCE_END = "[end of untrusted data]"
 
+
 # Separators between letters or digits in names ("a_b", "a-b", "a.b", "a/b") and the step
 # from a lower-case letter to an upper-case one ("aB") both become spaces.
-def as_data(text: str, source: str, *, trust: object = "trusted", flagged: Iterable[str] = ()) -> str:
+def as_data(
+    text: str, source: str, *, trust: object = "trusted", flagged: Iterable[str] = ()
+) -> str:
     """Retrieved ``text`` for a prompt: a source line, then the text; fenced when untrusted.
 
     Trust comes from two places and either one fences: what the file says about itself

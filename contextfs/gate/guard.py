@@ -82,7 +82,9 @@ class WriteGuard:
         self.poisoning = poisoning.policy_from_config(config)
 
     # ------------------------------------------------------------ secrets
-    def check_secrets(self, rel: str, text: str, *, actor: str, lines: tuple[int, int] = (1, 1)) -> None:
+    def check_secrets(
+        self, rel: str, text: str, *, actor: str, lines: tuple[int, int] = (1, 1)
+    ) -> None:
         """Refuse ``text`` when it holds a secret (ContentError that never echoes it).
 
         ``lines`` is (line of ``text`` where the caller's body starts, the caller's own number
@@ -106,15 +108,20 @@ class WriteGuard:
                 "add its fingerprint to allow in the [secrets] table of .contextfs/config.toml"
             )
 
-    def check_history(self, *, names: Iterable[str] = (), message: str = "", author: str = "") -> None:
+    def check_history(
+        self, *, names: Iterable[str] = (), message: str = "", author: str = ""
+    ) -> None:
         """Refuse a commit whose names, message (subject, body, trailers) or author hold a secret.
 
         The message says which part and what kind, with fingerprints, and never repeats
         the name or the value.
         """
         self.check_names(names)
-        self._refuse("the commit message (its subject, transaction message, session, turn or trailers)", message,
-                     "use a message, session id and turn that do not hold it")
+        self._refuse(
+            "the commit message (its subject, transaction message, session, turn or trailers)",
+            message,
+            "use a message, session id and turn that do not hold it",
+        )
         self._refuse("the author name", author, "use an actor name that does not hold it")
 
     def check_names(self, names: Iterable[str], *, what: str = "a file or folder name") -> None:
@@ -122,9 +129,18 @@ class WriteGuard:
         self._refuse(what, "\n".join(names), "pick a name that does not hold it")
 
     # ------------------------------------------------------------ the whole gate
-    def check(self, rel: str, text: str, *, actor: str, markdown: bool, library: bool,
-              requested_trust: str | None = None, scan: str | None = None,
-              lines: tuple[int, int] = (1, 1)) -> Decision:
+    def check(
+        self,
+        rel: str,
+        text: str,
+        *,
+        actor: str,
+        markdown: bool,
+        library: bool,
+        requested_trust: str | None = None,
+        scan: str | None = None,
+        lines: tuple[int, int] = (1, 1),
+    ) -> Decision:
         """Check one write of ``text`` to ``rel`` by ``actor``; the trust level to record.
 
         ``text`` is what the file will hold. ``scan`` is the part of it that is new: a

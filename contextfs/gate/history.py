@@ -85,7 +85,8 @@ def _check_adopted(ctx: RootParts, change: Change) -> None:
                 raise ContentError(
                     f"{rel} holds a version saved outside contextfs and not committed yet, which this change "
                     f"would commit first; nothing was written or committed and that version stays on disk. {exc}; "
-                    "then make the call again") from None
+                    "then make the call again"
+                ) from None
 
 
 def _written_here(ctx: RootParts, prepared: Prepared) -> tuple[str, str] | None:
@@ -96,5 +97,5 @@ def _written_here(ctx: RootParts, prepared: Prepared) -> tuple[str, str] | None:
     lines = head.split(b"\n")
     if kind != "commit" or b"committer " + prepared.signature not in lines:
         return None
-    author = next((line[len(b"author "):] for line in lines if line.startswith(b"author ")), b"")
+    author = next((line[len(b"author ") :] for line in lines if line.startswith(b"author ")), b"")
     return body.decode("utf-8", "replace"), author.decode("utf-8", "replace")

@@ -21,7 +21,9 @@ __all__ = ["PATTERNS", "Shape", "hidden_characters", "matches", "normalise", "st
 
 #: Characters that render as nothing. Removed before matching, so ``ig\u200bnore`` cannot
 #: split a keyword; counted by :func:`hidden_characters` only where they hide something.
-_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]|[\U000e0000-\U000e007f]")
+_HIDDEN = re.compile(
+    "[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u00ad]|[\U000e0000-\U000e007f]"
+)
 # Inside a Latin word, a zero-width character has no use but to split the word from a
 # reader's eye or a filter (soft hyphens are hyphenation points and stay out).
 _IN_WORD = re.compile("[A-Za-z][\u200b-\u200d\u2060-\u2064\ufeff]+[A-Za-z]")
@@ -49,12 +51,17 @@ def hidden_characters(text: str) -> bool:
     use them (Khmer, Thai) are how ordinary text looks."""
     if _IN_WORD.search(text) or len(_BIDI.findall(text)) >= 2:
         return True
-    return any(match.start() == 0 or text[match.start() - 1] != _FLAG_EMOJI for match in _TAGS.finditer(text))
+    return any(
+        match.start() == 0 or text[match.start() - 1] != _FLAG_EMOJI
+        for match in _TAGS.finditer(text)
+    )
 
 
 # The nouns of a model's own orders.
-_NOUNS = (r"(?:instructions?|directives?|rules|prompts?|guidelines|guardrails|context|commands?|messages"
-          r"|constraints|programming|orders)")
+_NOUNS = (
+    r"(?:instructions?|directives?|rules|prompts?|guidelines|guardrails|context|commands?|messages"
+    r"|constraints|programming|orders)"
+)
 # Override verbs and "the previous instructions" in the languages a payload is translated to.
 _OVERRIDE_OTHER = (
     # German
@@ -73,6 +80,7 @@ _OVERRIDE_OTHER = (
     r"|\b(?:negeer|vergeet)\b[^.\n]{0,30}?\b(?:alle|de|je)\b[^.\n]{0,30}?\b(?:instructies|regels|opdrachten)\b"
 )
 
+
 @dataclass(frozen=True)
 class Shape:
     """One shape under a reason name; ``before``, when set, must match the text just before
@@ -84,7 +92,9 @@ class Shape:
 
 
 # An order: at the start of a sentence, a line or a list item, or after "please", "now"...
-_ORDER = re.compile(r"(?:^|[.!?:;\n]\s*|(?:^|\s)(?:you|and|now|please|so|then)\s+)(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+|[\"'“(\[]\s*)*\Z")
+_ORDER = re.compile(
+    r"(?:^|[.!?:;\n]\s*|(?:^|\s)(?:you|and|now|please|so|then)\s+)(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+|[\"'“(\[]\s*)*\Z"
+)
 # Markup that sets a line apart: a run of symbols, or an opening bracket.
 _MARKUP = re.compile(r"(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|~{3,}|\[|<)\s*\Z")
 _BEFORE = 48  # how much text before a hit `before` sees
@@ -108,8 +118,10 @@ PATTERNS: tuple[Shape, ...] = (
     ),
     Shape(
         "override-instructions",
-        re.compile(r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s*"
-                   r"(?:[,.;:!]|(?:but|except|above|before|else|that|we|you|i)\b)"),
+        re.compile(
+            r"\b(?:ignore|disregard|forget)\s+(?:everything|anything|all)\s*"
+            r"(?:[,.;:!]|(?:but|except|above|before|else|that|we|you|i)\b)"
+        ),
         before=_ORDER,
     ),
     Shape(
@@ -125,7 +137,9 @@ PATTERNS: tuple[Shape, ...] = (
     Shape(
         # orders to take another persona, in the second person or the imperative only
         "role-play",
-        re.compile(r"\b(?:you\s+are\s+(?:now|no\s+longer)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)"),
+        re.compile(
+            r"\b(?:you\s+are\s+(?:now|no\s+longer)\b|pretend\s+(?:to\s+be|you\s+are|that\s+you)\b)"
+        ),
         before=_ORDER,
     ),
     Shape(
@@ -233,6 +247,8 @@ PATTERNS: tuple[Shape, ...] = (
 def matches(shape: Shape, text: str) -> bool:
     """Whether ``shape`` occurs in normalised ``text``."""
     for hit in shape.pattern.finditer(text):
-        if shape.before is None or shape.before.search(text, max(0, hit.start() - _BEFORE), hit.start()):
+        if shape.before is None or shape.before.search(
+            text, max(0, hit.start() - _BEFORE), hit.start()
+        ):
             return True
     return False

@@ -103,7 +103,9 @@ def fingerprint(secret: str) -> str:
     truncated because it only has to tell a handful of allowed values apart.
     """
     if not isinstance(secret, str):
-        raise InvalidArgumentError(f"fingerprint() takes the secret as a string, not {type(secret).__name__}; pass text")
+        raise InvalidArgumentError(
+            f"fingerprint() takes the secret as a string, not {type(secret).__name__}; pass text"
+        )
     # surrogatepass: text from JSON tool calls may hold lone surrogates, and hashing must not fail on them.
     return hashlib.sha256(_SALT + secret.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
@@ -149,9 +151,13 @@ class SecretPolicy:
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
-            raise ConfigError(f"secret policy {_clip(self.policy)} is unknown; use one of {', '.join(POLICIES)}")
+            raise ConfigError(
+                f"secret policy {_clip(self.policy)} is unknown; use one of {', '.join(POLICIES)}"
+            )
         if isinstance(self.allow, (str, bytes)) or not isinstance(self.allow, Iterable):
-            raise ConfigError("secret allow-list must be a list of fingerprints; pass e.g. ['3f0c9a1e5b7d2c44']")
+            raise ConfigError(
+                "secret allow-list must be a list of fingerprints; pass e.g. ['3f0c9a1e5b7d2c44']"
+            )
         object.__setattr__(self, "allow", _check_fingerprints(self.allow, "secret allow-list"))
         if not isinstance(self.inline_allowlist, bool):
             raise ConfigError("inline_allowlist must be true or false")
@@ -160,10 +166,14 @@ class SecretPolicy:
     def from_config(cls, config: Mapping[str, Any]) -> SecretPolicy:
         """The policy in the ``[secrets]`` table of a parsed config.toml (defaults without one)."""
         if not isinstance(config, Mapping):
-            raise ConfigError("config must be a mapping (the parsed .contextfs/config.toml); pass a dict")
+            raise ConfigError(
+                "config must be a mapping (the parsed .contextfs/config.toml); pass a dict"
+            )
         section = config.get("secrets", {})
         if not isinstance(section, Mapping):
-            raise ConfigError("[secrets] in .contextfs/config.toml must be a table; write it as a [secrets] section")
+            raise ConfigError(
+                "[secrets] in .contextfs/config.toml must be a table; write it as a [secrets] section"
+            )
         unknown = sorted(str(key) for key in section if key not in _CONFIG_KEYS)
         if unknown:
             raise ConfigError(
@@ -180,12 +190,16 @@ class SecretPolicy:
         if not isinstance(allow, list):
             raise ConfigError(
                 "[secrets] allow in .contextfs/config.toml must be a list of fingerprints; "
-                "write it as allow = [\"3f0c9a1e5b7d2c44\"]"
+                'write it as allow = ["3f0c9a1e5b7d2c44"]'
             )
         inline = section.get("inline_allowlist", True)
         if not isinstance(inline, bool):
-            raise ConfigError("[secrets] inline_allowlist in .contextfs/config.toml must be true or false")
-        return cls(policy, _check_fingerprints(allow, "[secrets] allow in .contextfs/config.toml"), inline)
+            raise ConfigError(
+                "[secrets] inline_allowlist in .contextfs/config.toml must be true or false"
+            )
+        return cls(
+            policy, _check_fingerprints(allow, "[secrets] allow in .contextfs/config.toml"), inline
+        )
 
     def findings(self, text: str, *, path: str | None = None) -> list[SecretFinding]:
         """The secrets this policy refuses in ``text`` (none under ``allow``)."""
@@ -227,7 +241,9 @@ def _detectors() -> ModuleType:
 
 def _check_arguments(text: object, path: object) -> None:
     if not isinstance(text, str):
-        raise InvalidArgumentError(f"the secret scanner takes text, not {type(text).__name__}; decode bytes first")
+        raise InvalidArgumentError(
+            f"the secret scanner takes text, not {type(text).__name__}; decode bytes first"
+        )
     if path is not None and not isinstance(path, str):
         raise InvalidArgumentError(f"path must be a string or None, not {type(path).__name__}")
 
@@ -237,7 +253,9 @@ def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
     id of the vendor rule set, and a value that contains another value found on the same
     line (``npm_x # comment`` around ``npm_x``), or is contained in it, is that one."""
     kept: dict[int, list[tuple[str, str]]] = {}
-    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, getattr(c, "rule_set", False), len(c.value))):
+    for cand in sorted(
+        candidates, key=lambda c: (c.line, c.guess, getattr(c, "rule_set", False), len(c.value))
+    ):
         on_line = kept.setdefault(cand.line, [])
         if not any(value in cand.value or cand.value in value for _, value in on_line):
             on_line.append((cand.kind, cand.value))
@@ -289,8 +307,14 @@ def describe(findings: Iterable[SecretFinding], *, path: str | None = None) -> s
     return f"{where} holds {noun}: {listed}{more}"
 
 
-def check(text: str, *, path: str | None = None, policy: SecretPolicy | None = None,
-          body_line: int = 1, written_line: int = 1) -> None:
+def check(
+    text: str,
+    *,
+    path: str | None = None,
+    policy: SecretPolicy | None = None,
+    body_line: int = 1,
+    written_line: int = 1,
+) -> None:
     """Raise ContentError when ``policy`` (default: refuse) refuses a secret in ``text``.
 
     Line ``body_line`` of ``text`` is line ``written_line`` of what the caller wrote (a
@@ -300,9 +324,14 @@ def check(text: str, *, path: str | None = None, policy: SecretPolicy | None = N
     policy = DEFAULT_POLICY if policy is None else policy
     if not isinstance(policy, SecretPolicy):
         raise InvalidArgumentError(f"policy must be a SecretPolicy, not {type(policy).__name__}")
-    found = [f if f.line < 1 else SecretFinding(f.kind, f.line - body_line + written_line if f.line >= body_line else 0,
-                                                f.fingerprint)
-             for f in policy.findings(text, path=path)]
+    found = [
+        f
+        if f.line < 1
+        else SecretFinding(
+            f.kind, f.line - body_line + written_line if f.line >= body_line else 0, f.fingerprint
+        )
+        for f in policy.findings(text, path=path)
+    ]
     if not found:
         return
     marker = (

@@ -93,15 +93,21 @@ def _plugin(name: str, *patterns: str | re.Pattern[str], flags: int = 0) -> Rege
 # OpenAI project, service-account and admin keys: detect-secrets knows only the legacy
 # `sk-...T3BlbkFJ...` shape, which newer keys do not always carry.
 _OPENAI = _plugin("OpenAIKeyDetector", _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E)
-_ANTHROPIC = _plugin("AnthropicKeyDetector", _B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E)
+_ANTHROPIC = _plugin(
+    "AnthropicKeyDetector", _B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E
+)
 # detect-secrets knows GitHub's `gh?_` tokens, not fine-grained personal access tokens.
-_GITHUB_PAT = _plugin("GitHubFineGrainedTokenDetector", _B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E)
+_GITHUB_PAT = _plugin(
+    "GitHubFineGrainedTokenDetector", _B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E
+)
 _GOOGLE = _plugin("GoogleApiKeyDetector", _B + r"AIza[0-9A-Za-z_-]{35}" + _E)
 _HUGGING_FACE = _plugin("HuggingFaceTokenDetector", _B + r"hf_[A-Za-z0-9]{34}" + _E)
 # detect-secrets finds npm tokens only in `.npmrc` syntax.
 _NPM = _plugin("NpmAccessTokenDetector", _B + r"npm_[A-Za-z0-9]{36}" + _E)
 # detect-secrets knows the `xox?-` family, not app-level tokens.
-_SLACK_APP = _plugin("SlackAppTokenDetector", _B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E)
+_SLACK_APP = _plugin(
+    "SlackAppTokenDetector", _B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E
+)
 # `AWS_SECRET_ACCESS_KEY=...` unquoted (.env, shell, INI credentials files): detect-secrets'
 # AWS pattern for secret keys requires quotes.
 _AWS_SECRET = _plugin(
@@ -117,14 +123,17 @@ _URL_PASSWORD = _plugin("UrlPasswordDetector", r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[
 # inside long upper-case words (``...PARAMETERSAKIA...``); its second pattern (secret keys
 # quoted near "aws") is kept as it is.
 _AWS_KEY_ID = _plugin(
-    "AwsKeyIdDetector", r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
+    "AwsKeyIdDetector",
+    r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
 )
 _AWS_NEAR_KEYWORD = _plugin("AwsSecretNearKeywordDetector", *AWSKeyDetector.denylist[1:])
 # Stripe test-mode keys: detect-secrets knows live keys only, and a test key still opens the
 # account's test data and settings.
 _STRIPE_TEST = _plugin("StripeTestKeyDetector", _B + r"(?:r|s)k_test_[0-9a-zA-Z]{24,99}" + _E)
 # Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
-_EXTRA_PRIVATE_KEY = _plugin("ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
+_EXTRA_PRIVATE_KEY = _plugin(
+    "ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3"
+)
 
 
 # -- the detector table ---------------------------------------------------------------
@@ -176,12 +185,26 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("AWS access key", _AWS_SECRET, needles=("aws",), folded=True),
     Detector(_PRIVATE_KEY, PrivateKeyDetector(), needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
     Detector(_PRIVATE_KEY, _EXTRA_PRIVATE_KEY, needles=("PRIVATE KEY", "PuTTY-User-Key-File")),
-    Detector("GitHub token", GitHubTokenDetector(), needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    Detector(
+        "GitHub token", GitHubTokenDetector(), needles=("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+    ),
     Detector("GitHub token", _GITHUB_PAT, needles=("github_pat_",)),
     Detector(
         "GitLab token",
         GitLabTokenDetector(),
-        needles=("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-", "glptt-", "glagent-", "gloas-"),
+        needles=(
+            "glpat-",
+            "gldt-",
+            "glft-",
+            "glsoat-",
+            "glrt-",
+            "GR1348941",
+            "glcbt-",
+            "glimt-",
+            "glptt-",
+            "glagent-",
+            "gloas-",
+        ),
     ),
     Detector("Slack token", SlackDetector(), needles=("xox", "hooks.slack.com"), folded=True),
     Detector("Slack token", _SLACK_APP, needles=("xapp-",)),
@@ -207,10 +230,22 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("Artifactory credential", ArtifactoryDetector(), needles=("AKC", "AP")),
     Detector("password in URL", BasicAuthDetector(), needles=("://",), guess=True),
     Detector("password in URL", _URL_PASSWORD, needles=("://",), guess=True),
-    Detector("Cloudant credential", CloudantDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
-    Detector("IBM Cloud IAM key", IbmCloudIamDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
-    Detector("IBM COS HMAC credential", IbmCosHmacDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
-    Detector("SoftLayer credential", SoftlayerDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True),
+    Detector(
+        "Cloudant credential", CloudantDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True
+    ),
+    Detector(
+        "IBM Cloud IAM key", IbmCloudIamDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True
+    ),
+    Detector(
+        "IBM COS HMAC credential",
+        IbmCosHmacDetector(),
+        gate=_ASSIGNED_VALUE,
+        folded=True,
+        guess=True,
+    ),
+    Detector(
+        "SoftLayer credential", SoftlayerDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True
+    ),
 )
 
 _KEYWORD = KeywordDetector()
@@ -222,7 +257,9 @@ _KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
 _KEYWORD_GATE = re.compile(r"(?:{})\w{{0,64}}(?!\w)".format("|".join(DENYLIST)), re.IGNORECASE)
 # Every keyword pattern but one needs punctuation after the keyword and its identifier
 # (`password = `, `secret:`, `api_key(`, `private_key "x";`); found in the folded text.
-_KEYWORD_ASSIGNED = re.compile(r"(?:{})\w{{0,64}}[\]'\"]{{0,2}}\s*[^\w\s]".format("|".join(DENYLIST)))
+_KEYWORD_ASSIGNED = re.compile(
+    r"(?:{})\w{{0,64}}[\]'\"]{{0,2}}\s*[^\w\s]".format("|".join(DENYLIST))
+)
 _KEYWORD_BEFORE = 256  # "value" == password: how far back a compared value may start
 _KEYWORD_AFTER = 512  # password = "value": how far the assignment may reach
 # Windowed detectors see a line longer than this as windows around their needles.
@@ -297,7 +334,9 @@ def _filtered(value: str, line: str, plugin: BasePlugin | None, guess: bool) -> 
 # -- the scan ----------------------------------------------------------------------------
 
 
-def _keyword_values(line: str, syntax: Syntax, assigned: list[int], compared: bool) -> Iterator[str]:
+def _keyword_values(
+    line: str, syntax: Syntax, assigned: list[int], compared: bool
+) -> Iterator[str]:
     """KeywordDetector's patterns, anchored where a keyword is followed by an assignment
     (``assigned`` offsets) in bounded windows; the one comparison pattern (``"x" ==
     password``) only on lines that hold a comparison."""
@@ -326,7 +365,10 @@ def _matches(plugin: BasePlugin, segment: str) -> Iterator[tuple[str, str]]:
     is empty. Here a group that merely starts the match gives way to the whole match, and
     a match without groups is its own value.
     """
-    if not isinstance(plugin, RegexBasedDetector) or type(plugin).analyze_string is not RegexBasedDetector.analyze_string:
+    if (
+        not isinstance(plugin, RegexBasedDetector)
+        or type(plugin).analyze_string is not RegexBasedDetector.analyze_string
+    ):
         for value in plugin.analyze_string(segment):  # JWT: its own validity check
             yield value, value
         return
@@ -381,7 +423,9 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             line = doc.line(index)
             for segment in _segments(line, offsets) if detector.windowed else [line]:
                 for value, material in set(_matches(detector.plugin, segment)):
-                    if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(index):
+                    if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(
+                        index
+                    ):
                         continue
                     if detector.kind == _PRIVATE_KEY:
                         material = private_key_block(doc.all_lines(), index)
@@ -398,7 +442,9 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         line = doc.line(index)
         if is_placeholder(value) or is_allowed(index) or _filtered(value, line, None, guess):
             continue
-        keyless = "PRIVATE KEY" in value + line and not private_key_has_body(private_key_block(doc.all_lines(), index))
+        keyless = "PRIVATE KEY" in value + line and not private_key_has_body(
+            private_key_block(doc.all_lines(), index)
+        )
         if not keyless:
             found.append(Candidate(kind, number, value, guess, rule_set=True))
 
@@ -408,7 +454,11 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         # The value's own shape was judged by credential_like; of the line-level heuristics
         # only "an id" applies (an indirect reference on the line, like `App(api_key="...")`,
         # says nothing about a quoted value).
-        if is_allowed(index) or heuristic.is_sequential_string(value) or heuristic.is_likely_id_string(value, line):
+        if (
+            is_allowed(index)
+            or heuristic.is_sequential_string(value)
+            or heuristic.is_likely_id_string(value, line)
+        ):
             continue
         found.append(Candidate(ASSIGNED_KIND, index + 1, value, True))
 
@@ -420,9 +470,15 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         syntaxes = SyntaxMap(text, doc.raw_lines, doc.starts, path)
         for index in sorted(assigned.keys() | compared):
             line = doc.line(index)
-            keyword_values = _keyword_values(line, syntaxes.of(index), assigned.get(index, []), index in compared)
+            keyword_values = _keyword_values(
+                line, syntaxes.of(index), assigned.get(index, []), index in compared
+            )
             for value in set(keyword_values):
-                if _filtered(value, line, _KEYWORD, True) or is_placeholder(value) or is_allowed(index):
+                if (
+                    _filtered(value, line, _KEYWORD, True)
+                    or is_placeholder(value)
+                    or is_allowed(index)
+                ):
                     continue
                 found.append(Candidate(KEYWORD_KIND, index + 1, value, True))
     return found

@@ -57,7 +57,7 @@ def kind_of(rule_id: str) -> str:
     """The kind a finding names: the rule's id without its catalogue prefix."""
     for prefix in _PREFIXES:
         if rule_id.startswith(prefix):
-            return "rule " + rule_id[len(prefix):]
+            return "rule " + rule_id[len(prefix) :]
     return "rule " + rule_id
 
 

@@ -93,7 +93,11 @@ class SyntaxMap:
             marker = match.group(1)
             if opened is None:
                 opened = (index, marker, _for_language(match.group(2)))
-            elif marker[0] == opened[1][0] and len(marker) >= len(opened[1]) and not match.group(0).strip().strip(marker[0]):
+            elif (
+                marker[0] == opened[1][0]
+                and len(marker) >= len(opened[1])
+                and not match.group(0).strip().strip(marker[0])
+            ):
                 self._fences.append((opened[0], index - 1, opened[2]))
                 opened = None
         if opened is not None:  # an unclosed fence runs to the end, as in CommonMark

@@ -38,20 +38,37 @@ __all__ = [
 ]
 
 #: Keys vendors publish in their documentation, for readers to copy into examples.
-DOCUMENTED_EXAMPLES = frozenset({
-    "AKIAIOSFODNN7EXAMPLE",  # AWS access key id
-    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS secret access key
-    "AKIAI44QH8DHBEXAMPLE",
-    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
-    "ASIAIOSFODNN7EXAMPLE",
-    # jwt.io's sample token
-    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
-    "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
-})
+DOCUMENTED_EXAMPLES = frozenset(
+    {
+        "AKIAIOSFODNN7EXAMPLE",  # AWS access key id
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS secret access key
+        "AKIAI44QH8DHBEXAMPLE",
+        "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+        "ASIAIOSFODNN7EXAMPLE",
+        # jwt.io's sample token
+        "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+        "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    }
+)
 # Words a value carries when it stands for a credential instead of being one. A random
 # 40-character token holds one of these by chance about once in 10^6 values or fewer.
-_MARKERS = ("example", "placeholder", "dummy", "redacted", "changeme", "yourkey", "your_", "your-",
-            "<", ">", "xxxx", "****", "....", "…", "fake")
+_MARKERS = (
+    "example",
+    "placeholder",
+    "dummy",
+    "redacted",
+    "changeme",
+    "yourkey",
+    "your_",
+    "your-",
+    "<",
+    ">",
+    "xxxx",
+    "****",
+    "....",
+    "…",
+    "fake",
+)
 _RUN = re.compile(r"(.)\1{5,}")  # six of one character in a row
 
 
@@ -136,10 +153,69 @@ _ASSIGNED = re.compile(
 # Words of a name that holds something else than the credential: its id, where it is, its
 # size or age, or the public half of a key pair.
 _OTHER_WORDS = frozenset(
-    ["public", "pub", "id", "ids", "name", "file", "path", "url", "uri", "type", "length", "len", "size", "count", "max", "min", "ttl", "expiry", "expires", "expiration", "timeout", "policy", "header", "field", "format", "version", "endpoint", "budget", "limit", "tokens", "tokenizer", "hash", "fingerprint", "region", "usage", "prefix", "suffix", "sha", "sha1", "sha256", "sha512", "md5", "digest", "checksum", "crc",
-     # words that merely contain a keyword: `author: agent:scout-2` is who wrote a note
-     "author", "authors", "authored", "authority", "keyboard", "keyword", "keywords", "passenger",
-     "passengers", "passport", "compass", "accessibility", "accessible", "accessor", "capital"]
+    [
+        "public",
+        "pub",
+        "id",
+        "ids",
+        "name",
+        "file",
+        "path",
+        "url",
+        "uri",
+        "type",
+        "length",
+        "len",
+        "size",
+        "count",
+        "max",
+        "min",
+        "ttl",
+        "expiry",
+        "expires",
+        "expiration",
+        "timeout",
+        "policy",
+        "header",
+        "field",
+        "format",
+        "version",
+        "endpoint",
+        "budget",
+        "limit",
+        "tokens",
+        "tokenizer",
+        "hash",
+        "fingerprint",
+        "region",
+        "usage",
+        "prefix",
+        "suffix",
+        "sha",
+        "sha1",
+        "sha256",
+        "sha512",
+        "md5",
+        "digest",
+        "checksum",
+        "crc",
+        # words that merely contain a keyword: `author: agent:scout-2` is who wrote a note
+        "author",
+        "authors",
+        "authored",
+        "authority",
+        "keyboard",
+        "keyword",
+        "keywords",
+        "passenger",
+        "passengers",
+        "passport",
+        "compass",
+        "accessibility",
+        "accessible",
+        "accessor",
+        "capital",
+    ]
 )
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 # A UUID is a credential under these names (Heroku and Postmark keys are UUIDs), an id elsewhere.
@@ -150,7 +226,9 @@ _REFERENCE = re.compile(r"^\$|%\w+%|#\w+#|\{\{|\$\{|^<.*>\Z")
 _CLASSES = (str.islower, str.isupper, str.isdigit)
 _SYMBOLS = frozenset("!@#$%^&*+=?~")
 # A pattern, a structure or a file, not a value: `[0-9a-f]{1,4}`, `{hex}:{hex}`, `./data/x.csv`.
-_STRUCTURE = re.compile(r"\[.*\]|\{.*\}|\(.*\)|^\.{0,2}/|\.(?:csv|json|ya?ml|txt|md|py|js|ts|html|png|jpe?g|gz|zip|log|toml|ini|cfg|conf|sh)\Z")
+_STRUCTURE = re.compile(
+    r"\[.*\]|\{.*\}|\(.*\)|^\.{0,2}/|\.(?:csv|json|ya?ml|txt|md|py|js|ts|html|png|jpe?g|gz|zip|log|toml|ini|cfg|conf|sh)\Z"
+)
 
 
 def _classes(value: str) -> int:
@@ -181,7 +259,12 @@ def credential_like(value: str, name: str = "") -> bool:
     long_enough = len(value) >= (16 if hexadecimal else 12)
     if digits and long_enough and bits >= floor and not reads_as_words(value):
         return True
-    if (value.islower() or value.isupper()) and len(value) >= 12 and bits >= 3.3 and count_tokens(value) * 2 > len(value):
+    if (
+        (value.islower() or value.isupper())
+        and len(value) >= 12
+        and bits >= 3.3
+        and count_tokens(value) * 2 > len(value)
+    ):
         return True  # letters of one case, but random ones (an app password: < 2 per token)
     # A password built to a policy: three classes of lower, upper, digit and symbol.
     return len(value) >= 8 and _classes(value) >= 3 and not reads_as_words(value)
@@ -201,7 +284,9 @@ _FLAG = re.compile(
     re.MULTILINE,
 )
 # `curl -u user:password` (and `--user`), quoted or not.
-_CURL_USER = re.compile(r"(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,64}:(?P<value>[^\s'\"]{8,1000})")
+_CURL_USER = re.compile(
+    r"(?:-u|--user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,64}:(?P<value>[^\s'\"]{8,1000})"
+)
 
 
 def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int, str]]:

@@ -56,7 +56,9 @@ def _updated(data: bytes | None, rel: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _ours_newer(rel: str, ours: bytes | None, theirs: bytes | None, when: tuple[float, float]) -> bool:
+def _ours_newer(
+    rel: str, ours: bytes | None, theirs: bytes | None, when: tuple[float, float]
+) -> bool:
     mine = (_updated(ours, rel), when[0], blob_version(ours or b""))
     other = (_updated(theirs, rel), when[1], blob_version(theirs or b""))
     return mine >= other
@@ -64,8 +66,17 @@ def _ours_newer(rel: str, ours: bytes | None, theirs: bytes | None, when: tuple[
 
 def _conflict(rel: str, ours: bytes, theirs: bytes, why: str) -> FileMerge:
     copy = conflict_copy_path(rel, theirs)
-    return FileMerge(ours, (copy, theirs), [MergeNote(rel, "conflict-copy",
-                     f"{why}; ours stays in place, theirs is kept beside it as {copy}")])
+    return FileMerge(
+        ours,
+        (copy, theirs),
+        [
+            MergeNote(
+                rel,
+                "conflict-copy",
+                f"{why}; ours stays in place, theirs is kept beside it as {copy}",
+            )
+        ],
+    )
 
 
 def _text(data: bytes, rel: str) -> str | None:
@@ -75,31 +86,47 @@ def _text(data: bytes, rel: str) -> str | None:
         return None
 
 
-def _merge_body(rel: str, kind: str, base: str, ours: str, theirs: str, ours_newer: bool,
-                notes: list[MergeNote]) -> str | None:
+def _merge_body(
+    rel: str, kind: str, base: str, ours: str, theirs: str, ours_newer: bool, notes: list[MergeNote]
+) -> str | None:
     if kind == "numbered":
         done = merge_numbered(base, ours, theirs, theirs_first=ours_newer)
         if done is not None:
-            notes.extend(MergeNote(rel, "renumbered" if " is now " in line else "union", line) for line in done[1])
+            notes.extend(
+                MergeNote(rel, "renumbered" if " is now " in line else "union", line)
+                for line in done[1]
+            )
             return done[0]
     if kind in ("entries", "log", "numbered"):
-        body, unioned = merge_entries(base, ours, theirs, log=kind == "log", theirs_first=ours_newer)
+        body, unioned = merge_entries(
+            base, ours, theirs, log=kind == "log", theirs_first=ours_newer
+        )
         if unioned:
-            notes.append(MergeNote(rel, "union", "both sides added entries at the same place; all of them are kept"))
+            notes.append(
+                MergeNote(
+                    rel, "union", "both sides added entries at the same place; all of them are kept"
+                )
+            )
         return body
     return merge_text(base, ours, theirs)
 
 
-def _merge_markdown(rel: str, kind: str, base: str, ours: str, theirs: str, ours_newer: bool,
-                    notes: list[MergeNote]) -> str | None:
+def _merge_markdown(
+    rel: str, kind: str, base: str, ours: str, theirs: str, ours_newer: bool, notes: list[MergeNote]
+) -> str | None:
     try:
         b, o, t = (parse(x, rel) for x in (base, ours, theirs))
     except ContextFSError:
         return None
     meta, conflicts = merge_metadata(b.metadata, o.metadata, t.metadata, ours_newer=ours_newer)
     for c in conflicts:
-        notes.append(MergeNote(rel, "key-conflict",
-                               f"both sides set {c.key!r}: kept {_short(c.kept)}, the other value was {_short(c.other)}"))
+        notes.append(
+            MergeNote(
+                rel,
+                "key-conflict",
+                f"both sides set {c.key!r}: kept {_short(c.kept)}, the other value was {_short(c.other)}",
+            )
+        )
     body = _merge_body(rel, kind, b.body, o.body, t.body, ours_newer, notes)
     if body is None:
         return None
@@ -115,8 +142,14 @@ def _short(value: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes | None, *,
-               when: tuple[float, float] = (0.0, 0.0)) -> FileMerge:
+def merge_file(
+    rel: str,
+    base: bytes | None,
+    ours: bytes | None,
+    theirs: bytes | None,
+    *,
+    when: tuple[float, float] = (0.0, 0.0),
+) -> FileMerge:
     """Merge one root-relative path; ``when`` is (our, their) commit time for tie-breaks."""
     if ours == theirs or theirs == base:
         return FileMerge(ours)
@@ -125,8 +158,16 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
     kind = kind_of(rel)
     if ours is None or theirs is None:
         side = "ours" if ours is None else "theirs"
-        return FileMerge(theirs if ours is None else ours, notes=[MergeNote(
-            rel, "delete-edit", f"deleted on {side} but changed on the other side; the change is kept")])
+        return FileMerge(
+            theirs if ours is None else ours,
+            notes=[
+                MergeNote(
+                    rel,
+                    "delete-edit",
+                    f"deleted on {side} but changed on the other side; the change is kept",
+                )
+            ],
+        )
     if kind == "managed" and rel in MANAGED:
         return FileMerge(MANAGED[rel].encode())
     ours_newer = _ours_newer(rel, ours, theirs, when)
@@ -141,10 +182,22 @@ def merge_file(rel: str, base: bytes | None, ours: bytes | None, theirs: bytes |
         except ContextFSError:
             same = False
         if same:
-            return FileMerge(theirs if ours_newer else ours, notes=[MergeNote(rel, "same-note", "the same note was saved on both sides; "
-                                                    "the earlier one is kept (the other is in history)")])
-    merged = (_merge_markdown(rel, kind, b, o, t, ours_newer, notes) if is_markdown(rel)
-              else _merge_body(rel, kind, b, o, t, ours_newer, notes))
+            return FileMerge(
+                theirs if ours_newer else ours,
+                notes=[
+                    MergeNote(
+                        rel,
+                        "same-note",
+                        "the same note was saved on both sides; "
+                        "the earlier one is kept (the other is in history)",
+                    )
+                ],
+            )
+    merged = (
+        _merge_markdown(rel, kind, b, o, t, ours_newer, notes)
+        if is_markdown(rel)
+        else _merge_body(rel, kind, b, o, t, ours_newer, notes)
+    )
     if merged is None and is_markdown(rel) and kind != "document":
         merged = _merge_body(rel, kind, b, o, t, ours_newer, notes)  # frontmatter broken on a side
     if merged is None:

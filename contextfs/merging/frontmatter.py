@@ -40,7 +40,9 @@ class KeyConflict:
 
 
 def _hashable_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(v, (str, int, float, bool)) or v is None for v in value)
+    return isinstance(value, list) and all(
+        isinstance(v, (str, int, float, bool)) or v is None for v in value
+    )
 
 
 def _merge_lists(base: Any, ours: list[Any], theirs: list[Any]) -> list[Any]:
@@ -54,12 +56,23 @@ def _merge_lists(base: Any, ours: list[Any], theirs: list[Any]) -> list[Any]:
 def _lowest_trust(*values: Any) -> Any:
     """The most cautious of the trust levels given; a value that is not a level counts as
     ``untrusted`` (as :func:`contextfs.gate.poisoning.trust_of` reads it)."""
-    ranked = [TRUST_LEVELS.index(v if v in TRUST_LEVELS else "untrusted") for v in values if v is not _MISSING]
+    ranked = [
+        TRUST_LEVELS.index(v if v in TRUST_LEVELS else "untrusted")
+        for v in values
+        if v is not _MISSING
+    ]
     return TRUST_LEVELS[max(ranked)] if ranked else _MISSING
 
 
-def _resolve(key: str, base: Any, ours: Any, theirs: Any, ours_newer: bool,
-             conflicts: list[KeyConflict], path: str) -> Any:
+def _resolve(
+    key: str,
+    base: Any,
+    ours: Any,
+    theirs: Any,
+    ours_newer: bool,
+    conflicts: list[KeyConflict],
+    path: str,
+) -> Any:
     """One key's value (``_MISSING`` to leave the key out) when both sides changed it."""
     present = [v for v in (ours, theirs) if v is not _MISSING]
     if key in _EARLIEST and all(isinstance(v, str) for v in present):
@@ -75,21 +88,40 @@ def _resolve(key: str, base: Any, ours: Any, theirs: Any, ours_newer: bool,
     if _hashable_list(ours) and _hashable_list(theirs):
         return _merge_lists(base, ours, theirs)
     if isinstance(ours, dict) and isinstance(theirs, dict):
-        sub, inner = merge_mapping(base if isinstance(base, dict) else {}, ours, theirs, ours_newer=ours_newer,
-                                   path=f"{path}{key}.")
+        sub, inner = merge_mapping(
+            base if isinstance(base, dict) else {},
+            ours,
+            theirs,
+            ours_newer=ours_newer,
+            path=f"{path}{key}.",
+        )
         conflicts.extend(inner)
         return sub
     kept, other = (ours, theirs) if ours_newer else (theirs, ours)
-    conflicts.append(KeyConflict(path + key, None if kept is _MISSING else kept, None if other is _MISSING else other))
+    conflicts.append(
+        KeyConflict(
+            path + key, None if kept is _MISSING else kept, None if other is _MISSING else other
+        )
+    )
     return kept
 
 
-def merge_mapping(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any], *,
-                  ours_newer: bool, path: str = "") -> tuple[dict[str, Any], list[KeyConflict]]:
+def merge_mapping(
+    base: Mapping[str, Any],
+    ours: Mapping[str, Any],
+    theirs: Mapping[str, Any],
+    *,
+    ours_newer: bool,
+    path: str = "",
+) -> tuple[dict[str, Any], list[KeyConflict]]:
     """The three-way merge of one mapping (see the module docstring) and its conflicts."""
     conflicts: list[KeyConflict] = []
     out: dict[str, Any] = {}
-    for key in [*ours, *(k for k in theirs if k not in ours), *(k for k in base if k not in ours and k not in theirs)]:
+    for key in [
+        *ours,
+        *(k for k in theirs if k not in ours),
+        *(k for k in base if k not in ours and k not in theirs),
+    ]:
         b, o, t = (m.get(key, _MISSING) for m in (base, ours, theirs))
         if o == t and type(o) is type(t):
             value = o
@@ -104,7 +136,8 @@ def merge_mapping(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapp
     return out, conflicts
 
 
-def merge_metadata(base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any], *,
-                   ours_newer: bool) -> tuple[dict[str, Any], list[KeyConflict]]:
+def merge_metadata(
+    base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any], *, ours_newer: bool
+) -> tuple[dict[str, Any], list[KeyConflict]]:
     """The merged frontmatter of one document and the person's keys that conflicted."""
     return merge_mapping(base, ours, theirs, ours_newer=ours_newer)

@@ -29,7 +29,15 @@ KINDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("trash", (".trash/**",)),
     ("log", ("**/*.jsonl",)),
     ("numbered", ("topics/*/decisions.md",)),
-    ("entries", ("memory/facts.md", "memory/lessons.md", "memory/preferences.md", "topics/*/where-are-we.md")),
+    (
+        "entries",
+        (
+            "memory/facts.md",
+            "memory/lessons.md",
+            "memory/preferences.md",
+            "topics/*/where-are-we.md",
+        ),
+    ),
     ("note", ("memory/archive/**/*.md",)),
 )
 

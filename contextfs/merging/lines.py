@@ -27,7 +27,15 @@ from typing import Any
 
 from merge3 import Merge3
 
-__all__ = ["entries_of", "join", "log_time", "markdown_entries", "merge_entries", "merge_text", "split_lines"]
+__all__ = [
+    "entries_of",
+    "join",
+    "log_time",
+    "markdown_entries",
+    "merge_entries",
+    "merge_text",
+    "split_lines",
+]
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]")
 _BULLET = re.compile(r"^([-*+]|\d{1,9}[.)])([ \t]|$)")
@@ -40,8 +48,13 @@ class _Matcher(difflib.SequenceMatcher[str]):
     line, a ``- reason:`` field) stops being matched, and merges of long logs align badly.
     """
 
-    def __init__(self, isjunk: Callable[[str], bool] | None = None, a: Sequence[str] = "",
-                 b: Sequence[str] = "", autojunk: bool = False) -> None:
+    def __init__(
+        self,
+        isjunk: Callable[[str], bool] | None = None,
+        a: Sequence[str] = "",
+        b: Sequence[str] = "",
+        autojunk: bool = False,
+    ) -> None:
         super().__init__(isjunk, a, b, autojunk=False)
 
 
@@ -70,8 +83,9 @@ def merge_text(base: str, ours: str, theirs: str) -> str | None:
     if ours == base:
         return theirs
     merged: list[str] = []
-    for group in Merge3(split_lines(base), split_lines(ours), split_lines(theirs),
-                        sequence_matcher=_MATCHER).merge_groups():
+    for group in Merge3(
+        split_lines(base), split_lines(ours), split_lines(theirs), sequence_matcher=_MATCHER
+    ).merge_groups():
         if group[0] == "conflict":
             return None
         merged.extend(group[1])
@@ -91,8 +105,13 @@ def markdown_entries(text: str) -> list[str]:
             record = len(heading.group(1)) >= 3
         elif not record and line.strip() and not line[:1].isspace():
             # A list item starts an entry; so does a paragraph line after a blank line.
-            starts = bool(_BULLET.match(line)) or not entries or not entries[-1].strip() \
-                or entries[-1].endswith("\n\n") or _HEADING.match(entries[-1]) is not None
+            starts = (
+                bool(_BULLET.match(line))
+                or not entries
+                or not entries[-1].strip()
+                or entries[-1].endswith("\n\n")
+                or _HEADING.match(entries[-1]) is not None
+            )
         if starts or not entries:
             entries.append(line)
         else:
@@ -120,8 +139,12 @@ def _key(entry: str) -> str:
     return entry.rstrip()
 
 
-def _union(base: Sequence[str], first: Sequence[str], second: Sequence[str],
-           order: Callable[[str], str] | None) -> list[str]:
+def _union(
+    base: Sequence[str],
+    first: Sequence[str],
+    second: Sequence[str],
+    order: Callable[[str], str] | None,
+) -> list[str]:
     """The entries of two conflicting regions: each once, what either side removed from an
     entry the other left alone stays removed, then ordered by ``order`` (stable)."""
     base_keys = {_key(e) for e in base}
@@ -140,7 +163,9 @@ def _union(base: Sequence[str], first: Sequence[str], second: Sequence[str],
     return out
 
 
-def merge_entries(base: str, ours: str, theirs: str, *, log: bool, theirs_first: bool = False) -> tuple[str, bool]:
+def merge_entries(
+    base: str, ours: str, theirs: str, *, log: bool, theirs_first: bool = False
+) -> tuple[str, bool]:
     """The entry merge of three versions; also whether any region needed the union.
 
     ``theirs_first`` puts their entries before ours where both sides added at one place

@@ -81,7 +81,9 @@ def _time_of(block: str) -> str:
     return found.group(1) if found else ""
 
 
-def merge_numbered(base: str, ours: str, theirs: str, *, theirs_first: bool) -> tuple[str, list[str]] | None:
+def merge_numbered(
+    base: str, ours: str, theirs: str, *, theirs_first: bool
+) -> tuple[str, list[str]] | None:
     """The merged text and what was renumbered or clashed; None when a side is not numbered."""
     b, o, t = (parse_blocks(x) for x in (base, ours, theirs))
     if b is None or o is None or t is None:
@@ -95,9 +97,11 @@ def merge_numbered(base: str, ours: str, theirs: str, *, theirs_first: bool) -> 
     if set(new_o) & set(new_t):
         # Every added block gets a number after the base's, in time order (then by its
         # text); a block both sides added with the same text is one block.
-        added = [(_time_of(blocks[name]), _content(blocks[name]), side, name)
-                 for side, names, blocks in (("ours", new_o, o.blocks), ("theirs", new_t, t.blocks))
-                 for name in names]
+        added = [
+            (_time_of(blocks[name]), _content(blocks[name]), side, name)
+            for side, names, blocks in (("ours", new_o, o.blocks), ("theirs", new_t, t.blocks))
+            for name in names
+        ]
         number = max([_number(k) for k in b.blocks] + [0])
         by_content: dict[str, str] = {}
         for _when, content, side, name in sorted(added, key=lambda a: (a[0], a[1])):
@@ -108,10 +112,14 @@ def merge_numbered(base: str, ours: str, theirs: str, *, theirs_first: bool) -> 
         for who, mapping in (("their", map_t), ("our", map_o)):
             for name, target in sorted(mapping.items(), key=lambda kv: _number(kv[0])):
                 if target != name:
-                    notes.append(f"{who} {name} is now {target} (both machines added {prefix}-numbered blocks)")
+                    notes.append(
+                        f"{who} {name} is now {target} (both machines added {prefix}-numbered blocks)"
+                    )
     o_text = {map_o.get(k, k): _remap(v, map_o, prefix) for k, v in o.blocks.items()}
     t_text = {map_t.get(k, k): _remap(v, map_t, prefix) for k, v in t.blocks.items()}
-    order = list(b.blocks) + sorted((k for k in {*o_text, *t_text} if k not in b.blocks), key=_number)
+    order = list(b.blocks) + sorted(
+        (k for k in {*o_text, *t_text} if k not in b.blocks), key=_number
+    )
     out = [merge_text(b.preamble, o.preamble, t.preamble) or o.preamble]
     for name in order:
         bb, ob, tb = b.blocks.get(name), o_text.get(name), t_text.get(name)
@@ -127,7 +135,9 @@ def merge_numbered(base: str, ours: str, theirs: str, *, theirs_first: bool) -> 
         merged = merge_text(bb or "", ob, tb)
         if merged is None:
             merged, _ = merge_entries(bb or "", ob, tb, log=True, theirs_first=theirs_first)
-            notes.append(f"{name} was changed on both machines; both versions of the lines that differ are kept")
+            notes.append(
+                f"{name} was changed on both machines; both versions of the lines that differ are kept"
+            )
         out.append(merged)
     # Blocks are separated by one blank line, as the topics layer writes them.
     parts = [part.rstrip("\n") + "\n" for part in out if part.strip()]

@@ -72,10 +72,20 @@ class _Walk:
         return data if kind == "blob" else None
 
     # ------------------------------------------------------------ theirs wholesale
-    def take(self, ours: tuple[bytes, int] | None, theirs: tuple[bytes, int] | None, rel: str) -> None:
+    def take(
+        self, ours: tuple[bytes, int] | None, theirs: tuple[bytes, int] | None, rel: str
+    ) -> None:
         """Make ``rel`` (a file or a folder) what theirs has, recording every file that changes."""
-        mine = {} if ours is None else ({rel: ours} if ours[1] != TREE_MODE else self.files(ours[0], rel + "/"))
-        other = {} if theirs is None else ({rel: theirs} if theirs[1] != TREE_MODE else self.files(theirs[0], rel + "/"))
+        mine = (
+            {}
+            if ours is None
+            else ({rel: ours} if ours[1] != TREE_MODE else self.files(ours[0], rel + "/"))
+        )
+        other = (
+            {}
+            if theirs is None
+            else ({rel: theirs} if theirs[1] != TREE_MODE else self.files(theirs[0], rel + "/"))
+        )
         for path in sorted({*mine, *other}):
             if mine.get(path) != other.get(path):
                 self.out.changes[path] = other.get(path)
@@ -111,14 +121,21 @@ class _Walk:
                 continue
             modes = {e[1] for e in (be, oe, te) if e is not None}
             if modes == {TREE_MODE}:
-                self.walk(be[0] if be else None, oe[0] if oe else None, te[0] if te else None, rel + "/")
+                self.walk(
+                    be[0] if be else None, oe[0] if oe else None, te[0] if te else None, rel + "/"
+                )
             elif TREE_MODE in modes:
                 self.clash(be, oe, te, rel)
             else:
                 self.file(be, oe, te, rel)
 
-    def clash(self, be: tuple[bytes, int] | None, oe: tuple[bytes, int] | None,
-              te: tuple[bytes, int] | None, rel: str) -> None:
+    def clash(
+        self,
+        be: tuple[bytes, int] | None,
+        oe: tuple[bytes, int] | None,
+        te: tuple[bytes, int] | None,
+        rel: str,
+    ) -> None:
         """A folder on one side and a file on the other: our side keeps the name."""
         if oe is None:
             self.take(oe, te, rel)
@@ -129,14 +146,30 @@ class _Walk:
                 copy = conflict_copy_path(rel, data)
                 self.out.changes[copy] = (te[0], FILE_MODE)
                 self.out.incoming.add(copy)
-                self.out.notes.append(MergeNote(rel, "conflict-copy", f"a folder on our side and a file on theirs; "
-                                                f"their file is kept as {copy}"))
+                self.out.notes.append(
+                    MergeNote(
+                        rel,
+                        "conflict-copy",
+                        f"a folder on our side and a file on theirs; their file is kept as {copy}",
+                    )
+                )
                 return
-        self.out.notes.append(MergeNote(rel, "conflict-copy", "a file on one side and a folder on the other; "
-                                        "our side is kept, theirs is in history"))
+        self.out.notes.append(
+            MergeNote(
+                rel,
+                "conflict-copy",
+                "a file on one side and a folder on the other; "
+                "our side is kept, theirs is in history",
+            )
+        )
 
-    def file(self, be: tuple[bytes, int] | None, oe: tuple[bytes, int] | None,
-             te: tuple[bytes, int] | None, rel: str) -> None:
+    def file(
+        self,
+        be: tuple[bytes, int] | None,
+        oe: tuple[bytes, int] | None,
+        te: tuple[bytes, int] | None,
+        rel: str,
+    ) -> None:
         if any(e is not None and e[1] not in _FILES for e in (oe, te)):
             if te is not None and te[1] not in _FILES:
                 self.out.changes[rel] = te  # the gate refuses it, with a note
@@ -165,7 +198,9 @@ class _Walk:
             self.out.incoming.add(copy)
 
     @staticmethod
-    def mode(be: tuple[bytes, int] | None, oe: tuple[bytes, int] | None, te: tuple[bytes, int] | None) -> int:
+    def mode(
+        be: tuple[bytes, int] | None, oe: tuple[bytes, int] | None, te: tuple[bytes, int] | None
+    ) -> int:
         b, o, t = (e[1] if e is not None else None for e in (be, oe, te))
         if o is None:
             return t or FILE_MODE
@@ -174,8 +209,14 @@ class _Walk:
         return t if b == o else o
 
 
-def merge_trees(objects: ObjectReader, base: bytes | None, ours: bytes | None, theirs: bytes | None, *,
-                when: tuple[float, float] = (0.0, 0.0)) -> TreeMerge:
+def merge_trees(
+    objects: ObjectReader,
+    base: bytes | None,
+    ours: bytes | None,
+    theirs: bytes | None,
+    *,
+    when: tuple[float, float] = (0.0, 0.0),
+) -> TreeMerge:
     """Merge ``theirs`` into ``ours`` against ``base`` (tree ids, None for none).
 
     ``when`` is (our, their) commit time, for deciding which side is newer where the
@@ -200,8 +241,14 @@ class TreeWriter(ObjectReader, Protocol):
     def rewrite(self, base: bytes | None, changes: dict[str, Change]) -> bytes | None: ...
 
 
-def merge(objects: TreeWriter, base: bytes | None, ours: bytes | None, theirs: bytes | None, *,
-          when: tuple[float, float] = (0.0, 0.0)) -> Merged:
+def merge(
+    objects: TreeWriter,
+    base: bytes | None,
+    ours: bytes | None,
+    theirs: bytes | None,
+    *,
+    when: tuple[float, float] = (0.0, 0.0),
+) -> Merged:
     """``merge_trees`` plus the result tree itself: base, ours, theirs in; one tree and reports out."""
     done = merge_trees(objects, base, ours, theirs, when=when)
     tree = objects.rewrite(ours, done.changes) if done.changes else ours

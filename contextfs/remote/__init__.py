@@ -37,8 +37,15 @@ class Remote:
         """The remote and branch a sync would use (from the repository's configuration)."""
         return resolve_target(self.ctx.git, remote, branch, remember=False)
 
-    def sync(self, *, remote: str | None = None, branch: str | None = None, push: bool = True,
-             attempts: int = 8, push_application_commits: bool = False) -> SyncResult:
+    def sync(
+        self,
+        *,
+        remote: str | None = None,
+        branch: str | None = None,
+        push: bool = True,
+        attempts: int = 8,
+        push_application_commits: bool = False,
+    ) -> SyncResult:
         """Fetch, merge with contextfs's rules, update the files and the index, push.
 
         ``remote``/``branch`` override the repository's configuration (the current branch's
@@ -46,8 +53,14 @@ class Remote:
         remote rejects because it moved is retried after fetching and merging again, up to
         ``attempts`` times with a random pause.
         """
-        return sync(self.ctx, remote=remote, branch=branch, push_=push, attempts=attempts,
-                    push_application_commits=push_application_commits)
+        return sync(
+            self.ctx,
+            remote=remote,
+            branch=branch,
+            push_=push,
+            attempts=attempts,
+            push_application_commits=push_application_commits,
+        )
 
     def conflicts(self) -> list[ConflictCopy]:
         """The conflict copies merges left in the root."""

@@ -36,7 +36,7 @@ def unmerged(ctx: RootParts) -> dict[str, dict[int, str]]:
         parts = info.split()
         if not tab or len(parts) != 3 or not path.startswith(git.prefix):
             continue
-        found.setdefault(path[len(git.prefix):], {})[int(parts[2])] = parts[1]
+        found.setdefault(path[len(git.prefix) :], {})[int(parts[2])] = parts[1]
     return found
 
 
@@ -50,8 +50,13 @@ def resolve_git_merge(ctx: RootParts, result: SyncResult) -> None:
         for rel, stages in sorted(todo.items()):
             current = ctx.files.read(rel) if ctx.files.kind(rel) == "file" else None
             if current is not None and not conflict_markers(current):
-                result.notes.append(MergeNote(rel, "conflict-copy", "resolved by hand (no conflict markers left); "
-                                              "stage it with git add"))
+                result.notes.append(
+                    MergeNote(
+                        rel,
+                        "conflict-copy",
+                        "resolved by hand (no conflict markers left); stage it with git add",
+                    )
+                )
                 continue
             blobs = {n: git.read_blob(sha) for n, sha in stages.items()}
             done = merge_file(rel, blobs.get(1), blobs.get(2), blobs.get(3))
@@ -77,7 +82,11 @@ def resolve_git_merge(ctx: RootParts, result: SyncResult) -> None:
             git.record(sorted(set(staged)))
     left = [p for p in unmerged(ctx)]
     if left:
-        result.push_skipped = (f"{len(left)} file(s) of the root are still unmerged ({', '.join(left[:3])}); "
-                               "resolve them, then finish the merge with git commit")
+        result.push_skipped = (
+            f"{len(left)} file(s) of the root are still unmerged ({', '.join(left[:3])}); "
+            "resolve them, then finish the merge with git commit"
+        )
     else:
-        result.push_skipped = "the context files are resolved and staged; finish the merge with git commit"
+        result.push_skipped = (
+            "the context files are resolved and staged; finish the merge with git commit"
+        )

@@ -62,10 +62,15 @@ def _retrust(rel: str, data: bytes, policy: str) -> tuple[bytes, str] | None:
         return None
     meta: dict[str, Any] = dict(doc.metadata)
     meta["trust"] = trust
-    meta["flagged"] = sorted({*(meta.get("flagged") or []), *reasons}) if isinstance(meta.get("flagged", []), list) \
+    meta["flagged"] = (
+        sorted({*(meta.get("flagged") or []), *reasons})
+        if isinstance(meta.get("flagged", []), list)
         else list(reasons)
+    )
     text = serialize(meta, doc.body, previous=data)
-    return text.encode("utf-8"), f"its text reads as an instruction ({', '.join(reasons)}): trust lowered to {trust}"
+    return text.encode(
+        "utf-8"
+    ), f"its text reads as an instruction ({', '.join(reasons)}): trust lowered to {trust}"
 
 
 def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
@@ -107,10 +112,18 @@ def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
             findings = guard.secrets.findings(text, path=rel)
         except ContextFSError as exc:
             findings = []
-            merged.notes.append(MergeNote(rel, "secret", f"could not be scanned for secrets ({exc})"))
+            merged.notes.append(
+                MergeNote(rel, "secret", f"could not be scanned for secrets ({exc})")
+            )
         if findings:
-            merged.notes.append(MergeNote(rel, "secret", describe(findings, path=rel) + "; it is in the remote's "
-                                          "history already: rotate it and remove it from the file"))
+            merged.notes.append(
+                MergeNote(
+                    rel,
+                    "secret",
+                    describe(findings, path=rel) + "; it is in the remote's "
+                    "history already: rotate it and remove it from the file",
+                )
+            )
         if is_markdown(rel):
             lowered = _retrust(rel, data, guard.poisoning)
             if lowered is not None:

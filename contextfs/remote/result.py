@@ -18,7 +18,9 @@ class SyncResult:
     remote: str
     branch: str
     url: str
-    state: str = "up-to-date"  # up-to-date | fast-forward | merged | resolved (a person's git merge)
+    state: str = (
+        "up-to-date"  # up-to-date | fast-forward | merged | resolved (a person's git merge)
+    )
     head: str | None = None
     committed_outside: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -30,12 +32,26 @@ class SyncResult:
     @property
     def conflict_copies(self) -> list[str]:
         """Conflict copies this sync made (``contextfs conflicts`` lists all of them)."""
-        return sorted({n.detail.rsplit(" as ", 1)[-1] for n in self.notes
-                       if n.kind == "conflict-copy" and " as " in n.detail})
+        return sorted(
+            {
+                n.detail.rsplit(" as ", 1)[-1]
+                for n in self.notes
+                if n.kind == "conflict-copy" and " as " in n.detail
+            }
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"remote": self.remote, "branch": self.branch, "url": self.url, "state": self.state,
-                "head": self.head, "committed_outside": self.committed_outside, "changed": self.changed,
-                "notes": [{"path": n.path, "kind": n.kind, "detail": n.detail} for n in self.notes],
-                "pushed": self.pushed, "rejected_pushes": self.rejected_pushes, "push_skipped": self.push_skipped,
-                "conflict_copies": self.conflict_copies}
+        return {
+            "remote": self.remote,
+            "branch": self.branch,
+            "url": self.url,
+            "state": self.state,
+            "head": self.head,
+            "committed_outside": self.committed_outside,
+            "changed": self.changed,
+            "notes": [{"path": n.path, "kind": n.kind, "detail": n.detail} for n in self.notes],
+            "pushed": self.pushed,
+            "rejected_pushes": self.rejected_pushes,
+            "push_skipped": self.push_skipped,
+            "conflict_copies": self.conflict_copies,
+        }

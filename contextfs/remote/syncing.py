@@ -85,8 +85,10 @@ def _check_unseen(ctx: RootParts, changes: dict[str, Any], ours: str | None) -> 
             data = b"\0unreadable"
         if (None if data is None else blob_version(data)) != expected:
             why = ctx.last_sync.held.get(rel, "it changed after the last commit")
-            raise VersioningError(f"{rel} has changes contextfs has not committed ({why}); sync would overwrite "
-                                  "them: fix or commit them first, then run contextfs sync again")
+            raise VersioningError(
+                f"{rel} has changes contextfs has not committed ({why}); sync would overwrite "
+                "them: fix or commit them first, then run contextfs sync again"
+            )
 
 
 def _note_line(note: MergeNote, ctx: RootParts) -> str:
@@ -96,9 +98,15 @@ def _note_line(note: MergeNote, ctx: RootParts) -> str:
     line = str(note)
     if found:
         folder = note.path.rpartition("/")[0]
-        withheld = "[a name holding " + "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found) + "]"
+        withheld = (
+            "[a name holding "
+            + "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found)
+            + "]"
+        )
         line = line.replace(note.path, f"{folder}/{withheld}" if folder else withheld)
-    if ctx.guard().secrets.findings(line):  # the detail quotes it some other way: keep only the kind
+    if ctx.guard().secrets.findings(
+        line
+    ):  # the detail quotes it some other way: keep only the kind
         line = f"a {note.kind} note that would repeat a secret (see the sync's report)"
     return line
 
@@ -154,14 +162,19 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
             raise VersioningError(
                 f"{target.remote}/{target.branch} changed files outside the context root {git.prefix.rstrip('/')}; "
                 "contextfs sync never writes outside the root: pull them with `git pull` (then run contextfs sync "
-                "to resolve the context files if git stops on conflicts)")
+                "to resolve the context files if git stops on conflicts)"
+            )
         when = (commit_time(git, ours) if ours else 0.0, commit_time(git, theirs))
-        merged = merge_trees(git.objects, _subtree(ctx, base), _subtree(ctx, ours), _subtree(ctx, theirs), when=when)
+        merged = merge_trees(
+            git.objects, _subtree(ctx, base), _subtree(ctx, ours), _subtree(ctx, theirs), when=when
+        )
         gate_incoming(ctx, merged)
         _check_unseen(ctx, merged.changes, ours)
         full = {git.prefix + rel: change for rel, change in merged.changes.items()}
         ours_tree = git.objects.commit_tree(ours) if ours else None
-        tree = (git.objects.rewrite(ours_tree, full) if full else ours_tree) or git.objects.store(b"tree", b"")
+        tree = (git.objects.rewrite(ours_tree, full) if full else ours_tree) or git.objects.store(
+            b"tree", b""
+        )
         forward = base == ours
         label = f"{target.remote}/{target.branch}"
         if forward and tree == git.objects.commit_tree(theirs):
@@ -169,14 +182,26 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
             result.state = "fast-forward"
         else:
             parents = [theirs] if forward or ours is None else [ours, theirs]
-            subject = (f"sync: gate what came from {label}" if len(parents) == 1
-                       else f"sync: merge {label} ({len(merged.changes)} file(s))")
-            prepared = write_commit(git, tree, parents, _message(subject, merged.notes, ctx, theirs), "remote",
-                                         email_of("remote"), head=ours)
+            subject = (
+                f"sync: gate what came from {label}"
+                if len(parents) == 1
+                else f"sync: merge {label} ({len(merged.changes)} file(s))"
+            )
+            prepared = write_commit(
+                git,
+                tree,
+                parents,
+                _message(subject, merged.notes, ctx, theirs),
+                "remote",
+                email_of("remote"),
+                head=ours,
+            )
             result.state = "merged" if len(parents) == 2 else "fast-forward"
-        with ctx.provenance(actor="remote"), \
-                ctx.change("merge", label, trailers={"Contextfs-Merged": theirs}) as change, \
-                _one_flush(ctx, sorted(merged.changes)):
+        with (
+            ctx.provenance(actor="remote"),
+            ctx.change("merge", label, trailers={"Contextfs-Merged": theirs}) as change,
+            _one_flush(ctx, sorted(merged.changes)),
+        ):
             for rel, entry in sorted(merged.changes.items()):
                 if entry is None:
                     if ctx.files.kind(rel) is not None:
@@ -189,8 +214,15 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
         result.notes += merged.notes
 
 
-def sync(ctx: RootParts, *, remote: str | None = None, branch: str | None = None, push_: bool = True,
-         attempts: int = 8, push_application_commits: bool = False) -> SyncResult:
+def sync(
+    ctx: RootParts,
+    *,
+    remote: str | None = None,
+    branch: str | None = None,
+    push_: bool = True,
+    attempts: int = 8,
+    push_application_commits: bool = False,
+) -> SyncResult:
     """One sync with the remote (see the module docstring)."""
     from .gitmerge import resolve_git_merge  # only for a git merge a person started: rare
 
@@ -201,7 +233,9 @@ def sync(ctx: RootParts, *, remote: str | None = None, branch: str | None = None
         busy = operation_in_progress(git.git_dir)
         if busy is not None:
             if busy[0] != "a merge":
-                raise VersioningError(f"{busy[0]} is in progress in {git.workdir}; finish it first: {busy[1]}")
+                raise VersioningError(
+                    f"{busy[0]} is in progress in {git.workdir}; finish it first: {busy[1]}"
+                )
             resolve_git_merge(ctx, result)
             result.head = git.head()
             return result
@@ -219,17 +253,19 @@ def sync(ctx: RootParts, *, remote: str | None = None, branch: str | None = None
                     result.push_skipped = (
                         f"not pushed: {len(outside)} file(s) outside the context root ({', '.join(outside[:3])}) "
                         f"differ from {target.remote}/{target.branch}; push them yourself, or sync with "
-                        "--push-application-commits")
+                        "--push-application-commits"
+                    )
                     break
             pushed = push(git, target, head)
             if pushed.ok:
                 result.pushed = True
                 break
             result.rejected_pushes += 1
-            time.sleep(pause.uniform(0.0, min(2.0, 0.02 * 2 ** attempt)))
+            time.sleep(pause.uniform(0.0, min(2.0, 0.02 * 2**attempt)))
         else:
             raise VersioningError(
                 f"{target.remote}/{target.branch} kept moving: {result.rejected_pushes} pushes were rejected; "
-                "everything is committed here, nothing is lost: run contextfs sync again")
+                "everything is committed here, nothing is lost: run contextfs sync again"
+            )
         result.head = git.head()
     return result

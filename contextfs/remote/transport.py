@@ -42,8 +42,15 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 _SCHEMES = ("file://", "git://", "ssh://", "http://", "https://")
 _SCP = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+:(?!//)")
-_RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "failed to lock", "cannot lock ref",
-              "failed to update ref", "incorrect old value")
+_RETRYABLE = (
+    "fetch first",
+    "non-fast-forward",
+    "stale info",
+    "failed to lock",
+    "cannot lock ref",
+    "failed to update ref",
+    "incorrect old value",
+)
 #: A fetch's lock file older than this, found while the sync lock is held, was left by a kill.
 _STALE_LOCK_SECONDS = 5.0
 
@@ -66,7 +73,9 @@ class Target:
     @property
     def local(self) -> bool:
         """True when the remote is a folder on this machine (file:// or a path)."""
-        return self.url.startswith("file://") or not (self.url.startswith(_SCHEMES) or _SCP.match(self.url))
+        return self.url.startswith("file://") or not (
+            self.url.startswith(_SCHEMES) or _SCP.match(self.url)
+        )
 
 
 @dataclass(frozen=True)
@@ -80,17 +89,26 @@ class Pushed:
 
 def check_name(value: object, what: str) -> str:
     pattern = _NAME if what == "remote" else _BRANCH
-    if not isinstance(value, str) or not pattern.match(value) or ".." in value or value.endswith((".lock", "/", ".")):
-        raise InvalidArgumentError(f"{what} name {value!r} is not accepted; use letters, digits and . _ - "
-                                   f"(e.g. {'origin' if what == 'remote' else 'main'})")
+    if (
+        not isinstance(value, str)
+        or not pattern.match(value)
+        or ".." in value
+        or value.endswith((".lock", "/", "."))
+    ):
+        raise InvalidArgumentError(
+            f"{what} name {value!r} is not accepted; use letters, digits and . _ - "
+            f"(e.g. {'origin' if what == 'remote' else 'main'})"
+        )
     return value
 
 
 def check_url(url: str, remote: str) -> str:
     """Refuse remote helpers (``ext::``, ``fd::``, ``x::y``) and anything that reads as an option."""
     if not url or url.startswith("-") or "::" in url or any(ord(c) < 32 for c in url):
-        raise VersioningError(f"remote {remote!r} has a URL contextfs does not use ({url[:60]!r}); "
-                              "point it at file://, git://, ssh://, http(s):// or user@host:path")
+        raise VersioningError(
+            f"remote {remote!r} has a URL contextfs does not use ({url[:60]!r}); "
+            "point it at file://, git://, ssh://, http(s):// or user@host:path"
+        )
     return url
 
 
@@ -105,7 +123,12 @@ class GitConfig:
             key, _, value = entry.partition("\n")
             self.values.setdefault(key.lower(), []).append((scope, value))
 
-    def get(self, key: str, *, scopes: tuple[str, ...] = ("system", "global", "local", "worktree", "command")) -> list[str]:
+    def get(
+        self,
+        key: str,
+        *,
+        scopes: tuple[str, ...] = ("system", "global", "local", "worktree", "command"),
+    ) -> list[str]:
         """The values of ``key`` set at these scopes, in the order git reads them."""
         return [value for scope, value in self.values.get(key.lower(), []) if scope in scopes]
 
@@ -123,8 +146,10 @@ def transport_config(config: GitConfig) -> tuple[str, ...]:
     """The ``-c`` options that let one fetch or push reach a remote and run nothing else."""
     for key in _FIRST_WINS:
         if any(scope not in _USER for scope, _ in config.values.get(key, [])):
-            raise VersioningError(f"the repository's own config sets {key}, which runs a program; contextfs never "
-                                  f"runs programs a repository configures: remove it with git config --unset-all {key}")
+            raise VersioningError(
+                f"the repository's own config sets {key}, which runs a program; contextfs never "
+                f"runs programs a repository configures: remove it with git config --unset-all {key}"
+            )
     cfg = ["-c", "protocol.allow=never"]
     for proto in ("file", "git", "ssh", "http", "https"):
         cfg += ["-c", f"protocol.{proto}.allow=always"]
@@ -132,7 +157,9 @@ def transport_config(config: GitConfig) -> tuple[str, ...]:
         mine = config.get(key, scopes=_USER)
         cfg += ["-c", f"{key}={mine[-1] if mine else fallback}"]
     # Credential helpers form a list an empty value resets; then only the user's own come back.
-    for key in sorted({k for k in config.keys("credential.") if k.endswith(".helper")} | {"credential.helper"}):
+    for key in sorted(
+        {k for k in config.keys("credential.") if k.endswith(".helper")} | {"credential.helper"}
+    ):
         cfg += ["-c", f"{key}="]
         for helper in config.get(key, scopes=_USER):
             cfg += ["-c", f"{key}={helper}"]
@@ -145,65 +172,91 @@ def _programs(target: Target, *, push: bool = False) -> str:
     ``remote.<name>.uploadpack``/``receivepack`` (git takes the first of several values,
     so a ``-c`` could not). A remote on this disk runs receive-pack without its hooks."""
     if push:
-        return "--receive-pack=" + ("git -c core.hooksPath=/dev/null receive-pack" if target.local
-                                    else "git-receive-pack")
+        return "--receive-pack=" + (
+            "git -c core.hooksPath=/dev/null receive-pack" if target.local else "git-receive-pack"
+        )
     return "--upload-pack=git-upload-pack"
 
 
 def _remote_head(git: GitStore, target: Target, cfg: tuple[str, ...]) -> str | None:
     """The branch the remote's HEAD names, also for an empty remote (learned as a clone does)."""
-    proc = git.cmd.attempt("ls-remote", "--symref", _programs(target), "--", target.url, "HEAD", config=cfg)
+    proc = git.cmd.attempt(
+        "ls-remote", "--symref", _programs(target), "--", target.url, "HEAD", config=cfg
+    )
     for line in proc.stdout.decode("utf-8", "replace").splitlines():
         if line.startswith("ref: refs/heads/") and line.endswith("\tHEAD"):
-            return line[len("ref: refs/heads/"):-len("\tHEAD")]
+            return line[len("ref: refs/heads/") : -len("\tHEAD")]
     if proc.returncode != 0:
         return None
     # An empty remote lists no refs; a clone still learns its unborn HEAD (protocol v2).
     scratch = Path(tempfile.mkdtemp(prefix="contextfs-head-"))
     try:
-        done = git.cmd.attempt("clone", "--bare", "--quiet", "--no-tags", _programs(target), "--", target.url,
-                               str(scratch / "r"), config=cfg)
+        done = git.cmd.attempt(
+            "clone",
+            "--bare",
+            "--quiet",
+            "--no-tags",
+            _programs(target),
+            "--",
+            target.url,
+            str(scratch / "r"),
+            config=cfg,
+        )
         head = (scratch / "r" / "HEAD").read_text("utf-8").strip() if done.returncode == 0 else ""
     except OSError:
         head = ""
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return head[len("ref: refs/heads/"):] if head.startswith("ref: refs/heads/") else None
+    return head[len("ref: refs/heads/") :] if head.startswith("ref: refs/heads/") else None
 
 
-def resolve_target(git: GitStore, remote: str | None = None, branch: str | None = None, *,
-                   remember: bool = True) -> Target:
+def resolve_target(
+    git: GitStore, remote: str | None = None, branch: str | None = None, *, remember: bool = True
+) -> Target:
     """The remote and branch to sync with (see the module docstring)."""
     ref = git.refs.branch()
     if ref is None or not ref.startswith("refs/heads/"):
-        raise VersioningError(f"HEAD in {git.workdir} is not on a branch; check out a branch before syncing")
-    local = ref[len("refs/heads/"):]
+        raise VersioningError(
+            f"HEAD in {git.workdir} is not on a branch; check out a branch before syncing"
+        )
+    local = ref[len("refs/heads/") :]
     config = GitConfig(git)
     found = config.get(f"branch.{local}.remote")
     upstream_remote = found[-1] if found else None
     if remote is None:
         remote = upstream_remote
         if remote is None:
-            names = sorted({key.split(".")[1] for key in config.keys("remote.") if key.endswith(".url")})
+            names = sorted(
+                {key.split(".")[1] for key in config.keys("remote.") if key.endswith(".url")}
+            )
             if len(names) != 1:
                 raise VersioningError(
-                    "this repository has " + ("no remote" if not names else f"{len(names)} remotes ({', '.join(names)})")
-                    + "; add one with `git remote add origin URL`, or pick one with --remote NAME")
+                    "this repository has "
+                    + ("no remote" if not names else f"{len(names)} remotes ({', '.join(names)})")
+                    + "; add one with `git remote add origin URL`, or pick one with --remote NAME"
+                )
             remote = names[0]
     check_name(remote, "remote")
     urls = config.get(f"remote.{remote}.url")
     if not urls:
-        raise VersioningError(f"there is no remote named {remote!r}; add it with `git remote add {remote} URL`")
+        raise VersioningError(
+            f"there is no remote named {remote!r}; add it with `git remote add {remote} URL`"
+        )
     url = urls[-1]
     if config.keys("url."):  # insteadOf rewrites: ask git for the URL it will really use
-        url = git.cmd.attempt("ls-remote", "--get-url", remote).stdout.decode("utf-8", "replace").strip() or url
+        url = (
+            git.cmd.attempt("ls-remote", "--get-url", remote)
+            .stdout.decode("utf-8", "replace")
+            .strip()
+            or url
+        )
     for candidate in (url, *config.get(f"remote.{remote}.pushurl")):
         check_url(candidate, remote)
     cfg = transport_config(config)
     explicit = branch is not None
     if branch is None and upstream_remote == remote:
         merge = (config.get(f"branch.{local}.merge") or [""])[-1]
-        branch = merge[len("refs/heads/"):] if merge.startswith("refs/heads/") else None
+        branch = merge[len("refs/heads/") :] if merge.startswith("refs/heads/") else None
     target = Target(remote, url, check_name(branch, "branch") if branch else local, cfg)
     if branch is None:
         branch = _remote_head(git, target, cfg) or local
@@ -229,15 +282,27 @@ def _clear_stale_lock(git: GitStore, target: Target) -> None:
 def fetch(git: GitStore, target: Target) -> str | None:
     """Fetch the branch into its remote-tracking ref; its commit, or None when the remote lacks it."""
     _clear_stale_lock(git, target)
-    proc = git.cmd.attempt("fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-auto-gc",
-                           "--no-recurse-submodules", _programs(target), "--", target.remote,
-                           f"+refs/heads/{target.branch}:{target.tracking}", config=target.config)
+    proc = git.cmd.attempt(
+        "fetch",
+        "--quiet",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--no-auto-gc",
+        "--no-recurse-submodules",
+        _programs(target),
+        "--",
+        target.remote,
+        f"+refs/heads/{target.branch}:{target.tracking}",
+        config=target.config,
+    )
     err = proc.stderr.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
         if "couldn't find remote ref" in err:
             return None
-        raise VersioningError(f"git fetch from {target.remote} ({target.url}) failed: {err[:300]}; "
-                              "check that the remote is reachable and the branch name is right")
+        raise VersioningError(
+            f"git fetch from {target.remote} ({target.url}) failed: {err[:300]}; "
+            "check that the remote is reachable and the branch name is right"
+        )
     try:
         sha = (git.common_dir / target.tracking).read_text("ascii").strip()
     except (OSError, UnicodeDecodeError):
@@ -250,12 +315,22 @@ def fetch(git: GitStore, target: Target) -> str | None:
 
 def push(git: GitStore, target: Target, sha: str) -> Pushed:
     """Push ``sha`` to the branch; a rejection because the remote moved is not an error."""
-    proc = git.cmd.attempt("push", "--porcelain", "--no-verify", _programs(target, push=True), "--", target.remote,
-                           f"{sha}:refs/heads/{target.branch}", config=target.config)
+    proc = git.cmd.attempt(
+        "push",
+        "--porcelain",
+        "--no-verify",
+        _programs(target, push=True),
+        "--",
+        target.remote,
+        f"{sha}:refs/heads/{target.branch}",
+        config=target.config,
+    )
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     if proc.returncode == 0:
         return Pushed(True, False, "")
     if any(reason in out for reason in _RETRYABLE):
         return Pushed(False, True, out.strip()[:300])
-    raise VersioningError(f"git push to {target.remote} ({target.url}) failed: {out.strip()[:300]}; "
-                          "check that the remote is reachable and writable")
+    raise VersioningError(
+        f"git push to {target.remote} ({target.url}) failed: {out.strip()[:300]}; "
+        "check that the remote is reachable and writable"
+    )

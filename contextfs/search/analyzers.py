@@ -60,9 +60,19 @@ class TextAnalyzer(Analyzer):
         """How often each term occurs in ``value``: the same as counting ``stems(value)``."""
         return contextfs_text.term_counts(value)
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
-                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
-                 mode: str = "", **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Any:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         pos = start_pos
         matches = WORD.finditer(value) if tokenize else re.finditer(r"(?s)\A.*", value)
@@ -101,12 +111,32 @@ class FormsAnalyzer(TextAnalyzer):
         """How often each term and each form occurs in ``value``."""
         return contextfs_text.term_counts(value, with_forms=True)
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
-                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
-                 mode: str = "", **kwargs: Any) -> Any:
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Any:
         if not tokenize:
-            yield from super().__call__(value, positions, chars, keeporiginal, removestops, start_pos, start_char,
-                                        tokenize, mode, **kwargs)
+            yield from super().__call__(
+                value,
+                positions,
+                chars,
+                keeporiginal,
+                removestops,
+                start_pos,
+                start_char,
+                tokenize,
+                mode,
+                **kwargs,
+            )
             return
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         pos = start_pos

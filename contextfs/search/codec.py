@@ -45,8 +45,10 @@ __all__ = ["CODEC_ID", "PackedCodec", "block_arrays", "length_bytes"]
 #: header pickle and a seek) dominates, and Whoosh's block skipping gains little here.
 BLOCK_LIMIT = 1024
 #: What a packed block means on this machine; part of the index stamp.
-CODEC_ID = (f"packed3/{BLOCK_LIMIT}/{sys.byteorder}/"
-            f"H{array('H').itemsize}I{array('I').itemsize}f{array('f').itemsize}d{array('d').itemsize}")
+CODEC_ID = (
+    f"packed3/{BLOCK_LIMIT}/{sys.byteorder}/"
+    f"H{array('H').itemsize}I{array('I').itemsize}f{array('f').itemsize}d{array('d').itemsize}"
+)
 
 _UINT16 = 65536
 #: Blocks shorter than this keep float32 weights (numpy's call overhead outweighs the bytes).
@@ -82,7 +84,11 @@ def _pack_weights(weights: Any) -> Any:
             import numpy as np
 
             values = np.frombuffer(weights, dtype=np.float32)
-            if values.min() >= 0 and values.max() < _UINT16 and bool((values == np.trunc(values)).all()):
+            if (
+                values.min() >= 0
+                and values.max() < _UINT16
+                and bool((values == np.trunc(values)).all())
+            ):
                 return "H", values.astype(np.uint16).tobytes()
         return "f", weights.tobytes()
     return "d", array("d", weights).tobytes()
@@ -107,7 +113,9 @@ class PackedPostingsWriter(W3PostingsWriter):
     _minlength: int | None
     _maxlength: int
 
-    def add_posting(self, id_: Any, weight: float, vbytes: bytes, length: int | None = None) -> None:
+    def add_posting(
+        self, id_: Any, weight: float, vbytes: bytes, length: int | None = None
+    ) -> None:
         """Whoosh's ``add_posting`` without its per-posting type assertions (a third of its time)."""
         if len(self._ids) >= self._blocklimit:
             self._write_block()
@@ -141,7 +149,11 @@ class PackedPostingsWriter(W3PostingsWriter):
         """
         fixedsize = self._format.fixed_value_size()
         values = self._values
-        if (fixedsize is None or fixedsize < 0) and not self._byteids and len(values) == len(self._ids):
+        if (
+            (fixedsize is None or fixedsize < 0)
+            and not self._byteids
+            and len(values) == len(self._ids)
+        ):
             return _VALUES, array("I", [len(v) for v in values]).tobytes(), b"".join(values)
         return super()._mini_values()
 
@@ -177,7 +189,7 @@ class PackedLeafMatcher(W3LeafMatcher):
             out = []
             pos = 0
             for n in _unpack("I", values[1]):
-                out.append(blob[pos:pos + n])
+                out.append(blob[pos : pos + n])
                 pos += n
             self._values = tuple(out)
             return
@@ -197,8 +209,13 @@ def length_bytes(perdoc: Any, fieldname: str, ndocs: int) -> bytes | None:
     """
     try:
         column = perdoc._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
-        if (column is None or column._fixedlen != 1 or column._typecode != "B"
-                or column._reverse or column._count != ndocs):
+        if (
+            column is None
+            or column._fixedlen != 1
+            or column._typecode != "B"
+            or column._reverse
+            or column._count != ndocs
+        ):
             return None
         raw = column._dbfile.get(column._basepos, ndocs)
     except Exception:  # private Whoosh internals: fall back rather than guess
@@ -251,14 +268,23 @@ class _PerDocReader(W3PerDocReader):
 class PackedCodec(W3Codec):
     """The codec every contextfs segment is written with (see the module docstring)."""
 
-    def __init__(self, blocklimit: int = BLOCK_LIMIT, compression: int = 1, inlinelimit: int = 1) -> None:
+    def __init__(
+        self, blocklimit: int = BLOCK_LIMIT, compression: int = 1, inlinelimit: int = 1
+    ) -> None:
         super().__init__(blocklimit=blocklimit, compression=compression, inlinelimit=inlinelimit)
 
     def postings_writer(self, dbfile: Any, byteids: bool = False) -> Any:
-        return PackedPostingsWriter(dbfile, blocklimit=self._blocklimit, byteids=byteids,
-                                    compression=self._compression, inlinelimit=self._inlinelimit)
+        return PackedPostingsWriter(
+            dbfile,
+            blocklimit=self._blocklimit,
+            byteids=byteids,
+            compression=self._compression,
+            inlinelimit=self._inlinelimit,
+        )
 
-    def postings_reader(self, dbfile: Any, terminfo: Any, format_: Any, term: Any = None, scorer: Any = None) -> Any:
+    def postings_reader(
+        self, dbfile: Any, terminfo: Any, format_: Any, term: Any = None, scorer: Any = None
+    ) -> Any:
         if terminfo.is_inlined():
             return super().postings_reader(dbfile, terminfo, format_, term=term, scorer=scorer)
         offset, length = terminfo.extent()

@@ -58,8 +58,13 @@ HOOKS: tuple[tuple[str, str | None, str, tuple[str, ...] | None], ...] = (
     ("whoosh.util", None, "random_name", ("size",)),
 )
 #: Whoosh modules that name segments and temporary files with ``random_name`` (imported by name).
-NAME_USERS = ("whoosh.codec.base", "whoosh.filedb.filestore", "whoosh.filedb.compound", "whoosh.writing",
-              "whoosh.multiproc")
+NAME_USERS = (
+    "whoosh.codec.base",
+    "whoosh.filedb.filestore",
+    "whoosh.filedb.compound",
+    "whoosh.writing",
+    "whoosh.multiproc",
+)
 #: Private attributes read on instances (checked on real objects by the test).
 INSTANCE_ATTRIBUTES = {
     "W3LeafMatcher": ("_data", "_byteids", "_blocklength"),
@@ -83,9 +88,13 @@ def native() -> bool:
         return False
     if not _warned:
         _warned.append(True)
-        log.warning("Whoosh %s is outside the range contextfs was tested with (%s to before %s); "
-                    "using Whoosh's own codec and scoring", whoosh.versionstring(),
-                    ".".join(map(str, TESTED[0])), ".".join(map(str, TESTED[1])))
+        log.warning(
+            "Whoosh %s is outside the range contextfs was tested with (%s to before %s); "
+            "using Whoosh's own codec and scoring",
+            whoosh.versionstring(),
+            ".".join(map(str, TESTED[0])),
+            ".".join(map(str, TESTED[1])),
+        )
     return True
 
 

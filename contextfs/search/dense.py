@@ -55,16 +55,22 @@ class Embeddings(Protocol):
 
 def check_embeddings(embeddings: object) -> Embeddings:
     """``embeddings`` when it has LangChain's two methods, else a ConfigError saying so."""
-    if not all(callable(getattr(embeddings, name, None)) for name in ("embed_documents", "embed_query")):
-        raise ConfigError(f"use_embeddings() takes a LangChain Embeddings object (with embed_documents and "
-                          f"embed_query), not {type(embeddings).__name__}; pass e.g. HuggingFaceEmbeddings(...)")
+    if not all(
+        callable(getattr(embeddings, name, None)) for name in ("embed_documents", "embed_query")
+    ):
+        raise ConfigError(
+            f"use_embeddings() takes a LangChain Embeddings object (with embed_documents and "
+            f"embed_query), not {type(embeddings).__name__}; pass e.g. HuggingFaceEmbeddings(...)"
+        )
     return embeddings  # type: ignore[return-value]
 
 
 def _model_key(embeddings: object) -> str:
     """A name for the model's vectors file: its class and model name, so two models never mix."""
     name = getattr(embeddings, "model", None) or getattr(embeddings, "model_name", None) or ""
-    return hashlib.sha1(f"{type(embeddings).__module__}.{type(embeddings).__qualname__}|{name}".encode()).hexdigest()[:16]
+    return hashlib.sha1(
+        f"{type(embeddings).__module__}.{type(embeddings).__qualname__}|{name}".encode()
+    ).hexdigest()[:16]
 
 
 class Vectors:
@@ -82,7 +88,10 @@ class Vectors:
     def _load(self) -> None:
         try:
             with np.load(self.file, allow_pickle=False) as data:
-                keys, matrix = [str(k) for k in data["keys"]], np.asarray(data["vectors"], dtype=np.float32)
+                keys, matrix = (
+                    [str(k) for k in data["keys"]],
+                    np.asarray(data["vectors"], dtype=np.float32),
+                )
             if matrix.ndim != 2 or len(keys) != len(matrix):
                 raise ValueError("keys and vectors differ in length")
         except FileNotFoundError:
@@ -114,8 +123,12 @@ class Vectors:
         """Unit vectors for ``keys`` (rows in order); ``text(key)`` gives what to embed for a new key."""
         missing = list(dict.fromkeys(k for k in keys if k not in self._rows))
         for start in range(0, len(missing), _BATCH):
-            batch = missing[start:start + _BATCH]
-            made = _unit(np.asarray(self.embeddings.embed_documents([text(k) for k in batch]), dtype=np.float32))
+            batch = missing[start : start + _BATCH]
+            made = _unit(
+                np.asarray(
+                    self.embeddings.embed_documents([text(k) for k in batch]), dtype=np.float32
+                )
+            )
             with self._lock:
                 if self._matrix.size == 0:
                     self._matrix = np.zeros((0, made.shape[1]), dtype=np.float32)
@@ -127,7 +140,9 @@ class Vectors:
         if missing:
             self.save()
         if not keys:
-            return np.zeros((0, self._matrix.shape[1] if self._matrix.ndim == 2 else 0), dtype=np.float32)
+            return np.zeros(
+                (0, self._matrix.shape[1] if self._matrix.ndim == 2 else 0), dtype=np.float32
+            )
         return self._matrix[[self._rows[k] for k in keys]]
 
     def query(self, text: str) -> np.ndarray:

@@ -31,7 +31,9 @@ def date_bound(text: str, *, end: bool) -> datetime:
             start = datetime(y, m, 1)
             stop = datetime(y + (m == 12), m % 12 + 1, 1)
         elif re.fullmatch(r"\d{4}-\d{1,2}-\d{1,2}", text):
-            start = datetime.fromisoformat("-".join(f"{int(x):02d}" if i else x for i, x in enumerate(text.split("-"))))
+            start = datetime.fromisoformat(
+                "-".join(f"{int(x):02d}" if i else x for i, x in enumerate(text.split("-")))
+            )
             stop = start + timedelta(days=1)
         else:
             moment = parse_when(text)
@@ -78,10 +80,24 @@ def _moment(value: Any, name: str, *, end: bool) -> datetime:
         return date_bound(value.isoformat(), end=end)
     if isinstance(value, str):
         return date_bound(value, end=end)
-    raise SearchIndexError(f"the {name} filter must be a date, a datetime or an ISO string like 2026-09-14")
+    raise SearchIndexError(
+        f"the {name} filter must be a date, a datetime or an ISO string like 2026-09-14"
+    )
 
 
-FILTERS = ("author", "folder", "include_trash", "kind", "role", "since", "speaker", "tag", "tags", "trust", "until")
+FILTERS = (
+    "author",
+    "folder",
+    "include_trash",
+    "kind",
+    "role",
+    "since",
+    "speaker",
+    "tag",
+    "tags",
+    "trust",
+    "until",
+)
 
 
 def build_filter(path_rel: str, filters: dict[str, Any]) -> tuple[wq.Query | None, bool]:
@@ -117,14 +133,14 @@ def build_filter(path_rel: str, filters: dict[str, Any]) -> tuple[wq.Query | Non
         parts.append(wq.Or([wq.Term("trust", t) for t in _as_list(filters["trust"], "trust")]))
     since, until = filters.get("since"), filters.get("until")
     if since is not None or until is not None:
-        parts.append(wq.DateRange(
-            "updated",
-            _moment(since, "since", end=False) if since is not None else None,
-            _moment(until, "until", end=True) if until is not None else None,
-        ))
+        parts.append(
+            wq.DateRange(
+                "updated",
+                _moment(since, "since", end=False) if since is not None else None,
+                _moment(until, "until", end=True) if until is not None else None,
+            )
+        )
     include_trash = bool(filters.get("include_trash", False))
     if not parts:
         return None, include_trash
     return (parts[0] if len(parts) == 1 else wq.And(parts)), include_trash
-
-

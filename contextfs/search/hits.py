@@ -61,15 +61,32 @@ class SearchHit:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "snippet": self.snippet, "score": round(self.score, 4), "title": self.title,
-            "tags": list(self.tags), "updated": self.updated, "version": self.version,
-            "author": self.author, "trust": self.trust, "kind": self.kind, "line": self.line,
-            "speaker": self.speaker, "role": self.role,
+            "path": self.path,
+            "snippet": self.snippet,
+            "score": round(self.score, 4),
+            "title": self.title,
+            "tags": list(self.tags),
+            "updated": self.updated,
+            "version": self.version,
+            "author": self.author,
+            "trust": self.trust,
+            "kind": self.kind,
+            "line": self.line,
+            "speaker": self.speaker,
+            "role": self.role,
         }
 
 
-def make_hit(files: RootFiles, notify: Callable[[list[str]], None], fields: dict[str, Any], score: float,
-             words: list[str], *, check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
+def make_hit(
+    files: RootFiles,
+    notify: Callable[[list[str]], None],
+    fields: dict[str, Any],
+    score: float,
+    words: list[str],
+    *,
+    check: PhraseCheck | None = None,
+    docnum: int = -1,
+) -> SearchHit | None:
     """The hit for one matched document, read from the file as it is now (None when the
     file is gone, unreadable, or no longer holds what the index matched: the index is told)."""
     rel = fields["rel"]

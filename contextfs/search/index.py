@@ -4,7 +4,6 @@
 this process and any other, is :mod:`.upkeep`.
 """
 
-
 from __future__ import annotations
 
 import contextlib
@@ -44,9 +43,15 @@ class SearchIndex(IndexUpkeep):
     def use_embeddings(self, embeddings: object | None) -> None:
         """Fuse questions' ranking with vectors from a LangChain ``Embeddings`` (None: words alone)."""
         from .dense import Vectors  # numpy and the caller's model load only when asked for
-        attach(str(self.root), None if embeddings is None else Vectors(embeddings, self.state.file("vectors")))
 
-    def search(self, query: str, *, path: str = "", limit: int = 10, **filters: Any) -> list[SearchHit]:
+        attach(
+            str(self.root),
+            None if embeddings is None else Vectors(embeddings, self.state.file("vectors")),
+        )
+
+    def search(
+        self, query: str, *, path: str = "", limit: int = 10, **filters: Any
+    ) -> list[SearchHit]:
         """Ranked hits for ``query``; see docs/search.md for the syntax and filters."""
         rel_path = paths.check(self.root, path, allow_root=True)
         filt, include_trash = build_filter(rel_path, filters)
@@ -55,7 +60,9 @@ class SearchIndex(IndexUpkeep):
             try:
                 limit = int(limit)
             except (TypeError, ValueError):
-                raise SearchIndexError(f"limit must be a whole number, not {limit!r}; pass e.g. limit=10") from None
+                raise SearchIndexError(
+                    f"limit must be a whole number, not {limit!r}; pass e.g. limit=10"
+                ) from None
         if limit <= 0:
             return []
         with self._mutex, typed_io("the search index"):
@@ -91,12 +98,18 @@ class SearchIndex(IndexUpkeep):
             if not rebuild:
                 try:
                     self._open_existing(full=True)
-                    log.info("search index changed while it was read (%s: %s); reopened it", name, exc)
+                    log.info(
+                        "search index changed while it was read (%s: %s); reopened it", name, exc
+                    )
                     return
                 except BrokenIndex as why:
-                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                    log.warning(
+                        "search index at %s %s; rebuilding it from the files", self.dir, why
+                    )
             else:
-                log.warning("search index failed again (%s: %s); rebuilding it from the files", name, exc)
+                log.warning(
+                    "search index failed again (%s: %s); rebuilding it from the files", name, exc
+                )
             self._rebuild_locked()
 
     # ------------------------------------------------------------ verify
@@ -128,7 +141,12 @@ class SearchIndex(IndexUpkeep):
                 stamp = read_stamp(self.dir, self.state) or stamp
             compare(self.files, self.searcher.reader(), report)
             if fix and not report.ok:
-                todo = set(report.missing) | set(report.stale) | set(report.extra) | set(report.duplicates)
+                todo = (
+                    set(report.missing)
+                    | set(report.stale)
+                    | set(report.extra)
+                    | set(report.duplicates)
+                )
                 self._apply(todo, self.manager.head(), force_commit=True)
                 report.fixed = True
             elif stamp.get("head") != self.manager.head() and fix:

@@ -61,14 +61,20 @@ SEARCH_FIELDS = ("title", "meta", "body")
 NEIGHBOUR_FIELD = "context"
 #: ... and the messages two steps away, at a neighbour's weight squared.
 FAR_FIELD = "far"
-FIELD_BOOSTS = {"title": 3.0, "meta": 2.0, "body": 1.0, NEIGHBOUR_FIELD: scoring.NEIGHBOUR_WEIGHT,
-                FAR_FIELD: scoring.NEIGHBOUR_WEIGHT ** 2}
+FIELD_BOOSTS = {
+    "title": 3.0,
+    "meta": 2.0,
+    "body": 1.0,
+    NEIGHBOUR_FIELD: scoring.NEIGHBOUR_WEIGHT,
+    FAR_FIELD: scoring.NEIGHBOUR_WEIGHT**2,
+}
 _TEXT_FIELDS = frozenset(SEARCH_FIELDS)
 #: The fields that also hold words as written (contextfs.text.analysis.forms), for plain words.
 _FORM_FIELDS = ("body", NEIGHBOUR_FIELD, FAR_FIELD)
 #: Known field names (as written in a query) -> index field.
 #: Field clauses that narrow plain words instead of adding to them.
 _QUALIFIERS = frozenset({"path", "tags", "kind", "author", "trust", "speaker", "role"})
+
 
 @dataclass
 class ParsedQuery:
@@ -98,8 +104,14 @@ class _Compiler:
         self.weights = weights or {}
 
     # -- leaves
-    def _terms(self, stems: list[str], fieldname: str | None, *, neighbours: bool = False,
-               forms: list[str] | None = None) -> wq.Query | None:
+    def _terms(
+        self,
+        stems: list[str],
+        fieldname: str | None,
+        *,
+        neighbours: bool = False,
+        forms: list[str] | None = None,
+    ) -> wq.Query | None:
         stems = list(dict.fromkeys(stems))
         if not stems:
             return None
@@ -107,11 +119,19 @@ class _Compiler:
             self.words.extend(stems)
             fields = (*SEARCH_FIELDS, NEIGHBOUR_FIELD, FAR_FIELD) if neighbours else SEARCH_FIELDS
             weight = self.weights
-            leaves = [wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0)) for s in stems for f in fields]
+            leaves = [
+                wq.Term(f, s, boost=FIELD_BOOSTS[f] * weight.get(s, 1.0))
+                for s in stems
+                for f in fields
+            ]
             # Words as written match their form in the fields that hold forms (contextfs.text.analysis.forms).
             exact = contextfs_text.EXACT_WEIGHT
-            leaves += [wq.Term(f, form, boost=FIELD_BOOSTS[f] * exact) for form in dict.fromkeys(forms or ())
-                       for f in _FORM_FIELDS if f in fields]
+            leaves += [
+                wq.Term(f, form, boost=FIELD_BOOSTS[f] * exact)
+                for form in dict.fromkeys(forms or ())
+                for f in _FORM_FIELDS
+                if f in fields
+            ]
             return wq.Or(leaves)
         if fieldname in _TEXT_FIELDS:
             self.words.extend(stems)
@@ -136,7 +156,9 @@ class _Compiler:
         if fieldname is None or fieldname in _TEXT_FIELDS:
             self.words.append(head)
         simple = pattern.endswith("*") and "*" not in pattern[:-1]
-        make: Callable[[str], wq.Query] = (lambda f: wq.Prefix(f, head)) if simple else (lambda f: wq.Wildcard(f, pattern))
+        make: Callable[[str], wq.Query] = (
+            (lambda f: wq.Prefix(f, head)) if simple else (lambda f: wq.Wildcard(f, pattern))
+        )
         leaves = [make(f) for f in fields]
         if fieldname is None:
             for leaf, f in zip(leaves, fields):  # noqa: B905 - same length
@@ -156,7 +178,9 @@ class _Compiler:
         name, value = tok.field, str(tok.value)
         assert name is not None
         if value.strip("*?") == "":
-            raise SearchIndexError(f"{tok.text!r} would match everything; drop it, or search for * alone; {HINT}")
+            raise SearchIndexError(
+                f"{tok.text!r} would match everything; drop it, or search for * alone; {HINT}"
+            )
         if WILDCARD.fullmatch(value):
             return self._wild(value.lower(), name)
         if name in _TEXT_FIELDS:
@@ -185,8 +209,14 @@ class _Compiler:
         if kind == "leaf":
             tok = node[1]
             if fieldname is not None and tok.kind in ("words", "phrase", "wild"):
-                tok = Tok("field" if tok.kind != "phrase" else "phrase", tok.start, tok.end, tok.text, field=fieldname,
-                           value=tok.text if tok.kind != "phrase" else tok.value)
+                tok = Tok(
+                    "field" if tok.kind != "phrase" else "phrase",
+                    tok.start,
+                    tok.end,
+                    tok.text,
+                    field=fieldname,
+                    value=tok.text if tok.kind != "phrase" else tok.value,
+                )
             return self.leaf(tok)
         if kind == "field-group":
             return self.group(node[2][1], node[1])
@@ -212,7 +242,9 @@ class _Compiler:
 
     def _and(self, children: list[Any], parts: list[wq.Query | None]) -> wq.Query | None:
         positives = [p for p in parts if p is not None and self._negated(p) is None]
-        negatives = [self._negated(p) for p in parts if p is not None and self._negated(p) is not None]
+        negatives = [
+            self._negated(p) for p in parts if p is not None and self._negated(p) is not None
+        ]
         base: wq.Query | None = None
         if positives:
             base = positives[0] if len(positives) == 1 else wq.And(positives)
@@ -266,8 +298,12 @@ class _Compiler:
             # Words side by side rank a turn by its neighbours too; words joined by an
             # operator (a AND b) must each be in the document itself.
             kept = {contextfs_text.term(f[1:]) for f in plain_forms} & set(stems)
-            words = self._terms(stems, None, neighbours=True,
-                                forms=[f for f in plain_forms if contextfs_text.term(f[1:]) in kept])
+            words = self._terms(
+                stems,
+                None,
+                neighbours=True,
+                forms=[f for f in plain_forms if contextfs_text.term(f[1:]) in kept],
+            )
             if words is not None:
                 positives.insert(0, words)
         if positives:
@@ -288,7 +324,9 @@ class _Compiler:
 def _qualifies(q: wq.Query) -> bool:
     """True when every part of ``q`` is a field clause that narrows (tag:, path:, dates...)."""
     leaves = _leaves(q)
-    return bool(leaves) and all(leaf.field() in _QUALIFIERS or leaf.field() == "updated" for leaf in leaves)
+    return bool(leaves) and all(
+        leaf.field() in _QUALIFIERS or leaf.field() == "updated" for leaf in leaves
+    )
 
 
 def _leaves(q: wq.Query) -> list[wq.Query]:
@@ -317,19 +355,31 @@ def parse_query(text: object) -> ParsedQuery:
         # Quoted spans next to plain words are part of a question: their words rank (with a
         # boost), the question rules stay on, and a span spelled otherwise in the text still finds it.
         weights = contextfs_text.term_weights(stripped)
-        toks = [t if t.kind == "words" else Tok("words", t.start, t.end, t.text, value=contextfs_text.terms(t.value))
-                for t in toks]
+        toks = [
+            t
+            if t.kind == "words"
+            else Tok("words", t.start, t.end, t.text, value=contextfs_text.terms(t.value))
+            for t in toks
+        ]
     plain = all(t.kind == "words" for t in toks)
     compiler = _Compiler(MAX_CLAUSES if plain else None, weights)
     query = compiler.group(Parser(toks).group()[1])
     if query is None:
         return ParsedQuery(None)
     leaves = _leaves(query)
-    per_word = len(SEARCH_FIELDS) + 2 + len(_FORM_FIELDS)  # a word's stem in each field, its form in three
+    per_word = (
+        len(SEARCH_FIELDS) + 2 + len(_FORM_FIELDS)
+    )  # a word's stem in each field, its form in three
     if len(leaves) > MAX_CLAUSES * per_word:
         raise SearchIndexError(
             f"the query has too many terms ({len(leaves) // per_word}); keep it under {MAX_CLAUSES} words"
         )
     most_recent = compiler.star and not compiler.words
-    return ParsedQuery(query, most_recent=most_recent, words=list(dict.fromkeys(w for w in compiler.words if w)),
-                       plain=plain, periods=periods(stripped) if plain else (), text=stripped)
+    return ParsedQuery(
+        query,
+        most_recent=most_recent,
+        words=list(dict.fromkeys(w for w in compiler.words if w)),
+        plain=plain,
+        periods=periods(stripped) if plain else (),
+        text=stripped,
+    )

@@ -20,12 +20,23 @@ from .filters import date_query
 __all__ = ["FIELDS", "HINT", "WILDCARD", "Parser", "Tok", "is_question", "tokens"]
 
 FIELDS = {
-    "title": "title", "name": "title", "meta": "meta", "body": "body", "tags": "tags", "tag": "tags",
-    "path": "path", "kind": "kind", "folder_kind": "kind", "author": "author", "trust": "trust",
-    "speaker": "speaker", "role": "role", "updated": "updated",
+    "title": "title",
+    "name": "title",
+    "meta": "meta",
+    "body": "body",
+    "tags": "tags",
+    "tag": "tags",
+    "path": "path",
+    "kind": "kind",
+    "folder_kind": "kind",
+    "author": "author",
+    "trust": "trust",
+    "speaker": "speaker",
+    "role": "role",
+    "updated": "updated",
 }
 HINT = (
-    "plain words always work; for operators write AND/OR/NOT in upper case, \"quoted phrases\", (groups), "
+    'plain words always work; for operators write AND/OR/NOT in upper case, "quoted phrases", (groups), '
     "tag:x, path:folder, updated:>2026-01-01 or updated:[2026-01-01 TO 2026-06-30], or * for the most recent notes"
 )
 _TOKEN = re.compile(
@@ -80,7 +91,15 @@ def pair_quotes(toks: list[Tok], text: str) -> list[Tok]:
             i += 1  # unpaired: punctuation
             continue
         end = toks[close].end
-        out.append(Tok("phrase", tok.start, end, text[tok.start:end], value=text[tok.end:toks[close].start]))
+        out.append(
+            Tok(
+                "phrase",
+                tok.start,
+                end,
+                text[tok.start : end],
+                value=text[tok.end : toks[close].start],
+            )
+        )
         i = close + 1
     return out
 
@@ -205,15 +224,21 @@ class Parser:
             if nxt.kind == "open":
                 self.take()
                 return ("field-group", tok.field, inner)
-            return ("leaf", Tok("phrase", nxt.start, nxt.end, nxt.text, field=tok.field, value=nxt.value))
+            return (
+                "leaf",
+                Tok("phrase", nxt.start, nxt.end, nxt.text, field=tok.field, value=nxt.value),
+            )
         return ("leaf", tok)
 
 
 def is_question(toks: list[Tok]) -> bool:
     """True for plain words with quoted spans among them, and nothing else (no operator,
     field, group, wildcard or date): a question that quotes a title, not a phrase query."""
-    return (any(t.kind == "phrase" for t in toks) and any(t.kind == "words" and t.value for t in toks)
-            and all(t.kind == "words" or (t.kind == "phrase" and t.field is None) for t in toks))
+    return (
+        any(t.kind == "phrase" for t in toks)
+        and any(t.kind == "words" and t.value for t in toks)
+        and all(t.kind == "words" or (t.kind == "phrase" and t.field is None) for t in toks)
+    )
 
 
 def tokens(text: str) -> list[Tok]:

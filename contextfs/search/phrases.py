@@ -166,5 +166,3 @@ def loosen_phrases(q: wq.Query) -> wq.Query | None:
     if not _has_body_phrase(q):
         return None
     return _loosen(q).normalize()
-
-

@@ -27,8 +27,15 @@ from typing import Any
 from whoosh import query as wq
 from whoosh.scoring import BM25F
 
-__all__ = ["BLOCK_RANKER_POSTINGS", "NUMPY_IMPORT_SECONDS", "RANKED_FIELDS", "block_terms", "plain_terms",
-           "spent_in_whoosh", "weighting"]
+__all__ = [
+    "BLOCK_RANKER_POSTINGS",
+    "NUMPY_IMPORT_SECONDS",
+    "RANKED_FIELDS",
+    "block_terms",
+    "plain_terms",
+    "spent_in_whoosh",
+    "weighting",
+]
 
 RANKED_FIELDS = frozenset({"title", "meta", "body", "context", "far"})
 
@@ -67,7 +74,9 @@ def plain_terms(q: wq.Query) -> list[tuple[str, str, float]] | None:
     return out or None
 
 
-def block_terms(terms: list[tuple[str, str, float]], searcher: Any) -> list[tuple[str, str, float]] | None:
+def block_terms(
+    terms: list[tuple[str, str, float]], searcher: Any
+) -> list[tuple[str, str, float]] | None:
     """``terms`` when the block ranker should score this plain-word query, else None (Whoosh)."""
     if "numpy" in sys.modules or _spent >= NUMPY_IMPORT_SECONDS:
         return terms

@@ -84,7 +84,9 @@ _SEGMENTS = _SegmentCache(SEGMENT_CACHE_BYTES)
 SPACE = "index-space"
 
 # Byte -> field length, as Whoosh decodes it (byte 0 means "no length": 0, as the scalar path).
-_BYTE_LENGTHS = np.array([0.0] + [float(byte_to_length(b)) for b in range(1, 256)], dtype=np.float64)
+_BYTE_LENGTHS = np.array(
+    [0.0] + [float(byte_to_length(b)) for b in range(1, 256)], dtype=np.float64
+)
 
 
 def _segment_key(reader: Any, space: str) -> Any:
@@ -101,8 +103,9 @@ def _segment_key(reader: Any, space: str) -> Any:
     return (space, seg.indexname, seg.segment_id(), reader.doc_count_all())
 
 
-def _cached(reader: Any, what: tuple[Any, ...], cache: dict[Any, Any], make: Any,
-            *args: Any) -> tuple[np.ndarray, ...]:
+def _cached(
+    reader: Any, what: tuple[Any, ...], cache: dict[Any, Any], make: Any, *args: Any
+) -> tuple[np.ndarray, ...]:
     """``make(*args)`` once per segment (process-wide) or, for unnamed readers, per searcher."""
     seg = _segment_key(reader, cache.get(SPACE, ""))
     if seg is None:
@@ -134,11 +137,16 @@ def _field_lengths(reader: Any, fieldname: str) -> tuple[np.ndarray]:
     if fast is not None:
         return (fast,)
     # Whoosh returns None for an empty field (no posting can then point at it).
-    return (np.fromiter((dfl(d, fieldname, 1) or 0 for d in range(ndocs)), dtype=np.float64, count=ndocs),)
+    return (
+        np.fromiter(
+            (dfl(d, fieldname, 1) or 0 for d in range(ndocs)), dtype=np.float64, count=ndocs
+        ),
+    )
 
 
-def _segment_norms(reader: Any, searcher: Any, fieldname: str, *, B: float, K1: float,
-                   cache: dict[Any, Any]) -> np.ndarray:
+def _segment_norms(
+    reader: Any, searcher: Any, fieldname: str, *, B: float, K1: float, cache: dict[Any, Any]
+) -> np.ndarray:
     """BM25F length normalisation ``K1 * (1 - B + B * fl / avgfl)`` per document of a segment.
 
     Written as ``a + b * fl`` exactly as the scalar version was, so every float matches.
@@ -149,7 +157,9 @@ def _segment_norms(reader: Any, searcher: Any, fieldname: str, *, B: float, K1: 
     if norms is None:
         avgfl = searcher.avg_field_length(fieldname) or 1
         a, b = K1 * (1.0 - B), K1 * B / avgfl
-        (lengths,) = _cached(reader, ("lengths", fieldname), cache, _field_lengths, reader, fieldname)
+        (lengths,) = _cached(
+            reader, ("lengths", fieldname), cache, _field_lengths, reader, fieldname
+        )
         norms = cache[key] = a + b * lengths
     return norms
 
@@ -173,7 +183,9 @@ def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:
         (id_code, id_bytes), weights, count = block
         id_parts.append(np.frombuffer(id_bytes, dtype=_DTYPES[id_code]))
         if weights is None or isinstance(weights, float):
-            weight_parts.append(np.full(count, 1.0 if weights is None else weights, dtype=np.float64))
+            weight_parts.append(
+                np.full(count, 1.0 if weights is None else weights, dtype=np.float64)
+            )
         else:
             weight_parts.append(np.frombuffer(weights[1], dtype=_DTYPES[weights[0]]))
         matcher._next_block()
@@ -182,19 +194,28 @@ def _read_packed(matcher: Any) -> tuple[np.ndarray, np.ndarray] | None:
     return ids, weights_out
 
 
-def _read_postings(reader: Any, fieldname: str, btext: bytes, field: Any) -> tuple[np.ndarray, np.ndarray]:
+def _read_postings(
+    reader: Any, fieldname: str, btext: bytes, field: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """All (ids, weights) of one term in one segment, read a block at a time, converted once."""
     if (fieldname, btext) not in reader:
         return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64)
     raw_terms = getattr(reader, "_terms", None)
-    matcher = raw_terms.matcher(fieldname, btext, field.format) if raw_terms is not None \
+    matcher = (
+        raw_terms.matcher(fieldname, btext, field.format)
+        if raw_terms is not None
         else reader.postings(fieldname, btext)
+    )
     packed = _read_packed(matcher)
     if packed is not None:
         return packed
     ids: list[int] = []
     weights: list[float] = []
-    if hasattr(matcher, "_read_data") and hasattr(matcher, "_next_block") and hasattr(matcher, "_byteids"):
+    if (
+        hasattr(matcher, "_read_data")
+        and hasattr(matcher, "_next_block")
+        and hasattr(matcher, "_byteids")
+    ):
         lengths: list[int] = []
         while matcher.is_active():
             if matcher._data is None:
@@ -225,8 +246,14 @@ def _read_postings(reader: Any, fieldname: str, btext: bytes, field: Any) -> tup
     return out.astype(np.int32), np.array(weights, dtype=np.float64)
 
 
-def _local_mask(docs: set[int] | frozenset[int], base: int, ndocs: int, reader: Any, tag: str,
-                cache: dict[Any, Any]) -> np.ndarray:
+def _local_mask(
+    docs: set[int] | frozenset[int],
+    base: int,
+    ndocs: int,
+    reader: Any,
+    tag: str,
+    cache: dict[Any, Any],
+) -> np.ndarray:
     """Boolean array over a segment's documents: True where ``base + d`` is in ``docs``.
 
     Cached by the identity of ``docs`` (the callers keep these sets per searcher); the set
@@ -267,10 +294,18 @@ def _best(rounded: np.ndarray, updated: np.ndarray, keep: np.ndarray, k: int) ->
     return idx[order]
 
 
-def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: float, K1: float,
-             allow: set[int] | frozenset[int] | None, deny: set[int] | frozenset[int] | None,
-             cache: dict[Any, Any],
-             prefer: tuple[tuple[frozenset[int], float], ...] = ()) -> list[tuple[float, int]]:
+def top_docs(
+    searcher: Any,
+    terms: list[tuple[str, str, float]],
+    k: int,
+    *,
+    B: float,
+    K1: float,
+    allow: set[int] | frozenset[int] | None,
+    deny: set[int] | frozenset[int] | None,
+    cache: dict[Any, Any],
+    prefer: tuple[tuple[frozenset[int], float], ...] = (),
+) -> list[tuple[float, int]]:
     """The ``k`` best ``(score, docnum)`` for the OR of ``terms``, best first (newest first
     on equal scores), and every further document tied with the k-th on both.
 
@@ -292,8 +327,16 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
             btext = field.to_bytes(text)
             # Cached per segment, absent terms too (as empty arrays): a warm query then makes
             # no term-table lookups at all.
-            ids, weights = _cached(reader, ("postings", fieldname, btext), cache,
-                                   _read_postings, reader, fieldname, btext, field)
+            ids, weights = _cached(
+                reader,
+                ("postings", fieldname, btext),
+                cache,
+                _read_postings,
+                reader,
+                fieldname,
+                btext,
+                field,
+            )
             if not len(ids):
                 continue
             idf = searcher.idf(fieldname, btext)
@@ -319,8 +362,14 @@ def top_docs(searcher: Any, terms: list[tuple[str, str, float]], k: int, *, B: f
         rounded = np.round(acc, SCORE_DIGITS)
         (updated,) = _cached(reader, ("updated",), cache, _updated, reader)
         idx = _best(rounded, updated, keep, k)
-        ranked.extend(zip(acc[idx].tolist(), rounded[idx].tolist(), updated[idx].tolist(),  # noqa: B905
-                          (idx + base).tolist()))
+        ranked.extend(
+            zip(  # noqa: B905 - four views of the same index array: equal lengths
+                acc[idx].tolist(),
+                rounded[idx].tolist(),
+                updated[idx].tolist(),
+                (idx + base).tolist(),
+            )
+        )
     ranked.sort(key=lambda item: (-item[1], -item[2], item[3]))
     if len(ranked) > k:
         last = ranked[k - 1]

@@ -56,6 +56,7 @@ class Searched(Protocol):
 
     def notify(self, paths_: list[str]) -> None: ...
 
+
 #: How many index terms one wildcard or prefix may expand to before the query is refused.
 MAX_EXPANSION = 512
 
@@ -88,7 +89,9 @@ class Queries:
         self._rank_cache: tuple[Any, dict[Any, Any]] | None = None
         self._trash_cache: tuple[Any, set[int]] | None = None
 
-    def run(self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int) -> list[SearchHit]:
+    def run(
+        self, parsed: Any, filt: wq.Query | None, include_trash: bool, limit: int
+    ) -> list[SearchHit]:
         """Run a parsed query on the index's current searcher."""
         if parsed.query is None:
             return []  # only stop words or punctuation: nothing to match
@@ -97,13 +100,17 @@ class Queries:
         mask = None if include_trash else self._trash_docs(searcher)
         # Over-fetch a little: a hit whose file vanished since indexing is dropped, not shown.
         want = limit
-        plain = None if parsed.most_recent or compat.native() else planning.plain_terms(parsed.query)
+        plain = (
+            None if parsed.most_recent or compat.native() else planning.plain_terms(parsed.query)
+        )
         terms = None if plain is None else planning.block_terms(plain, searcher)
         cache = self._searcher_cache(searcher)
         prefer = () if parsed.most_recent else self._prefer(searcher, parsed, cache)
         vectors = vectors_for(str(self.index.root)) if parsed.plain else None
         if vectors is not None and plain is not None:
-            return self._run_dense(searcher, parsed, plain, vectors, filt, mask, want, prefer, cache)
+            return self._run_dense(
+                searcher, parsed, plain, vectors, filt, mask, want, prefer, cache
+            )
         if terms is not None:
             # Plain words: rank with the block-at-a-time BM25F (same scores as Whoosh's).
             allow = self._allowed(searcher, filt, cache)
@@ -114,16 +121,29 @@ class Queries:
 
             cache.setdefault(SPACE, str(self.index.dir))
             bm25 = weighting()
-            ranked = top_docs(searcher, terms, want + 5, B=bm25.B, K1=bm25.K1,
-                              allow=allow, deny=mask, cache=cache, prefer=prefer)
+            ranked = top_docs(
+                searcher,
+                terms,
+                want + 5,
+                B=bm25.B,
+                K1=bm25.K1,
+                allow=allow,
+                deny=mask,
+                cache=cache,
+                prefer=prefer,
+            )
             return self._hits(searcher, self._settle(searcher, ranked), parsed.words, want)
         started = time.perf_counter()
         hits = self._run_whoosh(searcher, parsed, filt, mask, want, prefer)
-        if plain is not None:  # a plain-word query Whoosh scored: what the block ranker would have saved
+        if (
+            plain is not None
+        ):  # a plain-word query Whoosh scored: what the block ranker would have saved
             planning.spent_in_whoosh(time.perf_counter() - started)
         return hits
 
-    def _allowed(self, searcher: Any, filt: wq.Query | None, cache: dict[Any, Any]) -> frozenset[int] | None:
+    def _allowed(
+        self, searcher: Any, filt: wq.Query | None, cache: dict[Any, Any]
+    ) -> frozenset[int] | None:
         if filt is None:
             return None
         key = ("filter", repr(filt))
@@ -132,9 +152,18 @@ class Queries:
             allow = cache[key] = frozenset(searcher.docs_for_query(filt))
         return allow
 
-    def _run_dense(self, searcher: Any, parsed: Any, plain: list[tuple[str, str, float]], vectors: Any,
-                   filt: wq.Query | None, mask: set[int] | None, want: int,
-                   prefer: tuple[tuple[frozenset[int], float], ...], cache: dict[Any, Any]) -> list[SearchHit]:
+    def _run_dense(
+        self,
+        searcher: Any,
+        parsed: Any,
+        plain: list[tuple[str, str, float]],
+        vectors: Any,
+        filt: wq.Query | None,
+        mask: set[int] | None,
+        want: int,
+        prefer: tuple[tuple[frozenset[int], float], ...],
+        cache: dict[Any, Any],
+    ) -> list[SearchHit]:
         """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
         from .dense import dense_order, fuse  # numpy: only with embeddings in use
         from .rank import SPACE, top_docs
@@ -142,19 +171,41 @@ class Queries:
         cache.setdefault(SPACE, str(self.index.dir))
         allow = self._allowed(searcher, filt, cache)
         bm25 = weighting()
-        docs = [d for d in searcher.reader().all_doc_ids() if (allow is None or d in allow) and not (mask and d in mask)]
-        lexical = self._settle(searcher, top_docs(searcher, plain, max(1, len(docs)), B=bm25.B, K1=bm25.K1,
-                                                  allow=allow, deny=mask, cache=cache, prefer=prefer))
+        docs = [
+            d
+            for d in searcher.reader().all_doc_ids()
+            if (allow is None or d in allow) and not (mask and d in mask)
+        ]
+        lexical = self._settle(
+            searcher,
+            top_docs(
+                searcher,
+                plain,
+                max(1, len(docs)),
+                B=bm25.B,
+                K1=bm25.K1,
+                allow=allow,
+                deny=mask,
+                cache=cache,
+                prefer=prefer,
+            ),
+        )
         keys = [self._doc_key(searcher, d, cache) for d in docs]
         try:
-            similarities = vectors.of(keys, self._doc_text) @ vectors.query(" ".join(parsed.text.split()))
+            similarities = vectors.of(keys, self._doc_text) @ vectors.query(
+                " ".join(parsed.text.split())
+            )
         except ContextFSError:
             raise
         except Exception as exc:  # noqa: BLE001 - the caller's model failed: say so, never heal the index
-            raise SearchIndexError(f"the embeddings failed ({type(exc).__name__}: {exc}); fix the model, or "
-                                   "turn dense ranking off with ctx.index.use_embeddings(None)") from exc
+            raise SearchIndexError(
+                f"the embeddings failed ({type(exc).__name__}: {exc}); fix the model, or "
+                "turn dense ranking off with ctx.index.use_embeddings(None)"
+            ) from exc
         fused = fuse([d for _, d in lexical], dense_order(docs, similarities))
-        return self._hits(searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want)
+        return self._hits(
+            searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want
+        )
 
     def _doc_key(self, searcher: Any, docnum: int, cache: dict[Any, Any]) -> str:
         """What a document's vector is filed under: its file, line and version."""
@@ -162,7 +213,9 @@ class Queries:
         key = keys.get(docnum)
         if key is None:
             fields = searcher.stored_fields(docnum)
-            key = keys[docnum] = f"{fields['rel']}\x00{fields.get('line') or 0}\x00{fields.get('version') or ''}"
+            key = keys[docnum] = (
+                f"{fields['rel']}\x00{fields.get('line') or 0}\x00{fields.get('version') or ''}"
+            )
         return key
 
     def _doc_text(self, key: str) -> str:
@@ -178,8 +231,15 @@ class Queries:
             return "" if turn is None else f"{turn.speaker or turn.role}: {turn.content}"
         return strip_frontmatter(text)[:4000]
 
-    def _run_whoosh(self, searcher: Any, parsed: Any, filt: wq.Query | None, mask: set[int] | None, want: int,
-                    prefer: tuple[tuple[frozenset[int], float], ...]) -> list[SearchHit]:
+    def _run_whoosh(
+        self,
+        searcher: Any,
+        parsed: Any,
+        filt: wq.Query | None,
+        mask: set[int] | None,
+        want: int,
+        prefer: tuple[tuple[frozenset[int], float], ...],
+    ) -> list[SearchHit]:
         """A query through Whoosh's own matchers (phrases, booleans, ranges, ``*``, small plain queries)."""
         loose = None if parsed.most_recent else loosen_phrases(parsed.query)
         if loose is not None:
@@ -196,8 +256,16 @@ class Queries:
         ranked, _ = self._ranked(searcher, parsed.query, filt, mask, want + 5)
         return self._hits(searcher, ranked, parsed.words, want)
 
-    def _ranked(self, searcher: Any, q: wq.Query, filt: wq.Query | None, mask: set[int] | None,
-                fetch: int | None, *, recent: bool = False) -> tuple[list[tuple[float, int]], bool]:
+    def _ranked(
+        self,
+        searcher: Any,
+        q: wq.Query,
+        filt: wq.Query | None,
+        mask: set[int] | None,
+        fetch: int | None,
+        *,
+        recent: bool = False,
+    ) -> tuple[list[tuple[float, int]], bool]:
         """At least ``fetch`` (score, docnum) of ``q`` in the order of :func:`contextfs.text.scoring.tie_order`,
         and whether that is every match.
 
@@ -215,7 +283,9 @@ class Queries:
             edge = self._edge(searcher, got[fetch - 1], recent)
             if self._edge(searcher, got[-1], recent) != edge:
                 end = fetch
-                while self._edge(searcher, got[end], recent) == edge:  # ties sit together in Whoosh's order
+                while (
+                    self._edge(searcher, got[end], recent) == edge
+                ):  # ties sit together in Whoosh's order
                     end += 1
                 return self._settle(searcher, got[:end]), False
             limit *= 4
@@ -231,10 +301,14 @@ class Queries:
         cache = self._searcher_cache(searcher)
         got = cache.get("updated-column")
         if got is None:
-            got = cache["updated-column"] = searcher.reader().column_reader("updated", translate=False)
+            got = cache["updated-column"] = searcher.reader().column_reader(
+                "updated", translate=False
+            )
         return got
 
-    def _settle(self, searcher: Any, ranked: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    def _settle(
+        self, searcher: Any, ranked: Iterable[tuple[float, int]]
+    ) -> list[tuple[float, int]]:
         """``ranked`` in :func:`contextfs.text.scoring.tie_order`: score, newest ``updated``, path, line.
 
         Path and line are read (stored fields) only for hits equal on score and time.
@@ -243,8 +317,13 @@ class Queries:
         if not ranked:
             return []
         column = self._updated(searcher)
-        keyed = sorted(((-round(score, scoring.SCORE_DIGITS), -column[docnum], score, docnum)
-                        for score, docnum in ranked), key=lambda item: (item[0], item[1], item[3]))
+        keyed = sorted(
+            (
+                (-round(score, scoring.SCORE_DIGITS), -column[docnum], score, docnum)
+                for score, docnum in ranked
+            ),
+            key=lambda item: (item[0], item[1], item[3]),
+        )
         out: list[tuple[float, int]] = []
         i = 0
         while i < len(keyed):
@@ -263,7 +342,9 @@ class Queries:
         fields = searcher.stored_fields(docnum)
         return (fields.get("rel") or "", int(fields.get("line") or 0))
 
-    def _hits(self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int) -> list[SearchHit]:
+    def _hits(
+        self, searcher: Any, ranked: Iterable[tuple[float, int]], words: list[str], want: int
+    ) -> list[SearchHit]:
         """The first ``want`` of the ranked (score, docnum) whose files are still there, as hits."""
         hits: list[SearchHit] = []
         for score, docnum in ranked:
@@ -274,8 +355,15 @@ class Queries:
                     break
         return hits
 
-    def _run_phrases(self, searcher: Any, parsed: Any, loose: wq.Query, filt: wq.Query | None,
-                     mask: set[int] | None, want: int) -> list[SearchHit]:
+    def _run_phrases(
+        self,
+        searcher: Any,
+        parsed: Any,
+        loose: wq.Query,
+        filt: wq.Query | None,
+        mask: set[int] | None,
+        want: int,
+    ) -> list[SearchHit]:
         """Body phrases: Whoosh finds notes holding every word, the file text decides the phrase."""
         check = PhraseCheck(parsed.query, loose, searcher, self.index.schema["body"].analyzer)
         hits: list[SearchHit] = []
@@ -287,7 +375,9 @@ class Queries:
                 if docnum in seen:
                     continue
                 seen.add(docnum)
-                made = self._hit(searcher.stored_fields(docnum), score, parsed.words, check=check, docnum=docnum)
+                made = self._hit(
+                    searcher.stored_fields(docnum), score, parsed.words, check=check, docnum=docnum
+                )
                 if made is not None:
                     hits.append(made)
                     if len(hits) >= want:
@@ -305,28 +395,55 @@ class Queries:
         self._rank_cache = (searcher, fresh)
         return fresh
 
-    def _prefer(self, searcher: Any, parsed: Any, cache: dict[Any, Any]) -> tuple[tuple[frozenset[int], float], ...]:
+    def _prefer(
+        self, searcher: Any, parsed: Any, cache: dict[Any, Any]
+    ) -> tuple[tuple[frozenset[int], float], ...]:
         """The documents a question names by who spoke them or when they are dated, with PRIOR."""
         if not parsed.plain:
             return ()
         out = []
         speakers = cache.get("speakers")
         if speakers is None:
-            speakers = cache["speakers"] = [b.decode("utf-8") for b in searcher.reader().lexicon("speaker")]
+            speakers = cache["speakers"] = [
+                b.decode("utf-8") for b in searcher.reader().lexicon("speaker")
+            ]
         aliases = cache.get("aliases")
         if aliases is None:
-            pairs = (b.decode("utf-8").partition(ALIAS_SEP) for b in searcher.reader().lexicon("alias"))
+            pairs = (
+                b.decode("utf-8").partition(ALIAS_SEP) for b in searcher.reader().lexicon("alias")
+            )
             aliases = cache["aliases"] = [(name, speaker) for name, _, speaker in pairs if speaker]
-        named = sorted(contextfs_text.names_in(parsed.words, speakers)
-                       | {speaker for name, speaker in aliases if contextfs_text.names_in(parsed.words, [name])})
+        named = sorted(
+            contextfs_text.names_in(parsed.words, speakers)
+            | {
+                speaker
+                for name, speaker in aliases
+                if contextfs_text.names_in(parsed.words, [name])
+            }
+        )
         wanted: list[tuple[Any, wq.Query]] = []
         if named:
-            wanted.append((("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named])))
+            wanted.append(
+                (("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named]))
+            )
         if parsed.periods:
             spans = tuple((p.start, p.until) for p in parsed.periods)
-            wanted.append((("dated", spans), wq.Or([wq.DateRange("updated", datetime(a.year, a.month, a.day),
-                                                                 datetime(b.year, b.month, b.day), endexcl=True)
-                                                   for a, b in spans])))
+            wanted.append(
+                (
+                    ("dated", spans),
+                    wq.Or(
+                        [
+                            wq.DateRange(
+                                "updated",
+                                datetime(a.year, a.month, a.day),
+                                datetime(b.year, b.month, b.day),
+                                endexcl=True,
+                            )
+                            for a, b in spans
+                        ]
+                    ),
+                )
+            )
         for key, q in wanted:
             docs = cache.get(key)
             if docs is None:
@@ -344,6 +461,15 @@ class Queries:
         self._trash_cache = (searcher, docs)
         return docs
 
-    def _hit(self, fields: dict[str, Any], score: float, words: list[str], *,
-             check: PhraseCheck | None = None, docnum: int = -1) -> SearchHit | None:
-        return make_hit(self.index.files, self.index.notify, fields, score, words, check=check, docnum=docnum)
+    def _hit(
+        self,
+        fields: dict[str, Any],
+        score: float,
+        words: list[str],
+        *,
+        check: PhraseCheck | None = None,
+        docnum: int = -1,
+    ) -> SearchHit | None:
+        return make_hit(
+            self.index.files, self.index.notify, fields, score, words, check=check, docnum=docnum
+        )

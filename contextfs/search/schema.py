@@ -50,7 +50,9 @@ ALIAS_SEP = "\t"
 _MAX_CONTEXT_CHARS = 1 << 14
 
 
-def _text_field(analyzer: Any, *, positions: bool, stored: bool = False, field_boost: float = 1.0) -> TEXT:
+def _text_field(
+    analyzer: Any, *, positions: bool, stored: bool = False, field_boost: float = 1.0
+) -> TEXT:
     field = TEXT(analyzer=analyzer, phrase=positions, stored=stored, field_boost=field_boost)
     fmt = StemPositions if positions else StemFrequency
     field.format = fmt(field_boost=field.format.field_boost)
@@ -102,10 +104,14 @@ def make_schema() -> Schema:
 
 def _fingerprint() -> str:
     schema = make_schema()
-    desc = ";".join(f"{name}:{type(schema[name]).__name__}:{getattr(schema[name], 'field_boost', 1)}"
-                    for name in schema.names())
+    desc = ";".join(
+        f"{name}:{type(schema[name]).__name__}:{getattr(schema[name], 'field_boost', 1)}"
+        for name in schema.names()
+    )
     rules = f"text{contextfs_text.RULES_VERSION}|{type(schema['body'].analyzer).__name__}"
-    return hashlib.sha1(f"v4|{desc}|{rules}|{','.join(INDEXED_SUFFIXES)}|logs".encode()).hexdigest()[:16]
+    return hashlib.sha1(
+        f"v4|{desc}|{rules}|{','.join(INDEXED_SUFFIXES)}|logs".encode()
+    ).hexdigest()[:16]
 
 
 SCHEMA_FINGERPRINT = _fingerprint()
@@ -193,24 +199,35 @@ def _turn_docs(base: dict[str, Any], text: str, rel: str) -> list[dict[str, Any]
     """One document per message of a conversation log: who said what, when, and next to what."""
     turns, bad = read_turns(text)
     if bad:
-        log.warning("%s: lines %s are not messages; not indexing them", rel, ", ".join(map(str, bad[:5])))
+        log.warning(
+            "%s: lines %s are not messages; not indexing them", rel, ", ".join(map(str, bad[:5]))
+        )
     aka = known_as(turns)
     # Quarantined messages are hidden from recall, so their words must not lift a neighbour.
     shown = [t.content[:_MAX_CONTEXT_CHARS] if t.trust != "quarantined" else "" for t in turns]
     docs = []
     for i, turn in enumerate(turns):
         doc = dict(base)
-        doc.update({
-            "line": turn.line, "title": "", "meta": " ".join((turn.speaker or "", *aka.get(turn.speaker or "", ()))),
-            "body": turn.content[:_MAX_INDEXED_CHARS],
-            "alias": ",".join(f"{name}{ALIAS_SEP}{turn.speaker}".replace(",", " ")
-                              for name in aka.get(turn.speaker or "", ())),
-            "context": "\n".join(shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)),
-            "far": "\n".join(shown[j] for j in (i - 2, i + 2) if 0 <= j < len(shown)),
-            "speaker": turn.speaker or "", "role": turn.role,
-            "trust": turn.trust if turn.trust in ("trusted", "untrusted", "quarantined") else "untrusted",
-            "updated": parse_when(turn.time) or base["updated"],
-        })
+        doc.update(
+            {
+                "line": turn.line,
+                "title": "",
+                "meta": " ".join((turn.speaker or "", *aka.get(turn.speaker or "", ()))),
+                "body": turn.content[:_MAX_INDEXED_CHARS],
+                "alias": ",".join(
+                    f"{name}{ALIAS_SEP}{turn.speaker}".replace(",", " ")
+                    for name in aka.get(turn.speaker or "", ())
+                ),
+                "context": "\n".join(shown[j] for j in (i - 1, i + 1) if 0 <= j < len(shown)),
+                "far": "\n".join(shown[j] for j in (i - 2, i + 2) if 0 <= j < len(shown)),
+                "speaker": turn.speaker or "",
+                "role": turn.role,
+                "trust": turn.trust
+                if turn.trust in ("trusted", "untrusted", "quarantined")
+                else "untrusted",
+                "updated": parse_when(turn.time) or base["updated"],
+            }
+        )
         docs.append(doc)
     return docs
 
@@ -241,8 +258,14 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
     if is_log(rel):
         text = data.decode("utf-8", errors="replace")
         base = {
-            "rel": rel, "path": ",".join(s.replace(",", " ") for s in _ancestors(rel)), "tags": "",
-            "kind": top, "author": "", "trash": "0", "updated": mtime, "version": blob_version(data),
+            "rel": rel,
+            "path": ",".join(s.replace(",", " ") for s in _ancestors(rel)),
+            "tags": "",
+            "kind": top,
+            "author": "",
+            "trash": "0",
+            "updated": mtime,
+            "version": blob_version(data),
             "stat": (st.st_mtime_ns, st.st_size),
         }
         return _turn_docs(base, text, rel)
@@ -270,23 +293,29 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
     updated = parse_when(meta.get("updated")) or parse_when(meta.get("created")) or mtime
     trust = meta.get("trust")
     tags = _tags(meta.get("tags"))
-    abstract = " ".join(_text(meta.get(k)) for k in ("abstract", "description", "overview", "summary"))
-    return [{
-        "rel": rel,
-        "line": None,
-        "path": ",".join(s.replace(",", " ") for s in scopes),
-        "title": title,
-        "meta": "\n".join((abstract.strip(), "\n".join(_HEADING.findall(body)), " ".join(tags))),
-        "body": body,
-        "tags": ",".join(tags),
-        "kind": kind,
-        "author": str(meta.get("author") or ""),
-        "trust": trust if isinstance(trust, str) and trust else "trusted",
-        "speaker": "",
-        "alias": "",
-        "role": "",
-        "trash": "1" if in_trash else "0",
-        "updated": updated,
-        "version": version,
-        "stat": (st.st_mtime_ns, st.st_size),
-    }]
+    abstract = " ".join(
+        _text(meta.get(k)) for k in ("abstract", "description", "overview", "summary")
+    )
+    return [
+        {
+            "rel": rel,
+            "line": None,
+            "path": ",".join(s.replace(",", " ") for s in scopes),
+            "title": title,
+            "meta": "\n".join(
+                (abstract.strip(), "\n".join(_HEADING.findall(body)), " ".join(tags))
+            ),
+            "body": body,
+            "tags": ",".join(tags),
+            "kind": kind,
+            "author": str(meta.get("author") or ""),
+            "trust": trust if isinstance(trust, str) and trust else "trusted",
+            "speaker": "",
+            "alias": "",
+            "role": "",
+            "trash": "1" if in_trash else "0",
+            "updated": updated,
+            "version": version,
+            "stat": (st.st_mtime_ns, st.st_size),
+        }
+    ]

@@ -22,8 +22,16 @@ from whoosh.searching import Searcher
 from . import compat
 from .planning import weighting
 
-__all__ = ["delete_paths", "fill", "indexed_stats", "merge_policy", "open_readers", "refreshed", "stored_stat",
-           "tier"]
+__all__ = [
+    "delete_paths",
+    "fill",
+    "indexed_stats",
+    "merge_policy",
+    "open_readers",
+    "refreshed",
+    "stored_stat",
+    "tier",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +46,9 @@ _POOL_MB = 512
 _SEGMENTS_PER_TIER = 4
 
 
-def fill(ix: Any, schema: Any, files: list[str], docs_of: Callable[[str], Iterable[dict[str, Any]]]) -> int:
+def fill(
+    ix: Any, schema: Any, files: list[str], docs_of: Callable[[str], Iterable[dict[str, Any]]]
+) -> int:
     """Add every file to the fresh index ``ix``; returns the document count.
 
     Large builds use two worker processes (Whoosh's ``MpWriter``) that analyse and
@@ -50,13 +60,19 @@ def fill(ix: Any, schema: Any, files: list[str], docs_of: Callable[[str], Iterab
     procs = min(_PARALLEL_PROCS, os.cpu_count() or 1)
     if procs > 1 and len(files) >= _PARALLEL_MIN_FILES:
         try:
-            count = _write_all(ix.writer(procs=procs, multisegment=True, limitmb=_POOL_MB, codec=compat.codec()), files, docs_of)
+            count = _write_all(
+                ix.writer(procs=procs, multisegment=True, limitmb=_POOL_MB, codec=compat.codec()),
+                files,
+                docs_of,
+            )
             with ix.searcher() as check:
                 if check.doc_count_all() == count:
                     return count
             log.warning("search index: the parallel build lost documents; building with one writer")
         except Exception as exc:  # noqa: BLE001 - fall back to the plain build below
-            log.warning("search index: the parallel build failed (%s); building with one writer", exc)
+            log.warning(
+                "search index: the parallel build failed (%s); building with one writer", exc
+            )
         folder = ix.storage.folder
         for entry in os.scandir(folder):
             os.unlink(entry.path)
@@ -64,7 +80,10 @@ def fill(ix: Any, schema: Any, files: list[str], docs_of: Callable[[str], Iterab
     # One writer: Whoosh sorts postings in memory runs and writes one compact segment.
     return _write_all(ix.writer(limitmb=_POOL_MB, codec=compat.codec()), files, docs_of)
 
-def _write_all(writer: Any, files: list[str], docs_of: Callable[[str], Iterable[dict[str, Any]]]) -> int:
+
+def _write_all(
+    writer: Any, files: list[str], docs_of: Callable[[str], Iterable[dict[str, Any]]]
+) -> int:
     count = 0
     try:
         for rel in files:
@@ -167,7 +186,9 @@ def delete_paths(writer: Any, rels: list[str], open_readers: dict[str, Any]) -> 
         for segment in writer.segments:
             leaf = open_readers.get(segment.segment_id())
             if leaf is None:
-                leaf = SegmentReader(writer.storage, writer.schema, segment, generation=writer.generation)
+                leaf = SegmentReader(
+                    writer.storage, writer.schema, segment, generation=writer.generation
+                )
                 opened.append(leaf)
             for rel in rels:
                 if ("rel", rel) in leaf:

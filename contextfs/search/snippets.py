@@ -29,10 +29,10 @@ def strip_frontmatter(text: str) -> str:
     first_nl = text.find("\n")
     if first_nl < 0 or text[:first_nl].rstrip() != "---":
         return text
-    match = re.search(r"^(?:---|\.\.\.)[ \t]*\r?$", text[first_nl + 1:], re.MULTILINE)
+    match = re.search(r"^(?:---|\.\.\.)[ \t]*\r?$", text[first_nl + 1 :], re.MULTILINE)
     if match is None:
         return text
-    return text[first_nl + 1 + match.end():].lstrip("\r\n")
+    return text[first_nl + 1 + match.end() :].lstrip("\r\n")
 
 
 def _prefixes(words: list[str]) -> list[str]:
@@ -57,7 +57,10 @@ def _word_starts(body: str, prefixes: list[str]) -> list[tuple[int, str]]:
     low = body.lower()
     if len(low) != len(body):
         pattern = re.compile(r"\b(" + "|".join(map(re.escape, prefixes)) + ")", re.IGNORECASE)
-        return [(m.start(), m.group(1).lower()) for m in itertools.islice(pattern.finditer(body), _MAX_MATCHES)]
+        return [
+            (m.start(), m.group(1).lower())
+            for m in itertools.islice(pattern.finditer(body), _MAX_MATCHES)
+        ]
     taken: dict[int, str] = {}
     for prefix in prefixes:  # longest first: a position keeps the longest prefix, as the regex does
         i = low.find(prefix)
@@ -80,7 +83,7 @@ def make_snippet(body: str, words: list[str], width: int = 200) -> str:
             best, best_score = matches[0][0], 0
             wanted = len({w for _, w in matches})  # the most distinct words any window can hold
             for i, (pos, _) in enumerate(matches):
-                distinct = {w for p, w in matches[i:i + 12] if p < pos + width}
+                distinct = {w for p, w in matches[i : i + 12] if p < pos + width}
                 if len(distinct) > best_score:
                     best, best_score = pos, len(distinct)
                     if best_score >= wanted:  # every query word is in this window: no better one
@@ -94,7 +97,7 @@ def make_snippet(body: str, words: list[str], width: int = 200) -> str:
         while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
             lines.pop(0)
         body = "\n".join(lines)
-    chunk = body[start:start + width + 40]
+    chunk = body[start : start + width + 40]
     text = _SPACE.sub(" ", chunk).strip()
     if len(text) > width:
         cut = text.rfind(" ", 0, width)

@@ -42,8 +42,20 @@ from .schema import SCHEMA_FINGERPRINT
 if TYPE_CHECKING:
     from ..files.state import StateDir
 
-__all__ = ["INDEX_FORMAT", "STAMP_FILE", "STAMP_MAGIC", "WHOOSH_VERSION", "check_sums", "current", "disk_digest",
-           "read_stamp", "record_disk", "settled", "valid", "write_stamp"]
+__all__ = [
+    "INDEX_FORMAT",
+    "STAMP_FILE",
+    "STAMP_MAGIC",
+    "WHOOSH_VERSION",
+    "check_sums",
+    "current",
+    "disk_digest",
+    "read_stamp",
+    "record_disk",
+    "settled",
+    "valid",
+    "write_stamp",
+]
 
 STAMP_FILE = "stamp.json"
 STAMP_MAGIC = "contextfs-search-index"
@@ -72,11 +84,23 @@ def read_stamp(folder: Path, state: StateDir) -> dict[str, Any] | None:
     return data
 
 
-def write_stamp(folder: Path, state: StateDir, build: str, head: str | None,
-                previous: dict[str, Any] | None = None, *, disk: str | None = None) -> None:
+def write_stamp(
+    folder: Path,
+    state: StateDir,
+    build: str,
+    head: str | None,
+    previous: dict[str, Any] | None = None,
+    *,
+    disk: str | None = None,
+) -> None:
     data: dict[str, Any] = {
-        "magic": STAMP_MAGIC, "format": INDEX_FORMAT, "schema": SCHEMA_FINGERPRINT,
-        "codec": codec_id(), "whoosh": WHOOSH_VERSION, "build": build, "head": head,
+        "magic": STAMP_MAGIC,
+        "format": INDEX_FORMAT,
+        "schema": SCHEMA_FINGERPRINT,
+        "codec": codec_id(),
+        "whoosh": WHOOSH_VERSION,
+        "build": build,
+        "head": head,
         "files": file_sums(folder, (previous or {}).get("files") or {}),
     }
     if disk is not None:
@@ -93,30 +117,52 @@ def disk_digest(on_disk: dict[str, tuple[int, int]]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
-def current(stamp: dict[str, Any], head: str | None, on_disk: Callable[[], dict[str, tuple[int, int]]]) -> bool:
+def current(
+    stamp: dict[str, Any], head: str | None, on_disk: Callable[[], dict[str, tuple[int, int]]]
+) -> bool:
     """True when a verified stamp says the index matches every file: the same HEAD, the
     same files (``on_disk()`` walks them), and every index file's record settled."""
-    return (stamp.get("disk") is not None and stamp.get("head") == head and settled(stamp.get("files"))
-            and stamp["disk"] == disk_digest(on_disk()))
+    return (
+        stamp.get("disk") is not None
+        and stamp.get("head") == head
+        and settled(stamp.get("files"))
+        and stamp["disk"] == disk_digest(on_disk())
+    )
 
 
 def record_disk(folder: Path, state: StateDir, disk: str, previous: dict[str, Any]) -> None:
     """Rewrite the stamp with ``disk`` (and settled file records) unless it already has them."""
     stamp = read_stamp(folder, state) or previous
     if stamp.get("disk") != disk or not settled(stamp.get("files")):
-        write_stamp(folder, state, str(stamp.get("build") or secrets.token_hex(8)), stamp.get("head"), stamp,
-                    disk=disk)
+        write_stamp(
+            folder,
+            state,
+            str(stamp.get("build") or secrets.token_hex(8)),
+            stamp.get("head"),
+            stamp,
+            disk=disk,
+        )
 
 
 def valid(stamp: dict[str, Any] | None) -> bool:
     """True when the stamp describes an index this version of contextfs can read."""
-    return (stamp is not None and stamp.get("format") == INDEX_FORMAT and stamp.get("schema") == SCHEMA_FINGERPRINT
-            and stamp.get("codec") == codec_id() and stamp.get("whoosh") == WHOOSH_VERSION)
+    return (
+        stamp is not None
+        and stamp.get("format") == INDEX_FORMAT
+        and stamp.get("schema") == SCHEMA_FINGERPRINT
+        and stamp.get("codec") == codec_id()
+        and stamp.get("whoosh") == WHOOSH_VERSION
+    )
 
 
 def _index_files(folder: Path) -> list[os.DirEntry[str]]:
-    return [e for e in os.scandir(folder) if e.is_file(follow_symlinks=False) and e.name not in UNSUMMED
-            and not e.name.endswith(".tmp")]
+    return [
+        e
+        for e in os.scandir(folder)
+        if e.is_file(follow_symlinks=False)
+        and e.name not in UNSUMMED
+        and not e.name.endswith(".tmp")
+    ]
 
 
 def _sha1(path: str) -> str:
@@ -142,7 +188,12 @@ def file_sums(folder: Path, known: dict[str, Any]) -> dict[str, list[Any]]:
     for entry in _index_files(folder):
         st = entry.stat(follow_symlinks=False)
         old = known.get(entry.name)
-        if isinstance(old, list) and len(old) in (2, 5) and old[0] == st.st_size and old[2:] in ([], _times(st)):
+        if (
+            isinstance(old, list)
+            and len(old) in (2, 5)
+            and old[0] == st.st_size
+            and old[2:] in ([], _times(st))
+        ):
             sha = old[1]
         else:
             sha = _sha1(entry.path)
@@ -152,7 +203,9 @@ def file_sums(folder: Path, known: dict[str, Any]) -> dict[str, list[Any]]:
 
 def settled(sums: Any) -> bool:
     """True when every file's record carries its times (so :func:`check_sums` can skip hashing)."""
-    return isinstance(sums, dict) and all(isinstance(info, list) and len(info) == 5 for info in sums.values())
+    return isinstance(sums, dict) and all(
+        isinstance(info, list) and len(info) == 5 for info in sums.values()
+    )
 
 
 def check_sums(folder: Path, sums: Any, *, full: bool = False) -> str:

@@ -121,7 +121,9 @@ class IndexUpkeep:
                         stamp = self._open_existing()
                     except BrokenIndex as why:
                         if self.dir.exists():
-                            log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                            log.warning(
+                                "search index at %s %s; rebuilding it from the files", self.dir, why
+                            )
                         else:
                             log.info("creating the search index at %s", self.dir)
                         self._rebuild_locked()
@@ -131,19 +133,31 @@ class IndexUpkeep:
                     except OSError:
                         raise
                     except Exception as exc:  # noqa: BLE001 - any whoosh failure means rebuild
-                        log.warning("search index at %s failed while reconciling (%s); rebuilding it", self.dir, exc)
+                        log.warning(
+                            "search index at %s failed while reconciling (%s); rebuilding it",
+                            self.dir,
+                            exc,
+                        )
                         self._rebuild_locked()
                 except OSError as exc:
                     self._drop()
-                    log.warning("search index at %s cannot be written (%s); searches will retry", self.dir, exc.strerror)
+                    log.warning(
+                        "search index at %s cannot be written (%s); searches will retry",
+                        self.dir,
+                        exc.strerror,
+                    )
 
     def _open_if_current(self) -> bool:
         """Open the index without the lock or any write when it matches every file; else False."""
         try:
-            if any(self.state.path.glob("index.*-*")):  # a killed rebuild's folder: the locked open removes it
+            if any(
+                self.state.path.glob("index.*-*")
+            ):  # a killed rebuild's folder: the locked open removes it
                 return False
             stamp = self._open_existing()
-            if not self._pending and current(stamp, self.manager.head(), lambda: walk_indexable(self.files)):
+            if not self._pending and current(
+                stamp, self.manager.head(), lambda: walk_indexable(self.files)
+            ):
                 return True
         except (BrokenIndex, ContextFSError, OSError):
             pass
@@ -193,8 +207,10 @@ class IndexUpkeep:
         if stamp is None:
             raise BrokenIndex("has no valid contextfs stamp (not created by contextfs, or damaged)")
         if not valid(stamp):
-            raise BrokenIndex(f"was built by another index format "
-                          f"({stamp.get('format')}/{stamp.get('schema')}/{stamp.get('codec')})")
+            raise BrokenIndex(
+                f"was built by another index format "
+                f"({stamp.get('format')}/{stamp.get('schema')}/{stamp.get('codec')})"
+            )
         damaged = check_sums(self.dir, stamp.get("files"), full=full)
         if damaged:
             raise BrokenIndex(f"has damaged or unexpected files ({damaged})")
@@ -245,7 +261,9 @@ class IndexUpkeep:
         with self._mutex:
             self._pending.clear()
         self._open_existing()
-        log.info("search index rebuilt: %d documents in %.2fs", count, time.perf_counter() - started)
+        log.info(
+            "search index rebuilt: %d documents in %.2fs", count, time.perf_counter() - started
+        )
         return count
 
     def _fill(self, ix: Any, files: list[str]) -> int:
@@ -262,12 +280,19 @@ class IndexUpkeep:
         """Bring the index up to the files: HEAD movement plus (mtime, size) drift."""
         on_disk = walk_indexable(self.files)
         indexed, twice = segments.indexed_stats(self.searcher.reader())
-        changed = {rel for rel, st in on_disk.items() if rel not in indexed or segments.stored_stat(indexed[rel][0]) != st}
+        changed = {
+            rel
+            for rel, st in on_disk.items()
+            if rel not in indexed or segments.stored_stat(indexed[rel][0]) != st
+        }
         changed |= {rel for rel in indexed if rel not in on_disk}
         changed |= twice
         head = self.manager.head()
         if changed:
-            log.info("search index: %d file(s) changed since it was last updated; re-indexing them", len(changed))
+            log.info(
+                "search index: %d file(s) changed since it was last updated; re-indexing them",
+                len(changed),
+            )
         self._apply(changed, head, force_commit=stamp.get("head") != head)
         # The files' digest lets the next process skip this; a file that failed to index is retried.
         if all(("rel", rel) in self.searcher.reader() for rel in changed if rel in on_disk):
@@ -278,8 +303,11 @@ class IndexUpkeep:
         head = self.manager.head()
         stamp = read_stamp(self.dir, self.state)
         if (
-            self._ix is not None and stamp is not None and stamp.get("build") == self._build
-            and stamp.get("head") == head and not self._pending
+            self._ix is not None
+            and stamp is not None
+            and stamp.get("build") == self._build
+            and stamp.get("head") == head
+            and not self._pending
         ):
             self._refresh()
             return
@@ -289,7 +317,9 @@ class IndexUpkeep:
                 try:
                     stamp = self._open_existing()
                 except BrokenIndex as why:
-                    log.warning("search index at %s %s; rebuilding it from the files", self.dir, why)
+                    log.warning(
+                        "search index at %s %s; rebuilding it from the files", self.dir, why
+                    )
                     self._rebuild_locked()
                     return
             head = self.manager.head()
@@ -299,7 +329,12 @@ class IndexUpkeep:
                 try:
                     todo |= {p for p in self.manager.git.changed(old, head) if indexable(p)}
                 except (VersioningError, ContextFSError) as exc:
-                    log.info("search index: cannot diff %s..%s (%s); reconciling every file", old, head, exc)
+                    log.info(
+                        "search index: cannot diff %s..%s (%s); reconciling every file",
+                        old,
+                        head,
+                        exc,
+                    )
                     self._reconcile_locked(stamp)
                     return
             self._apply(todo, head, force_commit=old != head)
@@ -321,7 +356,13 @@ class IndexUpkeep:
                 raise
             writer.commit(mergetype=segments.merge_policy)
         if todo or force_commit:
-            write_stamp(self.dir, self.state, self._build or secrets.token_hex(8), head, read_stamp(self.dir, self.state))
+            write_stamp(
+                self.dir,
+                self.state,
+                self._build or secrets.token_hex(8),
+                head,
+                read_stamp(self.dir, self.state),
+            )
             self._head = head
         with self._mutex:
             self._pending -= taken

@@ -38,8 +38,16 @@ class VerifyReport:
         return not (self.missing or self.stale or self.extra or self.duplicates or self.rebuilt)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"checked": self.checked, "missing": self.missing, "stale": self.stale, "extra": self.extra,
-                "duplicates": self.duplicates, "rebuilt": self.rebuilt, "fixed": self.fixed, "ok": self.ok}
+        return {
+            "checked": self.checked,
+            "missing": self.missing,
+            "stale": self.stale,
+            "extra": self.extra,
+            "duplicates": self.duplicates,
+            "rebuilt": self.rebuilt,
+            "fixed": self.fixed,
+            "ok": self.ok,
+        }
 
 
 def compare(files: RootFiles, reader: Any, report: VerifyReport) -> None:

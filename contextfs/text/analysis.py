@@ -230,13 +230,18 @@ INTERJECTIONS: frozenset[str] = frozenset(
     morning night evening bye goodbye welcome sorry please true damn gosh phew man dude bro guys
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
-_GREETING = r"(?i:thank\s+you|good\s+(?:morning|night|evening|luck)|see\s+you|love\s+you|" + \
-    "|".join(sorted(INTERJECTIONS, key=len, reverse=True)) + ")"
+_GREETING = (
+    r"(?i:thank\s+you|good\s+(?:morning|night|evening|luck)|see\s+you|love\s+you|"
+    + "|".join(sorted(INTERJECTIONS, key=len, reverse=True))
+    + ")"
+)
 _NAME = r"([A-Z][a-z]{1,19})"
 #: A name that opens a message ("Hey Kate!", "Kate, ...", "Thanks Mel.") or closes it ("..., Kate?",
 #: "How are you doing today Kate?").
-_ADDRESS = (re.compile(rf"^\W*(?:{_GREETING}\W+)?{_NAME}\s*[,!?.](?!\w)"),
-            re.compile(rf"(?:,|\b{_GREETING}|\w)\s+{_NAME}\s*[!?.]*[^\w]*$"))
+_ADDRESS = (
+    re.compile(rf"^\W*(?:{_GREETING}\W+)?{_NAME}\s*[,!?.](?!\w)"),
+    re.compile(rf"(?:,|\b{_GREETING}|\w)\s+{_NAME}\s*[!?.]*[^\w]*$"),
+)
 
 
 def address_names(text: str) -> list[str]:

@@ -33,15 +33,35 @@ from datetime import date, datetime, timedelta, timezone
 
 __all__ = ["DAY_REACH", "Period", "day_of", "moment_of", "periods", "within"]
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
-           "october", "november", "december")
-_MONTH = r"(?P<{name}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
-         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH = (
+    r"(?P<{name}>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+)
 _YEAR = r"(?P<{name}>(?:19|20)\d\d)"
 _DAY = r"(?P<{name}>[0-3]?\d)(?:st|nd|rd|th)?"
 _FORMS = (
-    ("day", rf"\b{_DAY.format(name='d')}(?:\s+of)?\s+{_MONTH.format(name='m')},?\s+{_YEAR.format(name='y')}\b"),
-    ("day", rf"\b{_MONTH.format(name='m')}\s+{_DAY.format(name='d')},?\s+{_YEAR.format(name='y')}\b"),
+    (
+        "day",
+        rf"\b{_DAY.format(name='d')}(?:\s+of)?\s+{_MONTH.format(name='m')},?\s+{_YEAR.format(name='y')}\b",
+    ),
+    (
+        "day",
+        rf"\b{_MONTH.format(name='m')}\s+{_DAY.format(name='d')},?\s+{_YEAR.format(name='y')}\b",
+    ),
     ("day", rf"\b{_YEAR.format(name='y')}-(?P<mn>[01]\d)-{_DAY.format(name='d')}\b"),
     ("month", rf"\b{_MONTH.format(name='m')},?\s+{_YEAR.format(name='y')}\b"),
     ("month", rf"\b{_YEAR.format(name='y')}-(?P<mn>[01]\d)\b(?!-\d)"),
@@ -65,7 +85,11 @@ class Period:
     @property
     def until(self) -> date:
         """The end of what the period reaches (exclusive): a day reaches :data:`DAY_REACH` more days."""
-        return self.end + timedelta(days=DAY_REACH) if self.end - self.start == timedelta(days=1) else self.end
+        return (
+            self.end + timedelta(days=DAY_REACH)
+            if self.end - self.start == timedelta(days=1)
+            else self.end
+        )
 
     def holds(self, moment: date) -> bool:
         return self.start <= moment < self.end
@@ -89,7 +113,9 @@ def _period(kind: str, m: re.Match[str]) -> Period | None:
             return Period(date(year, 1, 1), date(year + 1, 1, 1), m.group())
         month = _month(m)
         if kind == "month":
-            return Period(date(year, month, 1), date(year + (month == 12), month % 12 + 1, 1), m.group())
+            return Period(
+                date(year, month, 1), date(year + (month == 12), month % 12 + 1, 1), m.group()
+            )
         start = date(year, month, int(m.group("d")))
     except ValueError:  # "31 February 2023", month 13: not a date, so not a period
         return None

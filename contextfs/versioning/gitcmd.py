@@ -30,23 +30,49 @@ __all__ = ["GitCommand", "check_rev"]
 # "." or ending in ".lock"), which also keeps a name from reading as an option or a path.
 _REV = re.compile(r"(?P<name>[^\x00-\x20\x7f~^:?*\[\\]{1,255}?)(?P<steps>(?:[~^][0-9]{0,4})*)")
 _SAFE_CONFIG = (
-    "-c", "core.hooksPath=/dev/null",
-    "-c", "core.fsmonitor=false",
-    "-c", "core.quotePath=false",
-    "-c", "core.pager=cat",
-    "-c", "diff.external=",
-    "-c", "log.showSignature=false",
-    "-c", "protocol.allow=never",
-    "-c", "core.sshCommand=false",
-    "-c", "diff.ignoreSubmodules=all",
-    "-c", "status.submoduleSummary=false",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.quotePath=false",
+    "-c",
+    "core.pager=cat",
+    "-c",
+    "diff.external=",
+    "-c",
+    "log.showSignature=false",
+    "-c",
+    "protocol.allow=never",
+    "-c",
+    "core.sshCommand=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "status.submoduleSummary=false",
 )
 #: Environment variables passed through to git; everything else (GIT_* included) is dropped.
-_KEEP_ENV = ("PATH", "HOME", "TMPDIR", "SYSTEMROOT", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
-             "GIT_CONFIG_SYSTEM", "XDG_CONFIG_HOME",
-             # what ssh and https transports need to reach a remote (contextfs sync)
-             "SSH_AUTH_SOCK", "SSH_AGENT_PID", "USER", "LOGNAME", "http_proxy", "https_proxy",
-             "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY")
+_KEEP_ENV = (
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "SYSTEMROOT",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_NOSYSTEM",
+    "GIT_CONFIG_SYSTEM",
+    "XDG_CONFIG_HOME",
+    # what ssh and https transports need to reach a remote (contextfs sync)
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "USER",
+    "LOGNAME",
+    "http_proxy",
+    "https_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "no_proxy",
+    "NO_PROXY",
+)
 
 
 def check_rev(rev: object) -> str:
@@ -59,18 +85,36 @@ def check_rev(rev: object) -> str:
     match = _REV.fullmatch(text)
     name = match.group("name") if match else ""
     parts = name.split("/")
-    if (match is None or name.startswith("-") or ".." in name or "@{" in name or name == "@"
-            or not name.isprintable()
-            or name.endswith((".", "/")) or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)):
+    if (
+        match is None
+        or name.startswith("-")
+        or ".." in name
+        or "@{" in name
+        or name == "@"
+        or not name.isprintable()
+        or name.endswith((".", "/"))
+        or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)
+    ):
         shown = repr(rev) if not isinstance(rev, str) or len(rev) <= 80 else repr(rev[:77]) + "..."
-        raise NotFoundError(f"revision {shown} is not accepted (a commit id, HEAD~N, a branch or a tag such as "
-                            "main or origin/main)", path=None, fix=Fix("history"))
+        raise NotFoundError(
+            f"revision {shown} is not accepted (a commit id, HEAD~N, a branch or a tag such as "
+            "main or origin/main)",
+            path=None,
+            fix=Fix("history"),
+        )
     return text
 
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in _KEEP_ENV}
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_ATTR_NOSYSTEM": "1"})
+    env.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_OPTIONAL_LOCKS": "0",
+            "LC_ALL": "C",
+            "GIT_ATTR_NOSYSTEM": "1",
+        }
+    )
     return env
 
 
@@ -86,7 +130,9 @@ class GitCommand:
         """The ``-c`` options of every call: the fixed set plus one per filter driver."""
         if self._overrides is None:
             names: set[str] = set()
-            proc = self._spawn(["config", "--null", "--name-only", "--get-regexp", r"^filter\."], fixed_only=True)
+            proc = self._spawn(
+                ["config", "--null", "--name-only", "--get-regexp", r"^filter\."], fixed_only=True
+            )
             if proc.returncode == 0:
                 for key in proc.stdout.decode("utf-8", "replace").split("\0"):
                     parts = key.split(".")
@@ -94,26 +140,53 @@ class GitCommand:
                         names.add(".".join(parts[1:-1]))
             extra: list[str] = []
             for name in sorted(names):
-                for what, value in (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")):
+                for what, value in (
+                    ("clean", ""),
+                    ("smudge", ""),
+                    ("process", ""),
+                    ("required", "false"),
+                ):
                     extra += ["-c", f"filter.{name}.{what}={value}"]
             self._overrides = _SAFE_CONFIG + tuple(extra)
         return self._overrides
 
-    def _spawn(self, args: list[str], *, input: bytes | None = None, fixed_only: bool = False,
-               config_extra: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    def _spawn(
+        self,
+        args: list[str],
+        *,
+        input: bytes | None = None,
+        fixed_only: bool = False,
+        config_extra: tuple[str, ...] = (),
+    ) -> subprocess.CompletedProcess[bytes]:
         # Later -c options win: ``config_extra`` may only re-allow what a transport needs.
         config = (_SAFE_CONFIG if fixed_only else self.overrides()) + config_extra
         try:
             return subprocess.run(
-                ["git", "--git-dir", str(self.git_dir), "--work-tree", str(self.workdir), *config, *args],
-                cwd=self.workdir, input=input, capture_output=True, env=_env(), check=False,
+                [
+                    "git",
+                    "--git-dir",
+                    str(self.git_dir),
+                    "--work-tree",
+                    str(self.workdir),
+                    *config,
+                    *args,
+                ],
+                cwd=self.workdir,
+                input=input,
+                capture_output=True,
+                env=_env(),
+                check=False,
             )
         except FileNotFoundError:
             raise VersioningError("git is not installed; install git 2.28 or newer") from None
         except OSError as exc:
-            raise VersioningError(f"cannot run git ({exc.strerror}); check that git is installed") from None
+            raise VersioningError(
+                f"cannot run git ({exc.strerror}); check that git is installed"
+            ) from None
 
-    def attempt(self, *args: str, config: tuple[str, ...] = ()) -> subprocess.CompletedProcess[bytes]:
+    def attempt(
+        self, *args: str, config: tuple[str, ...] = ()
+    ) -> subprocess.CompletedProcess[bytes]:
         """Run git and hand back the finished process, whatever its exit status.
 
         ``config`` adds ``-c`` options after the safe set (a transport's protocols).
@@ -140,4 +213,3 @@ class GitCommand:
                 )
             raise VersioningError(f"git {args[0]} failed: {err}; check the repository state")
         return proc.stdout.decode("utf-8", "surrogateescape")
-

@@ -21,8 +21,17 @@ if TYPE_CHECKING:
 __all__ = ["commit_time", "existing", "merge_base", "write_commit"]
 
 
-def write_commit(git: GitStore, tree: bytes, parents: Sequence[str], message: str, author: str, email: str, *,
-                 head: str | None, when: float | None = None) -> Prepared:
+def write_commit(
+    git: GitStore,
+    tree: bytes,
+    parents: Sequence[str],
+    message: str,
+    author: str,
+    email: str,
+    *,
+    head: str | None,
+    when: float | None = None,
+) -> Prepared:
     """Write a commit of an already built ``tree`` with these ``parents`` (a merge, say).
 
     ``head`` is what the branch must still point at when the commit is published.
@@ -31,18 +40,32 @@ def write_commit(git: GitStore, tree: bytes, parents: Sequence[str], message: st
     raw = b"tree " + tree.hex().encode() + b"\n"
     for parent in parents:
         raw += b"parent " + parent.encode() + b"\n"
-    raw += b"author " + sig + b"\ncommitter " + sig + b"\n\n" + message.encode("utf-8", "surrogateescape")
+    raw += (
+        b"author "
+        + sig
+        + b"\ncommitter "
+        + sig
+        + b"\n\n"
+        + message.encode("utf-8", "surrogateescape")
+    )
     if not raw.endswith(b"\n"):
         raw += b"\n"
     commit = git.objects.store(b"commit", raw).hex()
     git.objects.flush()
-    return Prepared(parent=head, sha=commit, paths=(), subject=message.splitlines()[0][:200], signature=sig)
+    return Prepared(
+        parent=head, sha=commit, paths=(), subject=message.splitlines()[0][:200], signature=sig
+    )
 
 
 def existing(sha: str, *, head: str | None) -> Prepared:
     """An existing commit to move the branch to from ``head`` (a fast-forward)."""
-    return Prepared(parent=head, sha=sha, paths=(), subject=f"fast-forward to {sha[:12]}",
-                    signature=Author("remote", "remote@contextfs.invalid").signature(time.time()))
+    return Prepared(
+        parent=head,
+        sha=sha,
+        paths=(),
+        subject=f"fast-forward to {sha[:12]}",
+        signature=Author("remote", "remote@contextfs.invalid").signature(time.time()),
+    )
 
 
 def merge_base(git: GitStore, a: str, b: str) -> str | None:

@@ -87,7 +87,7 @@ class MarkedLock:
             try:
                 view = memoryview(content)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 if durable:
                     os.fsync(fd)
                 st = os.fstat(fd)
@@ -95,8 +95,10 @@ class MarkedLock:
                 os.close(fd)
         except OSError as exc:
             self.discard()
-            raise VersioningError(f"cannot prepare {path.name} ({exc.strerror}); check .git permissions and "
-                                  "free disk space") from None
+            raise VersioningError(
+                f"cannot prepare {path.name} ({exc.strerror}); check .git permissions and "
+                "free disk space"
+            ) from None
         self.mark = LockMark(str(path), st.st_dev, st.st_ino, _digest(content))
 
     def take(self) -> bool:
@@ -107,9 +109,17 @@ class MarkedLock:
         except FileExistsError:
             return False
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
-                raise VersioningError(f"cannot lock {self.path.name} ({exc.strerror}); check .git "
-                                      "permissions and free disk space") from None
+            if exc.errno not in (
+                errno.EPERM,
+                errno.ENOTSUP,
+                errno.EOPNOTSUPP,
+                errno.EXDEV,
+                errno.EMLINK,
+            ):
+                raise VersioningError(
+                    f"cannot lock {self.path.name} ({exc.strerror}); check .git "
+                    "permissions and free disk space"
+                ) from None
             # A file system without hard links: the lock is the private file, renamed into
             # place only if nothing is there (checked, then renamed: the gap is this call).
             if os.path.lexists(self.path):

@@ -98,7 +98,7 @@ class ObjectStore:
                 payload = zlib.compress(raw, 1)
                 view = memoryview(payload)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
             os.replace(tmp, final)
@@ -135,7 +135,9 @@ class ObjectStore:
             for path in written + folders:
                 fsync_path(path)
         except OSError as exc:
-            raise VersioningError(f"cannot make git objects durable ({exc.strerror}); check the disk") from None
+            raise VersioningError(
+                f"cannot make git objects durable ({exc.strerror}); check the disk"
+            ) from None
 
     def remove_leftovers(self) -> int:
         """Delete temporary object files of processes that are no longer running."""
@@ -187,11 +189,15 @@ class ObjectStore:
         try:
             binsha = bytes.fromhex(commit_hex)
         except ValueError:
-            raise VersioningError(f"{commit_hex!r} is not a commit id; check the repository's refs") from None
+            raise VersioningError(
+                f"{commit_hex!r} is not a commit id; check the repository's refs"
+            ) from None
         _kind, data = self.read(binsha)
         first = data.split(b"\n", 1)[0]
         if not first.startswith(b"tree "):
-            raise VersioningError(f"commit {commit_hex} has no tree; run 'git fsck' on the repository")
+            raise VersioningError(
+                f"commit {commit_hex} has no tree; run 'git fsck' on the repository"
+            )
         tree = bytes.fromhex(first[5:].decode())
         if len(self._commit_trees) > 4096:
             self._commit_trees.clear()
@@ -212,7 +218,9 @@ class ObjectStore:
         return entry
 
     # ------------------------------------------------------------ tree surgery
-    def rewrite(self, base: bytes | None, changes: Mapping[str, tuple[bytes, int] | None]) -> bytes | None:
+    def rewrite(
+        self, base: bytes | None, changes: Mapping[str, tuple[bytes, int] | None]
+    ) -> bytes | None:
         """The tree ``base`` with ``changes`` applied (path -> (blob sha, mode) or None to remove).
 
         Only the trees on changed paths are rebuilt; None comes back for an empty tree.
@@ -238,8 +246,10 @@ class ObjectStore:
         if not entries:
             return None
         ordered = sorted(entries.values(), key=_sort_key)
-        data = b"".join(b"%o %s\x00%s" % (mode, name.encode("utf-8", "surrogateescape"), sha)
-                        for sha, mode, name in ordered)
+        data = b"".join(
+            b"%o %s\x00%s" % (mode, name.encode("utf-8", "surrogateescape"), sha)
+            for sha, mode, name in ordered
+        )
         binsha = self.store(b"tree", data)
         # The next change starts from this tree: keep its entries, so it is never read back
         # and parsed (at 10,000 files, parsing the trees on the path cost ~1.5 ms a commit).

@@ -79,9 +79,15 @@ class Refs:
         except FileNotFoundError:
             return cls(git_dir, git_dir, durable=durable)
         except (OSError, UnicodeDecodeError) as exc:
-            raise VersioningError(f"cannot read {git_dir / 'commondir'} ({exc}); check the repository") from None
+            raise VersioningError(
+                f"cannot read {git_dir / 'commondir'} ({exc}); check the repository"
+            ) from None
         common = Path(named)
-        return cls(git_dir, (common if common.is_absolute() else git_dir / common).resolve(), durable=durable)
+        return cls(
+            git_dir,
+            (common if common.is_absolute() else git_dir / common).resolve(),
+            durable=durable,
+        )
 
     def branch(self) -> str | None:
         """The ref HEAD points at ('refs/heads/main'), or None when HEAD is detached."""
@@ -92,7 +98,9 @@ class Refs:
         if text.startswith("ref:"):
             ref = text[4:].strip()
             if not ref.startswith("refs/") or ".." in ref.split("/"):
-                raise VersioningError(f"HEAD points at {ref!r}, which is not a branch; check out a branch")
+                raise VersioningError(
+                    f"HEAD points at {ref!r}, which is not a branch; check out a branch"
+                )
             return ref
         return None
 
@@ -121,7 +129,9 @@ class Refs:
         except FileNotFoundError:
             return None
         except (OSError, UnicodeDecodeError) as exc:
-            raise VersioningError(f"cannot read packed-refs ({exc}); check the repository") from None
+            raise VersioningError(
+                f"cannot read packed-refs ({exc}); check the repository"
+            ) from None
         for line in packed.splitlines():
             sha, _, name = line.partition(" ")
             if name.strip() == ref:
@@ -139,12 +149,20 @@ class Refs:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise VersioningError(f"cannot lock {path.name} ({exc.strerror}); check .git permissions and disk space") from None
+            raise VersioningError(
+                f"cannot lock {path.name} ({exc.strerror}); check .git permissions and disk space"
+            ) from None
         # The private file is made in the git folder itself: one under refs/ would be listed as a ref.
-        scratch = self.git_dir if path.name == "HEAD" and path.parent == self.git_dir else self.common_dir
-        return MarkedLock(path.with_name(path.name + ".lock"), new.encode() + b"\n", scratch, durable=self.durable)
+        scratch = (
+            self.git_dir if path.name == "HEAD" and path.parent == self.git_dir else self.common_dir
+        )
+        return MarkedLock(
+            path.with_name(path.name + ".lock"), new.encode() + b"\n", scratch, durable=self.durable
+        )
 
-    def move(self, old: str | None, new: str, reflog_line: bytes, lock: MarkedLock, *, wait: float = 0.0) -> None:
+    def move(
+        self, old: str | None, new: str, reflog_line: bytes, lock: MarkedLock, *, wait: float = 0.0
+    ) -> None:
         """Point the branch at ``new`` if it still points at ``old``, through ``lock`` (from :meth:`lock_for`).
 
         A lock somebody else holds is waited for, up to ``wait`` seconds.
@@ -153,27 +171,38 @@ class Refs:
         if not lock.take():
             wait_for(lock.path, wait, "the branch")
             if not lock.take():
-                raise VersioningError(f"{lock.path} exists: another git process is updating the branch; "
-                                      "retry when it has finished")
+                raise VersioningError(
+                    f"{lock.path} exists: another git process is updating the branch; "
+                    "retry when it has finished"
+                )
         try:
             faults.point("publish.locked")
             current = self.head()
             if current != old:
-                raise BranchMoved(f"the branch moved during the commit (now {current}); retry the call")
+                raise BranchMoved(
+                    f"the branch moved during the commit (now {current}); retry the call"
+                )
             os.replace(lock.path, path)
             lock.taken = False  # it is the branch now
         except BaseException as exc:
             lock.release()
             if isinstance(exc, OSError):
-                raise VersioningError(f"cannot move the branch ({exc.strerror}); check .git permissions and disk space") from None
+                raise VersioningError(
+                    f"cannot move the branch ({exc.strerror}); check .git permissions and disk space"
+                ) from None
             raise
         if self.durable:
             _fsync_dir(path.parent)
         self._reflog(path, reflog_line)
 
     def _reflog(self, ref_path: Path, line: bytes) -> None:
-        ref = ref_path.relative_to(self.git_dir if ref_path.name == "HEAD" else self.common_dir).as_posix()
-        targets = {(self.common_dir if ref != "HEAD" else self.git_dir) / "logs" / ref, self.git_dir / "logs" / "HEAD"}
+        ref = ref_path.relative_to(
+            self.git_dir if ref_path.name == "HEAD" else self.common_dir
+        ).as_posix()
+        targets = {
+            (self.common_dir if ref != "HEAD" else self.git_dir) / "logs" / ref,
+            self.git_dir / "logs" / "HEAD",
+        }
         for log_path in targets:
             try:
                 log_path.parent.mkdir(parents=True, exist_ok=True)

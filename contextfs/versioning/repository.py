@@ -52,8 +52,15 @@ class GitStore:
 
     lock_wait: float = 10.0
 
-    def __init__(self, root: Path, *, branch: str = "main", own_repository: bool = False,
-                 create: bool = True, durable: bool = True) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        branch: str = "main",
+        own_repository: bool = False,
+        create: bool = True,
+        durable: bool = True,
+    ) -> None:
         self.root = root
         if own_repository and not (root / ".git").exists():
             # A repository of its own even inside another one (a demo, a nested store):
@@ -63,12 +70,16 @@ class GitStore:
             self.repo = git.Repo(root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             if not create:
-                raise NotFoundError(f"{root} is not inside a git repository", path="", fix=Fix("init")) from None
+                raise NotFoundError(
+                    f"{root} is not inside a git repository", path="", fix=Fix("init")
+                ) from None
             self.repo = self._init(root, branch)
         except git.GitCommandNotFound:
             raise VersioningError("git is not installed; install git 2.28 or newer") from None
         if self.repo.bare or self.repo.working_tree_dir is None:
-            raise VersioningError(f"{root} is inside a bare repository; use a folder with a working tree")
+            raise VersioningError(
+                f"{root} is inside a bare repository; use a folder with a working tree"
+            )
         self.workdir = Path(self.repo.working_tree_dir).resolve()
         rel = root.resolve().relative_to(self.workdir).as_posix()
         self.prefix = "" if rel == "." else rel + "/"
@@ -85,9 +96,13 @@ class GitStore:
         try:
             return git.Repo.init(root, initial_branch=branch)
         except git.GitCommandError as exc:
-            raise VersioningError(f"git init failed in {root}: {exc.stderr.strip()}; check the folder") from None
+            raise VersioningError(
+                f"git init failed in {root}: {exc.stderr.strip()}; check the folder"
+            ) from None
         except OSError as exc:
-            raise VersioningError(f"git init failed in {root} ({exc.strerror}); pick a writable folder") from None
+            raise VersioningError(
+                f"git init failed in {root} ({exc.strerror}); pick a writable folder"
+            ) from None
 
     def ensure_split_index(self) -> None:
         """Turn on split index (recording one path must not rewrite every entry) and turn off
@@ -99,8 +114,10 @@ class GitStore:
         if self.prefix:
             return
         reader = self.repo.config_reader("repository")
-        if reader.get_value("core", "splitIndex", default=False) in (True, "true") \
-                and reader.get_value("pull", "twohead", default="") == "recursive":
+        if (
+            reader.get_value("core", "splitIndex", default=False) in (True, "true")
+            and reader.get_value("pull", "twohead", default="") == "recursive"
+        ):
             return
         try:
             with self.repo.config_writer("repository") as writer:
@@ -114,14 +131,18 @@ class GitStore:
                 writer.set_value("merge", "renames", "false")
                 writer.set_value("pull", "twohead", "recursive")
         except OSError as exc:
-            raise VersioningError(f"cannot update the repository config ({exc.strerror}); check .git permissions") from None
+            raise VersioningError(
+                f"cannot update the repository config ({exc.strerror}); check .git permissions"
+            ) from None
 
     @functools.cached_property
     def machine(self) -> str:
         """This clone's machine name for commit trailers: ``git config contextfs.machine``, else
         :func:`contextfs.provenance.machine_name` (``$CONTEXTFS_MACHINE`` or the host name)."""
         try:
-            value = self.repo.config_reader("repository").get_value("contextfs", "machine", default="")
+            value = self.repo.config_reader("repository").get_value(
+                "contextfs", "machine", default=""
+            )
         except Exception:  # noqa: BLE001 - an unreadable config must not stop a commit
             value = ""
         return machine_name(str(value)) if value else machine_name()
@@ -197,7 +218,11 @@ class GitStore:
             if value is None:
                 blobs[full] = None
                 continue
-            sha = bytes.fromhex(value) if isinstance(value, str) else self.objects.store(b"blob", value)
+            sha = (
+                bytes.fromhex(value)
+                if isinstance(value, str)
+                else self.objects.store(b"blob", value)
+            )
             blobs[full] = (sha, EXEC_MODE if rel in executable else FILE_MODE)
         tree = self.objects.rewrite(base, blobs) or self.objects.store(b"tree", b"")
         if base is not None and tree == base:
@@ -207,19 +232,33 @@ class GitStore:
         raw = b"tree " + tree.hex().encode() + b"\n"
         if base_commit is not None:
             raw += b"parent " + base_commit.encode() + b"\n"
-        raw += b"author " + sig + b"\ncommitter " + sig + b"\n\n" + message.encode("utf-8", "surrogateescape")
+        raw += (
+            b"author "
+            + sig
+            + b"\ncommitter "
+            + sig
+            + b"\n\n"
+            + message.encode("utf-8", "surrogateescape")
+        )
         if not raw.endswith(b"\n"):
             raw += b"\n"
         commit = self.objects.store(b"commit", raw).hex()
         self.objects.flush()
-        return Prepared(parent=base_commit, sha=commit, paths=tuple(changes), subject=message.splitlines()[0][:200],
-                        signature=sig)
+        return Prepared(
+            parent=base_commit,
+            sha=commit,
+            paths=tuple(changes),
+            subject=message.splitlines()[0][:200],
+            signature=sig,
+        )
 
     def wait_for_index(self) -> None:
         """Return once no git command holds the index; after :attr:`lock_wait` raise VersioningError."""
         wait_for(self.git_dir / "index.lock", self.lock_wait, "git's index")
 
-    def publish(self, prepared: Prepared, *, journal: Callable[[list[LockMark]], None] | None = None) -> None:
+    def publish(
+        self, prepared: Prepared, *, journal: Callable[[list[LockMark]], None] | None = None
+    ) -> None:
         """Move the branch from the prepared commit's parent to it (compare-and-swap).
 
         A git command holding git's index (a person's ``git commit``, which read HEAD when
@@ -228,8 +267,13 @@ class GitStore:
         holding it leaves what proves the lock is its own (see :mod:`.locks`).
         """
         zero = "0" * 40
-        line = (f"{prepared.parent or zero} {prepared.sha} ".encode() + prepared.signature + b"\t"
-                + prepared.subject.encode("utf-8", "surrogateescape") + b"\n")
+        line = (
+            f"{prepared.parent or zero} {prepared.sha} ".encode()
+            + prepared.signature
+            + b"\t"
+            + prepared.subject.encode("utf-8", "surrogateescape")
+            + b"\n"
+        )
         ref = self.refs.lock_for(prepared.sha)
         try:
             if journal is not None:
@@ -252,7 +296,11 @@ class GitStore:
             # the split part of the index, which every later update rewrites whole: at
             # 10,000 files that part was ~400 KB per single-file commit. '--split-index'
             # given again folds them into the shared index so later updates stay small.
-            fold = ["--split-index"] if not self.prefix and len(full) >= _FOLD_AFTER and start + 2000 >= len(full) else []
+            fold = (
+                ["--split-index"]
+                if not self.prefix and len(full) >= _FOLD_AFTER and start + 2000 >= len(full)
+                else []
+            )
             deadline = time.monotonic() + self.lock_wait
             while True:
                 self.wait_for_index()
@@ -261,13 +309,25 @@ class GitStore:
                     break
                 except VersioningError:
                     # A git command took the index between the wait and the update: wait again.
-                    if not os.path.lexists(self.git_dir / "index.lock") or time.monotonic() >= deadline:
+                    if (
+                        not os.path.lexists(self.git_dir / "index.lock")
+                        or time.monotonic() >= deadline
+                    ):
                         raise
 
-    def commit(self, changes: Mapping[str, bytes | None], message: str, author: Author, *,
-               when: float | None = None, executable: Collection[str] = ()) -> str | None:
+    def commit(
+        self,
+        changes: Mapping[str, bytes | None],
+        message: str,
+        author: Author,
+        *,
+        when: float | None = None,
+        executable: Collection[str] = (),
+    ) -> str | None:
         """Prepare, record and publish in one go (for callers that journal nothing)."""
-        prepared = self.prepare(changes, message, author.name, author.email, when=when, executable=executable)
+        prepared = self.prepare(
+            changes, message, author.name, author.email, when=when, executable=executable
+        )
         if prepared is None:
             self.record(list(changes))
             return None
@@ -315,14 +375,27 @@ class GitStore:
         if rev_a is None:
             return sorted(self.files_at(rev_b))
         out = self.cmd.run(
-            "diff-tree", "-r", "--no-renames", "--name-only", "-z", check_rev(rev_a), check_rev(rev_b),
-            "--", self.prefix or ".",
+            "diff-tree",
+            "-r",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            check_rev(rev_a),
+            check_rev(rev_b),
+            "--",
+            self.prefix or ".",
         )
         cut = len(self.prefix)
         return sorted(p[cut:] for p in out.split("\0") if p)
 
-    def log(self, rel: str | None = None, limit: int = 50, grep_trailer: tuple[str, str] | None = None,
-            *, follow: bool = False) -> list[Commit]:
+    def log(
+        self,
+        rel: str | None = None,
+        limit: int = 50,
+        grep_trailer: tuple[str, str] | None = None,
+        *,
+        follow: bool = False,
+    ) -> list[Commit]:
         """Commits touching ``rel`` (or the root), newest first, with trailers parsed.
 
         ``follow`` continues the history of one file across renames.
@@ -337,7 +410,10 @@ class GitStore:
             key, value = grep_trailer
             args += ["--fixed-strings", f"--grep={key}: {value}"]
         if follow and rel:
-            args += ["--follow", "--find-renames=100%"]  # exact renames only: small notes share most of their frontmatter
+            args += [
+                "--follow",
+                "--find-renames=100%",
+            ]  # exact renames only: small notes share most of their frontmatter
         target = self.prefix + rel if rel else (self.prefix.rstrip("/") or ".")
         out = self.cmd.run(*args, "--", target)
         commits = []
@@ -377,8 +453,15 @@ class GitStore:
         """
         extra = ["--ignored=traditional"] if ignored else []
         out = self.cmd.run(
-            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames",
-            "--ignore-submodules=all", *extra, "--", self.prefix.rstrip("/") or ".",
+            "status",
+            "--porcelain=v1",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=all",
+            *extra,
+            "--",
+            self.prefix.rstrip("/") or ".",
         )
         found: dict[str, str] = {}
         cut = len(self.prefix)

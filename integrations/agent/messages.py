@@ -110,7 +110,11 @@ def log_fields(
     text = message_text(msg)
     # Fields at their defaults (no name, no metadata, no tool calls) are left out: the message
     # rebuilds the same without them, and the log line stays short.
-    data = {k: v for k, v in message_to_dict(msg)["data"].items() if v is not None and v != {} and v != []}
+    data = {
+        k: v
+        for k, v in message_to_dict(msg)["data"].items()
+        if v is not None and v != {} and v != []
+    }
     if data.get("content") == text:
         del data["content"]
     # Values LangChain keeps that JSON cannot hold (an artifact object, a datetime) are kept

@@ -68,6 +68,7 @@ class Engine(Protocol):
     scoped: ScopedContext
     compactor: LanguageModel | None
 
+
 #: Tokens kept aside for the memory-pressure note and the joins between the parts.
 RESERVE = 96
 #: Where the active topic's files rank among the scope's items (lower = more important;

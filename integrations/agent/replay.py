@@ -59,7 +59,9 @@ def replay(
         )
         try:
             twin = ContextEngine(copy, engine.settings, compactor=engine.compactor)
-            twin.adopt_window_topic(force=True)  # the active topic is per machine: the window's, here
+            twin.adopt_window_topic(
+                force=True
+            )  # the active topic is per machine: the window's, here
             history = twin.window_messages()
             prompt, fitted = twin.prompt(system, history, tools)
             return [prompt, *fitted]

@@ -43,13 +43,23 @@ class ItemIndex:
     def __init__(self, config: Mapping[str, Any] | None) -> None:
         config = dict(config or {})
         fields = config.get("fields") or ["$"]
-        if not isinstance(fields, (list, tuple)) or not all(isinstance(f, str) and f for f in fields):
-            raise ConfigError(f"index fields must be a list of JSON paths like ['text'], got {fields!r}")
+        if not isinstance(fields, (list, tuple)) or not all(
+            isinstance(f, str) and f for f in fields
+        ):
+            raise ConfigError(
+                f"index fields must be a list of JSON paths like ['text'], got {fields!r}"
+            )
         self.fields = [str(f) for f in fields]
-        self.embeddings = ensure_embeddings(config["embed"]) if config.get("embed") is not None else None
+        self.embeddings = (
+            ensure_embeddings(config["embed"]) if config.get("embed") is not None else None
+        )
         dims = config.get("dims")
-        if self.embeddings is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims <= 0):
-            raise ConfigError(f"index with embed needs dims, the vector size as a positive integer; got {dims!r}")
+        if self.embeddings is not None and (
+            isinstance(dims, bool) or not isinstance(dims, int) or dims <= 0
+        ):
+            raise ConfigError(
+                f"index with embed needs dims, the vector size as a positive integer; got {dims!r}"
+            )
         self.dims = dims
         self._vectors: dict[str, tuple[str, list[list[float]]]] = {}
         self._lock = threading.Lock()
@@ -70,28 +80,42 @@ class ItemIndex:
             out.extend(t for t in get_text_at_path(dict(value), tokens) if t)
         return out
 
-    def matches_words(self, value: Mapping[str, Any], override: Sequence[str] | bool | None, words: list[str]) -> bool:
+    def matches_words(
+        self, value: Mapping[str, Any], override: Sequence[str] | bool | None, words: list[str]
+    ) -> bool:
         """Text search with non-default fields: does a term of the query occur in them?"""
         if override is None and self.fields == ["$"]:
             return True
         wanted = set(contextfs_text.query_terms(" ".join(words)))
-        return any(wanted.intersection(contextfs_text.terms(text)) for text in self.texts(value, override))
+        return any(
+            wanted.intersection(contextfs_text.terms(text)) for text in self.texts(value, override)
+        )
 
     # ------------------------------------------------------------------ vectors
-    def vectors(self, items: list[tuple[str, str, Mapping[str, Any], Any]], embed: Embedder) -> dict[str, list[list[float]]]:
+    def vectors(
+        self, items: list[tuple[str, str, Mapping[str, Any], Any]], embed: Embedder
+    ) -> dict[str, list[list[float]]]:
         """Vectors for (path, version, value, override) items; computes only what is missing."""
         with self._lock:
-            missing = [(rel, ver, self.texts(val, ov)) for rel, ver, val, ov in items
-                       if self._vectors.get(rel, ("",))[0] != ver]
+            missing = [
+                (rel, ver, self.texts(val, ov))
+                for rel, ver, val, ov in items
+                if self._vectors.get(rel, ("",))[0] != ver
+            ]
         todo = [(rel, ver, texts) for rel, ver, texts in missing]
         flat = [t for _, _, texts in todo for t in texts]
         made = embed(flat) if flat else []
         if len(made) != len(flat):
-            raise ConfigError(f"the embed function returned {len(made)} vectors for {len(flat)} texts; fix it")
+            raise ConfigError(
+                f"the embed function returned {len(made)} vectors for {len(flat)} texts; fix it"
+            )
         with self._lock:
             at = 0
             for rel, ver, texts in todo:
-                self._vectors[rel] = (ver, [list(map(float, v)) for v in made[at: at + len(texts)]])
+                self._vectors[rel] = (
+                    ver,
+                    [list(map(float, v)) for v in made[at : at + len(texts)]],
+                )
                 at += len(texts)
             return {rel: self._vectors[rel][1] for rel, _, _, _ in items if rel in self._vectors}
 

@@ -40,7 +40,9 @@ _DEVICES = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for
 
 def _raw(text: str, what: str) -> bytes:
     if not isinstance(text, str):
-        raise InvalidArgumentError(f"{what} {text!r} is not a string; LangGraph labels and keys are strings")
+        raise InvalidArgumentError(
+            f"{what} {text!r} is not a string; LangGraph labels and keys are strings"
+        )
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
@@ -63,7 +65,9 @@ def _encode(text: str, plain: re.Pattern[str], what: str) -> str:
 def encode_label(label: str) -> str:
     """The folder name for one namespace label (labels must be non-empty)."""
     if isinstance(label, str) and not label:
-        raise InvalidArgumentError("a namespace label is empty; use non-empty strings, e.g. ('users', '42')")
+        raise InvalidArgumentError(
+            "a namespace label is empty; use non-empty strings, e.g. ('users', '42')"
+        )
     return _encode(label, _PLAIN_LABEL, "namespace label")
 
 

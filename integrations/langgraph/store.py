@@ -90,8 +90,15 @@ class ContextStore(BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, ctx: ContextManager, *, prefix: str = "store", actor: str | None = None,
-                 session: str | None = None, index: IndexConfig | None = None) -> None:
+    def __init__(
+        self,
+        ctx: ContextManager,
+        *,
+        prefix: str = "store",
+        actor: str | None = None,
+        session: str | None = None,
+        index: IndexConfig | None = None,
+    ) -> None:
         with ctx.provenance(actor=actor or _DEFAULT_ACTOR, session=session):
             pass  # the manager checks actor and session now, not on the first write
         self.ctx = ctx
@@ -111,14 +118,18 @@ class ContextStore(BaseStore):
     # ------------------------------------------------------------------ the one mapping
     def _folder(self, namespace: tuple[str, ...]) -> str:
         if not isinstance(namespace, tuple):
-            raise InvalidArgumentError(f"a namespace is a tuple of strings, not {type(namespace).__name__}")
+            raise InvalidArgumentError(
+                f"a namespace is a tuple of strings, not {type(namespace).__name__}"
+            )
         return "/".join((self.prefix, *(store_names.encode_label(label) for label in namespace)))
 
     def _path(self, namespace: tuple[str, ...], key: str) -> str:
         """Where an item lives: every op that names an item comes through here."""
         return f"{self._folder(namespace)}/{store_names.encode_key(key)}.md"
 
-    def _locate(self, rel: str, meta: Mapping[str, Any] | None = None) -> tuple[tuple[str, ...], str] | None:
+    def _locate(
+        self, rel: str, meta: Mapping[str, Any] | None = None
+    ) -> tuple[tuple[str, ...], str] | None:
         """The (namespace, key) a file stands for, or None if it is not an item.
 
         Names decode by themselves; only a hashed (very long) name needs the original
@@ -126,7 +137,7 @@ class ContextStore(BaseStore):
         """
         if not rel.startswith(self.prefix + "/") or not rel.endswith(".md"):
             return None
-        parts = rel[len(self.prefix) + 1: -3].split("/")
+        parts = rel[len(self.prefix) + 1 : -3].split("/")
         decoded = [store_names.decode(p, key=False) for p in parts[:-1]]
         labels = [label for label in decoded if label is not None]
         hashed_label = len(labels) < len(decoded)
@@ -136,7 +147,10 @@ class ContextStore(BaseStore):
         own = _own(self.ctx.get(rel).metadata if meta is None else meta)
         if hashed_label:
             stored = own.get("namespace")
-            if not isinstance(stored, list) or [store_names.encode_label(str(x)) for x in stored] != parts[:-1]:
+            if (
+                not isinstance(stored, list)
+                or [store_names.encode_label(str(x)) for x in stored] != parts[:-1]
+            ):
                 return None
             labels = [str(x) for x in stored]
         if key is None:
@@ -157,8 +171,16 @@ class ContextStore(BaseStore):
         own = _own(doc.metadata)
         value = self._parse_body(rel, doc.body, str(own.get("layout", "json")))
         override = own.get("index")
-        return _Stored(rel, where[0], where[1], value, _when(doc.metadata.get("created")),
-                       _when(doc.metadata.get("updated")), str(doc.version), override)
+        return _Stored(
+            rel,
+            where[0],
+            where[1],
+            value,
+            _when(doc.metadata.get("created")),
+            _when(doc.metadata.get("updated")),
+            str(doc.version),
+            override,
+        )
 
     @staticmethod
     def _parse_body(rel: str, body: str, layout: str) -> dict[str, Any]:
@@ -168,19 +190,29 @@ class ContextStore(BaseStore):
         if layout == "content+json":
             content, sep, block = body.rpartition("\n\n" + _FENCE)
             if not sep:
-                raise ContentError(f"{rel} lost the JSON block after its text; restore the ```json block or revert the file")
+                raise ContentError(
+                    f"{rel} lost the JSON block after its text; restore the ```json block or revert the file"
+                )
         elif layout == "json" and body.startswith(_FENCE):
-            block = body[len(_FENCE):]
+            block = body[len(_FENCE) :]
         else:
-            raise ContentError(f"{rel} is not in a store layout contextfs knows ({layout!r}); revert the file")
+            raise ContentError(
+                f"{rel} is not in a store layout contextfs knows ({layout!r}); revert the file"
+            )
         if not block.endswith(_END):
-            raise ContentError(f"{rel} has an unclosed JSON block; close the ```json block or revert the file")
+            raise ContentError(
+                f"{rel} has an unclosed JSON block; close the ```json block or revert the file"
+            )
         try:
             rest = json.loads(block[: -len(_END)])
         except ValueError as exc:
-            raise ContentError(f"{rel} holds invalid JSON ({exc}); fix the ```json block or revert the file") from None
+            raise ContentError(
+                f"{rel} holds invalid JSON ({exc}); fix the ```json block or revert the file"
+            ) from None
         if not isinstance(rest, dict):
-            raise ContentError(f"{rel} must hold a JSON object; fix the ```json block or revert the file")
+            raise ContentError(
+                f"{rel} must hold a JSON object; fix the ```json block or revert the file"
+            )
         return rest if content is None else {"content": content, **rest}
 
     @staticmethod
@@ -191,11 +223,14 @@ class ContextStore(BaseStore):
         ``Infinity``) and read back as the same float, as LangGraph's own stores keep it.
         """
         try:
-            rest_json = json.dumps({k: v for k, v in value.items() if k != "content"}, ensure_ascii=False,
-                                   indent=2)
+            rest_json = json.dumps(
+                {k: v for k, v in value.items() if k != "content"}, ensure_ascii=False, indent=2
+            )
         except (TypeError, ValueError) as exc:
-            raise InvalidArgumentError(f"the value is not JSON-serializable ({exc}); store strings, numbers, "
-                                       "booleans, None, lists and dicts") from None
+            raise InvalidArgumentError(
+                f"the value is not JSON-serializable ({exc}); store strings, numbers, "
+                "booleans, None, lists and dicts"
+            ) from None
         content = value.get("content")
         if isinstance(content, str):
             if len(value) == 1:
@@ -214,7 +249,9 @@ class ContextStore(BaseStore):
 
         def embed(texts: list[str]) -> list[list[float]]:
             assert embeddings is not None
-            return asyncio.run_coroutine_threadsafe(embeddings.aembed_documents(texts), loop).result()
+            return asyncio.run_coroutine_threadsafe(
+                embeddings.aembed_documents(texts), loop
+            ).result()
 
         return await asyncio.to_thread(self._run, list(ops), embed)
 
@@ -230,7 +267,9 @@ class ContextStore(BaseStore):
             if isinstance(op, PutOp):
                 puts[self._check_put(op)] = op  # the last write to a key wins
             elif not isinstance(op, (GetOp, SearchOp, ListNamespacesOp)):
-                raise InvalidArgumentError(f"unsupported store operation {type(op).__name__}; use get, put, search or list_namespaces")
+                raise InvalidArgumentError(
+                    f"unsupported store operation {type(op).__name__}; use get, put, search or list_namespaces"
+                )
         results: list[Result] = []
         for op in ops:
             if isinstance(op, GetOp):
@@ -253,23 +292,35 @@ class ContextStore(BaseStore):
                 "would need a commit per read); pass ttl=None and delete items yourself"
             )
         if not op.namespace:
-            raise InvalidArgumentError("the namespace is empty; put items under a namespace such as ('users', '42')")
+            raise InvalidArgumentError(
+                "the namespace is empty; put items under a namespace such as ('users', '42')"
+            )
         rel = self._path(op.namespace, op.key)
         # Keys and labels reach the tree encoded (base32), where the commit gate cannot read
         # them; the write gate judges them as given.
-        self.ctx.parts.guard().check_names([op.key, *op.namespace], what="a store key or namespace label")
+        self.ctx.parts.guard().check_names(
+            [op.key, *op.namespace], what="a store key or namespace label"
+        )
         if op.value is not None:
             if not isinstance(op.value, Mapping) or not all(isinstance(k, str) for k in op.value):
-                raise InvalidArgumentError("a store value must be a dict with string keys; pass e.g. {'text': '...'}")
+                raise InvalidArgumentError(
+                    "a store value must be a dict with string keys; pass e.g. {'text': '...'}"
+                )
             self._render(op.value)
-            if op.index not in (None, False) and not (isinstance(op.index, list) and all(isinstance(f, str) for f in op.index)):
-                raise InvalidArgumentError(f"index must be None, False or a list of field paths, not {op.index!r}")
+            if op.index not in (None, False) and not (
+                isinstance(op.index, list) and all(isinstance(f, str) for f in op.index)
+            ):
+                raise InvalidArgumentError(
+                    f"index must be None, False or a list of field paths, not {op.index!r}"
+                )
         return rel
 
     def _apply(self, puts: dict[str, PutOp], embed: Embedder) -> None:
         label = ", ".join(sorted(puts))[:150]
-        with self.ctx.provenance(actor=self.actor, session=self.session), \
-                self.ctx.transaction(f"store: {label}", op="store"):
+        with (
+            self.ctx.provenance(actor=self.actor, session=self.session),
+            self.ctx.transaction(f"store: {label}", op="store"),
+        ):
             for rel, op in puts.items():
                 if op.value is None:
                     if self.ctx.exists(rel):
@@ -279,23 +330,41 @@ class ContextStore(BaseStore):
                 own: dict[str, Any] = {"layout": layout}
                 if op.index is not None:
                     own["index"] = op.index
-                if any(store_names.is_hashed(p) for p in rel[len(self.prefix) + 1: -3].split("/")[:-1]):
+                if any(
+                    store_names.is_hashed(p) for p in rel[len(self.prefix) + 1 : -3].split("/")[:-1]
+                ):
                     own["namespace"] = list(op.namespace)
                 if store_names.is_hashed(rel.rsplit("/", 1)[1][:-3]):
                     own["key"] = op.key
                 self.ctx.write(rel, as_content(rel, body), {"langgraph": own})
         if self._index.semantic:
-            stored = [s for s in (self._load(rel) for rel, op in puts.items() if op.value is not None) if s]
+            stored = [
+                s
+                for s in (self._load(rel) for rel, op in puts.items() if op.value is not None)
+                if s
+            ]
             self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)
 
     @staticmethod
     def _item(s: _Stored) -> Item:
-        return Item(namespace=s.namespace, key=s.key, value=s.value, created_at=s.created, updated_at=s.updated)
+        return Item(
+            namespace=s.namespace,
+            key=s.key,
+            value=s.value,
+            created_at=s.created,
+            updated_at=s.updated,
+        )
 
     @staticmethod
     def _search_item(s: _Stored, score: float | None) -> SearchItem:
-        return SearchItem(namespace=s.namespace, key=s.key, value=s.value, created_at=s.created,
-                          updated_at=s.updated, score=score)
+        return SearchItem(
+            namespace=s.namespace,
+            key=s.key,
+            value=s.value,
+            created_at=s.created,
+            updated_at=s.updated,
+            score=score,
+        )
 
     # ------------------------------------------------------------------ search
     def _items_under(self, prefix: tuple[str, ...]) -> list[_Stored]:
@@ -321,15 +390,19 @@ class ContextStore(BaseStore):
             ranked: list[tuple[_Stored, float | None]] = []
             for hit in hits:
                 stored = self._safe_load(hit.path)
-                if (stored and stored.index is not False and _matches(stored.value, op.filter)
-                        and stored.namespace[: len(prefix)] == prefix
-                        and self._index.matches_words(stored.value, stored.index, words)):
+                if (
+                    stored
+                    and stored.index is not False
+                    and _matches(stored.value, op.filter)
+                    and stored.namespace[: len(prefix)] == prefix
+                    and self._index.matches_words(stored.value, stored.index, words)
+                ):
                     ranked.append((stored, float(hit.score)))
         else:
             items = [s for s in self._items_under(prefix) if _matches(s.value, op.filter)]
             items.sort(key=lambda s: (s.updated, s.rel), reverse=True)
             ranked = [(s, None) for s in items]
-        return [self._search_item(s, score) for s, score in ranked[offset: offset + limit]]
+        return [self._search_item(s, score) for s, score in ranked[offset : offset + limit]]
 
     def _safe_load(self, rel: str) -> _Stored | None:
         try:
@@ -337,15 +410,21 @@ class ContextStore(BaseStore):
         except ContextFSError:
             return None
 
-    def _semantic(self, op: SearchOp, prefix: tuple[str, ...], embed: Embedder, limit: int, offset: int) -> list[SearchItem]:
+    def _semantic(
+        self, op: SearchOp, prefix: tuple[str, ...], embed: Embedder, limit: int, offset: int
+    ) -> list[SearchItem]:
         items = [s for s in self._items_under(prefix) if _matches(s.value, op.filter)]
         vectors = self._index.vectors([(s.rel, s.version, s.value, s.index) for s in items], embed)
         query = embed([op.query or ""])[0]
-        scored = [(max(cosine(query, v) for v in vectors[s.rel]), s) for s in items if vectors.get(s.rel)]
+        scored = [
+            (max(cosine(query, v) for v in vectors[s.rel]), s) for s in items if vectors.get(s.rel)
+        ]
         scored.sort(key=lambda pair: (-pair[0], pair[1].rel))
         plain = [s for s in items if not vectors.get(s.rel)]
-        ranked: list[tuple[_Stored, float | None]] = [(s, score) for score, s in scored] + [(s, None) for s in plain]
-        return [self._search_item(s, score) for s, score in ranked[offset: offset + limit]]
+        ranked: list[tuple[_Stored, float | None]] = [(s, score) for score, s in scored] + [
+            (s, None) for s in plain
+        ]
+        return [self._search_item(s, score) for s, score in ranked[offset : offset + limit]]
 
     def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         found = set()
@@ -360,19 +439,25 @@ class ContextStore(BaseStore):
         for ns in found:
             if all(_condition(ns, c) for c in op.match_conditions or ()):
                 out.add(ns[: op.max_depth] if op.max_depth is not None else ns)
-        return sorted(out)[op.offset: op.offset + op.limit]
+        return sorted(out)[op.offset : op.offset + op.limit]
 
 
 def _condition(ns: tuple[str, ...], cond: Any) -> bool:
     path = tuple(cond.path)
     if len(path) > len(ns):
         return False
-    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path):]
+    part = ns[: len(path)] if cond.match_type == "prefix" else ns[len(ns) - len(path) :]
     return all(p == "*" or p == n for p, n in zip(path, part, strict=True))
 
 
-_OPS = {"$eq": lambda a, b: a == b, "$ne": lambda a, b: a != b, "$gt": lambda a, b: a > b,
-        "$gte": lambda a, b: a >= b, "$lt": lambda a, b: a < b, "$lte": lambda a, b: a <= b}
+_OPS = {
+    "$eq": lambda a, b: a == b,
+    "$ne": lambda a, b: a != b,
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
 
 
 def _matches(value: Any, flt: Mapping[str, Any] | None) -> bool:
@@ -392,6 +477,9 @@ def _compare(have: Any, want: Any) -> bool:
                 return False
         return isinstance(have, Mapping) and all(_compare(have.get(k), v) for k, v in want.items())
     if isinstance(want, (list, tuple)):
-        return (isinstance(have, (list, tuple)) and len(have) == len(want)
-                and all(_compare(h, w) for h, w in zip(have, want, strict=True)))
+        return (
+            isinstance(have, (list, tuple))
+            and len(have) == len(want)
+            and all(_compare(h, w) for h, w in zip(have, want, strict=True))
+        )
     return have == want

@@ -77,8 +77,15 @@ class MemoryToolError(ContextFSError, _SDKToolError):
 class MemoryToolAdapter(_Base):
     """Memory-tool commands on ``<root>/<folder>``, committed and soft-deleted."""
 
-    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str | None = None,
-                 session: str | None = None, cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
+    def __init__(
+        self,
+        ctx: ContextManager,
+        *,
+        folder: str = "memories",
+        actor: str | None = None,
+        session: str | None = None,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
         if _Base is not object:
             super().__init__(cache_control=cache_control)
         self._cache = cache_control.copy() if cache_control else None
@@ -121,13 +128,21 @@ class MemoryToolAdapter(_Base):
         adapter's actor and session, fixes in the tool's terms, refusals as MemoryToolError.
         Answers and refusals quote paths and file lines, so both leave sealed."""
         try:
-            with speaking("memory-tool"), self.ctx.provenance(actor=self.actor, session=self.session):
+            with (
+                speaking("memory-tool"),
+                self.ctx.provenance(actor=self.actor, session=self.session),
+            ):
                 answer: str = getattr(self, f"_{name}")(command)
         except MemoryToolError as exc:
-            raise MemoryToolError(seal_refusal(str(exc), f"a refused {name} command, quoting its input")) from exc
+            raise MemoryToolError(
+                seal_refusal(str(exc), f"a refused {name} command, quoting its input")
+            ) from exc
         except ContextFSError as exc:
-            raise MemoryToolError(seal_refusal(self.paths.in_tool_terms(exc),
-                                               f"a refused {name} command, quoting its input")) from exc
+            raise MemoryToolError(
+                seal_refusal(
+                    self.paths.in_tool_terms(exc), f"a refused {name} command, quoting its input"
+                )
+            ) from exc
         return seal(answer, f"the memory tool's {name} answer")
 
     # The SDK's command methods, each through _command.
@@ -160,9 +175,15 @@ class MemoryToolAdapter(_Base):
         """Answer a LangChain tool call named ``memory``; a refusal has ``status="error"``."""
         call_id = str(tool_call.get("id") or "")
         try:
-            return ToolMessage(content=self.execute(tool_call.get("args") or {}), tool_call_id=call_id, name="memory")
+            return ToolMessage(
+                content=self.execute(tool_call.get("args") or {}),
+                tool_call_id=call_id,
+                name="memory",
+            )
         except MemoryToolError as exc:
-            return ToolMessage(content=f"Error: {exc}", tool_call_id=call_id, name="memory", status="error")
+            return ToolMessage(
+                content=f"Error: {exc}", tool_call_id=call_id, name="memory", status="error"
+            )
 
     # ------------------------------------------------------------------ commands
     def _view(self, command: Any) -> str:
@@ -170,16 +191,24 @@ class MemoryToolAdapter(_Base):
         rel = self.paths.rel(virtual)
         view_range = _arg(command, "view_range")
         if self.paths.is_dir(rel) or rel == self.folder:
-            return self._view_dir(virtual, rel)  # a range has no meaning here: ignored, as by the SDK
+            return self._view_dir(
+                virtual, rel
+            )  # a range has no meaning here: ignored, as by the SDK
         if not self.ctx.exists(rel):
-            raise MemoryToolError(f"The path {virtual} does not exist. Please provide a valid path.")
+            raise MemoryToolError(
+                f"The path {virtual} does not exist. Please provide a valid path."
+            )
         content, trust = self.paths.read(rel)
         lines = content.split("\n")
         if len(lines) > _MAX_LINES:
             raise MemoryToolError(f"File {virtual} exceeds maximum line limit of 999,999 lines.")
         start, end = _line_range(view_range, len(lines))
-        numbered = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{lines[n - 1]}" for n in range(start, end + 1))
-        return f"Here's the content of {virtual} with line numbers:\n" + self.paths.as_data(numbered, virtual, trust, content)
+        numbered = "\n".join(
+            f"{str(n).rjust(_LINE_WIDTH)}\t{lines[n - 1]}" for n in range(start, end + 1)
+        )
+        return f"Here's the content of {virtual} with line numbers:\n" + self.paths.as_data(
+            numbered, virtual, trust, content
+        )
 
     def _view_dir(self, virtual: str, rel: str) -> str:
         entries = self.paths.tree(rel, depth=2)
@@ -187,7 +216,10 @@ class MemoryToolAdapter(_Base):
         total = sum(size for name, size, is_dir in entries if not is_dir and "/" not in name)
         total += sum(size for name, size, is_dir in entries if is_dir and "/" not in name)
         lines = [f"{_size(total)}\t{shown}"]
-        lines += [f"{_size(size)}\t{shown}/{name}{'/' if is_dir else ''}" for name, size, is_dir in entries]
+        lines += [
+            f"{_size(size)}\t{shown}/{name}{'/' if is_dir else ''}"
+            for name, size, is_dir in entries
+        ]
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return header + "\n" + "\n".join(lines)
 
@@ -196,7 +228,9 @@ class MemoryToolAdapter(_Base):
         text = _text(command, "file_text", allow_empty=True)
         rel = self.paths.rel(virtual)
         if rel == self.folder:
-            raise MemoryToolError(f"{VIRTUAL_ROOT} is a directory; create a file inside it, e.g. {VIRTUAL_ROOT}/notes.md")
+            raise MemoryToolError(
+                f"{VIRTUAL_ROOT} is a directory; create a file inside it, e.g. {VIRTUAL_ROOT}/notes.md"
+            )
         if self.paths.is_dir(rel) or self.ctx.exists(rel):
             raise MemoryToolError(f"File {virtual} already exists")
         made = self.paths.missing_dirs(rel)
@@ -214,12 +248,15 @@ class MemoryToolAdapter(_Base):
             count = content.count(old)
             if count == 0:
                 raise MemoryToolError(
-                    f"No replacement was performed, old_str `{old}` did not appear verbatim in {virtual}.")
+                    f"No replacement was performed, old_str `{old}` did not appear verbatim in {virtual}."
+                )
             if count > 1:
                 starts = [i for i in range(len(content)) if content.startswith(old, i)]
                 at = ", ".join(str(content[:i].count("\n") + 1) for i in starts)
-                raise MemoryToolError(f"No replacement was performed. Multiple occurrences of old_str `{old}` "
-                                      f"in lines: {at}. Please ensure it is unique")
+                raise MemoryToolError(
+                    f"No replacement was performed. Multiple occurrences of old_str `{old}` "
+                    f"in lines: {at}. Please ensure it is unique"
+                )
             changed_line = content[: content.find(old)].count("\n")
             updated = content.replace(old, new, 1)
             self.paths.replace(rel, updated)
@@ -227,17 +264,23 @@ class MemoryToolAdapter(_Base):
         stored, trust = self.paths.read(rel)
         new_lines = updated.split("\n")
         first, last = max(0, changed_line - 2), min(len(new_lines), changed_line + 3)
-        snippet = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1))
+        snippet = "\n".join(
+            f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1)
+        )
         # The lines come from the file: fenced exactly as `view` fences them.
-        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                + self.paths.as_data(snippet, virtual, trust, stored))
+        return (
+            "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+            + self.paths.as_data(snippet, virtual, trust, stored)
+        )
 
     def _insert(self, command: Any) -> str:
         virtual = _text(command, "path")
         at = _arg(command, "insert_line")
         text = _text(command, "insert_text", allow_empty=True)
         if isinstance(at, bool) or not isinstance(at, int):
-            raise MemoryToolError(f"insert_line must be a whole number (0 inserts before the first line), not {at!r}")
+            raise MemoryToolError(
+                f"insert_line must be a whole number (0 inserts before the first line), not {at!r}"
+            )
         rel = self._existing_file(virtual)
         with self.ctx.transaction(f"memory-tool: insert {rel}", op="edit"):
             content, _ = self.paths.read(rel)
@@ -245,7 +288,9 @@ class MemoryToolAdapter(_Base):
             if lines and lines[-1] == "":
                 lines.pop()  # a trailing newline ends the last line; it does not start another
             if not 0 <= at <= len(lines):
-                raise MemoryToolError(f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}].")
+                raise MemoryToolError(
+                    f"Invalid `insert_line` parameter: {at}. It should be within the range [0, {len(lines)}]."
+                )
             lines.insert(at, text.rstrip("\n"))
             updated = "\n".join(lines)
             self.paths.replace(rel, updated if updated.endswith("\n") else updated + "\n")
@@ -259,7 +304,9 @@ class MemoryToolAdapter(_Base):
             raise MemoryToolError(f"Cannot delete the {VIRTUAL_ROOT} directory itself")
         if not (self.paths.is_dir(rel) or self.ctx.exists(rel)):
             raise MemoryToolError(f"The path {virtual} does not exist")
-        self.ctx.delete(rel)  # into the root's trash; the answer is the SDK's, the trash is for people
+        self.ctx.delete(
+            rel
+        )  # into the root's trash; the answer is the SDK's, the trash is for people
         return f"Successfully deleted {virtual}"
 
     def _rename(self, command: Any) -> str:
@@ -272,7 +319,9 @@ class MemoryToolAdapter(_Base):
         if not (self.paths.is_dir(src) or self.ctx.exists(src)):
             raise MemoryToolError(f"The path {old_virtual} does not exist")
         if dst.startswith(src + "/"):
-            raise MemoryToolError(f"Cannot move {old_virtual} into itself; pick a destination outside it")
+            raise MemoryToolError(
+                f"Cannot move {old_virtual} into itself; pick a destination outside it"
+            )
         made = self.paths.missing_dirs(dst)
         self.paths.move(src, dst)
         self._secure(dst, made)
@@ -292,12 +341,17 @@ class MemoryToolAdapter(_Base):
         if self.paths.is_dir(rel):
             raise MemoryToolError(f"The path {virtual} is not a file.")
         if not self.ctx.exists(rel):
-            raise MemoryToolError(f"The path {virtual} does not exist. Please provide a valid path.")
+            raise MemoryToolError(
+                f"The path {virtual} does not exist. Please provide a valid path."
+            )
         return rel
 
     def _secure(self, rel: str, new_dirs: list[str]) -> None:
         """The SDK's modes: files owner-only (0600), folders it created owner-only (0700)."""
-        for folder, mode in [*((f, _DIR_MODE) for f in new_dirs), *((n, _FILE_MODE) for n in self.paths.files_under(rel))]:
+        for folder, mode in [
+            *((f, _DIR_MODE) for f in new_dirs),
+            *((n, _FILE_MODE) for n in self.paths.files_under(rel)),
+        ]:
             # A vanished or swapped entry keeps its mode; the content is already committed.
             with contextlib.suppress(ContextFSError):
                 self.ctx.parts.files.chmod(folder, mode)
@@ -314,7 +368,9 @@ def _text(command: Any, name: str, *, allow_empty: bool = False) -> str:
     value = _arg(command, name)
     if not isinstance(value, str):
         verb = _arg(command, "command")
-        raise MemoryToolError(f"{verb} needs `{name}` as a string (got {type(value).__name__}); send it again")
+        raise MemoryToolError(
+            f"{verb} needs `{name}` as a string (got {type(value).__name__}); send it again"
+        )
     if not value and not allow_empty:
         raise MemoryToolError(f"`{name}` is empty; send the exact text")
     try:
@@ -332,10 +388,12 @@ def _line_range(view_range: Any, count: int) -> tuple[int, int]:
     tool would fail on it)."""
     if view_range is None:
         return 1, count
-    if (not isinstance(view_range, (list, tuple))
-            or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
+    if not isinstance(view_range, (list, tuple)) or not all(
+        isinstance(n, int) and not isinstance(n, bool) for n in view_range
+    ):
         raise MemoryToolError(
-            f"view_range must be two whole numbers [start, end] (end -1 for the last line), not {view_range!r}")
+            f"view_range must be two whole numbers [start, end] (end -1 for the last line), not {view_range!r}"
+        )
     if len(view_range) != 2:
         return 1, count
     start, end = view_range

@@ -30,10 +30,19 @@ __all__ = ["AsyncMemoryToolAdapter"]
 class AsyncMemoryToolAdapter(BetaAsyncAbstractMemoryTool):
     """Memory-tool commands on ``<root>/<folder>`` for async tool runners; see MemoryToolAdapter."""
 
-    def __init__(self, ctx: ContextManager, *, folder: str = "memories", actor: str = DEFAULT_MEMORY_ACTOR,
-                 session: str | None = None, cache_control: BetaCacheControlEphemeralParam | None = None) -> None:
+    def __init__(
+        self,
+        ctx: ContextManager,
+        *,
+        folder: str = "memories",
+        actor: str = DEFAULT_MEMORY_ACTOR,
+        session: str | None = None,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+    ) -> None:
         super().__init__(cache_control=cache_control)
-        self.sync = MemoryToolAdapter(ctx, folder=folder, actor=actor, session=session, cache_control=cache_control)
+        self.sync = MemoryToolAdapter(
+            ctx, folder=folder, actor=actor, session=session, cache_control=cache_control
+        )
         self.ctx = ctx
         self._one_at_a_time = anyio.Lock()
 

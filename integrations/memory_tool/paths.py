@@ -41,7 +41,9 @@ class MemoryPaths:
 
     def __init__(self, ctx: ContextManager, folder: str) -> None:
         if not isinstance(folder, str) or not folder.strip("/"):
-            raise InvalidPathError(f"the memory folder {folder!r} is empty; pass a folder such as 'memories'")
+            raise InvalidPathError(
+                f"the memory folder {folder!r} is empty; pass a folder such as 'memories'"
+            )
         self.ctx = ctx
         self.folder = folder.strip("/")
         ctx.exists(self.folder)  # the core gate: no internal, reserved or symlinked folder
@@ -50,16 +52,22 @@ class MemoryPaths:
     def rel(self, virtual: object) -> str:
         """``/memories/a/b.md`` -> ``<folder>/a/b.md``, or InvalidPathError in the tool's terms."""
         if not isinstance(virtual, str):
-            raise InvalidPathError(f"the path must be a string like '{VIRTUAL_ROOT}/notes.md', not {type(virtual).__name__}")
+            raise InvalidPathError(
+                f"the path must be a string like '{VIRTUAL_ROOT}/notes.md', not {type(virtual).__name__}"
+            )
         if virtual != VIRTUAL_ROOT and not virtual.startswith(VIRTUAL_ROOT + "/"):
-            raise InvalidPathError(f"Path must start with {VIRTUAL_ROOT}, got: {_shown(virtual)}; {_EXAMPLE}")
+            raise InvalidPathError(
+                f"Path must start with {VIRTUAL_ROOT}, got: {_shown(virtual)}; {_EXAMPLE}"
+            )
         parts: list[str] = []
-        for name in virtual[len(VIRTUAL_ROOT):].split("/"):
+        for name in virtual[len(VIRTUAL_ROOT) :].split("/"):
             if name in ("", "."):
                 continue
             if name == "..":
                 if not parts:
-                    raise InvalidPathError(f"Path {virtual} would escape {VIRTUAL_ROOT} directory; {_EXAMPLE}")
+                    raise InvalidPathError(
+                        f"Path {virtual} would escape {VIRTUAL_ROOT} directory; {_EXAMPLE}"
+                    )
                 parts.pop()
                 continue
             parts.append(name)
@@ -78,8 +86,10 @@ class MemoryPaths:
                 return  # nothing below a missing entry exists
             if kind == "link":
                 link = self.virtual("/".join(parts[:i]))
-                raise InvalidPathError(f"Path {_shown(virtual)} would escape {VIRTUAL_ROOT} directory: {link} is a "
-                                       f"symbolic link, and links are never followed; {_EXAMPLE}")
+                raise InvalidPathError(
+                    f"Path {_shown(virtual)} would escape {VIRTUAL_ROOT} directory: {link} is a "
+                    f"symbolic link, and links are never followed; {_EXAMPLE}"
+                )
 
     def ensure_folder(self) -> None:
         """The memory folder, made owner-only (0700) when the adapter has to create it."""
@@ -90,7 +100,7 @@ class MemoryPaths:
             self.ctx.parts.files.chmod(folder, 0o700)
 
     def virtual(self, rel: str) -> str:
-        return VIRTUAL_ROOT + rel[len(self.folder):]
+        return VIRTUAL_ROOT + rel[len(self.folder) :]
 
     def in_tool_terms(self, exc: ContextFSError) -> str:
         """A core refusal reworded for the model: ``/memories/...`` paths, no core API names."""
@@ -154,11 +164,15 @@ class MemoryPaths:
             return doc.body, trust if isinstance(trust, str) else "untrusted"
         data = self.ctx.parts.read_raw(rel)
         if data is None:
-            raise ContentError(f"{self.virtual(rel)} could not be read; view {VIRTUAL_ROOT} to see what is stored")
+            raise ContentError(
+                f"{self.virtual(rel)} could not be read; view {VIRTUAL_ROOT} to see what is stored"
+            )
         try:
             return data.decode("utf-8"), "trusted"
         except UnicodeDecodeError:
-            raise ContentError(f"{self.virtual(rel)} is not UTF-8 text; the memory tool only shows text files") from None
+            raise ContentError(
+                f"{self.virtual(rel)} is not UTF-8 text; the memory tool only shows text files"
+            ) from None
 
     def as_data(self, shown: str, virtual: str, trust: str, content: str) -> str:
         """Numbered lines as they are, or fenced as quoted data when the file is untrusted."""

@@ -44,7 +44,10 @@ def all_specs() -> list[ToolSpec[Any]]:
 
 
 def select_specs(
-    groups: Iterable[str] | str | None = None, *, allow_write: bool = True, allow_delete: bool = False
+    groups: Iterable[str] | str | None = None,
+    *,
+    allow_write: bool = True,
+    allow_delete: bool = False,
 ) -> list[ToolSpec[Any]]:
     """The specs a model is offered for these groups and switches.
 
@@ -52,7 +55,9 @@ def select_specs(
     for a group that does not exist, is a :class:`~contextfs.ConfigError`.
     """
     if allow_delete and not allow_write:
-        raise ConfigError("allow_delete=True needs allow_write=True (deleting is a write); enable both or neither")
+        raise ConfigError(
+            "allow_delete=True needs allow_write=True (deleting is a write); enable both or neither"
+        )
     if groups is None:
         wanted = set(GROUPS)
     else:
@@ -62,5 +67,7 @@ def select_specs(
             raise ConfigError(
                 f"unknown tool group {unknown[0] if unknown else '(none)'!r}; pick from {', '.join(GROUPS)}"
             )
-    allowed = {"read"} | ({"write"} if allow_write else set()) | ({"delete"} if allow_delete else set())
+    allowed = (
+        {"read"} | ({"write"} if allow_write else set()) | ({"delete"} if allow_delete else set())
+    )
     return [s for s in all_specs() if s.group in wanted and s.access in allowed]

@@ -26,7 +26,10 @@ _LABEL = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"
 _ROLE = r"^(user|assistant|system|tool)$"
 
 
-Tag = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$", description="A lowercase tag, e.g. 'billing'.")]
+Tag = Annotated[
+    str,
+    Field(pattern=r"^[a-z0-9][a-z0-9_.-]{0,63}$", description="A lowercase tag, e.g. 'billing'."),
+]
 
 
 class _Args(BaseModel):
@@ -34,33 +37,65 @@ class _Args(BaseModel):
 
 
 class CoreAppendArgs(_Args):
-    label: str = Field(pattern=_LABEL, description="The core block to add to, e.g. 'user_profile' or 'persona'.")
-    text: str = Field(min_length=1, max_length=4000, description="One short line to pin, e.g. 'Prefers metric units'.")
+    label: str = Field(
+        pattern=_LABEL, description="The core block to add to, e.g. 'user_profile' or 'persona'."
+    )
+    text: str = Field(
+        min_length=1,
+        max_length=4000,
+        description="One short line to pin, e.g. 'Prefers metric units'.",
+    )
 
 
 class CoreReplaceArgs(_Args):
     label: str = Field(pattern=_LABEL, description="The core block to change, e.g. 'user_profile'.")
-    old: str = Field(min_length=1, max_length=4000, description="Exact text now in the block; it must occur once.")
+    old: str = Field(
+        min_length=1,
+        max_length=4000,
+        description="Exact text now in the block; it must occur once.",
+    )
     new: str = Field(max_length=4000, description="Text to put in its place (empty removes it).")
 
 
 class ArchivalInsertArgs(_Args):
-    text: str = Field(min_length=1, max_length=20_000, description="One fact to remember, in a sentence or two.")
-    tags: list[Tag] = Field(default_factory=list, max_length=10,
-                            description="Optional lowercase tags, e.g. ['billing', 'decision'].")
+    text: str = Field(
+        min_length=1, max_length=20_000, description="One fact to remember, in a sentence or two."
+    )
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=10,
+        description="Optional lowercase tags, e.g. ['billing', 'decision'].",
+    )
 
 
 class ArchivalSearchArgs(_Args):
-    query: str = Field(min_length=1, max_length=1000, description="Words about the fact you need, e.g. 'existing job offer'.")
+    query: str = Field(
+        min_length=1,
+        max_length=1000,
+        description="Words about the fact you need, e.g. 'existing job offer'.",
+    )
     top_k: int = Field(default=5, ge=1, le=20, description="How many notes to return (1-20).")
-    tags: list[Tag] = Field(default_factory=list, max_length=10, description="Only notes with all of these tags.")
+    tags: list[Tag] = Field(
+        default_factory=list, max_length=10, description="Only notes with all of these tags."
+    )
 
 
 class ConversationSearchArgs(_Args):
-    query: str = Field(default="", max_length=1000, description="Words to look for; empty lists the newest messages.")
-    role: str | None = Field(default=None, pattern=_ROLE, description="Only messages by this role (user, assistant, system, tool).")
-    session: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_.:@-]{1,128}$",
-                                description="Only this session's log; leave it out to search every session.")
+    query: str = Field(
+        default="",
+        max_length=1000,
+        description="Words to look for; empty lists the newest messages.",
+    )
+    role: str | None = Field(
+        default=None,
+        pattern=_ROLE,
+        description="Only messages by this role (user, assistant, system, tool).",
+    )
+    session: str | None = Field(
+        default=None,
+        pattern=r"^[A-Za-z0-9_.:@-]{1,128}$",
+        description="Only this session's log; leave it out to search every session.",
+    )
     limit: int = Field(default=5, ge=1, le=50, description="How many messages to return (1-50).")
 
 
@@ -70,12 +105,19 @@ def _memory(kit: Toolkit) -> Memory:
 
 def _block_answer(block: CoreBlock, verb: str) -> str:
     if block.quarantined_to:
-        return (f"Not pinned: the text reads as an instruction, so it was stored for review in {block.quarantined_to} "
-                "instead of core memory. Rephrase it as a fact (e.g. 'the user said: ...') to pin it.")
-    flagged = " (flagged by the poisoning guard: it is stored as untrusted and shown quoted)" \
-        if block.trust != "trusted" else ""
-    return (f"{verb} core block {block.label!r}: {block.tokens} of {block.limit} tokens used, "
-            f"{block.remaining} left{flagged}.")
+        return (
+            f"Not pinned: the text reads as an instruction, so it was stored for review in {block.quarantined_to} "
+            "instead of core memory. Rephrase it as a fact (e.g. 'the user said: ...') to pin it."
+        )
+    flagged = (
+        " (flagged by the poisoning guard: it is stored as untrusted and shown quoted)"
+        if block.trust != "trusted"
+        else ""
+    )
+    return (
+        f"{verb} core block {block.label!r}: {block.tokens} of {block.limit} tokens used, "
+        f"{block.remaining} left{flagged}."
+    )
 
 
 def core_append(kit: Toolkit, a: CoreAppendArgs) -> str:
@@ -90,8 +132,11 @@ def archival_insert(kit: Toolkit, a: ArchivalInsertArgs) -> str:
     note = _memory(kit).archival_memory_insert(a.text, tags=a.tags)
     if note.duplicate:
         return f"Already remembered in {note.path}; nothing new was stored."
-    flagged = (f" It reads as an instruction ({', '.join(note.verdict.reasons)}), so it is stored as {note.trust}."
-               if note.trust != "trusted" else "")
+    flagged = (
+        f" It reads as an instruction ({', '.join(note.verdict.reasons)}), so it is stored as {note.trust}."
+        if note.trust != "trusted"
+        else ""
+    )
     return f"Remembered in {note.path} (source {note.source}).{flagged}"
 
 
@@ -108,13 +153,26 @@ def archival_search(kit: Toolkit, a: ArchivalSearchArgs) -> str:
 
 
 def conversation_search(kit: Toolkit, a: ConversationSearchArgs) -> str:
-    hits = _memory(kit).conversation_search(a.query, session=a.session, roles=[a.role] if a.role else None,
-                                            limit=a.limit)
+    hits = _memory(kit).conversation_search(
+        a.query, session=a.session, roles=[a.role] if a.role else None, limit=a.limit
+    )
     skipped = hits.skipped
-    left_out = ("\n(left out, could not be read: " + "; ".join(f"{d.path} ({d.reason})" for d in skipped[:10])
-                + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else "") + ")") if skipped else ""
+    left_out = (
+        (
+            "\n(left out, could not be read: "
+            + "; ".join(f"{d.path} ({d.reason})" for d in skipped[:10])
+            + (f" and {len(skipped) - 10} more" if len(skipped) > 10 else "")
+            + ")"
+        )
+        if skipped
+        else ""
+    )
     if not hits:
-        return "No logged messages match." + (" Try other words." if a.query.strip() else "") + left_out
+        return (
+            "No logged messages match."
+            + (" Try other words." if a.query.strip() else "")
+            + left_out
+        )
     parts = [
         f"{n}. {h.path} · {h.role or 'message'} · {h.updated or 'unknown time'}\n"
         + as_data(h.text, f"{h.path} · {h.role or 'message'} · {h.source}", trust=h.trust)
@@ -125,34 +183,53 @@ def conversation_search(kit: Toolkit, a: ConversationSearchArgs) -> str:
 
 MEMORY_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
-        "core_memory_append", "memory",
+        "core_memory_append",
+        "memory",
         "Pin a short fact into a core memory block, which is shown in every context from now on. Use it for what you "
         "must never forget about the user or your persona; put everything else in archival memory.",
-        CoreAppendArgs, core_append, access="write", example={"label": "user_profile", "text": "Prefers metric units"},
+        CoreAppendArgs,
+        core_append,
+        access="write",
+        example={"label": "user_profile", "text": "Prefers metric units"},
     ),
     ToolSpec(
-        "core_memory_replace", "memory",
+        "core_memory_replace",
+        "memory",
         "Change text in a core memory block (quote the old text exactly). Use it when a pinned fact is no longer true.",
-        CoreReplaceArgs, core_replace, access="write", destructive=True,
+        CoreReplaceArgs,
+        core_replace,
+        access="write",
+        destructive=True,
         example={"label": "user_profile", "old": "Lives in Pune", "new": "Lives in Hyderabad"},
     ),
     ToolSpec(
-        "archival_memory_insert", "memory",
+        "archival_memory_insert",
+        "memory",
         "Store one fact in archival memory (searchable, not shown unless searched). Use it for details worth keeping "
         "that do not belong in core memory; duplicates are detected and not stored twice.",
-        ArchivalInsertArgs, archival_insert, access="write",
+        ArchivalInsertArgs,
+        archival_insert,
+        access="write",
         example={"text": "The staging database is refreshed every Monday", "tags": ["ops"]},
     ),
     ToolSpec(
-        "archival_memory_search", "memory",
+        "archival_memory_search",
+        "memory",
         "Search archival memory by words and get the best notes with their sources. Use it before answering from "
         "memory, and before inserting a fact that may already be stored.",
-        ArchivalSearchArgs, archival_search, idempotent=True, example={"query": "staging database"},
+        ArchivalSearchArgs,
+        archival_search,
+        idempotent=True,
+        example={"query": "staging database"},
     ),
     ToolSpec(
-        "conversation_search", "memory",
+        "conversation_search",
+        "memory",
         "Search past conversation messages (all sessions, or one) by words, optionally by role. Use it to recall what "
         "was said earlier that is no longer in the prompt.",
-        ConversationSearchArgs, conversation_search, idempotent=True, example={"query": "deadline"},
+        ConversationSearchArgs,
+        conversation_search,
+        idempotent=True,
+        example={"query": "deadline"},
     ),
 ]

@@ -19,7 +19,15 @@ from collections.abc import Iterable
 from contextfs.errors import ContentError, InvalidArgumentError
 from contextfs.gate.fencing import as_data, seal, seal_refusal
 
-__all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "seal", "seal_refusal", "short_version"]
+__all__ = [
+    "MAX_OUTPUT_CHARS",
+    "as_data",
+    "cap",
+    "check_text_args",
+    "seal",
+    "seal_refusal",
+    "short_version",
+]
 
 #: The longest answer a tool gives (characters); longer ones end with a visible marker.
 MAX_OUTPUT_CHARS = 20_000
@@ -53,7 +61,9 @@ def check_text_args(args: dict[str, object]) -> None:
                     "send the text again as valid UTF-8"
                 ) from None
             if "\x00" in text:
-                raise ContentError(f"argument {name!r} contains a NUL byte; send plain text without NUL characters")
+                raise ContentError(
+                    f"argument {name!r} contains a NUL byte; send plain text without NUL characters"
+                )
 
 
 def _strings(value: object) -> Iterable[str]:

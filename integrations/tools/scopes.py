@@ -30,21 +30,41 @@ class ScopedArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     scope: Literal["project", "task", "subtask"] | None = Field(
-        default=None, description="How wide a view: 'project' (always-relevant context), 'task' (plus the current "
-                                  "task) or 'subtask' (plus one subtask's notes). Default: 'subtask' when a subtask "
-                                  "is named, else 'task'.")
-    subtask: str | None = Field(default=None, pattern=_ID,
-                                description="The subtask id for scope 'subtask', e.g. 'webhook-retries'.")
-    budget: int = Field(default=4000, ge=200, le=32000, description="Most tokens the view may use (200-32000).")
-    query: str | None = Field(default=None, max_length=1000,
-                              description="Optional words; the best-matching other files are paged in if room is left.")
-    topic: str | None = Field(default=None, pattern=_ID, description="Optional topic name whose files join the view.")
+        default=None,
+        description="How wide a view: 'project' (always-relevant context), 'task' (plus the current "
+        "task) or 'subtask' (plus one subtask's notes). Default: 'subtask' when a subtask "
+        "is named, else 'task'.",
+    )
+    subtask: str | None = Field(
+        default=None,
+        pattern=_ID,
+        description="The subtask id for scope 'subtask', e.g. 'webhook-retries'.",
+    )
+    budget: int = Field(
+        default=4000, ge=200, le=32000, description="Most tokens the view may use (200-32000)."
+    )
+    query: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="Optional words; the best-matching other files are paged in if room is left.",
+    )
+    topic: str | None = Field(
+        default=None, pattern=_ID, description="Optional topic name whose files join the view."
+    )
 
 
-def scoped_view(ctx: ContextManager, scope: str | None = None, subtask: str | None = None, budget: int = 4000,
-                query: str | None = None, topic: str | None = None) -> ContextView:
+def scoped_view(
+    ctx: ContextManager,
+    scope: str | None = None,
+    subtask: str | None = None,
+    budget: int = 4000,
+    query: str | None = None,
+    topic: str | None = None,
+) -> ContextView:
     """The packed view (also used by the MCP resource)."""
-    return ScopedContext(ctx).assemble(scope, subtask, budget=budget, query=query or None, topic=topic)
+    return ScopedContext(ctx).assemble(
+        scope, subtask, budget=budget, query=query or None, topic=topic
+    )
 
 
 def view_header(view: ContextView) -> str:
@@ -64,10 +84,14 @@ def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
 
 SCOPE_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
-        "get_scoped_context", "scopes",
+        "get_scoped_context",
+        "scopes",
         "Get the context that matters for the current project, task or subtask (optionally a topic), packed to fit a "
         "token budget, most important first; core memory is always included. Use it at the start of work and "
         "whenever you switch tasks. Untrusted parts are quoted as data.",
-        ScopedArgs, get_scoped, idempotent=True, example={"scope": "project", "budget": 1000},
+        ScopedArgs,
+        get_scoped,
+        idempotent=True,
+        example={"scope": "project", "budget": 1000},
     ),
 ]

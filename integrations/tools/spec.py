@@ -97,8 +97,14 @@ class Toolkit:
     so their caches live as long as the toolkit.
     """
 
-    def __init__(self, ctx: ContextManager, *, actor: str | None = None, session: str | None = None,
-                 default_actor: str = DEFAULT_ACTOR) -> None:
+    def __init__(
+        self,
+        ctx: ContextManager,
+        *,
+        actor: str | None = None,
+        session: str | None = None,
+        default_actor: str = DEFAULT_ACTOR,
+    ) -> None:
         with ctx.provenance(actor=actor or default_actor, session=session):
             pass  # validates actor and session with the manager's own rules, now rather than later
         self.ctx = ctx

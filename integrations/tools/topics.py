@@ -31,7 +31,10 @@ class _Args(BaseModel):
 
 
 class TopicNameArgs(_Args):
-    name: str = Field(pattern=_NAME, description="The topic's name as list_topics shows it, e.g. 'billing-migration'.")
+    name: str = Field(
+        pattern=_NAME,
+        description="The topic's name as list_topics shows it, e.g. 'billing-migration'.",
+    )
 
 
 class ListTopicsArgs(_Args):
@@ -40,16 +43,28 @@ class ListTopicsArgs(_Args):
 
 class SwitchArgs(_Args):
     name: str = Field(pattern=_NAME, description="The topic to work in, e.g. 'billing-migration'.")
-    budget: int = Field(default=3000, ge=200, le=32000, description="Most tokens its boot context may use (200-32000).")
+    budget: int = Field(
+        default=3000,
+        ge=200,
+        le=32000,
+        description="Most tokens its boot context may use (200-32000).",
+    )
 
 
 class DecisionArgs(_Args):
-    topic: str = Field(pattern=_NAME, description="The topic the decision belongs to, e.g. 'billing-migration'.")
+    topic: str = Field(
+        pattern=_NAME, description="The topic the decision belongs to, e.g. 'billing-migration'."
+    )
     text: str = Field(min_length=1, max_length=4000, description="What was decided, in a sentence.")
     reason: str = Field(default="", max_length=4000, description="Why it was decided.")
-    depends_on: list[Annotated[str, Field(pattern=_DECISION)]] = Field(default_factory=list, max_length=20,
-                                  description="Ids of earlier decisions this one rests on, e.g. ['D1'].")
-    supersedes: str | None = Field(default=None, pattern=_DECISION, description="Id of a decision this one replaces.")
+    depends_on: list[Annotated[str, Field(pattern=_DECISION)]] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Ids of earlier decisions this one rests on, e.g. ['D1'].",
+    )
+    supersedes: str | None = Field(
+        default=None, pattern=_DECISION, description="Id of a decision this one replaces."
+    )
 
 
 class ChainArgs(_Args):
@@ -68,7 +83,9 @@ def open_topic(kit: Toolkit, a: TopicNameArgs) -> str:
     answer = topics.open_topic(a.name)
     # A summary is retrieved text; the topic API's one-line answers ("doesn't exist",
     # "already visible") are its own words and stay exactly as they are.
-    opened = slug is not None and slug not in before and slug in topics.block.opened_since_compaction()
+    opened = (
+        slug is not None and slug not in before and slug in topics.block.opened_since_compaction()
+    )
     return as_data(answer, f"topic {slug}") if opened else answer
 
 
@@ -86,45 +103,76 @@ def switch_topic(kit: Toolkit, a: SwitchArgs) -> str:
 
 
 def log_decision(kit: Toolkit, a: DecisionArgs) -> str:
-    did = _topics(kit).decisions.decide(a.topic, a.text, depends_on=a.depends_on or None, supersedes=a.supersedes,
-                              reason=a.reason or None)
+    did = _topics(kit).decisions.decide(
+        a.topic,
+        a.text,
+        depends_on=a.depends_on or None,
+        supersedes=a.supersedes,
+        reason=a.reason or None,
+    )
     return f"Recorded decision {did} in topic {a.topic}; decision_chain with {did!r} shows what it rests on."
 
 
 def decision_chain(kit: Toolkit, a: ChainArgs) -> str:
-    return as_data(_topics(kit).decisions.chain(a.topic, a.decision_id), f"decisions of topic {a.topic}")
+    return as_data(
+        _topics(kit).decisions.chain(a.topic, a.decision_id), f"decisions of topic {a.topic}"
+    )
 
 
 TOPIC_TOOLS: list[ToolSpec[Any]] = [
     ToolSpec(
-        "list_topics", "topics",
+        "list_topics",
+        "topics",
         "List every topic with its status, size and one-line summary. Use it to see which topics exist before "
         "opening or switching to one.",
-        ListTopicsArgs, list_topics, idempotent=True, example={},
+        ListTopicsArgs,
+        list_topics,
+        idempotent=True,
+        example={},
     ),
     ToolSpec(
-        "open_topic", "topics",
+        "open_topic",
+        "topics",
         "Read a closed topic's summary without switching to it (its first opening is remembered). Use it when the "
         "conversation touches a topic listed as closed.",
-        TopicNameArgs, open_topic, access="write", idempotent=True, example={"name": "billing-migration"},
+        TopicNameArgs,
+        open_topic,
+        access="write",
+        idempotent=True,
+        example={"name": "billing-migration"},
     ),
     ToolSpec(
-        "switch_topic", "topics",
+        "switch_topic",
+        "topics",
         "Make a topic the active one and get its boot context: where things stand, its decisions with reasons, "
         "recent exchanges and shared facts. Use it when the conversation moves to that topic.",
-        SwitchArgs, switch_topic, access="write", example={"name": "billing-migration", "budget": 1000},
+        SwitchArgs,
+        switch_topic,
+        access="write",
+        example={"name": "billing-migration", "budget": 1000},
     ),
     ToolSpec(
-        "log_decision", "topics",
+        "log_decision",
+        "topics",
         "Record a decision in a topic with its reason and the earlier decisions it rests on. Use it whenever "
         "something is decided, so later work can see why.",
-        DecisionArgs, log_decision, access="write",
-        example={"topic": "billing-migration", "text": "Move invoices to Postgres", "reason": "One database to run"},
+        DecisionArgs,
+        log_decision,
+        access="write",
+        example={
+            "topic": "billing-migration",
+            "text": "Move invoices to Postgres",
+            "reason": "One database to run",
+        },
     ),
     ToolSpec(
-        "decision_chain", "topics",
+        "decision_chain",
+        "topics",
         "Show a decision and everything it rests on, root first, each with its reason. Use it before changing or "
         "questioning an earlier decision.",
-        ChainArgs, decision_chain, idempotent=True, example={"topic": "billing-migration", "decision_id": "D1"},
+        ChainArgs,
+        decision_chain,
+        idempotent=True,
+        example={"topic": "billing-migration", "decision_id": "D1"},
     ),
 ]

@@ -55,6 +55,7 @@ def ui(click_ctx: click.Context, write: bool, port: int, host: str, open_browser
     for package in UI_PACKAGES:  # a missing one is MissingExtraError with the pip line
         require(package, "ui")
     from .server import UIServer  # the optional 'ui' extra, checked above
+
     ctx = open_manager(click_ctx, index=True, read_only=not write)
     server = UIServer(ctx.root, write=write, host=host, port=port, ctx=ctx)
     mode = (

@@ -18,28 +18,64 @@ __all__ = ["WORKED_BUDGETS", "WORKED_QUERY", "budget_views", "context", "demo"]
 
 
 def _summary(view: Any) -> str:
-    lines = [view.text, "", f"<!-- {view.tokens} tokens"
-             + (f" of {view.budget}" if view.budget is not None else "") + " -->"]
+    lines = [
+        view.text,
+        "",
+        f"<!-- {view.tokens} tokens"
+        + (f" of {view.budget}" if view.budget is not None else "")
+        + " -->",
+    ]
     lines += [left_out_note(d) for d in view.dropped]  # what the view does not hold, and why
     return "\n".join(lines)
 
 
 @click.command("context")
-@click.option("--scope", type=click.Choice(list(SCOPES)), default=None,
-              help="Scope level.  [default: subtask with --subtask, else task]")
-@click.option("--subtask", "subtask", default=None,
-              help="Subtask id (task/subtasks/<id>.md); implies --scope subtask when --scope is not given.")
-@click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
-@click.option("--query", default=None, help="Page in the best matches for this query; excerpts follow it.")
-@click.option("--topic", default=None, help="Add a topic's where-are-we, topic and decisions files.")
-@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this revision (HEAD~N, an id, a branch or a tag).")
+@click.option(
+    "--scope",
+    type=click.Choice(list(SCOPES)),
+    default=None,
+    help="Scope level.  [default: subtask with --subtask, else task]",
+)
+@click.option(
+    "--subtask",
+    "subtask",
+    default=None,
+    help="Subtask id (task/subtasks/<id>.md); implies --scope subtask when --scope is not given.",
+)
+@click.option(
+    "--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view."
+)
+@click.option(
+    "--query", default=None, help="Page in the best matches for this query; excerpts follow it."
+)
+@click.option(
+    "--topic", default=None, help="Add a topic's where-are-we, topic and decisions files."
+)
+@click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    help="Assemble the view as it was at this revision (HEAD~N, an id, a branch or a tag).",
+)
 @click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
-@click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the manifest, items, drops and token accounting as JSON.",
+)
 @translate_errors
 @pass_reader
 def context(
-    ctx: Any, scope: str | None, subtask: str | None, budget: int | None, query: str | None, topic: str | None,
-    as_of: str | None, encoding: str | None, as_json: bool,
+    ctx: Any,
+    scope: str | None,
+    subtask: str | None,
+    budget: int | None,
+    query: str | None,
+    topic: str | None,
+    as_of: str | None,
+    encoding: str | None,
+    as_json: bool,
 ) -> None:
     """Print the context for a scope, within a token budget.
 
@@ -75,7 +111,10 @@ WORKED_BUDGETS = (8000, 2000, 500)
 def budget_views(ctx: Any) -> list[tuple[int, Any]]:
     """The task scope for :data:`WORKED_QUERY` at each of :data:`WORKED_BUDGETS`."""
     scoped = ScopedContext(ctx)
-    return [(budget, scoped.assemble("task", budget=budget, query=WORKED_QUERY)) for budget in WORKED_BUDGETS]
+    return [
+        (budget, scoped.assemble("task", budget=budget, query=WORKED_QUERY))
+        for budget in WORKED_BUDGETS
+    ]
 
 
 def demo(ctx: Any, say: Callable[[str], None]) -> None:
@@ -86,10 +125,19 @@ def demo(ctx: Any, say: Callable[[str], None]) -> None:
         for item in view.items:
             tiers[item.tier] = tiers.get(item.tier, 0) + 1
         counts = ", ".join(f"{n} {tier}" for tier, n in tiers.items())
-        steps = [f"{i.path} {i.tier} (was {previous[i.path]})" for i in view.items
-                 if previous.get(i.path, i.tier) != i.tier]
-        say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items ({counts}), {len(view.dropped)} dropped"
-            + (f"; e.g. {', '.join(steps[:2])}" if steps else ""))
+        steps = [
+            f"{i.path} {i.tier} (was {previous[i.path]})"
+            for i in view.items
+            if previous.get(i.path, i.tier) != i.tier
+        ]
+        say(
+            f"budget {budget}: {view.tokens} tokens, {len(view.items)} items ({counts}), {len(view.dropped)} dropped"
+            + (f"; e.g. {', '.join(steps[:2])}" if steps else "")
+        )
         previous = {i.path: i.tier for i in view.items}
-    say(f"(the task scope, query {WORKED_QUERY!r}) pinned core memory stays full; the rest steps down")
-    say("full > excerpt > overview > abstract > cue; assemble(..., as_of=<commit>) gives the same bytes later.")
+    say(
+        f"(the task scope, query {WORKED_QUERY!r}) pinned core memory stays full; the rest steps down"
+    )
+    say(
+        "full > excerpt > overview > abstract > cue; assemble(..., as_of=<commit>) gives the same bytes later."
+    )

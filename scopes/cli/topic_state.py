@@ -31,13 +31,17 @@ def show(ctx: ContextManager, name: str, section: str | None, as_json: bool) -> 
     t = topics.get(name)
     state = topics.where.state(t.name)
     if as_json:
-        echo_data({"topic": t, "state": state.sections, "vocabulary": topics.vocabulary.of(t.name)}, True)
+        echo_data(
+            {"topic": t, "state": state.sections, "vocabulary": topics.vocabulary.of(t.name)}, True
+        )
         return
     if section:
         for raw in state.section(section):
             click.echo(raw)
         return
-    click.echo(f"{t.title} ({t.name}) [{t.status}{', open' if t.open else ''}] last active {t.last_active}")
+    click.echo(
+        f"{t.title} ({t.name}) [{t.status}{', open' if t.open else ''}] last active {t.last_active}"
+    )
     if t.description:
         click.echo(f"relevant: {t.description}")
     if t.summary:
@@ -57,17 +61,27 @@ Examples:
 """,
 )
 @click.argument("name")
-@click.argument("action", type=click.Choice(["append", "complete", "finalize", "clear-notifications"]))
+@click.argument(
+    "action", type=click.Choice(["append", "complete", "finalize", "clear-notifications"])
+)
 @click.argument("args", nargs=-1)
-@click.option("--new-section", is_flag=True, help="With append: start SECTION when the file has no such section.")
+@click.option(
+    "--new-section",
+    is_flag=True,
+    help="With append: start SECTION when the file has no such section.",
+)
 @translate_errors
 @pass_manager
-def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...], new_section: bool) -> None:
+def state(
+    ctx: ContextManager, name: str, action: str, args: tuple[str, ...], new_section: bool
+) -> None:
     """Change where-are-we: append SECTION TEXT, complete ITEM, finalize, clear-notifications."""
     topics = Topics(ctx)
     if action == "append":
         if len(args) != 2:
-            raise click.UsageError(f"append needs SECTION and TEXT; sections: {', '.join(SECTIONS)}")
+            raise click.UsageError(
+                f"append needs SECTION and TEXT; sections: {', '.join(SECTIONS)}"
+            )
         click.echo(topics.where.append(name, args[0], args[1], new_section=new_section))
     elif action == "complete":
         if len(args) != 1:
@@ -75,7 +89,9 @@ def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...], ne
         click.echo(topics.where.complete(name, args[0]))
     elif action == "finalize":
         dropped = topics.where.finalize(name)
-        click.echo(f"finalized; {len(dropped)} old completed item(s) left the file (git keeps them)")
+        click.echo(
+            f"finalized; {len(dropped)} old completed item(s) left the file (git keeps them)"
+        )
     else:
         cleared = topics.where.clear_notifications(name)
         click.echo(f"cleared {len(cleared)} notification(s)")
@@ -93,14 +109,35 @@ Example:
 @click.argument("name")
 @click.argument("text")
 @click.option("--reason", default=None, help="Why it was decided.")
-@click.option("--depends-on", "depends_on", multiple=True, metavar="ID", help="A decision this rests on (repeatable).")
-@click.option("--supersedes", default=None, metavar="ID", help="A decision this replaces (kept, marked superseded).")
+@click.option(
+    "--depends-on",
+    "depends_on",
+    multiple=True,
+    metavar="ID",
+    help="A decision this rests on (repeatable).",
+)
+@click.option(
+    "--supersedes",
+    default=None,
+    metavar="ID",
+    help="A decision this replaces (kept, marked superseded).",
+)
 @translate_errors
 @pass_manager
-def decide(ctx: ContextManager, name: str, text: str, reason: str | None, depends_on: tuple[str, ...],
-           supersedes: str | None) -> None:
+def decide(
+    ctx: ContextManager,
+    name: str,
+    text: str,
+    reason: str | None,
+    depends_on: tuple[str, ...],
+    supersedes: str | None,
+) -> None:
     """Record a decision with its reason and dependencies; prints its id."""
-    click.echo(Topics(ctx).decisions.decide(name, text, depends_on=list(depends_on), supersedes=supersedes, reason=reason))
+    click.echo(
+        Topics(ctx).decisions.decide(
+            name, text, depends_on=list(depends_on), supersedes=supersedes, reason=reason
+        )
+    )
 
 
 @click.command(

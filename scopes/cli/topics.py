@@ -53,20 +53,45 @@ Example:
 """,
 )
 @click.argument("title")
-@click.option("--description", default="", help="A cue: who or what it is and when it becomes relevant.")
+@click.option(
+    "--description", default="", help="A cue: who or what it is and when it becomes relevant."
+)
 @click.option("--name", default=None, help="Folder name (default: made from the title).")
 @click.option("--summary", default="", help="The topic's summary (body of topic.md).")
-@click.option("--closed", is_flag=True, help="Create it closed (listed as a cue, summary not shown).")
+@click.option(
+    "--closed", is_flag=True, help="Create it closed (listed as a cue, summary not shown)."
+)
 @click.option("--vocab", "vocabulary", multiple=True, help="A transcription term (repeatable).")
-@click.option("--alias", "aliases", multiple=True, help="Another name detection should recognise (repeatable).")
+@click.option(
+    "--alias",
+    "aliases",
+    multiple=True,
+    help="Another name detection should recognise (repeatable).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @translate_errors
 @pass_manager
-def new(ctx: ContextManager, title: str, description: str, name: str | None, summary: str, closed: bool,
-        vocabulary: tuple[str, ...], aliases: tuple[str, ...], as_json: bool) -> None:
+def new(
+    ctx: ContextManager,
+    title: str,
+    description: str,
+    name: str | None,
+    summary: str,
+    closed: bool,
+    vocabulary: tuple[str, ...],
+    aliases: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Create a topic folder with topic.md, where-are-we.md, decisions.md and exchanges.jsonl."""
-    t = Topics(ctx).create(title, description, name=name, summary=summary, open=not closed,
-                           vocabulary=vocabulary, aliases=aliases)
+    t = Topics(ctx).create(
+        title,
+        description,
+        name=name,
+        summary=summary,
+        open=not closed,
+        vocabulary=vocabulary,
+        aliases=aliases,
+    )
     echo_data(t, as_json, lambda t: f"created topic {t.name} ({t.folder}/)")
 
 
@@ -97,8 +122,12 @@ Example:
 """,
 )
 @click.argument("name")
-@click.option("--budget", type=click.IntRange(1, None), default=None, help="Token budget of the boot context.")
-@click.option("--json", "as_json", is_flag=True, help="Print the view with its manifest and accounting.")
+@click.option(
+    "--budget", type=click.IntRange(1, None), default=None, help="Token budget of the boot context."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the view with its manifest and accounting."
+)
 @translate_errors
 @pass_manager
 def switch(ctx: ContextManager, name: str, budget: int | None, as_json: bool) -> None:
@@ -114,13 +143,20 @@ Example:
 """,
 )
 @click.argument("title")
-@click.option("--from-line", "from_line", type=int, required=True,
-              help="First exchange (1-based line of exchanges.jsonl) that belongs to the new topic.")
+@click.option(
+    "--from-line",
+    "from_line",
+    type=int,
+    required=True,
+    help="First exchange (1-based line of exchanges.jsonl) that belongs to the new topic.",
+)
 @click.option("--description", default="", help="A cue for the new topic.")
 @click.option("--name", default=None, help="Folder name (default: made from the title).")
 @translate_errors
 @pass_manager
-def spawn(ctx: ContextManager, title: str, from_line: int, description: str, name: str | None) -> None:
+def spawn(
+    ctx: ContextManager, title: str, from_line: int, description: str, name: str | None
+) -> None:
     """Move the active topic's exchanges from a line on into a new topic and switch to it."""
     done = Topics(ctx).spawn(title, from_line, description=description, name=name)
     click.echo(f"spawned {done.topic.name}: moved {done.moved} exchange(s); now active")
@@ -135,17 +171,23 @@ Example:
 )
 @click.argument("user")
 @click.argument("agent")
-@click.option("--topic", "name", default=None, help="The topic to record into (default: the active one).")
+@click.option(
+    "--topic", "name", default=None, help="The topic to record into (default: the active one)."
+)
 @translate_errors
 @pass_manager
 def record(ctx: ContextManager, user: str, agent: str, name: str | None) -> None:
     """Record one exchange (what the user said, what the agent answered) in a topic."""
     topics = Topics(ctx)
-    topics.record(user, agent, topic=name)  # without --topic: the active one, or a TopicError saying so
+    topics.record(
+        user, agent, topic=name
+    )  # without --topic: the active one, or a TopicError saying so
     target = topics.get(name) if name is not None else topics.active()
     if target is not None:
         line = len(topics.exchanges.lines(target.name))
-        click.echo(f"recorded exchange {line} in {target.name} (spawn --from-line {line} starts a topic here)")
+        click.echo(
+            f"recorded exchange {line} in {target.name} (spawn --from-line {line} starts a topic here)"
+        )
 
 
 @topic.command(
@@ -156,14 +198,22 @@ Example:
 """,
 )
 @click.argument("name")
-@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1),
-              help="How many of the newest exchanges to show.")
+@click.option(
+    "-n",
+    "--limit",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many of the newest exchanges to show.",
+)
 @translate_errors
 @pass_reader
 def exchanges(ctx: ContextManager, name: str, limit: int) -> None:
     """A topic's newest exchanges, numbered as spawn --from-line counts them."""
     topics = Topics(ctx)
-    click.echo(topics.exchanges.render(topics.get(name).name, limit).rstrip("\n") or "(no exchanges)")
+    click.echo(
+        topics.exchanges.render(topics.get(name).name, limit).rstrip("\n") or "(no exchanges)"
+    )
 
 
 @topic.command(
@@ -174,7 +224,9 @@ Example:
 """,
 )
 @click.argument("name")
-@click.option("--archive", is_flag=True, help="Archive instead: kept on disk, left out of the index block.")
+@click.option(
+    "--archive", is_flag=True, help="Archive instead: kept on disk, left out of the index block."
+)
 @translate_errors
 @pass_manager
 def close(ctx: ContextManager, name: str, archive: bool) -> None:
@@ -192,7 +244,12 @@ Example:
 """,
 )
 @click.argument("text")
-@click.option("--task", "task_id", default=None, help="Task id that owns the result (else a [task:ID] tag or keywords).")
+@click.option(
+    "--task",
+    "task_id",
+    default=None,
+    help="Task id that owns the result (else a [task:ID] tag or keywords).",
+)
 @click.option("--json", "as_json", is_flag=True)
 @translate_errors
 @pass_manager
@@ -272,28 +329,57 @@ def vocab(ctx: ContextManager, name: str) -> None:
 def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     """Two new topics, a switch each way, and proof that neither boot context sees the other."""
     topics = Topics(ctx)
-    topics.create("School run rota", "The family's weekly school-run rota; relevant when kids, school or Tuesdays come up",
-                  name="school-run", vocabulary=["rota", "pickup"])
-    topics.where.append("school-run", "Key Facts", "Tuesday pickup is at 15:10 from Lindenhof Grundschule, gate B.")
-    topics.create("Home network", "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
-                  name="home-network", vocabulary=["mesh", "VLAN"])
-    topics.where.append("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
+    topics.create(
+        "School run rota",
+        "The family's weekly school-run rota; relevant when kids, school or Tuesdays come up",
+        name="school-run",
+        vocabulary=["rota", "pickup"],
+    )
+    topics.where.append(
+        "school-run", "Key Facts", "Tuesday pickup is at 15:10 from Lindenhof Grundschule, gate B."
+    )
+    topics.create(
+        "Home network",
+        "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
+        name="home-network",
+        vocabulary=["mesh", "VLAN"],
+    )
+    topics.where.append(
+        "home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g."
+    )
+
     def isolation(text: str, own: str, other: str) -> str:
         if own in text and other not in text:
             return f"holds its own fact ({own!r}) and not the other topic's ({other!r})"
         return f"{'holds' if own in text else 'MISSES'} {own!r} and {'HOLDS' if other in text else 'not'} {other!r}"
 
     a = topics.switch("school-run", budget=3000)
-    say(f"switch -> school-run: its {a.tokens}-token boot context {isolation(a.text, 'gate B', 'channel 149')}")
+    say(
+        f"switch -> school-run: its {a.tokens}-token boot context {isolation(a.text, 'gate B', 'channel 149')}"
+    )
     topics.record("Who picks up on Tuesday?", "You do, 15:10 at gate B.")
     b = topics.switch("home-network", budget=3000)
     say(f"switch -> home-network: its boot context {isolation(b.text, 'channel 149', 'gate B')}")
     later = topics.route("the school run rota for next term is out")
-    say(f"a result for the paged topic is {later.action} under {later.topic}'s Pending Notifications")
-    did = topics.decisions.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")
+    say(
+        f"a result for the paged topic is {later.action} under {later.topic}'s Pending Notifications"
+    )
+    did = topics.decisions.decide(
+        "home-network", "Use a wired backhaul", reason="Channel 149 drops at night"
+    )
     detected = getattr(topics.detect("who picks up the kids on tuesday?"), "name", None)
-    say(f"decision {did} recorded with its reason; detect('who picks up the kids on tuesday?') -> {detected}")
+    say(
+        f"decision {did} recorded with its reason; detect('who picks up the kids on tuesday?') -> {detected}"
+    )
     index = topics.render_index().rstrip().splitlines()
-    say(f"every session starts with the topic index ({len(index) - 1} topics, one line each), e.g.:")
-    say("  " + textwrap.shorten(next((line for line in index if "home-network" in line), index[-1]), 100,
-                                placeholder=" ..."))
+    say(
+        f"every session starts with the topic index ({len(index) - 1} topics, one line each), e.g.:"
+    )
+    say(
+        "  "
+        + textwrap.shorten(
+            next((line for line in index if "home-network" in line), index[-1]),
+            100,
+            placeholder=" ...",
+        )
+    )

@@ -45,10 +45,14 @@ def check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
     if tags is None:
         return ()
     out: list[str] = []
-    for tag in check_strings(tags, "tags", fix="pass e.g. ['profile', 'offer']", error=ContentError):
+    for tag in check_strings(
+        tags, "tags", fix="pass e.g. ['profile', 'offer']", error=ContentError
+    ):
         norm = "-".join(tag.strip().lower().split())
         if not _TAG.match(norm):
-            raise ContentError(f"tag {tag!r} is not accepted; use 1-64 lowercase letters, digits and . _ -")
+            raise ContentError(
+                f"tag {tag!r} is not accepted; use 1-64 lowercase letters, digits and . _ -"
+            )
         if norm not in out:
             out.append(norm)
     return tuple(out)
@@ -83,7 +87,9 @@ class Archive:
         self.duplicates = DuplicateIndex(ctx, settings.near_duplicate)
 
     # ------------------------------------------------------------ notes
-    def _note(self, rel: str, *, duplicate: bool = False, verdict: Verdict | None = None) -> ArchivalNote:
+    def _note(
+        self, rel: str, *, duplicate: bool = False, verdict: Verdict | None = None
+    ) -> ArchivalNote:
         doc = self._ctx.get(rel)
         meta = doc.metadata
         return ArchivalNote(
@@ -96,15 +102,25 @@ class Archive:
             session=meta.get("session"),
             turn=None if meta.get("turn") is None else str(meta.get("turn")),
             created=meta.get("created"),
-            verdict=verdict if verdict is not None else Verdict(bool(meta.get("flagged")), tuple(meta.get("flagged") or ())),
+            verdict=verdict
+            if verdict is not None
+            else Verdict(bool(meta.get("flagged")), tuple(meta.get("flagged") or ())),
             duplicate=duplicate,
         )
 
     def _path(self, path: str) -> str:
-        if not isinstance(path, str) or not path.startswith(ARCHIVE_DIR + "/") or not path.endswith(".md"):
-            raise InvalidPathError(f"{path!r} is not an archival note; pass a path like '{ARCHIVE_DIR}/<note>.md'")
+        if (
+            not isinstance(path, str)
+            or not path.startswith(ARCHIVE_DIR + "/")
+            or not path.endswith(".md")
+        ):
+            raise InvalidPathError(
+                f"{path!r} is not an archival note; pass a path like '{ARCHIVE_DIR}/<note>.md'"
+            )
         if not self._ctx.exists(path):
-            raise NotFoundError(f"{path} does not exist; find notes with archival_memory_search", path=path)
+            raise NotFoundError(
+                f"{path} does not exist; find notes with archival_memory_search", path=path
+            )
         return path
 
     def note(self, path: str) -> ArchivalNote:
@@ -116,13 +132,23 @@ class Archive:
         slug = slugify(text, words=6, default="note")
         return self._ctx.free_path(f"{ARCHIVE_DIR}/{day}-{slug}-{fp[:6]}")
 
-    def insert(self, text: str, tags: Sequence[str] | None = None, *,
-               extra: Mapping[str, Any] | None = None, replacing: str | None = None) -> ArchivalNote:
+    def insert(
+        self,
+        text: str,
+        tags: Sequence[str] | None = None,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        replacing: str | None = None,
+    ) -> ArchivalNote:
         """Store one fact as its own note; an exact or near duplicate returns the existing note."""
         if not isinstance(text, str) or not text.strip():
-            raise ContentError("archival_memory_insert needs non-empty text; pass the fact to remember")
+            raise ContentError(
+                "archival_memory_insert needs non-empty text; pass the fact to remember"
+            )
         tag_list = check_tags(tags)
-        check_mapping(extra, "extra", optional=True, fix="pass a dict of frontmatter keys to add, or None")
+        check_mapping(
+            extra, "extra", optional=True, fix="pass a dict of frontmatter keys to add, or None"
+        )
         verdict = assess(text)
         trust = apply_policy(verdict, self._settings.policy, what="the archival note")
         existing = self.duplicates.find(text, ignore=replacing)
@@ -131,15 +157,25 @@ class Archive:
             return self._note(existing, duplicate=True, verdict=verdict)
         # A note is named after its first words: text holding a secret is refused before
         # a name is made from it, so neither the name nor the refusal can carry the secret.
-        self._ctx.parts.guard().check_secrets("the archival note", text, actor=self._ctx.parts.current_provenance.actor)
+        self._ctx.parts.guard().check_secrets(
+            "the archival note", text, actor=self._ctx.parts.current_provenance.actor
+        )
         fp = fingerprint(text)
         _session, _turn, source = provenance(self._ctx)
-        meta: dict[str, Any] = {"tags": list(tag_list), "trust": trust, "source": source, "status": "active", "fingerprint": fp}
+        meta: dict[str, Any] = {
+            "tags": list(tag_list),
+            "trust": trust,
+            "source": source,
+            "status": "active",
+            "fingerprint": fp,
+        }
         if verdict.suspicious:
             meta["flagged"] = list(verdict.reasons)
         meta.update({k: v for k, v in (extra or {}).items() if k not in meta})
         rel = self._new_path(text, fp)
-        with self._ctx.transaction(f"memory: archive {rel}", op="memory-archive", trailers={"Contextfs-Memory": "archive"}):
+        with self._ctx.transaction(
+            f"memory: archive {rel}", op="memory-archive", trailers={"Contextfs-Memory": "archive"}
+        ):
             self._ctx.create(rel, as_content(rel, text.strip("\n") + "\n"), meta)
             self.duplicates.refresh(rel, text)
         return self._note(rel, verdict=verdict)
@@ -150,7 +186,11 @@ class Archive:
         changes: dict[str, Any] = {"status": "invalidated", "invalidated_at": clock.iso()}
         if reason:
             changes["invalid_reason"] = " ".join(str(reason).split())[:300]
-        with self._ctx.transaction(f"memory: invalidate {rel}", op="memory-invalidate", trailers={"Contextfs-Memory": "archive"}):
+        with self._ctx.transaction(
+            f"memory: invalidate {rel}",
+            op="memory-invalidate",
+            trailers={"Contextfs-Memory": "archive"},
+        ):
             self._ctx.update_metadata(rel, changes)
             self.duplicates.refresh(rel)
         return self._note(rel)
@@ -159,11 +199,20 @@ class Archive:
         """Replace a note with a new one; the old note points to it and leaves search."""
         rel = self._path(path)
         old = self._note(rel)
-        with self._ctx.transaction(f"memory: supersede {rel}", op="memory-supersede", trailers={"Contextfs-Memory": "archive"}):
+        with self._ctx.transaction(
+            f"memory: supersede {rel}",
+            op="memory-supersede",
+            trailers={"Contextfs-Memory": "archive"},
+        ):
             # Retire the old note first so the new one is not returned as its near duplicate.
             self._ctx.update_metadata(rel, {"status": "superseded", "superseded_at": clock.iso()})
             self.duplicates.refresh(rel)
-            new = self.insert(text, tags if tags is not None else old.tags, extra={"supersedes": rel}, replacing=rel)
+            new = self.insert(
+                text,
+                tags if tags is not None else old.tags,
+                extra={"supersedes": rel},
+                replacing=rel,
+            )
             self._ctx.update_metadata(rel, {"superseded_by": new.path})
         return new
 
@@ -181,7 +230,9 @@ class Archive:
         # Plain words only: an agent's question must not turn into query syntax (AND, tag:, "...").
         plain = " ".join(words(query))[:1900] if isinstance(query, str) else ""
         if not plain:
-            raise ContentError("archival_memory_search needs a query; pass a few words about the fact you need")
+            raise ContentError(
+                "archival_memory_search needs a query; pass a few words about the fact you need"
+            )
         top_k = max(1, check_int(top_k, "top_k", fix="pass how many notes to return, e.g. 5"))
         filters: dict[str, Any] = {}
         tag_list = check_tags(tags)

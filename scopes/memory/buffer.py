@@ -130,12 +130,18 @@ class LLMSummarizer:
         self.counter = counter
 
     def __call__(self, previous: str, evicted: Sequence[Message], max_tokens: int) -> str:
-        shown = "\n".join(f"{m.who} (turn {m.turn}): {m.content}" for m in evicted if m.trust == "trusted")
-        prompt = self.PROMPT.format(tokens=max_tokens, previous=previous or "(empty)", messages=shown or "(none)")
+        shown = "\n".join(
+            f"{m.who} (turn {m.turn}): {m.content}" for m in evicted if m.trust == "trusted"
+        )
+        prompt = self.PROMPT.format(
+            tokens=max_tokens, previous=previous or "(empty)", messages=shown or "(none)"
+        )
         try:
             reply = self.model.invoke(prompt)
         except Exception as exc:  # any model failure: fall back, never lose the turn
-            log.warning("the summary model failed (%s); using the extractive summary", type(exc).__name__)
+            log.warning(
+                "the summary model failed (%s); using the extractive summary", type(exc).__name__
+            )
             return self.fallback(previous, evicted, max_tokens)
         text = str(getattr(reply, "content", reply)).strip()
         if self.counter.count(text) > max_tokens:
@@ -166,11 +172,33 @@ class ConversationBuffer:
         carry: bool = True,
         keep_turn: bool = False,
     ) -> None:
-        check_int(max_tokens, "max_tokens", minimum=MIN_TOKENS, expect=f"an integer of at least {MIN_TOKENS}",
-                  fix="give the window more room", error=BudgetError)
-        summary_share = check_number(summary_share, "summary_share", low=0, high=1, low_open=True, high_open=True,
-                                     fix="use e.g. 0.25", error=BudgetError)
-        headroom = check_number(headroom, "headroom", low=0, high=1, high_open=True, fix="use e.g. 0.3", error=BudgetError)
+        check_int(
+            max_tokens,
+            "max_tokens",
+            minimum=MIN_TOKENS,
+            expect=f"an integer of at least {MIN_TOKENS}",
+            fix="give the window more room",
+            error=BudgetError,
+        )
+        summary_share = check_number(
+            summary_share,
+            "summary_share",
+            low=0,
+            high=1,
+            low_open=True,
+            high_open=True,
+            fix="use e.g. 0.25",
+            error=BudgetError,
+        )
+        headroom = check_number(
+            headroom,
+            "headroom",
+            low=0,
+            high=1,
+            high_open=True,
+            fix="use e.g. 0.3",
+            error=BudgetError,
+        )
         self.headroom = headroom
         self.keep_turn = bool(keep_turn)
         self.memory = memory
@@ -189,7 +217,9 @@ class ConversationBuffer:
         elif callable(summarizer):
             self.summarizer = summarizer
         else:
-            raise BudgetError("summarizer must be a callable or a chat model with invoke(); pass None for extractive")
+            raise BudgetError(
+                "summarizer must be a callable or a chat model with invoke(); pass None for extractive"
+            )
         self._messages: list[Message] = []
         self._tokens: list[int] = []
         self.summary = ""
@@ -224,8 +254,11 @@ class ConversationBuffer:
             self._tokens.append(self.counter.count(m.render()))
         evicted = self._fit()
         if evicted:
-            with self.ctx.transaction(f"memory: fold {len(evicted)} message(s) of {self.session}", op="memory-evict",
-                                      trailers={"Contextfs-Memory": "recall"}):
+            with self.ctx.transaction(
+                f"memory: fold {len(evicted)} message(s) of {self.session}",
+                op="memory-evict",
+                trailers={"Contextfs-Memory": "recall"},
+            ):
                 self._save_summary()
 
     def _carry(self) -> None:
@@ -246,7 +279,9 @@ class ConversationBuffer:
         except (ContextFSError, TypeError, ValueError):
             previous, evicted = "", 0
         tail = self.memory.messages(prev)[evicted:]
-        summary = self.summarizer(previous, tail, self.summary_tokens).strip("\n") if tail else previous
+        summary = (
+            self.summarizer(previous, tail, self.summary_tokens).strip("\n") if tail else previous
+        )
         if self.counter.count(summary) > self.summary_tokens:
             summary = self.counter.truncate(summary, self.summary_tokens)
         if summary:
@@ -256,9 +291,11 @@ class ConversationBuffer:
         if not self.summary:
             return None
         if self.carried_from is not None:
-            head = (f"Summary of the conversation so far (carried from session {self.carried_from}"
-                    f"{f' and {self.evicted} earlier message(s) of this one' if self.evicted else ''}); "
-                    f"the logs are in {SESSIONS_DIR}/:\n")
+            head = (
+                f"Summary of the conversation so far (carried from session {self.carried_from}"
+                f"{f' and {self.evicted} earlier message(s) of this one' if self.evicted else ''}); "
+                f"the logs are in {SESSIONS_DIR}/:\n"
+            )
         else:
             head = f"Summary of {self.evicted} earlier message(s); the full text is in {self.log_path}:\n"
         return Message(role="system", content=head + self.summary, time="", session=self.session)
@@ -280,8 +317,15 @@ class ConversationBuffer:
         return self.counter.count(self.render())
 
     # ------------------------------------------------------------ turns
-    def add(self, role: str, content: str, *, speaker: str | None = None,
-            time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> list[Message]:
+    def add(
+        self,
+        role: str,
+        content: str,
+        *,
+        speaker: str | None = None,
+        time: datetime | str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> list[Message]:
         """Log a message and put it in the window; return the messages evicted by it.
 
         Session and turn come from the manager's provenance; ``speaker`` names who said it
@@ -304,11 +348,19 @@ class ConversationBuffer:
         msgs = list(messages)
         for m in msgs:
             if not isinstance(m, Message) or m.session != self.session:
-                raise ContentError(f"extend() takes messages of session {self.session!r} made with "
-                                   "Memory.make_message; make them inside ctx.provenance(session=...)")
+                raise ContentError(
+                    f"extend() takes messages of session {self.session!r} made with "
+                    "Memory.make_message; make them inside ctx.provenance(session=...)"
+                )
         if not msgs:
             return []
-        saved = (list(self._messages), list(self._tokens), self.summary, self.evicted, self._unsaved)
+        saved = (
+            list(self._messages),
+            list(self._tokens),
+            self.summary,
+            self.evicted,
+            self._unsaved,
+        )
         with self.ctx.provenance(session=self.session):
             try:
                 for m in msgs:
@@ -316,9 +368,11 @@ class ConversationBuffer:
                     self._tokens.append(self.counter.count(m.render()))
                 evicted = self._fit()
                 what = f"evict {len(evicted)}" if evicted else "log"
-                with self.ctx.transaction(f"memory: {what} {self.log_path}",
-                                          op="memory-evict" if evicted else "memory-log",
-                                          trailers={"Contextfs-Memory": "recall"}):
+                with self.ctx.transaction(
+                    f"memory: {what} {self.log_path}",
+                    op="memory-evict" if evicted else "memory-log",
+                    trailers={"Contextfs-Memory": "recall"},
+                ):
                     self.memory.log_messages(msgs)
                     if evicted or self._unsaved:
                         self._save_summary()
@@ -338,7 +392,12 @@ class ConversationBuffer:
     def _orphans(self, room: int) -> list[Message]:
         """Tool results left at the head of the window by an eviction, which follow it out."""
         out: list[Message] = []
-        while self.keep_turn and len(out) < room and self._messages and self._messages[0].role == "tool":
+        while (
+            self.keep_turn
+            and len(out) < room
+            and self._messages
+            and self._messages[0].role == "tool"
+        ):
             out.append(self._pop())
         return out
 
@@ -350,7 +409,10 @@ class ConversationBuffer:
         # A cheap estimate first (per-message counts). On overflow, evict down to a low-water
         # mark below the room left by the summary, so eviction (and rewriting the summary)
         # happens in chunks every few turns rather than on every turn.
-        if sum(self._tokens) + len(self._tokens) + (reserve if self.summary else 0) > self.max_tokens:
+        if (
+            sum(self._tokens) + len(self._tokens) + (reserve if self.summary else 0)
+            > self.max_tokens
+        ):
             low_water = (self.max_tokens - reserve) * (1 - self.headroom)
             while len(evicted) < room and sum(self._tokens) + len(self._tokens) > low_water:
                 evicted.append(self._pop())
@@ -382,9 +444,16 @@ class ConversationBuffer:
         new window is about (a topic's name). Returns the messages that left; one commit,
         none when nothing changes.
         """
-        keep = min(max(0, check_int(keep, "keep", fix="pass how many recent messages stay, e.g. 0")),
-                   len(self._messages))
-        label = check_text(label, "label", optional=True, fix="pass a short name such as a topic's, or None") or None
+        keep = min(
+            max(0, check_int(keep, "keep", fix="pass how many recent messages stay, e.g. 0")),
+            len(self._messages),
+        )
+        label = (
+            check_text(
+                label, "label", optional=True, fix="pass a short name such as a topic's, or None"
+            )
+            or None
+        )
         gone = self._messages[: len(self._messages) - keep]
         if not gone and not self.summary and label == self.label and self.carried_from is None:
             return []
@@ -392,9 +461,14 @@ class ConversationBuffer:
         del self._tokens[: len(gone)]
         self.evicted += len(gone)
         self.summary, self.carried_from, self.label = "", None, label
-        with self.ctx.provenance(session=self.session), \
-                self.ctx.transaction(f"memory: new window in {self.log_path}", op="memory-window",
-                                     trailers={"Contextfs-Memory": "recall"}):
+        with (
+            self.ctx.provenance(session=self.session),
+            self.ctx.transaction(
+                f"memory: new window in {self.log_path}",
+                op="memory-window",
+                trailers={"Contextfs-Memory": "recall"},
+            ),
+        ):
             self._save_summary()
         return gone
 

@@ -57,8 +57,10 @@ def check_speaker(speaker: object) -> str | None:
     if speaker is None:
         return None
     if not isinstance(speaker, str) or not _SPEAKER.match(speaker.strip() or "\n"):
-        raise ContentError(f"speaker {speaker!r} is not accepted; use a name of 1-64 characters on one line, "
-                           "without ':' (e.g. 'Caroline')")
+        raise ContentError(
+            f"speaker {speaker!r} is not accepted; use a name of 1-64 characters on one line, "
+            "without ':' (e.g. 'Caroline')"
+        )
     return speaker.strip()
 
 
@@ -88,38 +90,67 @@ class ConversationLog:
         """``sessions/<session>.jsonl`` (default: the current session)."""
         sid = session or self._ctx.parts.current_provenance.session
         if not sid:
-            raise ContentError("no session is set; open the manager with session=... or use ctx.provenance(session=...)")
+            raise ContentError(
+                "no session is set; open the manager with session=... or use ctx.provenance(session=...)"
+            )
         return f"{SESSIONS_DIR}/{sid}{LOG_SUFFIX}"
 
-    def make_message(self, role: str, content: str, *, speaker: str | None = None,
-                     time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> Message:
+    def make_message(
+        self,
+        role: str,
+        content: str,
+        *,
+        speaker: str | None = None,
+        time: datetime | str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> Message:
         """A message stamped with the current session and turn, and ``time`` (default now); not yet logged.
 
         ``data`` is the message as an agent framework holds it (a JSON-able mapping), kept
         in the log line so the framework can rebuild the message exactly.
         """
         if role not in ROLES:
-            raise ContentError(f"role {role!r} is not accepted; use one of {', '.join(ROLES)} "
-                               "(name the person with speaker=...)")
+            raise ContentError(
+                f"role {role!r} is not accepted; use one of {', '.join(ROLES)} "
+                "(name the person with speaker=...)"
+            )
         if not isinstance(content, str):
-            raise ContentError(f"message content must be a string, got {type(content).__name__}; pass text")
+            raise ContentError(
+                f"message content must be a string, got {type(content).__name__}; pass text"
+            )
         name = check_speaker(speaker)
         stamp = _iso(time, "time")
         verdict = assess(content)
         # The log is a record of what was said, so it never refuses a line; flagged lines
         # are marked so recall fences them (or, under refuse/quarantine, hides them).
-        trust = "trusted" if not verdict.suspicious else ("untrusted" if self._settings.policy == "tag" else "quarantined")
+        trust = (
+            "trusted"
+            if not verdict.suspicious
+            else ("untrusted" if self._settings.policy == "tag" else "quarantined")
+        )
         if data is not None:
             if not isinstance(data, Mapping):
-                raise ContentError(f"message data must be a mapping, got {type(data).__name__}; pass a dict or None")
+                raise ContentError(
+                    f"message data must be a mapping, got {type(data).__name__}; pass a dict or None"
+                )
             try:
                 json.dumps(data, ensure_ascii=False)
             except (TypeError, ValueError) as exc:
-                raise ContentError(f"message data cannot be stored as JSON ({exc}); pass plain dicts, lists, "
-                                   "strings and numbers") from None
+                raise ContentError(
+                    f"message data cannot be stored as JSON ({exc}); pass plain dicts, lists, "
+                    "strings and numbers"
+                ) from None
         session, turn, _ = provenance(self._ctx)
-        return Message(role=role, content=content, time=stamp, turn=turn, session=session, trust=trust, speaker=name,
-                       data=dict(data) if data else None)
+        return Message(
+            role=role,
+            content=content,
+            time=stamp,
+            turn=turn,
+            session=session,
+            trust=trust,
+            speaker=name,
+            data=dict(data) if data else None,
+        )
 
     def append(self, messages: Sequence[Message]) -> None:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""
@@ -130,15 +161,30 @@ class ConversationLog:
             for rel, lines in by_path.items():
                 self._ctx.append(rel, "".join(lines))
 
-    def log(self, role: str, content: str, *, speaker: str | None = None, time: datetime | str | None = None) -> Message:
+    def log(
+        self,
+        role: str,
+        content: str,
+        *,
+        speaker: str | None = None,
+        time: datetime | str | None = None,
+    ) -> Message:
         """Append one message to this session's log (one commit)."""
         msg = self.make_message(role, content, speaker=speaker, time=time)
-        with self._ctx.transaction(f"memory: log {self.path()}", op="memory-log", trailers={"Contextfs-Memory": "recall"}):
+        with self._ctx.transaction(
+            f"memory: log {self.path()}", op="memory-log", trailers={"Contextfs-Memory": "recall"}
+        ):
             self.append([msg])
         return msg
 
-    def import_transcript(self, turns: Iterable[Mapping[str, Any] | Sequence[Any]], *, session: str,
-                          roles: Mapping[str, str] | None = None, default_role: str = "user") -> list[Message]:
+    def import_transcript(
+        self,
+        turns: Iterable[Mapping[str, Any] | Sequence[Any]],
+        *,
+        session: str,
+        roles: Mapping[str, str] | None = None,
+        default_role: str = "user",
+    ) -> list[Message]:
         """Log an existing conversation: each turn with its speaker, text and time, in one commit.
 
         A turn is a mapping with ``text`` (or ``content``), ``speaker`` and ``time`` (ISO
@@ -147,26 +193,37 @@ class ConversationLog:
         ``turn`` is its number in the transcript, so citations point at it.
         """
         if not isinstance(session, str) or not _SESSION.match(session):
-            raise ContentError(f"session {session!r} is not accepted; use 1-128 letters, digits and . _ - "
-                               "(e.g. 'session-2023-05-08')")
+            raise ContentError(
+                f"session {session!r} is not accepted; use 1-128 letters, digits and . _ - "
+                "(e.g. 'session-2023-05-08')"
+            )
         roles = dict(roles or {})
         msgs: list[Message] = []
         with self._ctx.provenance(session=session):
             for n, raw in enumerate(turns, 1):
                 if isinstance(raw, Mapping):
-                    speaker, text, when = raw.get("speaker"), raw.get("text", raw.get("content")), raw.get("time")
+                    speaker, text, when = (
+                        raw.get("speaker"),
+                        raw.get("text", raw.get("content")),
+                        raw.get("time"),
+                    )
                     role = raw.get("role") or roles.get(str(speaker), default_role)
                 elif isinstance(raw, Sequence) and not isinstance(raw, str) and len(raw) == 3:
                     speaker, text, when = raw
                     role = roles.get(str(speaker), default_role)
                 else:
-                    raise ContentError(f"turn {n} of the transcript is not accepted; pass a mapping with "
-                                       "speaker, text and time, or a (speaker, text, time) tuple")
+                    raise ContentError(
+                        f"turn {n} of the transcript is not accepted; pass a mapping with "
+                        "speaker, text and time, or a (speaker, text, time) tuple"
+                    )
                 with self._ctx.provenance(turn=n):
                     msgs.append(self.make_message(str(role), text, speaker=speaker, time=when))
             if msgs:
-                with self._ctx.transaction(f"memory: import {len(msgs)} message(s) into {self.path()}",
-                                           op="memory-import", trailers={"Contextfs-Memory": "recall"}):
+                with self._ctx.transaction(
+                    f"memory: import {len(msgs)} message(s) into {self.path()}",
+                    op="memory-import",
+                    trailers={"Contextfs-Memory": "recall"},
+                ):
                     self.append(msgs)
         return msgs
 
@@ -196,8 +253,16 @@ class ConversationLog:
         for n in bad:
             log.warning("%s line %d is not a message; skipping it", rel, n)
         for t in turns:
-            yield Message(role=t.role, content=t.content, time=t.time, turn=t.turn, session=sid, trust=t.trust,
-                          speaker=t.speaker, data=t.data)
+            yield Message(
+                role=t.role,
+                content=t.content,
+                time=t.time,
+                turn=t.turn,
+                session=sid,
+                trust=t.trust,
+                speaker=t.speaker,
+                data=t.data,
+            )
 
     def search(
         self,
@@ -216,20 +281,36 @@ class ConversationLog:
         Logs that cannot be read, and lines that are not messages, of the logs the hits
         come from are left out and listed in the result's ``skipped``.
         """
-        check_text(query, "query", fix="pass a few words, or '' for the newest messages", error=ContentError)
+        check_text(
+            query,
+            "query",
+            fix="pass a few words, or '' for the newest messages",
+            error=ContentError,
+        )
         limit = max(1, check_int(limit, "limit", fix="pass how many messages to return, e.g. 10"))
         start, end = parse_time(since, "since"), parse_time(until, "until")
-        filters: dict[str, Any] = {"trust": ["trusted", "untrusted", "quarantined"] if include_quarantined
-                                   else ["trusted", "untrusted"]}
+        filters: dict[str, Any] = {
+            "trust": ["trusted", "untrusted", "quarantined"]
+            if include_quarantined
+            else ["trusted", "untrusted"]
+        }
         if roles is not None:
-            roles = check_strings(roles, "roles", fix=f"pass some of {', '.join(ROLES)}", error=ContentError)
+            roles = check_strings(
+                roles, "roles", fix=f"pass some of {', '.join(ROLES)}", error=ContentError
+            )
             bad = [r for r in roles if r not in ROLES]
             if bad:
-                raise ContentError(f"role {bad[0]!r} is not accepted; use some of {', '.join(ROLES)}")
+                raise ContentError(
+                    f"role {bad[0]!r} is not accepted; use some of {', '.join(ROLES)}"
+                )
             filters["role"] = list(roles)
         if speakers is not None:
-            filters["speaker"] = [check_speaker(s) for s in
-                                  check_strings(speakers, "speakers", fix="pass names like ['Caroline']", error=ContentError)]
+            filters["speaker"] = [
+                check_speaker(s)
+                for s in check_strings(
+                    speakers, "speakers", fix="pass names like ['Caroline']", error=ContentError
+                )
+            ]
         if start is not None:
             filters["since"] = start
         if end is not None:
@@ -250,11 +331,30 @@ class ConversationLog:
             if turn is None:
                 continue
             sid = session_of(hit.path)
-            msg = Message(role=turn.role, content=turn.content, time=turn.time, turn=turn.turn, session=sid,
-                          trust=turn.trust, speaker=turn.speaker)
-            out.append(MemoryHit(path=f"{hit.path}#L{turn.line}", text=turn.content, score=float(hit.score),
-                                 source=msg.source, session=sid, turn=turn.turn, updated=turn.time or None, tags=(),
-                                 trust=turn.trust, role=turn.role, speaker=turn.speaker))
+            msg = Message(
+                role=turn.role,
+                content=turn.content,
+                time=turn.time,
+                turn=turn.turn,
+                session=sid,
+                trust=turn.trust,
+                speaker=turn.speaker,
+            )
+            out.append(
+                MemoryHit(
+                    path=f"{hit.path}#L{turn.line}",
+                    text=turn.content,
+                    score=float(hit.score),
+                    source=msg.source,
+                    session=sid,
+                    turn=turn.turn,
+                    updated=turn.time or None,
+                    tags=(),
+                    trust=turn.trust,
+                    role=turn.role,
+                    speaker=turn.speaker,
+                )
+            )
         # The index's order already puts the newest message first among equal scores
         # (contextfs.text.scoring.tie_order); sorting again here would make the first hits depend on the limit.
         return MemoryHits(out[:limit], skipped)

@@ -58,7 +58,9 @@ class CoreMemory:
     def _limit_of(self, meta: Mapping[str, Any], path: str) -> int:
         value = meta.get("limit", self._settings.core_limit)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise MemoryLimitError(f"{path} has limit {value!r} in its frontmatter; set 'limit' to a positive number of tokens")
+            raise MemoryLimitError(
+                f"{path} has limit {value!r} in its frontmatter; set 'limit' to a positive number of tokens"
+            )
         return value
 
     def _tokens(self, body: str) -> int:
@@ -66,11 +68,25 @@ class CoreMemory:
         whose text is exactly at its limit is at its limit, not one token over)."""
         return self._settings.counter.count(body.rstrip("\n"))
 
-    def _block(self, label: str, path: str, body: str, meta: Mapping[str, Any], verdict: Verdict | None = None,
-               quarantined_to: str | None = None) -> CoreBlock:
-        return CoreBlock(label=label, path=path, text=body, limit=self._limit_of(meta, path),
-                         tokens=self._tokens(body), trust=trust_of(meta),
-                         verdict=verdict or Verdict(False, ()), quarantined_to=quarantined_to)
+    def _block(
+        self,
+        label: str,
+        path: str,
+        body: str,
+        meta: Mapping[str, Any],
+        verdict: Verdict | None = None,
+        quarantined_to: str | None = None,
+    ) -> CoreBlock:
+        return CoreBlock(
+            label=label,
+            path=path,
+            text=body,
+            limit=self._limit_of(meta, path),
+            tokens=self._tokens(body),
+            trust=trust_of(meta),
+            verdict=verdict or Verdict(False, ()),
+            quarantined_to=quarantined_to,
+        )
 
     def blocks(self) -> CoreBlocks:
         """Every readable core block, by label; unreadable block files are logged and listed in ``.skipped``."""
@@ -92,11 +108,15 @@ class CoreMemory:
         doc = self._ctx.get(path)
         return self._block(label, path, doc.body, doc.metadata)
 
-    def _write(self, label: str, new_text: str, make_body: Callable[[str], str], op: str) -> CoreBlock:
+    def _write(
+        self, label: str, new_text: str, make_body: Callable[[str], str], op: str
+    ) -> CoreBlock:
         ctx = self._ctx
         path = self.path(label)
         if not isinstance(new_text, str):
-            raise ContentError(f"core memory text must be a string, got {type(new_text).__name__}; pass text")
+            raise ContentError(
+                f"core memory text must be a string, got {type(new_text).__name__}; pass text"
+            )
         verdict = assess(new_text)
         trust = apply_policy(verdict, self._settings.policy, what=f"text for core block {label!r}")
         if trust == "quarantined":
@@ -108,14 +128,21 @@ class CoreMemory:
             except NotFoundError:
                 current = CoreBlock(label, path, "", self._settings.core_limit, 0)
             return dataclasses.replace(current, verdict=verdict, quarantined_to=note.path)
-        with ctx.transaction(f"memory: core {op} {label}", op=f"memory-core-{op}",
-                             trailers={"Contextfs-Memory": "core"}):
+        with ctx.transaction(
+            f"memory: core {op} {label}",
+            op=f"memory-core-{op}",
+            trailers={"Contextfs-Memory": "core"},
+        ):
             old = ctx.get(path) if ctx.exists(path) else None
-            meta: dict[str, Any] = dict(old.metadata) if old else {
-                "title": label.replace("_", " ").replace("-", " ").capitalize(),
-                "tags": ["core", "pinned"],
-                "limit": self._settings.core_limit,
-            }
+            meta: dict[str, Any] = (
+                dict(old.metadata)
+                if old
+                else {
+                    "title": label.replace("_", " ").replace("-", " ").capitalize(),
+                    "tags": ["core", "pinned"],
+                    "limit": self._settings.core_limit,
+                }
+            )
             body = make_body(old.body if old else "")
             limit = self._limit_of(meta, path)
             tokens = self._tokens(body)
@@ -133,28 +160,37 @@ class CoreMemory:
                 meta.pop("flagged", None)
             meta["source"] = provenance(ctx)[2]
             meta = {k: v for k, v in meta.items() if k not in _MANAGED}
-            ctx.write(path, as_content(path, body), meta, expected_version=old.version if old else None)
+            ctx.write(
+                path, as_content(path, body), meta, expected_version=old.version if old else None
+            )
         doc = ctx.get(path)
         return self._block(label, path, doc.body, doc.metadata, verdict)
 
     def append(self, label: str, text: str) -> CoreBlock:
         """Pin ``text`` as a new line of a core block (creating the block if needed)."""
+
         def body(old: str) -> str:
             if not old.strip():
                 return text.rstrip("\n") + "\n"
             return old.rstrip("\n") + "\n" + text.rstrip("\n") + "\n"
+
         return self._write(label, text, body, "append")
 
     def replace(self, label: str, old: str, new: str) -> CoreBlock:
         """Replace ``old`` with ``new`` in a core block; ``old`` must occur exactly once."""
         if not isinstance(old, str) or not old:
-            raise ContentError("core_memory_replace needs the exact old text; quote it from the block")
+            raise ContentError(
+                "core_memory_replace needs the exact old text; quote it from the block"
+            )
         path = self.path(label)
         if not self._ctx.exists(path):
-            raise NotFoundError(f"core block {label!r} does not exist; create it with core_memory_append", path=path)
+            raise NotFoundError(
+                f"core block {label!r} does not exist; create it with core_memory_append", path=path
+            )
 
         def body(current: str) -> str:
             return replace_once(current, old, new, where=f"core block {label!r}", path=path)
+
         return self._write(label, new, body, "replace")
 
     def rethink(self, label: str, text: str) -> CoreBlock:

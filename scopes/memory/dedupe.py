@@ -29,8 +29,23 @@ __all__ = ["NEGATIONS", "DuplicateIndex", "guarded_words", "jaccard", "word_set"
 log = logging.getLogger(__name__)
 
 #: Words that flip a fact's meaning while barely moving its word set.
-NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "isn", "aren", "wasn", "don", "doesn", "didn", "won",
-                       "cannot"})
+NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "never",
+        "nor",
+        "without",
+        "isn",
+        "aren",
+        "wasn",
+        "don",
+        "doesn",
+        "didn",
+        "won",
+        "cannot",
+    }
+)
 #: How many of the best-matching notes are compared with a new one.
 CANDIDATES = 8
 _RECENT = 256
@@ -69,7 +84,9 @@ class DuplicateIndex:
         self._ctx = ctx
         self._near = near_duplicate
         #: Notes this object wrote lately: path -> (fingerprint, word set), compared in memory.
-        self._recent: OrderedDict[str, tuple[str, frozenset[str], tuple[frozenset[str], frozenset[str]]]] = OrderedDict()
+        self._recent: OrderedDict[
+            str, tuple[str, frozenset[str], tuple[frozenset[str], frozenset[str]]]
+        ] = OrderedDict()
 
     def refresh(self, rel: str, text: str | None = None) -> None:
         """Remember a note just written with ``text`` (the index sees it only once committed),
@@ -86,9 +103,13 @@ class DuplicateIndex:
         found: list[str] = []
         if query:
             try:
-                found = [h.path for h in self._ctx.search(query, path=ARCHIVE_DIR, limit=CANDIDATES)]
+                found = [
+                    h.path for h in self._ctx.search(query, path=ARCHIVE_DIR, limit=CANDIDATES)
+                ]
             except ContextFSError as exc:  # an index that cannot answer must not block a write
-                log.warning("duplicate check without the index (%s); comparing recent notes only", exc)
+                log.warning(
+                    "duplicate check without the index (%s); comparing recent notes only", exc
+                )
         return found
 
     def find(self, text: str, *, ignore: str | None = None) -> str | None:
@@ -102,7 +123,9 @@ class DuplicateIndex:
         for rel, (other_fp, other, other_guard) in reversed(self._recent.items()):
             if rel == ignore:
                 continue
-            same = other_fp == fp or (words and other_guard == guard and jaccard(words, other) >= self._near)
+            same = other_fp == fp or (
+                words and other_guard == guard and jaccard(words, other) >= self._near
+            )
             if same and self._ctx.exists(rel):
                 return rel
         for rel in self._candidates(text):

@@ -45,7 +45,9 @@ __all__ = ["Memory"]
 
 def _int_option(value: Any, name: str, low: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}; fix it in [memory] of config.toml")
+        raise ConfigError(
+            f"{name} must be an integer >= {low}, got {value!r}; fix it in [memory] of config.toml"
+        )
     return value
 
 
@@ -75,15 +77,33 @@ class Memory:
         self.ctx = ctx
         section = ctx.parts.config.get("memory", {})
         if not isinstance(section, Mapping):
-            raise ConfigError("[memory] in config.toml must be a table; write it as [memory] with key = value lines")
+            raise ConfigError(
+                "[memory] in config.toml must be a table; write it as [memory] with key = value lines"
+            )
         check_keys("memory", section, MEMORY_KEYS)
-        chosen = check_policy(policy) if policy is not None else policy_from_config(ctx.parts.config)
-        limit = _int_option(core_limit if core_limit is not None else section.get("core_limit", DEFAULT_CORE_LIMIT), "core_limit", 1)
-        near = near_duplicate if near_duplicate is not None else section.get("near_duplicate", DEFAULT_NEAR_DUPLICATE)
+        chosen = (
+            check_policy(policy) if policy is not None else policy_from_config(ctx.parts.config)
+        )
+        limit = _int_option(
+            core_limit if core_limit is not None else section.get("core_limit", DEFAULT_CORE_LIMIT),
+            "core_limit",
+            1,
+        )
+        near = (
+            near_duplicate
+            if near_duplicate is not None
+            else section.get("near_duplicate", DEFAULT_NEAR_DUPLICATE)
+        )
         if isinstance(near, bool) or not isinstance(near, (int, float)) or not 0 < near <= 1:
-            raise ConfigError(f"near_duplicate must be a number in (0, 1], got {near!r}; fix it in [memory] of config.toml")
-        self.settings = MemorySettings(policy=chosen, core_limit=limit, near_duplicate=float(near),
-                                       counter=get_counter(encoding or section.get("encoding")))
+            raise ConfigError(
+                f"near_duplicate must be a number in (0, 1], got {near!r}; fix it in [memory] of config.toml"
+            )
+        self.settings = MemorySettings(
+            policy=chosen,
+            core_limit=limit,
+            near_duplicate=float(near),
+            counter=get_counter(encoding or section.get("encoding")),
+        )
         self._archive = Archive(ctx, self.settings)
         self._core = CoreMemory(ctx, self.settings, self._archive)
         self._log = ConversationLog(ctx, self.settings)
@@ -136,8 +156,14 @@ class Memory:
         return self._core.rethink(label, text)
 
     # ------------------------------------------------------------ archival memory
-    def archival_memory_insert(self, text: str, tags: Sequence[str] | None = None, *,
-                               extra: Mapping[str, Any] | None = None, replacing: str | None = None) -> ArchivalNote:
+    def archival_memory_insert(
+        self,
+        text: str,
+        tags: Sequence[str] | None = None,
+        *,
+        extra: Mapping[str, Any] | None = None,
+        replacing: str | None = None,
+    ) -> ArchivalNote:
         """Store one fact as its own note; an exact or near duplicate returns the existing note.
 
         The returned note's ``verdict`` reports whether the poisoning guard flagged it and
@@ -160,8 +186,13 @@ class Memory:
         most recently updated note. Invalidated, superseded and quarantined notes are left
         out unless asked for.
         """
-        return self._archive.search(query, top_k, tags, include_inactive=include_inactive,
-                                    include_quarantined=include_quarantined)
+        return self._archive.search(
+            query,
+            top_k,
+            tags,
+            include_inactive=include_inactive,
+            include_quarantined=include_quarantined,
+        )
 
     def note(self, path: str) -> ArchivalNote:
         """Read one archival note with its provenance."""
@@ -185,8 +216,15 @@ class Memory:
         """``sessions/<session>.jsonl`` (default: the current session)."""
         return self._log.path(session)
 
-    def make_message(self, role: str, content: str, *, speaker: str | None = None,
-                     time: datetime | str | None = None, data: Mapping[str, Any] | None = None) -> Message:
+    def make_message(
+        self,
+        role: str,
+        content: str,
+        *,
+        speaker: str | None = None,
+        time: datetime | str | None = None,
+        data: Mapping[str, Any] | None = None,
+    ) -> Message:
         """A message stamped with the current session and turn, said by ``speaker`` at ``time``
         (default now); not yet logged. ``data`` (a JSON-able mapping) is the message as an
         agent framework holds it, kept so the framework can rebuild it exactly."""
@@ -196,20 +234,34 @@ class Memory:
         """Append messages to their sessions' logs (call inside a transaction to batch)."""
         self._log.append(messages)
 
-    def log_message(self, role: str, content: str, *, speaker: str | None = None,
-                    time: datetime | str | None = None) -> Message:
+    def log_message(
+        self,
+        role: str,
+        content: str,
+        *,
+        speaker: str | None = None,
+        time: datetime | str | None = None,
+    ) -> Message:
         """Append one message to this session's log (one commit)."""
         return self._log.log(role, content, speaker=speaker, time=time)
 
-    def import_transcript(self, turns: Iterable[Mapping[str, Any] | Sequence[Any]], *, session: str,
-                          roles: Mapping[str, str] | None = None, default_role: str = "user") -> list[Message]:
+    def import_transcript(
+        self,
+        turns: Iterable[Mapping[str, Any] | Sequence[Any]],
+        *,
+        session: str,
+        roles: Mapping[str, str] | None = None,
+        default_role: str = "user",
+    ) -> list[Message]:
         """Log an existing dated conversation with named speakers into ``sessions/<session>.jsonl``.
 
         Each turn is ``{"speaker": "Caroline", "text": "...", "time": "2023-05-08T13:56:00Z"}``
         (or a ``(speaker, text, time)`` tuple); ``roles`` maps speakers to roles (default
         ``default_role``). One commit; the messages are searchable and page into views.
         """
-        return self._log.import_transcript(turns, session=session, roles=roles, default_role=default_role)
+        return self._log.import_transcript(
+            turns, session=session, roles=roles, default_role=default_role
+        )
 
     def sessions(self) -> list[str]:
         """The sessions that have a conversation log, least recently active first."""
@@ -242,5 +294,13 @@ class Memory:
         read, or a line of one that is not a message, is left out and listed in
         ``skipped`` of the result (a list of :class:`MemoryHit`).
         """
-        return self._log.search(query, session, roles, since, until, limit, speakers=speakers,
-                                include_quarantined=include_quarantined)
+        return self._log.search(
+            query,
+            session,
+            roles,
+            since,
+            until,
+            limit,
+            speakers=speakers,
+            include_quarantined=include_quarantined,
+        )

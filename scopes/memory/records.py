@@ -89,7 +89,9 @@ def parse_time(value: datetime | str | None, name: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
     except ValueError:
-        raise ContentError(f"{name}={value!r} is not an ISO-8601 time; pass e.g. '2026-10-02T09:00:00Z'") from None
+        raise ContentError(
+            f"{name}={value!r} is not an ISO-8601 time; pass e.g. '2026-10-02T09:00:00Z'"
+        ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
 
 
@@ -130,7 +132,9 @@ class CoreBlocks(list[CoreBlock]):
     making the whole listing fail.
     """
 
-    def __init__(self, blocks: Iterable[CoreBlock] = (), skipped: Iterable[DroppedItem] = ()) -> None:
+    def __init__(
+        self, blocks: Iterable[CoreBlock] = (), skipped: Iterable[DroppedItem] = ()
+    ) -> None:
         super().__init__(blocks)
         self.skipped: tuple[DroppedItem, ...] = tuple(skipped)
 
@@ -209,8 +213,15 @@ class Message:
     data: dict[str, Any] | None = None
 
     def to_json(self) -> str:
-        return format_line(self.role, self.content, self.time, self.turn, trust=self.trust, speaker=self.speaker,
-                           data=self.data)
+        return format_line(
+            self.role,
+            self.content,
+            self.time,
+            self.turn,
+            trust=self.trust,
+            speaker=self.speaker,
+            data=self.data,
+        )
 
     @property
     def source(self) -> str:

@@ -97,9 +97,24 @@ _HOMES = {
     "Detection": ".detection",
     "Exchanges": ".exchanges",
     "Topics": ".facade",
-    **dict.fromkeys(("SECTIONS", "Decision", "Exchange", "WhereAreWe", "check_slug", "item_text", "parse_decisions",
-                     "parse_exchanges", "render_decisions", "slugify"), ".files"),
-    **dict.fromkeys(("STATUSES", "IndexEntry", "RouteResult", "Spawned", "Topic", "open_section"), ".records"),
+    **dict.fromkeys(
+        (
+            "SECTIONS",
+            "Decision",
+            "Exchange",
+            "WhereAreWe",
+            "check_slug",
+            "item_text",
+            "parse_decisions",
+            "parse_exchanges",
+            "render_decisions",
+            "slugify",
+        ),
+        ".files",
+    ),
+    **dict.fromkeys(
+        ("STATUSES", "IndexEntry", "RouteResult", "Spawned", "Topic", "open_section"), ".records"
+    ),
     "Routing": ".routing",
     "Vocabulary": ".vocabulary",
     "WhereState": ".where",

@@ -44,8 +44,15 @@ _MANAGED = ("created", "updated", "author", "session", "turn")
 class Block:
     """The context block and the compactor's writes (``topics.block``)."""
 
-    def __init__(self, catalog: Catalog, config: TopicsConfig, counter: TokenCounter,
-                 create: Callable[..., Topic], *, isolate: bool = False) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        config: TopicsConfig,
+        counter: TokenCounter,
+        create: Callable[..., Topic],
+        *,
+        isolate: bool = False,
+    ) -> None:
         self._catalog = catalog
         self._config = config
         self._counter = counter
@@ -60,10 +67,14 @@ class Block:
             return {}, ""
         return dict(doc.metadata), doc.body
 
-    def _write_state(self, op: str, subject: str, changes: Mapping[str, Any], body: str | None = None) -> None:
+    def _write_state(
+        self, op: str, subject: str, changes: Mapping[str, Any], body: str | None = None
+    ) -> None:
         meta, old_body = self._state_doc()
         meta = {k: v for k, v in meta.items() if k not in _MANAGED}
-        meta.setdefault("title", "Topic bookkeeping: general summary and opens since the last compaction")
+        meta.setdefault(
+            "title", "Topic bookkeeping: general summary and opens since the last compaction"
+        )
         meta.update(changes)
         text = old_body if body is None else (body.strip() + "\n" if body.strip() else "")
         with self._catalog.transaction(op, subject, subject):
@@ -88,16 +99,36 @@ class Block:
 
     def mark_compacted(self) -> None:
         """Called by the compactor after it wrote topics: forget the opens, stamp the time."""
-        self._write_state("compacted", "compaction", {"last_compaction": clock.iso(), "opened_since_compaction": []})
+        self._write_state(
+            "compacted",
+            "compaction",
+            {"last_compaction": clock.iso(), "opened_since_compaction": []},
+        )
 
     # -------------------------------------------------------------- topics in the block
-    def update_summary(self, name: str, summary: str, *, one_line: str | None = None,
-                       description: str | None = None) -> Topic:
+    def update_summary(
+        self,
+        name: str,
+        summary: str,
+        *,
+        one_line: str | None = None,
+        description: str | None = None,
+    ) -> Topic:
         """Rewrite a topic's summary (the body of ``topic.md``) and its one-line index summary."""
         topic = self._catalog.get(name)
         check_text(summary, "summary", fix="pass the topic's new summary as text")
-        check_text(one_line, "one_line", optional=True, fix="pass the one-line index summary as text, or None")
-        check_text(description, "description", optional=True, fix="pass the new cue description as text, or None")
+        check_text(
+            one_line,
+            "one_line",
+            optional=True,
+            fix="pass the one-line index summary as text, or None",
+        )
+        check_text(
+            description,
+            "description",
+            optional=True,
+            fix="pass the new cue description as text, or None",
+        )
         meta = {"summary": one_line if one_line is not None else summary_line(summary)}
         if description is not None:
             meta["description"] = " ".join(description.split())
@@ -116,11 +147,19 @@ class Block:
         missing = [s for s in self._config.initial if not ctx.exists(topic_path(s.name))]
         if not missing:
             return []
-        with ctx.transaction(f"topic-initial: {len(missing)} topic(s)", op="topic-initial",
-                             trailers={"Contextfs-Topic": ",".join(s.name for s in missing)}):
+        with ctx.transaction(
+            f"topic-initial: {len(missing)} topic(s)",
+            op="topic-initial",
+            trailers={"Contextfs-Topic": ",".join(s.name for s in missing)},
+        ):
             for initial in missing:
-                self._create(initial.title or initial.name, initial.description, name=initial.name,
-                             summary=initial.summary, open=initial.open)
+                self._create(
+                    initial.title or initial.name,
+                    initial.description,
+                    name=initial.name,
+                    summary=initial.summary,
+                    open=initial.open,
+                )
         return [s.name for s in missing]
 
     def _focus(self) -> Topic | None:
@@ -136,7 +175,9 @@ class Block:
         shown: list[Topic] = []
         cues: list[Topic] = []
         used = 0
-        for topic in self._catalog.list(include_archived=False):  # most recently active first: the freshest keep their place
+        for topic in self._catalog.list(
+            include_archived=False
+        ):  # most recently active first: the freshest keep their place
             if focus is not None:
                 if topic.name != focus.name:
                     cues.append(topic)
@@ -144,13 +185,18 @@ class Block:
             if not topic.open:
                 cues.append(topic)
                 continue
-            cost = self._counter.count(open_section(topic.name, topic.description, topic.body or topic.summary))
+            cost = self._counter.count(
+                open_section(topic.name, topic.description, topic.body or topic.summary)
+            )
             if used + cost <= self._config.max_open_tokens:
                 shown.append(topic)
                 used += cost
             else:
-                log.warning("open topic %s does not fit max_open_tokens=%d; listed as closed",
-                            topic.name, self._config.max_open_tokens)
+                log.warning(
+                    "open topic %s does not fit max_open_tokens=%d; listed as closed",
+                    topic.name,
+                    self._config.max_open_tokens,
+                )
                 cues.append(topic)
         return shown, sorted(cues, key=lambda t: t.name)
 
@@ -169,7 +215,9 @@ class Block:
         opened = self.opened_since_compaction()
         if topic.name in opened or any(t.name == topic.name for t in shown):
             return ALREADY_VISIBLE
-        self._write_state("open-topic", topic.name, {"opened_since_compaction": [*opened, topic.name]})
+        self._write_state(
+            "open-topic", topic.name, {"opened_since_compaction": [*opened, topic.name]}
+        )
         return topic.body or topic.summary or f"({topic.name} has no summary yet)"
 
     def render(self) -> str:
@@ -177,18 +225,25 @@ class Block:
         closed topics by name and cue description (an isolated block: see the module)."""
         focus = self._focus()
         shown, cues = self._layout(focus)
-        parts = ["[Context block — assembled by contextfs from the topic files; not said by anyone. "
-                 "The conversation continues after it.]\n"]
+        parts = [
+            "[Context block — assembled by contextfs from the topic files; not said by anyone. "
+            "The conversation continues after it.]\n"
+        ]
         general = self.general_summary()
         if general:
             parts.append(f"## Summary of earlier conversation\n\n{general}\n")
         if shown:
             as_of = self.last_compaction() or "the latest topic update"
-            parts.append(f"## Open topics (current as of {as_of})\n\n"
-                         + "\n".join(open_section(t.name, t.description, t.body or t.summary) for t in shown))
+            parts.append(
+                f"## Open topics (current as of {as_of})\n\n"
+                + "\n".join(open_section(t.name, t.description, t.body or t.summary) for t in shown)
+            )
         if cues:
             kind = "Other topics" if focus is not None else "Closed topics"
-            parts.append(f"## {kind} (call open_topic with a name to read one)\n\n"
-                         + "\n".join(f"- {t.name} — {t.description or t.title}" for t in cues) + "\n")
+            parts.append(
+                f"## {kind} (call open_topic with a name to read one)\n\n"
+                + "\n".join(f"- {t.name} — {t.description or t.title}" for t in cues)
+                + "\n"
+            )
         parts.append("[End of context block]\n")
         return "\n".join(parts)  # views and tools seal it where it reaches an agent

@@ -26,7 +26,9 @@ __all__ = ["BootContext", "boot_candidates", "boot_view"]
 # priority, lower = more important and the last to step down a tier. The index never
 # changes tier (min_tier="full"): at a tiny budget it is dropped whole, before any of
 # the topic's own state.
-_ORDER = {key: i for i, key in enumerate(["where", "decisions", "exchanges", "topic", "facts", "index"])}
+_ORDER = {
+    key: i for i, key in enumerate(["where", "decisions", "exchanges", "topic", "facts", "index"])
+}
 
 
 def _topic_card(topic: Topic) -> str:
@@ -71,25 +73,65 @@ def boot_candidates(
     state, decisions, recent exchanges (those ``shown`` keeps), the topic card, the shared
     layer and the index."""
     candidates: list[Candidate] = []
-    candidates.append(Candidate(path=topic.path(WHERE_FILE), reason=f"where we were in {topic.name}: resume from here",
-                                priority=_ORDER["where"], title=f"Where are we: {topic.title}"))
+    candidates.append(
+        Candidate(
+            path=topic.path(WHERE_FILE),
+            reason=f"where we were in {topic.name}: resume from here",
+            priority=_ORDER["where"],
+            title=f"Where are we: {topic.title}",
+        )
+    )
     rendered = decisions.render(topic.name)
     if rendered:
-        candidates.append(Candidate(path=topic.path(DECISIONS_FILE), reason="decision chains with their reasons",
-                                    priority=_ORDER["decisions"], body=rendered, title=f"Decisions: {topic.title}"))
+        candidates.append(
+            Candidate(
+                path=topic.path(DECISIONS_FILE),
+                reason="decision chains with their reasons",
+                priority=_ORDER["decisions"],
+                body=rendered,
+                title=f"Decisions: {topic.title}",
+            )
+        )
     recent = exchanges.render(topic.name, shown=shown)
     if recent:
-        candidates.append(Candidate(path=topic.path(EXCHANGES_FILE), reason="recent exchanges in this topic",
-                                    priority=_ORDER["exchanges"], body=recent, title=f"Recent exchanges: {topic.title}"))
-    candidates.append(Candidate(path=topic.path(), reason="what this topic is about", priority=_ORDER["topic"],
-                                body=_topic_card(topic), title=f"Topic: {topic.title}"))
+        candidates.append(
+            Candidate(
+                path=topic.path(EXCHANGES_FILE),
+                reason="recent exchanges in this topic",
+                priority=_ORDER["exchanges"],
+                body=recent,
+                title=f"Recent exchanges: {topic.title}",
+            )
+        )
+    candidates.append(
+        Candidate(
+            path=topic.path(),
+            reason="what this topic is about",
+            priority=_ORDER["topic"],
+            body=_topic_card(topic),
+            title=f"Topic: {topic.title}",
+        )
+    )
     for rel in _shared_paths(catalog, config):
         pinned = rel.startswith("memory/core/")
-        candidates.append(Candidate(path=rel, reason="core memory (pinned)" if pinned else "shared facts layer",
-                                    priority=_ORDER["facts"], pinned=pinned))
-    candidates.append(Candidate(path=f"{TOPICS_DIR}/index", reason="topic index: what other topics exist",
-                                priority=_ORDER["index"], body=index.render(current=topic.name),
-                                min_tier="full", title="Topic index"))
+        candidates.append(
+            Candidate(
+                path=rel,
+                reason="core memory (pinned)" if pinned else "shared facts layer",
+                priority=_ORDER["facts"],
+                pinned=pinned,
+            )
+        )
+    candidates.append(
+        Candidate(
+            path=f"{TOPICS_DIR}/index",
+            reason="topic index: what other topics exist",
+            priority=_ORDER["index"],
+            body=index.render(current=topic.name),
+            min_tier="full",
+            title="Topic index",
+        )
+    )
     return candidates
 
 
@@ -106,17 +148,34 @@ def boot_view(
     encoding: str | None,
 ) -> ContextView:
     """State first, then decisions, recent exchanges, the topic card, the shared layer and the index."""
-    candidates = boot_candidates(catalog, config, topic, decisions=decisions, exchanges=exchanges, index=index)
+    candidates = boot_candidates(
+        catalog, config, topic, decisions=decisions, exchanges=exchanges, index=index
+    )
     header = f"# Topic: {topic.title} ({topic.name})"
-    return pack(catalog.ctx, candidates, budget or config.boot_budget, encoding=encoding, as_of=as_of, header=header)
+    return pack(
+        catalog.ctx,
+        candidates,
+        budget or config.boot_budget,
+        encoding=encoding,
+        as_of=as_of,
+        header=header,
+    )
 
 
 class BootContext:
     """A topic's boot context (``topics.boot_context``): its packer candidates, for a caller
     that packs them with more of its own under one budget, and the packed view."""
 
-    def __init__(self, catalog: Catalog, config: TopicsConfig, *, decisions: Decisions, exchanges: Exchanges,
-                 index: TopicIndex, encoding: str | None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        config: TopicsConfig,
+        *,
+        decisions: Decisions,
+        exchanges: Exchanges,
+        index: TopicIndex,
+        encoding: str | None,
+    ) -> None:
         self._catalog = catalog
         self._config = config
         self._decisions = decisions
@@ -124,15 +183,35 @@ class BootContext:
         self._index = index
         self._encoding = encoding
 
-    def candidates(self, name: str, *, shown: Callable[[Exchange], bool] | None = None) -> list[Candidate]:
+    def candidates(
+        self, name: str, *, shown: Callable[[Exchange], bool] | None = None
+    ) -> list[Candidate]:
         """The candidates of :func:`boot_candidates` for topic ``name`` (the same isolation:
         only its folder, the shared layer and the index); ``shown`` filters the exchanges."""
         topic = self._catalog.get(name)
-        return boot_candidates(self._catalog, self._config, topic, decisions=self._decisions,
-                               exchanges=self._exchanges, index=self._index, shown=shown)
+        return boot_candidates(
+            self._catalog,
+            self._config,
+            topic,
+            decisions=self._decisions,
+            exchanges=self._exchanges,
+            index=self._index,
+            shown=shown,
+        )
 
-    def view(self, name: str, *, budget: int | None = None, as_of: str | None = None) -> ContextView:
+    def view(
+        self, name: str, *, budget: int | None = None, as_of: str | None = None
+    ) -> ContextView:
         """The packed boot context of topic ``name`` (what :meth:`Topics.boot` returns)."""
         topic = self._catalog.get(name)
-        return boot_view(self._catalog, self._config, topic, decisions=self._decisions, exchanges=self._exchanges,
-                         index=self._index, budget=budget, as_of=as_of, encoding=self._encoding)
+        return boot_view(
+            self._catalog,
+            self._config,
+            topic,
+            decisions=self._decisions,
+            exchanges=self._exchanges,
+            index=self._index,
+            budget=budget,
+            as_of=as_of,
+            encoding=self._encoding,
+        )

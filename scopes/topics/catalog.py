@@ -122,15 +122,23 @@ class Catalog:
             return []
         out = []
         for child in base.iterdir():
-            if child.is_dir() and not child.is_symlink() and (child / TOPIC_FILE).is_file() \
-                    and not (child / TOPIC_FILE).is_symlink():
+            if (
+                child.is_dir()
+                and not child.is_symlink()
+                and (child / TOPIC_FILE).is_file()
+                and not (child / TOPIC_FILE).is_symlink()
+            ):
                 out.append(f"{TOPICS_DIR}/{child.name}/{TOPIC_FILE}")
         return out
 
     def list(self, *, include_archived: bool = True) -> list[Topic]:
         """All topics, most recently active first."""
         active = self.active_name()
-        topics = [t for t in (self._seen(self._read_file(n), active) for n in self.names()) if t is not None]
+        topics = [
+            t
+            for t in (self._seen(self._read_file(n), active) for n in self.names())
+            if t is not None
+        ]
         if not include_archived:
             topics = [t for t in topics if t.status != "archived"]
         return sorted(topics, key=lambda t: (t.last_active or "", t.name), reverse=True)
@@ -175,8 +183,14 @@ class Catalog:
         if isinstance(recorded, dict) and "name" in recorded:
             name = recorded["name"]
             topic = self._read_file(name) if isinstance(name, str) and self._valid(name) else None
-            return name if topic is not None and topic.status not in ("closed", "archived") else None
-        legacy = [t for t in (self._read_file(n) for n in self.names()) if t is not None and t.status == "active"]
+            return (
+                name if topic is not None and topic.status not in ("closed", "archived") else None
+            )
+        legacy = [
+            t
+            for t in (self._read_file(n) for n in self.names())
+            if t is not None and t.status == "active"
+        ]
         return max(legacy, key=lambda t: (t.last_active or "", t.name)).name if legacy else None
 
     def set_active(self, name: str | None) -> None:
@@ -185,7 +199,11 @@ class Catalog:
 
     def legacy_active(self) -> builtins.list[str]:
         """Topics whose shared file still says ``status: active`` (written before it became per machine)."""
-        return [n for n in self.names() if (t := self._read_file(n)) is not None and t.status == "active"]
+        return [
+            n
+            for n in self.names()
+            if (t := self._read_file(n)) is not None and t.status == "active"
+        ]
 
     @staticmethod
     def _valid(name: str) -> bool:
@@ -197,15 +215,20 @@ class Catalog:
 
     # -------------------------------------------------------------- writing
     @contextlib.contextmanager
-    def transaction(self, op: str, subject: str, topic: str,
-                    extra: Mapping[str, str] | None = None) -> Iterator[ContextManager]:
+    def transaction(
+        self, op: str, subject: str, topic: str, extra: Mapping[str, str] | None = None
+    ) -> Iterator[ContextManager]:
         """One commit ``topic-<op>: <subject>`` with a ``Contextfs-Topic`` trailer (plus ``extra``).
 
         Topics own their ``exchanges.jsonl`` logs, so their writes are library writes.
         """
         trailers = {"Contextfs-Topic": topic, **(extra or {})}
-        with self.ctx.transaction(f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers) as ctx, \
-                ctx.parts.library_write():
+        with (
+            self.ctx.transaction(
+                f"topic-{op}: {subject}", op=f"topic-{op}", trailers=trailers
+            ) as ctx,
+            ctx.parts.library_write(),
+        ):
             yield ctx
 
     def update_meta(self, name: str, changes: Mapping[str, Any]) -> None:

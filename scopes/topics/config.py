@@ -39,10 +39,20 @@ GENERAL_SUMMARY_TOKENS = 4_096
 PER_TOPIC_ANSWER_TOKENS = 500
 DEFAULT_COMPACTION_BUDGET = 16_000
 DEFAULT_SHARED = ("memory/core/*.md", "memory/facts.md")
-_KNOWN = frozenset({
-    "max_open_tokens", "compaction_budget", "boot_budget", "boot_exchanges", "exchange_chars",
-    "keep_completed", "detect_threshold", "detect_margin", "shared", "initial",
-})
+_KNOWN = frozenset(
+    {
+        "max_open_tokens",
+        "compaction_budget",
+        "boot_budget",
+        "boot_exchanges",
+        "exchange_chars",
+        "keep_completed",
+        "detect_threshold",
+        "detect_margin",
+        "shared",
+        "initial",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -103,18 +113,30 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
     """
     section = config.get("topics", {})
     if not isinstance(section, Mapping):
-        raise ConfigError("[topics] must be a table; write it as a '[topics]' section in .contextfs/config.toml")
+        raise ConfigError(
+            "[topics] must be a table; write it as a '[topics]' section in .contextfs/config.toml"
+        )
     check_keys("topics", section, _KNOWN)
     max_open = _int(section, "max_open_tokens", 4000)
     compaction = config.get("compaction", {})
     check_keys("compaction", compaction, ("max_tokens",))
-    fallback = compaction.get("max_tokens", DEFAULT_COMPACTION_BUDGET) if isinstance(compaction, Mapping) else DEFAULT_COMPACTION_BUDGET
+    fallback = (
+        compaction.get("max_tokens", DEFAULT_COMPACTION_BUDGET)
+        if isinstance(compaction, Mapping)
+        else DEFAULT_COMPACTION_BUDGET
+    )
     if "compaction_budget" in section:
         budget = _int(section, "compaction_budget", DEFAULT_COMPACTION_BUDGET)
         budget_key = "[topics] compaction_budget"
     else:
-        budget = _int({"compaction_budget": fallback}, "compaction_budget", DEFAULT_COMPACTION_BUDGET)
-        budget_key = "[compaction] max_tokens" if isinstance(compaction, Mapping) and "max_tokens" in compaction else "the default compaction budget"
+        budget = _int(
+            {"compaction_budget": fallback}, "compaction_budget", DEFAULT_COMPACTION_BUDGET
+        )
+        budget_key = (
+            "[compaction] max_tokens"
+            if isinstance(compaction, Mapping) and "max_tokens" in compaction
+            else "the default compaction budget"
+        )
     if max_open * 2 >= budget:
         raise ConfigError(
             f"[topics] max_open_tokens = {max_open} is not below half of {budget_key} ({budget} / 2 = {budget // 2}); "
@@ -127,9 +149,15 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
         )
     shared = section.get("shared", list(DEFAULT_SHARED))
     if not isinstance(shared, list) or not all(isinstance(s, str) and s.strip() for s in shared):
-        raise ConfigError("[topics] shared must be a list of paths or globs; e.g. shared = [\"memory/facts.md\"]")
+        raise ConfigError(
+            '[topics] shared must be a list of paths or globs; e.g. shared = ["memory/facts.md"]'
+        )
     for pattern in shared:
-        if pattern.lstrip("./").startswith(f"{TOPICS_DIR}/") or pattern.strip("/") == TOPICS_DIR or pattern.startswith(("*", "**")):
+        if (
+            pattern.lstrip("./").startswith(f"{TOPICS_DIR}/")
+            or pattern.strip("/") == TOPICS_DIR
+            or pattern.startswith(("*", "**"))
+        ):
             raise ConfigError(
                 f"[topics] shared entry {pattern!r} could reach into topic folders and leak one topic into another; "
                 "list shared files outside topics/, e.g. 'memory/facts.md'"
@@ -149,7 +177,9 @@ def load_topics_config(config: Mapping[str, Any], encoding: str | None = None) -
     )
 
 
-def _initial_topics(raw: Any, max_open: int, cap: int, encoding: str | None) -> tuple[InitialTopic, ...]:
+def _initial_topics(
+    raw: Any, max_open: int, cap: int, encoding: str | None
+) -> tuple[InitialTopic, ...]:
     if not isinstance(raw, list) or not all(isinstance(s, Mapping) for s in raw):
         raise ConfigError(
             "[topics] initial must be an array of tables; write each initial topic as a '[[topics.initial]]' block "
@@ -160,27 +190,44 @@ def _initial_topics(raw: Any, max_open: int, cap: int, encoding: str | None) -> 
     for i, entry in enumerate(raw, 1):
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"[[topics.initial]] #{i} has an empty name; give every initial topic a non-empty name")
+            raise ConfigError(
+                f"[[topics.initial]] #{i} has an empty name; give every initial topic a non-empty name"
+            )
         try:
             check_slug(name)
         except TopicError as exc:
             raise ConfigError(f"[[topics.initial]] #{i} name: {exc}") from None
         if name in seen:
-            raise ConfigError(f"[[topics.initial]] name {name!r} is used twice; initial topic names must be unique")
+            raise ConfigError(
+                f"[[topics.initial]] name {name!r} is used twice; initial topic names must be unique"
+            )
         seen.add(name)
         description = entry.get("description", "")
         summary = entry.get("summary", "")
         is_open = entry.get("open", False)
-        if not isinstance(description, str) or not isinstance(summary, str) or not isinstance(is_open, bool):
+        if (
+            not isinstance(description, str)
+            or not isinstance(summary, str)
+            or not isinstance(is_open, bool)
+        ):
             raise ConfigError(
                 f"[[topics.initial]] {name!r}: description and summary must be strings and open true or false; fix the entry"
             )
         title = entry.get("title")
-        topics.append(InitialTopic(name=name, description=description, summary=summary, open=is_open,
-                               title=title if isinstance(title, str) and title.strip() else None))
+        topics.append(
+            InitialTopic(
+                name=name,
+                description=description,
+                summary=summary,
+                open=is_open,
+                title=title if isinstance(title, str) and title.strip() else None,
+            )
+        )
     if topics:
         counter = get_counter(encoding)
-        open_tokens = sum(counter.count(open_section(s.name, s.description, s.summary)) for s in topics if s.open)
+        open_tokens = sum(
+            counter.count(open_section(s.name, s.description, s.summary)) for s in topics if s.open
+        )
         if open_tokens > max_open:
             raise ConfigError(
                 f"[[topics.initial]] the open topics' summaries take {open_tokens} tokens, over [topics] max_open_tokens = "

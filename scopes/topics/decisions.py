@@ -52,7 +52,8 @@ def _refuse_ambiguous(topic: str, decision_id: str, items: Sequence[Decision]) -
         raise TopicError(
             f"{topic} has {sum(1 for d in items if d.id == decision_id)} decisions with the id {decision_id} "
             "(a merge made without contextfs kept both); give one of them a new id in its decisions.md "
-            "(contextfs sync renumbers them when it merges), then use the right id")
+            "(contextfs sync renumbers them when it merges), then use the right id"
+        )
 
 
 class Decisions:
@@ -67,8 +68,16 @@ class Decisions:
         body = self._catalog.ctx.read(topic.path(DECISIONS_FILE)) or ""
         return parse_decisions(body)[1]
 
-    def decide(self, topic: str, text: str, depends_on: str | Sequence[str] | None = None,
-               supersedes: str | None = None, reason: str | None = None, *, title: str | None = None) -> str:
+    def decide(
+        self,
+        topic: str,
+        text: str,
+        depends_on: str | Sequence[str] | None = None,
+        supersedes: str | None = None,
+        reason: str | None = None,
+        *,
+        title: str | None = None,
+    ) -> str:
         """Record a decision with why it was taken and what it rests on; returns its id (``D<n>``).
 
         A superseded decision stays in the file, marked ``superseded_by``; nothing is removed.
@@ -76,10 +85,24 @@ class Decisions:
         t = self._catalog.get(topic)
         if not isinstance(text, str) or not text.strip():
             raise TopicError("a decision needs its text; pass what was decided")
-        deps = [] if depends_on is None else check_strings(depends_on, "depends_on", fix="pass decision ids such as ['D2']")
-        check_text(supersedes, "supersedes", optional=True, fix="pass the id of the decision this replaces, e.g. 'D3'")
+        deps = (
+            []
+            if depends_on is None
+            else check_strings(depends_on, "depends_on", fix="pass decision ids such as ['D2']")
+        )
+        check_text(
+            supersedes,
+            "supersedes",
+            optional=True,
+            fix="pass the id of the decision this replaces, e.g. 'D3'",
+        )
         check_text(reason, "reason", optional=True, fix="pass why it was decided, as text")
-        check_text(title, "title", optional=True, fix="pass a short heading, or None for the first line of the text")
+        check_text(
+            title,
+            "title",
+            optional=True,
+            fix="pass a short heading, or None for the first line of the text",
+        )
         ctx = self._catalog.ctx
         rel = t.path(DECISIONS_FILE)
         raw = ctx.read(rel)
@@ -97,18 +120,31 @@ class Decisions:
         if supersedes is not None:
             old = by_id.get(supersedes)
             if old is None:
-                raise TopicError(f"{t.name} has no decision {supersedes!r} to supersede; check the id with chain or show")
+                raise TopicError(
+                    f"{t.name} has no decision {supersedes!r} to supersede; check the id with chain or show"
+                )
             if old.superseded_by:
-                raise TopicError(f"{supersedes} is already superseded by {old.superseded_by}; supersede {old.superseded_by} instead")
+                raise TopicError(
+                    f"{supersedes} is already superseded by {old.superseded_by}; supersede {old.superseded_by} instead"
+                )
         new_id = f"D{max((d.number for d in items), default=0) + 1}"
         heading = title or compress(text.strip().split("\n")[0], 80)
-        decision = Decision(id=new_id, title=heading, text=text.strip(), reason=(reason or "").strip(),
-                            depends_on=deps, supersedes=supersedes, time=clock.iso())
+        decision = Decision(
+            id=new_id,
+            title=heading,
+            text=text.strip(),
+            reason=(reason or "").strip(),
+            depends_on=deps,
+            supersedes=supersedes,
+            time=clock.iso(),
+        )
         if supersedes is not None:
             by_id[supersedes].superseded_by = new_id
         items.append(decision)
         meta = None if raw is not None else {"title": f"{t.title}: decisions"}
-        with self._catalog.transaction("decide", f"{t.name} {new_id}", t.name, {"Contextfs-Decision": new_id}):
+        with self._catalog.transaction(
+            "decide", f"{t.name} {new_id}", t.name, {"Contextfs-Decision": new_id}
+        ):
             ctx.write(rel, render_decisions(preamble, items), meta)
         return new_id
 
@@ -119,7 +155,9 @@ class Decisions:
         _refuse_ambiguous(topic, decision_id, listed)
         items = {d.id: d for d in listed}
         if decision_id not in items:
-            raise TopicError(f"{topic} has no decision {decision_id!r} (ids: {', '.join(items) or 'none'}); check the id")
+            raise TopicError(
+                f"{topic} has no decision {decision_id!r} (ids: {', '.join(items) or 'none'}); check the id"
+            )
         seen: dict[str, Decision] = {}
 
         def visit(did: str, path: tuple[str, ...]) -> None:
@@ -139,7 +177,9 @@ class Decisions:
         depth: dict[str, int] = {}
         for d in chain:
             depth[d.id] = 1 + max((depth[p] for p in d.depends_on if p in depth), default=-1)
-        lines = [f"Decision chain for {decision_id} in {self._catalog.get(topic).name} (root first):"]
+        lines = [
+            f"Decision chain for {decision_id} in {self._catalog.get(topic).name} (root first):"
+        ]
         for d in chain:
             lines.extend(_decision_lines(d, depth[d.id], all_items))
         return "\n".join(lines) + "\n"
@@ -155,7 +195,9 @@ class Decisions:
         for d in items:
             parents = [p for p in d.depends_on if p in by_id]
             if parents:
-                children[parents[0]].append(d)  # shown under its first parent; others named in a tag
+                children[parents[0]].append(
+                    d
+                )  # shown under its first parent; others named in a tag
             else:
                 roots.append(d)
         lines: list[str] = []

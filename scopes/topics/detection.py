@@ -42,6 +42,7 @@ DEFAULT_MARGIN = 1.5
 #: difflib ratio for a window of the message to count as naming a topic.
 DEFAULT_FUZZY_RATIO = 0.85
 
+
 def tokenize(text: str) -> list[str]:
     """The terms of ``text`` (:func:`contextfs.text.analysis.terms`: stop words out, stems in)."""
     return contextfs_text.terms(str(text))
@@ -127,14 +128,18 @@ def detect(
                 if best_name is None or key[:2] > best_name[:2]:
                     best_name = key
     if best_name is not None:
-        return Detection(name=best_name[2], method="name", score=round(best_name[0], 4), matched=best_name[3])
+        return Detection(
+            name=best_name[2], method="name", score=round(best_name[0], 4), matched=best_name[3]
+        )
 
     query = tokenize(message)
     scores = bm25_scores(query, [tokenize(d.text + " " + " ".join(d.names)) for d in docs])
     ranked = sorted(zip((d.name for d in docs), scores, strict=True), key=lambda p: (-p[1], p[0]))
     shown = tuple((name, round(score, 4)) for name, score in ranked if score > 0)
     if not ranked or ranked[0][1] < threshold:
-        return Detection(name=None, method="none", score=ranked[0][1] if ranked else 0.0, scores=shown)
+        return Detection(
+            name=None, method="none", score=ranked[0][1] if ranked else 0.0, scores=shown
+        )
     runner_up = ranked[1][1] if len(ranked) > 1 else 0.0
     if runner_up > 0 and ranked[0][1] < runner_up * margin:
         return Detection(name=None, method="none", score=round(ranked[0][1], 4), scores=shown)

@@ -49,10 +49,16 @@ class Exchanges:
         ctx = self._catalog.ctx
         limit = self._config.exchange_chars
         prov = ctx.parts.current_provenance
-        exchange = Exchange(time=clock.iso(), user=compress(user, limit), agent=compress(agent, limit),
-                            session=prov.session)
+        exchange = Exchange(
+            time=clock.iso(),
+            user=compress(user, limit),
+            agent=compress(agent, limit),
+            session=prov.session,
+        )
         if prov.turn is not None:
-            exchange.extra["turn"] = prov.turn  # which turn of its session: an agent loop hides the ones still in its window
+            exchange.extra["turn"] = (
+                prov.turn
+            )  # which turn of its session: an agent loop hides the ones still in its window
         verdict = assess(f"{exchange.user}\n{exchange.agent}")
         if verdict.suspicious:
             # The log records what was said, so it never refuses a line; a flagged one is
@@ -62,7 +68,13 @@ class Exchanges:
             ctx.append(topic.path(EXCHANGES_FILE), render_exchange_line(exchange) + "\n")
         return exchange
 
-    def render(self, name: str, limit: int | None = None, *, shown: Callable[[Exchange], bool] | None = None) -> str:
+    def render(
+        self,
+        name: str,
+        limit: int | None = None,
+        *,
+        shown: Callable[[Exchange], bool] | None = None,
+    ) -> str:
         """The newest ``limit`` exchanges (``[topics] boot_exchanges``) as numbered lines.
 
         ``shown`` keeps only the exchanges it returns True for (before the newest are taken),
@@ -83,15 +95,24 @@ class Exchanges:
             lines = parse_exchanges("\n".join(raw_lines[start:]))  # parse only the tail shown
             numbered = list(enumerate(lines, start + 1))
         else:
-            numbered = [(n, pair) for n, pair in enumerate(parse_exchanges("\n".join(raw_lines)), 1)
-                        if pair[1] is None or shown(pair[1])][-limit:]
+            numbered = [
+                (n, pair)
+                for n, pair in enumerate(parse_exchanges("\n".join(raw_lines)), 1)
+                if pair[1] is None or shown(pair[1])
+            ][-limit:]
         out = []
         for number, (raw, ex) in numbered:
             if ex is None:
                 out.append(f"{number}. (unreadable line) {compress(raw, 200)}")
-            elif ex.extra.get("trust", "trusted") != "trusted" or assess(f"{ex.user}\n{ex.agent}").suspicious:
+            elif (
+                ex.extra.get("trust", "trusted") != "trusted"
+                or assess(f"{ex.user}\n{ex.agent}").suspicious
+            ):
                 said = f"user: {ex.user}\nagent: {ex.agent}"
-                out.append(f"{number}. [{ex.time[:16]}]\n" + render_untrusted(said, f"{topic_path(name, EXCHANGES_FILE)} line {number}"))
+                out.append(
+                    f"{number}. [{ex.time[:16]}]\n"
+                    + render_untrusted(said, f"{topic_path(name, EXCHANGES_FILE)} line {number}")
+                )
             else:
                 out.append(f"{number}. [{ex.time[:16]}] user: {ex.user}\n   agent: {ex.agent}")
         return "\n".join(out) + "\n" if out else ""

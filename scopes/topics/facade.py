@@ -62,14 +62,22 @@ class Topics:
     routing: Routing
     boot_context: BootContext
 
-    def __init__(self, ctx: ContextManager, *, encoding: str | None = None, config: TopicsConfig | None = None,
-                 isolate: bool = False) -> None:
+    def __init__(
+        self,
+        ctx: ContextManager,
+        *,
+        encoding: str | None = None,
+        config: TopicsConfig | None = None,
+        isolate: bool = False,
+    ) -> None:
         """``isolate=True`` keeps the block to the active topic's view (see :mod:`.block`): what
         an agent loop that switches topics needs, so no other topic's summary reaches it."""
         self.ctx = ctx
         self.encoding = encoding
         self.counter = get_counter(encoding)
-        self.config = config if config is not None else load_topics_config(ctx.parts.config, encoding)
+        self.config = (
+            config if config is not None else load_topics_config(ctx.parts.config, encoding)
+        )
         self._catalog = Catalog(ctx)
         self.where = WhereState(self._catalog, self.config)
         self.decisions = Decisions(self._catalog)
@@ -77,10 +85,18 @@ class Topics:
         self.vocabulary = Vocabulary(self._catalog, self.where)
         self._lifecycle = Lifecycle(self._catalog, self.vocabulary, self.exchanges)
         self._index = TopicIndex(self._catalog, self.counter)
-        self.block = Block(self._catalog, self.config, self.counter, self._lifecycle.create, isolate=isolate)
+        self.block = Block(
+            self._catalog, self.config, self.counter, self._lifecycle.create, isolate=isolate
+        )
         self.routing = Routing(self._catalog, self.config, self.where)
-        self.boot_context = BootContext(self._catalog, self.config, decisions=self.decisions,
-                                        exchanges=self.exchanges, index=self._index, encoding=encoding)
+        self.boot_context = BootContext(
+            self._catalog,
+            self.config,
+            decisions=self.decisions,
+            exchanges=self.exchanges,
+            index=self._index,
+            encoding=encoding,
+        )
 
     # -------------------------------------------------------------- reading
     def names(self) -> list[str]:
@@ -128,8 +144,18 @@ class Topics:
         mentioned"). ``summary`` is the topic's summary (the body of ``topic.md``); the
         one-line index summary defaults to its first sentence.
         """
-        return self._lifecycle.create(title, description, name=name, summary=summary, one_line=one_line,
-                                      open=open, status=status, vocabulary=vocabulary, aliases=aliases, tasks=tasks)
+        return self._lifecycle.create(
+            title,
+            description,
+            name=name,
+            summary=summary,
+            one_line=one_line,
+            open=open,
+            status=status,
+            vocabulary=vocabulary,
+            aliases=aliases,
+            tasks=tasks,
+        )
 
     def close(self, name: str) -> Topic:
         """Close a topic: status ``closed`` and not open (listed as a cue); reopen any time."""
@@ -153,17 +179,29 @@ class Topics:
         target = self._lifecycle.switch(name)
         return self.boot(target.name, budget=budget)
 
-    def spawn(self, title: str, from_line: int, *, description: str = "", name: str | None = None,
-              source: str | None = None, budget: int | None = None) -> Spawned:
+    def spawn(
+        self,
+        title: str,
+        from_line: int,
+        *,
+        description: str = "",
+        name: str | None = None,
+        source: str | None = None,
+        budget: int | None = None,
+    ) -> Spawned:
         """Move exchanges ``from_line``.. (1-based) of the active topic into a new topic, switch to it.
 
         The lines are moved, not copied: each exchange belongs to exactly one topic.
         Creation, the move and the switch are one commit.
         """
-        topic, moved = self._lifecycle.spawn(title, from_line, description=description, name=name, source=source)
+        topic, moved = self._lifecycle.spawn(
+            title, from_line, description=description, name=name, source=source
+        )
         return Spawned(topic=topic, moved=moved, view=self.boot(topic.name, budget=budget))
 
-    def boot(self, name: str, *, budget: int | None = None, as_of: str | None = None) -> ContextView:
+    def boot(
+        self, name: str, *, budget: int | None = None, as_of: str | None = None
+    ) -> ContextView:
         """The boot context of a topic without switching: state first, then decisions,
         exchanges, the topic's own summary, the shared facts layer and the index.
 
@@ -206,5 +244,7 @@ class Topics:
         """Append one compressed exchange to a topic (default: the active one); one commit."""
         target = self._catalog.get(topic) if topic is not None else self._catalog.active()
         if target is None:
-            raise TopicError("there is no active topic to record into; switch to one or pass topic='name'")
+            raise TopicError(
+                "there is no active topic to record into; switch to one or pass topic='name'"
+            )
         return self.exchanges.record(target, user, agent)

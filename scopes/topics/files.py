@@ -60,7 +60,13 @@ EXCHANGES_FILE = "exchanges.jsonl"
 STATE_FILE = f"{TOPICS_DIR}/_state.md"
 
 #: The where-are-we sections, in the order they are written and loaded.
-SECTIONS = ("Key Facts", "In Progress", "Pending Notifications", "Recently Completed", "Next Actions")
+SECTIONS = (
+    "Key Facts",
+    "In Progress",
+    "Pending Notifications",
+    "Recently Completed",
+    "Next Actions",
+)
 
 _SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
@@ -105,7 +111,7 @@ def item_text(raw: str) -> str:
         text = text[2:]
     for box in ("[ ] ", "[x] ", "[X] "):
         if text.startswith(box):
-            text = text[len(box):]
+            text = text[len(box) :]
     return text.strip()
 
 
@@ -189,10 +195,14 @@ class WhereAreWe:
         same = [n for n in names if re.sub(r"[^a-z0-9]", "", n.casefold()) == folded]
         if same:
             return same[0]
-        close = difflib.get_close_matches(known.casefold(), [n.casefold() for n in names], n=1, cutoff=0.6)
+        close = difflib.get_close_matches(
+            known.casefold(), [n.casefold() for n in names], n=1, cutoff=0.6
+        )
         guess = next((n for n in names if close and n.casefold() == close[0]), None)
         hint = f"did you mean {guess!r}? The sections are" if guess else "the sections are"
-        raise TopicError(f"there is no section {known!r}; {hint}: {', '.join(names)}", fix=Fix("new-section"))
+        raise TopicError(
+            f"there is no section {known!r}; {hint}: {', '.join(names)}", fix=Fix("new-section")
+        )
 
     def append(self, section: str, text: str, *, new_section: bool = False) -> str:
         """Add ``- text`` (continuation lines indented) to a section; return the raw item.
@@ -207,7 +217,11 @@ class WhereAreWe:
             raise TopicError("the item text is empty; pass the text to add")
         if lines[0].startswith("- "):
             lines[0] = lines[0][2:].lstrip()  # the caller wrote the bullet already
-        raw = "- " + lines[0] + "".join("\n  " + ln.strip() if ln.strip() else "\n" for ln in lines[1:])
+        raw = (
+            "- "
+            + lines[0]
+            + "".join("\n  " + ln.strip() if ln.strip() else "\n" for ln in lines[1:])
+        )
         self.section(section).append(raw)
         return raw
 
@@ -226,7 +240,9 @@ class WhereAreWe:
         listing = "; ".join(item_text(r)[:60] for r in items) or "(the section is empty)"
         if not hits:
             raise TopicError(f"no item in {section!r} matches {query!r}; items are: {listing}")
-        raise TopicError(f"{len(hits)} items in {section!r} match {query!r}; quote a longer, unique part")
+        raise TopicError(
+            f"{len(hits)} items in {section!r} match {query!r}; quote a longer, unique part"
+        )
 
 
 def canonical_section(name: str) -> str:
@@ -241,7 +257,9 @@ def canonical_section(name: str) -> str:
 
 
 def new_where_body(title: str) -> str:
-    return WhereAreWe(preamble=f"# Where are we: {title}\n\n", sections={s: [] for s in SECTIONS}).render()
+    return WhereAreWe(
+        preamble=f"# Where are we: {title}\n\n", sections={s: [] for s in SECTIONS}
+    ).render()
 
 
 # ------------------------------------------------------------------ decisions
@@ -390,14 +408,19 @@ def parse_exchanges(text: str, path: str = EXCHANGES_FILE) -> list[tuple[str, Ex
             out.append((line, None))
             continue
         known = {"time", "user", "agent", "session", "id"}
-        out.append((line, Exchange(
-            time=str(data.get("time", "")),
-            user=str(data.get("user", "")),
-            agent=str(data.get("agent", "")),
-            session=data.get("session"),
-            id=data.get("id"),
-            extra={k: v for k, v in data.items() if k not in known},
-        )))
+        out.append(
+            (
+                line,
+                Exchange(
+                    time=str(data.get("time", "")),
+                    user=str(data.get("user", "")),
+                    agent=str(data.get("agent", "")),
+                    session=data.get("session"),
+                    id=data.get("id"),
+                    extra={k: v for k, v in data.items() if k not in known},
+                ),
+            )
+        )
     return out
 
 

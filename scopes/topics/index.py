@@ -77,7 +77,9 @@ class TopicIndex:
             out[name] = total
         if dirty:
             try:
-                ctx.parts.state.write_bytes(SIZES_FILE, json.dumps(cache, separators=(",", ":")).encode())
+                ctx.parts.state.write_bytes(
+                    SIZES_FILE, json.dumps(cache, separators=(",", ":")).encode()
+                )
             except ContextFSError:
                 log.debug("could not write the topic size cache", exc_info=True)
         return out
@@ -92,8 +94,15 @@ class TopicIndex:
         topics = self._catalog.list()
         sizes = self.sizes([t.name for t in topics])
         return [
-            IndexEntry(name=t.name, title=t.title, status=t.status, open=t.open, last_active=t.last_active,
-                       summary=t.summary or summary_line(t.body or t.description, 160), tokens=sizes[t.name])
+            IndexEntry(
+                name=t.name,
+                title=t.title,
+                status=t.status,
+                open=t.open,
+                last_active=t.last_active,
+                summary=t.summary or summary_line(t.body or t.description, 160),
+                tokens=sizes[t.name],
+            )
             for t in topics
         ]
 
@@ -101,13 +110,20 @@ class TopicIndex:
         """The index as a few markdown lines; ``current`` is marked as this topic."""
         entries = self.entries()
         shown = [e for e in entries if e.status != "archived"]
-        lines = [f"{len(shown)} topic(s); only the active one's files are loaded. Switch to read another."]
+        lines = [
+            f"{len(shown)} topic(s); only the active one's files are loaded. Switch to read another."
+        ]
         for e in shown:
             when = (e.last_active or "never")[:10]
             mark = " ← this topic" if e.name == current else ""
-            lines.append(f"- `{e.name}` [{e.status}] {e.title} · last active {when} · ~{e.tokens} tokens"
-                         f" — {compress(e.summary, 160)}{mark}")
+            lines.append(
+                f"- `{e.name}` [{e.status}] {e.title} · last active {when} · ~{e.tokens} tokens"
+                f" — {compress(e.summary, 160)}{mark}"
+            )
         archived = len(entries) - len(shown)
         if archived:
             lines.append(f"- ({archived} archived topic(s) not listed)")
-        return seal("\n".join(lines), "the topic index (names, titles and summaries from topic files)") + "\n"
+        return (
+            seal("\n".join(lines), "the topic index (names, titles and summaries from topic files)")
+            + "\n"
+        )

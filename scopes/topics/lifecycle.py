@@ -66,17 +66,30 @@ class Lifecycle:
             raise TopicError("a topic needs a non-empty title; pass e.g. 'Billing migration'")
         slug = check_slug(name) if name is not None else slugify(title)
         if not slug:
-            raise TopicError(f"cannot make a topic name from the title {title!r}; pass name='some-name'")
+            raise TopicError(
+                f"cannot make a topic name from the title {title!r}; pass name='some-name'"
+            )
         check_slug(slug)
         if status not in STATUSES:
-            raise TopicError(f"status {status!r} is not one of {', '.join(STATUSES)}; pick one of them")
+            raise TopicError(
+                f"status {status!r} is not one of {', '.join(STATUSES)}; pick one of them"
+            )
         check_text(summary, "summary", fix="pass the topic's summary as text ('' for none)")
-        check_text(one_line, "one_line", optional=True, fix="pass the one-line index summary as text, or None")
-        terms = {key: check_strings(value, key, fix=f"pass {key} as a list of strings")
-                 for key, value in (("vocabulary", vocabulary), ("aliases", aliases), ("tasks", tasks))}
+        check_text(
+            one_line,
+            "one_line",
+            optional=True,
+            fix="pass the one-line index summary as text, or None",
+        )
+        terms = {
+            key: check_strings(value, key, fix=f"pass {key} as a list of strings")
+            for key, value in (("vocabulary", vocabulary), ("aliases", aliases), ("tasks", tasks))
+        }
         ctx = self._catalog.ctx
         if ctx.exists(topic_path(slug)):
-            raise TopicError(f"topic {slug!r} already exists; switch to it, or pick another name with name=...")
+            raise TopicError(
+                f"topic {slug!r} already exists; switch to it, or pick another name with name=..."
+            )
         title = " ".join(title.split())
         meta: dict[str, Any] = {
             "name": slug,
@@ -85,7 +98,9 @@ class Lifecycle:
             "status": "paged" if status == "active" else status,  # active is per machine
             "open": bool(open),
             "last_active": clock.iso(),
-            "summary": one_line if one_line is not None else (summary_line(summary) if summary else ""),
+            "summary": one_line
+            if one_line is not None
+            else (summary_line(summary) if summary else ""),
             "vocabulary": list(as_terms(terms["vocabulary"])),
         }
         if terms["aliases"]:
@@ -95,8 +110,16 @@ class Lifecycle:
         body = summary.strip() + "\n" if summary.strip() else ""
         with self._catalog.transaction("create", slug, slug):
             ctx.write(topic_path(slug), as_content(topic_path(slug), body), meta)
-            ctx.write(topic_path(slug, WHERE_FILE), new_where_body(title), {"title": f"{title}: where are we"})
-            ctx.write(topic_path(slug, DECISIONS_FILE), new_decisions_body(title), {"title": f"{title}: decisions"})
+            ctx.write(
+                topic_path(slug, WHERE_FILE),
+                new_where_body(title),
+                {"title": f"{title}: where are we"},
+            )
+            ctx.write(
+                topic_path(slug, DECISIONS_FILE),
+                new_decisions_body(title),
+                {"title": f"{title}: decisions"},
+            )
             ctx.write(topic_path(slug, EXCHANGES_FILE), "")
         if status == "active":
             self._catalog.set_active(slug)
@@ -162,39 +185,64 @@ class Lifecycle:
         if before is not None and before.name == target.name and not self._catalog.legacy_active():
             return target  # already the active topic: nothing to page out, nothing to commit
         source = before.name if before else "-"
-        with self._catalog.transaction("switch", f"{source} -> {target.name}", target.name,
-                                       {"Contextfs-Topic-From": source}):
+        with self._catalog.transaction(
+            "switch", f"{source} -> {target.name}", target.name, {"Contextfs-Topic-From": source}
+        ):
             self._activate(target)
         self._catalog.set_active(target.name)
         log.info("topic switch: %s -> %s", source, target.name)
         self._vocabulary.sync()
         return target
 
-    def spawn(self, title: str, from_line: int, *, description: str = "", name: str | None = None,
-              source: str | None = None) -> tuple[Topic, int]:
+    def spawn(
+        self,
+        title: str,
+        from_line: int,
+        *,
+        description: str = "",
+        name: str | None = None,
+        source: str | None = None,
+    ) -> tuple[Topic, int]:
         """Move exchanges ``from_line``.. of ``source`` (default: the active topic) into a new
         topic and activate it (one commit); the new topic and how many exchanges moved."""
         origin = self._catalog.get(source) if source is not None else self._catalog.active()
         if origin is None:
-            raise TopicError("there is no active topic to split; switch to one first or pass source='name'")
+            raise TopicError(
+                "there is no active topic to split; switch to one first or pass source='name'"
+            )
         lines = [line for line, _ in self._exchanges.lines(origin.name)]
-        if isinstance(from_line, bool) or not isinstance(from_line, int) or not 1 <= from_line <= len(lines):
+        if (
+            isinstance(from_line, bool)
+            or not isinstance(from_line, int)
+            or not 1 <= from_line <= len(lines)
+        ):
             raise TopicError(
                 f"from_line {from_line!r} is outside {origin.name}'s {len(lines)} exchange(s); "
-                f"pass a line number from 1 to {len(lines)} (see exchanges.jsonl)" if lines else
-                f"{origin.name} has no exchanges to split; record exchanges first, or start a new topic"
+                f"pass a line number from 1 to {len(lines)} (see exchanges.jsonl)"
+                if lines
+                else f"{origin.name} has no exchanges to split; record exchanges first, or start a new topic"
             )
         slug = check_slug(name) if name is not None else slugify(title)
-        cue = description or f"{' '.join(title.split())}, split from {origin.title}; relevant when the conversation returns to it"
+        cue = (
+            description
+            or f"{' '.join(title.split())}, split from {origin.title}; relevant when the conversation returns to it"
+        )
         keep, moved = lines[: from_line - 1], lines[from_line - 1 :]
         ctx = self._catalog.ctx
-        with self._catalog.transaction("spawn", f"{origin.name} -> {slug}", slug, {"Contextfs-Topic-From": origin.name}):
+        with self._catalog.transaction(
+            "spawn", f"{origin.name} -> {slug}", slug, {"Contextfs-Topic-From": origin.name}
+        ):
             topic = self.create(title, cue, name=slug)
             ctx.write(origin.path(EXCHANGES_FILE), "".join(line + "\n" for line in keep))
             ctx.write(topic.path(EXCHANGES_FILE), "".join(line + "\n" for line in moved))
             self._activate(topic)
         self._catalog.set_active(slug)
-        log.info("topic spawn: %s -> %s (%d exchange(s) moved from line %d)", origin.name, slug, len(moved), from_line)
+        log.info(
+            "topic spawn: %s -> %s (%d exchange(s) moved from line %d)",
+            origin.name,
+            slug,
+            len(moved),
+            from_line,
+        )
         self._vocabulary.sync()
         return self._catalog.get(slug), len(moved)
-

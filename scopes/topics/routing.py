@@ -50,12 +50,18 @@ class Routing:
             detection.DetectionDoc(
                 name=t.name,
                 names=(t.name.replace("-", " "), t.title, *t.aliases),
-                text=" ".join([t.title, t.description, t.summary, " ".join(t.vocabulary), " ".join(t.aliases)]),
+                text=" ".join(
+                    [t.title, t.description, t.summary, " ".join(t.vocabulary), " ".join(t.aliases)]
+                ),
             )
             for t in self._catalog.list(include_archived=False)
         ]
-        return detection.detect(message, docs, threshold=self._config.detect_threshold,
-                                margin=self._config.detect_margin)
+        return detection.detect(
+            message,
+            docs,
+            threshold=self._config.detect_threshold,
+            margin=self._config.detect_margin,
+        )
 
     def detect(self, message: str) -> Topic | None:
         """The topic a message is about (deterministic, free: names first, then BM25), or None."""
@@ -68,10 +74,14 @@ class Routing:
         topic = self._catalog.get(name)
         check_text(task_id, "task_id", fix="pass the task id as text, e.g. 'TW-3001'")
         if not _TASK_TAG.fullmatch(f"[task:{task_id}]"):
-            raise TopicError(f"task id {task_id!r} is not accepted; use letters, digits and . _ : @ / -")
+            raise TopicError(
+                f"task id {task_id!r} is not accepted; use letters, digits and . _ : @ / -"
+            )
         if task_id in topic.tasks:
             return topic
-        with self._catalog.transaction("tag-task", f"{topic.name} {task_id}", topic.name, {"Contextfs-Task": task_id}):
+        with self._catalog.transaction(
+            "tag-task", f"{topic.name} {task_id}", topic.name, {"Contextfs-Task": task_id}
+        ):
             self._catalog.update_meta(topic.name, {"tasks": [*topic.tasks, task_id]})
         return self._catalog.get(topic.name)
 
@@ -126,17 +136,35 @@ class Routing:
             owner, via = self._owner_by_keywords(_TASK_TAG.sub(" ", result_text)), "keyword"
         if owner is None:
             log.warning("routed result matched no topic (task %r)", task)
-            return RouteResult(action="unmatched", topic=None, text=result_text, task_id=task, via=None,
-                               message="no topic owns this result; handle it in the current conversation "
-                                       "or tag its task with topics.routing.tag_task()")
+            return RouteResult(
+                action="unmatched",
+                topic=None,
+                text=result_text,
+                task_id=task,
+                via=None,
+                message="no topic owns this result; handle it in the current conversation "
+                "or tag its task with topics.routing.tag_task()",
+            )
         topic = self._catalog.get(owner)
         if topic.status == "active":
-            return RouteResult(action="delivered", topic=topic.name, text=result_text, task_id=task, via=via,
-                               message=f"{topic.name} is active; process the result now")
+            return RouteResult(
+                action="delivered",
+                topic=topic.name,
+                text=result_text,
+                task_id=task,
+                via=via,
+                message=f"{topic.name} is active; process the result now",
+            )
         body = result_text.strip()
         if task and not tag:
             body = f"[task:{task}] {body}"
         raw = self._where.file_notification(topic, body, task)
-        return RouteResult(action="filed", topic=topic.name, text=result_text, task_id=task, via=via,
-                           notification=raw,
-                           message=f"{topic.name} is {topic.status}; filed under its Pending Notifications")
+        return RouteResult(
+            action="filed",
+            topic=topic.name,
+            text=result_text,
+            task_id=task,
+            via=via,
+            notification=raw,
+            message=f"{topic.name} is {topic.status}; filed under its Pending Notifications",
+        )

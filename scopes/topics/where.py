@@ -30,11 +30,22 @@ class WhereState:
         body = self._catalog.ctx.read(topic.path(WHERE_FILE))
         return WhereAreWe.parse(body if body is not None else new_where_body(topic.title))
 
-    def _save(self, topic: Topic, op: str, state: WhereAreWe, trailers: dict[str, str] | None = None,
-              *, title_if_new: bool = True) -> None:
+    def _save(
+        self,
+        topic: Topic,
+        op: str,
+        state: WhereAreWe,
+        trailers: dict[str, str] | None = None,
+        *,
+        title_if_new: bool = True,
+    ) -> None:
         ctx = self._catalog.ctx
         rel = topic.path(WHERE_FILE)
-        meta = {"title": f"{topic.title}: where are we"} if title_if_new and not ctx.exists(rel) else None
+        meta = (
+            {"title": f"{topic.title}: where are we"}
+            if title_if_new and not ctx.exists(rel)
+            else None
+        )
         with self._catalog.transaction(op, topic.name, topic.name, trailers):
             ctx.write(rel, state.render(), meta)
 
@@ -77,7 +88,12 @@ class WhereState:
         if keep is None:
             keep = self._config.keep_completed
         else:
-            keep = max(0, check_int(keep, "keep", fix="pass how many Recently Completed items to keep, e.g. 10"))
+            keep = max(
+                0,
+                check_int(
+                    keep, "keep", fix="pass how many Recently Completed items to keep, e.g. 10"
+                ),
+            )
         state = self.state(topic.name)
         done = state.section("Recently Completed")
         dropped = done[: max(0, len(done) - keep)]

@@ -75,7 +75,9 @@ def _argv(label: str, root: Path) -> list[str]:
 
 def _run(argv: list[str], env: dict[str, str]) -> float:
     start = time.perf_counter()
-    proc = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    proc = subprocess.run(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')}")
@@ -84,13 +86,18 @@ def _run(argv: list[str], env: dict[str, str]) -> float:
 
 def _importtime(argv: list[str], env: dict[str, str], top: int) -> list[tuple[str, float]]:
     """Self import time (ms) summed per top-level package, the largest first."""
-    proc = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, capture_output=True,
-                          text=True, check=False)
+    proc = subprocess.run(
+        argv,
+        env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     per_package: dict[str, float] = defaultdict(float)
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
-        self_us, _cumulative, name = line[len("import time:"):].split("|")
+        self_us, _cumulative, name = line[len("import time:") :].split("|")
         per_package[name.strip().split(".")[0]] += int(self_us) / 1000
     return sorted(per_package.items(), key=lambda kv: -kv[1])[:top]
 
@@ -136,23 +143,36 @@ print("\\n".join(f"{label}\\t{(t - marks[i][1]) * 1000:.2f}" for i, (label, t) i
 
 
 #: Prints the folders the packages are imported from (finding them imports only ``contextfs``).
-_FOLDERS = ("import importlib.util as u\n"
-            "for n in ('contextfs', 'contextfs.scopes', 'contextfs.evolve', 'contextfs.integrations'):\n"
-            "    print(*(u.find_spec(n).submodule_search_locations or ()), sep='\\n')")
+_FOLDERS = (
+    "import importlib.util as u\n"
+    "for n in ('contextfs', 'contextfs.scopes', 'contextfs.evolve', 'contextfs.integrations'):\n"
+    "    print(*(u.find_spec(n).submodule_search_locations or ()), sep='\\n')"
+)
 
 
 def _source_folders(env: dict[str, str]) -> list[Path]:
     """The folders contextfs is imported from, when they are a checkout (never an installed wheel's)."""
-    out = subprocess.run([sys.executable, "-c", _FOLDERS], env=env, capture_output=True, text=True, check=True,
-                         cwd=tempfile.gettempdir()).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _FOLDERS],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    ).stdout
     return [Path(line) for line in out.splitlines() if line and "-packages" not in line]
 
 
 def _phases(root: Path, env: dict[str, str], runs: int) -> list[tuple[str, float]]:
     samples: dict[str, list[float]] = {}
     for _ in range(runs):
-        out = subprocess.run([sys.executable, "-c", _PHASES, str(root)], env=env, capture_output=True, text=True,
-                             check=True).stdout
+        out = subprocess.run(
+            [sys.executable, "-c", _PHASES, str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         for line in out.splitlines():
             label, ms = line.split("\t")
             samples.setdefault(label, []).append(float(ms))
@@ -162,16 +182,28 @@ def _phases(root: Path, env: dict[str, str], runs: int) -> list[tuple[str, float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=21, help="measured runs of each command")
-    parser.add_argument("--importtime", action="store_true", help="also break down import time per command")
-    parser.add_argument("--phases", action="store_true", help="also time the steps inside one process")
-    parser.add_argument("--uncached", action="store_true",
-                        help="as with PYTHONDONTWRITEBYTECODE=1 and no bytecode cache for the checkout's modules")
+    parser.add_argument(
+        "--importtime", action="store_true", help="also break down import time per command"
+    )
+    parser.add_argument(
+        "--phases", action="store_true", help="also time the steps inside one process"
+    )
+    parser.add_argument(
+        "--uncached",
+        action="store_true",
+        help="as with PYTHONDONTWRITEBYTECODE=1 and no bytecode cache for the checkout's modules",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="contextfs-bench-cli-") as tmp:
         root = Path(tmp) / "context"
         shutil.copytree(SAMPLE, root)
-        env = {**os.environ, "HOME": tmp, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+        env = {
+            **os.environ,
+            "HOME": tmp,
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_CONFIG_NOSYSTEM": "1",
+        }
         env.pop("CONTEXTFS_ROOT", None)
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode is cached, as in any installation
         if args.uncached:
@@ -179,8 +211,12 @@ def main() -> None:
             for folder in _source_folders(env):
                 for cache in list(folder.rglob("__pycache__")):
                     shutil.rmtree(cache, ignore_errors=True)
-        subprocess.run([*_contextfs(), "--root", str(root), "init"], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [*_contextfs(), "--root", str(root), "init"],
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
         labels = ["python -c pass", *(name for name, _, _ in COMMANDS)]
         for label in labels:  # warm-up: bytecode, index build, kept token counts, OS file cache
             for _ in range(2):
@@ -197,9 +233,11 @@ def main() -> None:
 
         base = statistics.median(samples["python -c pass"])
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        print(f"CLI latency, {args.rounds} rounds; Python {platform.python_version()}; "
-              f"{os.cpu_count()} cores; load average {load:.2f}"
-              + ("; no bytecode cache for contextfs's modules" if args.uncached else ""))
+        print(
+            f"CLI latency, {args.rounds} rounds; Python {platform.python_version()}; "
+            f"{os.cpu_count()} cores; load average {load:.2f}"
+            + ("; no bytecode cache for contextfs's modules" if args.uncached else "")
+        )
         print()
         print("| command | median | min | vs `python -c pass` | goal | status |")
         print("|---|---:|---:|---:|---:|---|")
@@ -209,8 +247,10 @@ def main() -> None:
             ratio = med / base
             status = "" if goal is None else ("met" if ratio <= goal else "not met")
             goal_text = "" if goal is None else f"<= {goal:g}x"
-            print(f"| `{label}` | {med * 1000:.0f} ms | {min(samples[label]) * 1000:.0f} ms "
-                  f"| {ratio:.1f}x | {goal_text} | {status} |")
+            print(
+                f"| `{label}` | {med * 1000:.0f} ms | {min(samples[label]) * 1000:.0f} ms "
+                f"| {ratio:.1f}x | {goal_text} | {status} |"
+            )
 
         if args.phases:
             print()
@@ -223,7 +263,9 @@ def main() -> None:
             print()
             print("Import time per command (self time summed per top-level package, one run):")
             for label in labels[1:]:
-                parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in _importtime(_argv(label, root), env, 8))
+                parts = ", ".join(
+                    f"{name} {ms:.0f} ms" for name, ms in _importtime(_argv(label, root), env, 8)
+                )
                 print(f"- `{label}`: {parts}")
 
 

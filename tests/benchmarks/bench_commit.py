@@ -53,7 +53,9 @@ def populate(root: Path, n: int) -> list[str]:
         rel = f"area{i // 1000:02d}/topic{(i // 50) % 20:02d}/note{i:05d}.md"
         full = root / rel
         full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(f"---\ntitle: Note {i}\n---\n# Note {i}\n\nSome remembered fact number {i}.\n")
+        full.write_text(
+            f"---\ntitle: Note {i}\n---\n# Note {i}\n\nSome remembered fact number {i}.\n"
+        )
         rels.append(rel)
     return rels
 
@@ -99,8 +101,13 @@ def bench_single(base: Path, n: int, repeat: int, durable: bool = True) -> tuple
 
     ours_ms = median_ms(contextfs_write, repeat)
     theirs_ms = median_ms(git_cli, repeat)
-    status = subprocess.run(["git", "-C", str(ours), "status", "--porcelain"], env=ENV,
-                            capture_output=True, text=True, check=True).stdout
+    status = subprocess.run(
+        ["git", "-C", str(ours), "status", "--porcelain"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     if status:
         raise SystemExit(f"benchmark root is not clean after writes:\n{status}")
     return ours_ms, theirs_ms
@@ -193,26 +200,40 @@ def main() -> None:
         txn_ms = statistics.median(p[0] for p in pairs)
         bare_ms = statistics.median(p[1] for p in pairs)
 
-    print(f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, git {git_version()}, "
-          f"{platform.system()} {platform.machine()}; median of {repeat} runs; search index off.\n")
+    print(
+        f"Machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, git {git_version()}, "
+        f"{platform.system()} {platform.machine()}; median of {repeat} runs; search index off.\n"
+    )
     print("| benchmark | contextfs | baseline | ratio | goal |")
     print("|---|---:|---:|---:|---|")
     for n in sizes:
         ours, theirs = single[n]
         goal = "<= 0.25x" if n == 10_000 else ""
-        print(f"| single write + commit, {n:,} files (vs `git add && git commit`) "
-              f"| {ours:.2f} ms | {theirs:.2f} ms | {ours / theirs:.2f}x | {goal} |")
+        print(
+            f"| single write + commit, {n:,} files (vs `git add && git commit`) "
+            f"| {ours:.2f} ms | {theirs:.2f} ms | {ours / theirs:.2f}x | {goal} |"
+        )
     flat = single[10_000][0] / single[1_000][0]
-    print(f"| 10,000-file write vs 1,000-file write | {single[10_000][0]:.2f} ms | "
-          f"{single[1_000][0]:.2f} ms | {flat:.2f}x | <= 1.5x |")
-    print(f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes; median of {len(pairs)}) | {txn_ms:.0f} ms | "
-          f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |")
-    print(f"| durability: 10,000-file write with fsync (vs `durable=False`) | {single[10_000][0]:.2f} ms | "
-          f"{fast_ms:.2f} ms | {single[10_000][0] / fast_ms:.2f}x | measured |")
-    print(f"| outside-version check: 10,000-file write with it (vs without, interleaved) | {check_on:.2f} ms | "
-          f"{check_off:.2f} ms | {check_on / check_off:.2f}x | measured |")
-    print(f"| the check alone, per write: status as last seen (vs hashing the file) | "
-          f"{check_known * 1000:.1f} µs | {check_hashing * 1000:.1f} µs | {check_known / check_hashing:.2f}x | measured |")
+    print(
+        f"| 10,000-file write vs 1,000-file write | {single[10_000][0]:.2f} ms | "
+        f"{single[1_000][0]:.2f} ms | {flat:.2f}x | <= 1.5x |"
+    )
+    print(
+        f"| 1,000 writes in one transaction (vs 1,000 bare atomic writes; median of {len(pairs)}) | {txn_ms:.0f} ms | "
+        f"{bare_ms:.0f} ms | {txn_ms / bare_ms:.2f}x | <= 3x |"
+    )
+    print(
+        f"| durability: 10,000-file write with fsync (vs `durable=False`) | {single[10_000][0]:.2f} ms | "
+        f"{fast_ms:.2f} ms | {single[10_000][0] / fast_ms:.2f}x | measured |"
+    )
+    print(
+        f"| outside-version check: 10,000-file write with it (vs without, interleaved) | {check_on:.2f} ms | "
+        f"{check_off:.2f} ms | {check_on / check_off:.2f}x | measured |"
+    )
+    print(
+        f"| the check alone, per write: status as last seen (vs hashing the file) | "
+        f"{check_known * 1000:.1f} µs | {check_hashing * 1000:.1f} µs | {check_known / check_hashing:.2f}x | measured |"
+    )
     sys.stdout.flush()
 
 

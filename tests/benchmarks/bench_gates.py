@@ -40,9 +40,33 @@ from contextfs import ContextManager
 from contextfs.integrations import make_tools
 from contextfs.scopes import ScopedContext
 
-WORDS = ["the", "staging", "database", "runs", "PostgreSQL", "and", "deploy", "train", "leaves", "on", "Thursday",
-         "after", "review", "of", "migration", "scripts", "retries", "webhooks", "billing", "invoices", "customers",
-         "export", "nightly", "cache", "redis"]
+WORDS = [
+    "the",
+    "staging",
+    "database",
+    "runs",
+    "PostgreSQL",
+    "and",
+    "deploy",
+    "train",
+    "leaves",
+    "on",
+    "Thursday",
+    "after",
+    "review",
+    "of",
+    "migration",
+    "scripts",
+    "retries",
+    "webhooks",
+    "billing",
+    "invoices",
+    "customers",
+    "export",
+    "nightly",
+    "cache",
+    "redis",
+]
 
 
 def prose(rng: random.Random, chars: int) -> str:
@@ -54,8 +78,9 @@ def prose(rng: random.Random, chars: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def paired_ms(with_it: Callable[[int], object], without: Callable[[int], object],
-              repeat: int) -> tuple[float, float]:
+def paired_ms(
+    with_it: Callable[[int], object], without: Callable[[int], object], repeat: int
+) -> tuple[float, float]:
     """Median milliseconds of both sides, run alternately (so a busy machine slows both alike)."""
     for i in range(2):
         with_it(-1 - i)
@@ -71,11 +96,13 @@ def paired_ms(with_it: Callable[[int], object], without: Callable[[int], object]
 
 def patched(fn: Callable[[int], object], *patches: Any) -> Callable[[int], object]:
     """``fn`` with ``patches`` (``mock.patch.object`` calls) applied while it runs."""
+
     def run(i: int) -> object:
         with contextlib.ExitStack() as stack:
             for patch in patches:
                 stack.enter_context(patch)
             return fn(i)
+
     return run
 
 
@@ -90,15 +117,23 @@ def main() -> int:
         note = prose(rng, 7000)
         writes = ctx._writes  # noqa: SLF001 - the benchmark switches the gate off to measure it
         assert writes is not None
-        gated, plain = paired_ms(lambda i: ctx.write(f"notes/a{i}.md", note + str(i)),
-                                 patched(lambda i: ctx.write(f"notes/b{i}.md", note + str(i)),
-                                         mock.patch.object(writes, "_gate", None)), repeat)
+        gated, plain = paired_ms(
+            lambda i: ctx.write(f"notes/a{i}.md", note + str(i)),
+            patched(
+                lambda i: ctx.write(f"notes/b{i}.md", note + str(i)),
+                mock.patch.object(writes, "_gate", None),
+            ),
+            repeat,
+        )
         rows.append(("write + commit, 7 KB note", gated, plain, gated / plain, "<= 1.15x"))
 
         big = prose(rng, 100_000)
         ctx.write("notes/big.md", big)
-        whole, rewrite = paired_ms(lambda i: ctx.append("notes/big.md", f"- appended line {i}"),
-                                   lambda i: ctx.write("notes/big3.md", big + f"- appended line {i}"), repeat)
+        whole, rewrite = paired_ms(
+            lambda i: ctx.append("notes/big.md", f"- appended line {i}"),
+            lambda i: ctx.write("notes/big3.md", big + f"- appended line {i}"),
+            repeat,
+        )
         ctx.write("notes/big2.md", big)
         guard = ctx.parts.guard()
         original = guard.check
@@ -106,42 +141,84 @@ def main() -> int:
         def new_part_only(rel: str, text: str, **kw: object) -> object:
             return original(rel, text[-40:], **kw)  # type: ignore[arg-type]  # the appended line alone
 
-        whole2, part = paired_ms(lambda i: ctx.append("notes/big.md", f"- appended line b{i}"),
-                                 patched(lambda i: ctx.append("notes/big2.md", f"- appended line {i}"),
-                                         mock.patch.object(guard, "check", new_part_only)), repeat)
-        rows.append(("append 1 line to a 100 KB note, against writing the same file", whole, rewrite,
-                     whole / rewrite, "<= 1.1x"))
-        rows.append(("the same append, against judging the new line alone (before)", whole2, part, whole2 / part,
-                     "(reported)"))
+        whole2, part = paired_ms(
+            lambda i: ctx.append("notes/big.md", f"- appended line b{i}"),
+            patched(
+                lambda i: ctx.append("notes/big2.md", f"- appended line {i}"),
+                mock.patch.object(guard, "check", new_part_only),
+            ),
+            repeat,
+        )
+        rows.append(
+            (
+                "append 1 line to a 100 KB note, against writing the same file",
+                whole,
+                rewrite,
+                whole / rewrite,
+                "<= 1.1x",
+            )
+        )
+        rows.append(
+            (
+                "the same append, against judging the new line alone (before)",
+                whole2,
+                part,
+                whole2 / part,
+                "(reported)",
+            )
+        )
 
         tools = {t.name: t for t in make_tools(ctx)}
         ctx.write("notes/read.md", prose(rng, 19_000))
         for name, args in (("read_context", {"path": "notes/read.md"}), ("list_context", {})):
-            sealed, bare = paired_ms(lambda i, n=name, a=args: tools[n].invoke(a),
-                                     patched(lambda i, n=name, a=args: tools[n].invoke(a),
-                                             mock.patch.object(toolkit_module, "seal", lambda text, source: text)),
-                                     repeat)
-            rows.append((f"{name} answer (20 KB / {len(ctx.list())} names)", sealed, bare, sealed / bare,
-                         "seal adds <= 5 ms"))
+            sealed, bare = paired_ms(
+                lambda i, n=name, a=args: tools[n].invoke(a),
+                patched(
+                    lambda i, n=name, a=args: tools[n].invoke(a),
+                    mock.patch.object(toolkit_module, "seal", lambda text, source: text),
+                ),
+                repeat,
+            )
+            rows.append(
+                (
+                    f"{name} answer (20 KB / {len(ctx.list())} names)",
+                    sealed,
+                    bare,
+                    sealed / bare,
+                    "seal adds <= 5 ms",
+                )
+            )
 
         for i in range(30):
             ctx.write(f"project/part{i}.md", prose(rng, 1500))
         scoped = ScopedContext(ctx)
-        sealed, bare = paired_ms(lambda i: scoped.assemble("project", budget=4000, query=f"database {i}"),
-                                 patched(lambda i: scoped.assemble("project", budget=4000, query=f"database {i}"),
-                                         mock.patch.object(packing, "seal", lambda text, source: text),
-                                         mock.patch.object(tiers, "sealed", lambda text, source: text)), repeat)
+        sealed, bare = paired_ms(
+            lambda i: scoped.assemble("project", budget=4000, query=f"database {i}"),
+            patched(
+                lambda i: scoped.assemble("project", budget=4000, query=f"database {i}"),
+                mock.patch.object(packing, "seal", lambda text, source: text),
+                mock.patch.object(tiers, "sealed", lambda text, source: text),
+            ),
+            repeat,
+        )
         rows.append(("scoped view, 4,000 tokens", sealed, bare, sealed / bare, "<= 1.2x"))
         ctx.close()
 
-    print(f"machine: {platform.machine()}, Python {platform.python_version()}, {platform.system()} (shared machine: "
-          "read the ratios, not the milliseconds)\n")
+    print(
+        f"machine: {platform.machine()}, Python {platform.python_version()}, {platform.system()} (shared machine: "
+        "read the ratios, not the milliseconds)\n"
+    )
     print("| operation | with the mechanism (ms) | without, same run (ms) | ratio | goal |")
     print("|---|---:|---:|---:|---|")
     for label, a, b, ratio, goal in rows:
         print(f"| {label} | {a:.2f} | {b:.2f} | {ratio:.2f}x | {goal} |")
-    goals = [rows[0][3] <= 1.15, rows[1][3] <= 1.1, rows[3][1] - rows[3][2] <= 5, rows[4][1] - rows[4][2] <= 5,
-             rows[5][3] <= 1.2]
+    goals = [
+        rows[0][3] <= 1.15,
+        rows[1][3] <= 1.1,
+        rows[3][1] - rows[3][2] <= 5,
+        rows[4][1] - rows[4][2] <= 5,
+        rows[5][3] <= 1.2,
+    ]
     print(f"\ngoals met: {sum(goals)} of {len(goals)}")
     return 0
 

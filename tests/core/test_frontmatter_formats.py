@@ -22,8 +22,10 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-HUGO = ('+++\ntitle = "Deploying with Kamal"  # from the blog\ntags = ["deploy", "kamal"]\n'
-        'date = 2024-05-01T09:30:00Z\n\n[params]\n  series = "ops"\n+++\nWe deploy with Kamal 2.\n')
+HUGO = (
+    '+++\ntitle = "Deploying with Kamal"  # from the blog\ntags = ["deploy", "kamal"]\n'
+    'date = 2024-05-01T09:30:00Z\n\n[params]\n  series = "ops"\n+++\nWe deploy with Kamal 2.\n'
+)
 JSON_NOTE = '{\n    "title": "Queue sizing",\n    "tags": ["kafka"],\n    "draft": false\n}\nThree brokers.\n'
 
 
@@ -35,8 +37,12 @@ def mgr(tmp_path: Path):
 
 
 def person_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line and not line.startswith(
-        ("created", "updated", "author", "session", "turn", "trust"))]
+    return [
+        line
+        for line in text.splitlines()
+        if line
+        and not line.startswith(("created", "updated", "author", "session", "turn", "trust"))
+    ]
 
 
 def test_a_hugo_note_is_read_as_a_document(mgr: ContextManager) -> None:
@@ -44,8 +50,13 @@ def test_a_hugo_note_is_read_as_a_document(mgr: ContextManager) -> None:
     (mgr.root / "notes" / "kamal.md").write_text(HUGO, "utf-8")
     mgr.sync()
     doc = mgr.get("notes/kamal.md")
-    assert doc.metadata["title"] == "Deploying with Kamal" and doc.metadata["tags"] == ["deploy", "kamal"]
-    assert doc.metadata["date"] == "2024-05-01T09:30:00+00:00" and doc.metadata["params"] == {"series": "ops"}
+    assert doc.metadata["title"] == "Deploying with Kamal" and doc.metadata["tags"] == [
+        "deploy",
+        "kamal",
+    ]
+    assert doc.metadata["date"] == "2024-05-01T09:30:00+00:00" and doc.metadata["params"] == {
+        "series": "ops"
+    }
     assert doc.body == "We deploy with Kamal 2.\n" and doc.title == "Deploying with Kamal"
     hits = mgr.search("tag:kamal")
     assert hits[0][0] == "notes/kamal.md" and "+++" not in hits[0][1]
@@ -72,7 +83,9 @@ def test_json_frontmatter_too(mgr: ContextManager) -> None:
     block, _, body = text.partition("\n}\n")
     meta = json.loads(block + "\n}")
     assert meta["title"] == "Queue sizing" and meta["draft"] is True and meta["author"] == "agent"
-    assert text.startswith('{\n    "title": "Queue sizing",\n    "tags": ["kafka"],\n    "draft": true,')
+    assert text.startswith(
+        '{\n    "title": "Queue sizing",\n    "tags": ["kafka"],\n    "draft": true,'
+    )
     assert body == "Three brokers.\n"
 
 
@@ -97,9 +110,17 @@ def test_text_that_only_looks_like_json_is_body() -> None:
         assert parse(text, "x.md").body == text and parse(text, "x.md").metadata == {}
 
 
-flat = st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
-                       st.one_of(st.text(max_size=12), st.integers(-1000, 1000), st.booleans(),
-                                 st.lists(st.text(max_size=6), max_size=3)), min_size=1, max_size=5)
+flat = st.dictionaries(
+    st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True),
+    st.one_of(
+        st.text(max_size=12),
+        st.integers(-1000, 1000),
+        st.booleans(),
+        st.lists(st.text(max_size=6), max_size=3),
+    ),
+    min_size=1,
+    max_size=5,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -110,7 +131,9 @@ def test_unchanged_keys_keep_their_text(before: dict, changes: dict, kind: str) 
     if kind == "toml":
         text = "+++\n" + tomli_w.dumps(before) + "+++\nbody\n"
     else:
-        text = json.dumps(before, indent=2, ensure_ascii=False).replace("\n}", "\n}", 1) + "\nbody\n"
+        text = (
+            json.dumps(before, indent=2, ensure_ascii=False).replace("\n}", "\n}", 1) + "\nbody\n"
+        )
     assert parse(text, "x.md").metadata == before
     after = {**before, **changes}
     out = serialize(after, "body\n", previous=text)
@@ -118,5 +141,11 @@ def test_unchanged_keys_keep_their_text(before: dict, changes: dict, kind: str) 
     kept = [k for k in before if k not in changes or changes[k] == before[k]]
     lines = out.splitlines()
     for key in kept:  # a key nobody changed keeps its own line
-        own = [line for line in text.splitlines() if line.lstrip().startswith((f"{key} =", f'"{key}":'))]
-        assert all(line in lines or line.rstrip(",") in [x.rstrip(",") for x in lines] for line in own), (key, out)
+        own = [
+            line
+            for line in text.splitlines()
+            if line.lstrip().startswith((f"{key} =", f'"{key}":'))
+        ]
+        assert all(
+            line in lines or line.rstrip(",") in [x.rstrip(",") for x in lines] for line in own
+        ), (key, out)

@@ -22,7 +22,9 @@ def test_retriever_filters_that_are_not_a_mapping_are_a_typed_error(ctx: Context
     assert ContextRetriever(ctx).invoke("database", filters={})
 
 
-def test_a_cloned_frontmatter_number_too_long_to_print_is_typed_on_every_read(ctx: ContextManager) -> None:
+def test_a_cloned_frontmatter_number_too_long_to_print_is_typed_on_every_read(
+    ctx: ContextManager,
+) -> None:
     (ctx.root / "notes").mkdir()
     (ctx.root / "notes" / "n.md").write_text("---\nn: " + "1" * 4400 + "\n---\nbody\n", "utf-8")
     with pytest.raises(ContextFSError):
@@ -31,7 +33,9 @@ def test_a_cloned_frontmatter_number_too_long_to_print_is_typed_on_every_read(ct
 
 
 @pytest.mark.parametrize("days", [1e9, -1, float("nan"), float("inf")])
-def test_purging_the_trash_with_an_absurd_age_is_a_typed_error(ctx: ContextManager, days: float) -> None:
+def test_purging_the_trash_with_an_absurd_age_is_a_typed_error(
+    ctx: ContextManager, days: float
+) -> None:
     ctx.write("notes/a.md", "x\n")
     ctx.delete("notes/a.md")
     with pytest.raises(InvalidArgumentError):
@@ -41,7 +45,8 @@ def test_purging_the_trash_with_an_absurd_age_is_a_typed_error(ctx: ContextManag
 
 @pytest.mark.parametrize("meta", [[], (), "title: x", 7])
 def test_metadata_that_is_not_a_mapping_is_a_typed_error_even_when_the_body_is_unchanged(
-        ctx: ContextManager, meta: object) -> None:
+    ctx: ContextManager, meta: object
+) -> None:
     ctx.write("notes/a.md", "same body\n")
     with pytest.raises(ContextFSError):
         ctx.write("notes/a.md", "same body\n", meta)  # type: ignore[arg-type]
@@ -52,7 +57,9 @@ def test_undoing_a_session_without_naming_one_is_a_typed_error(ctx: ContextManag
         ctx.revert_session(None)  # type: ignore[arg-type]
 
 
-def test_a_caller_seeding_random_never_makes_two_index_segments_share_a_name(ctx: ContextManager) -> None:
+def test_a_caller_seeding_random_never_makes_two_index_segments_share_a_name(
+    ctx: ContextManager,
+) -> None:
     import random
 
     before = ctx.index.rebuilds

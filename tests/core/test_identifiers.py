@@ -38,8 +38,9 @@ CHECKS: list[tuple[str, Callable[[str], object], str]] = [
 
 
 @pytest.mark.parametrize(("what", "check", "valid"), CHECKS, ids=[c[0] for c in CHECKS])
-def test_a_valid_name_with_a_trailing_newline_is_refused(what: str, check: Callable[[str], object],
-                                                         valid: str) -> None:
+def test_a_valid_name_with_a_trailing_newline_is_refused(
+    what: str, check: Callable[[str], object], valid: str
+) -> None:
     check(valid)
     with pytest.raises(ContextFSError):
         check(valid + "\n")
@@ -67,13 +68,22 @@ def test_the_core_block_label_and_store_names() -> None:
 # Patterns anchored at both ends that parse one line of text (a heading, a field, a
 # bullet, a fence): there the text holds no newline, so $ and \Z agree.
 LINE_PARSERS = {
-    ("contextfs/document.py", "_FENCE"), ("contextfs/document.py", "_CLOSE"),
-    ("scopes/passages.py", "_HEADING"), ("scopes/tiers.py", "_HEADING"),
-    ("scopes/topics/files.py", "_HEADING"), ("scopes/topics/files.py", "_DECISION"),
-    ("scopes/topics/files.py", "_FIELD"), ("scopes/memory/buffer.py", "_LINE"),
-    ("evolve/entries.py", "_HEADING"), ("evolve/entries.py", "_FIELD"), ("evolve/entries.py", "_BULLET"),
-    ("evolve/parsing.py", "_BULLET"), ("evolve/parsing.py", "_NONE"), ("evolve/hygiene.py", "_BECAUSE"),
-    ("scopes/topics/vocabulary.py", "_PREFIX"), ("evolve/contradictions.py", "_LABEL"),
+    ("contextfs/document.py", "_FENCE"),
+    ("contextfs/document.py", "_CLOSE"),
+    ("scopes/passages.py", "_HEADING"),
+    ("scopes/tiers.py", "_HEADING"),
+    ("scopes/topics/files.py", "_HEADING"),
+    ("scopes/topics/files.py", "_DECISION"),
+    ("scopes/topics/files.py", "_FIELD"),
+    ("scopes/memory/buffer.py", "_LINE"),
+    ("evolve/entries.py", "_HEADING"),
+    ("evolve/entries.py", "_FIELD"),
+    ("evolve/entries.py", "_BULLET"),
+    ("evolve/parsing.py", "_BULLET"),
+    ("evolve/parsing.py", "_NONE"),
+    ("evolve/hygiene.py", "_BECAUSE"),
+    ("scopes/topics/vocabulary.py", "_PREFIX"),
+    ("evolve/contradictions.py", "_LABEL"),
 }
 
 
@@ -89,10 +99,19 @@ def test_whole_string_checks_anchor_with_backslash_z() -> None:
                 if ast.unparse(call.func) != "re.compile" or not call.args:
                     continue
                 pattern = call.args[0]
-                flags = " ".join(ast.unparse(a) for a in call.args[1:]) + " ".join(ast.unparse(k) for k in call.keywords)
-                if (isinstance(pattern, ast.Constant) and isinstance(pattern.value, str) and pattern.value.endswith("$")
-                        and "MULTILINE" not in flags and "re.M" not in flags.split("|")):
+                flags = " ".join(ast.unparse(a) for a in call.args[1:]) + " ".join(
+                    ast.unparse(k) for k in call.keywords
+                )
+                if (
+                    isinstance(pattern, ast.Constant)
+                    and isinstance(pattern.value, str)
+                    and pattern.value.endswith("$")
+                    and "MULTILINE" not in flags
+                    and "re.M" not in flags.split("|")
+                ):
                     name = ast.unparse(node.targets[0])
                     if (rel, name) not in LINE_PARSERS:
-                        found.append(f"{rel}: {name} ends with $; anchor a whole-string check with \\Z")
+                        found.append(
+                            f"{rel}: {name} ends with $; anchor a whole-string check with \\Z"
+                        )
     assert found == [], found

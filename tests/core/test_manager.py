@@ -32,7 +32,9 @@ def raw(ctx: ContextManager, rel: str) -> str:
 
 # ----------------------------------------------------------------- CRUD
 def test_write_read_get_exists(ctx: ContextManager) -> None:
-    doc = ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n", {"title": "Facts", "tags": ["db"]})
+    doc = ctx.write(
+        "memory/facts.md", "- Database: PostgreSQL 16\n", {"title": "Facts", "tags": ["db"]}
+    )
     assert ctx.read("memory/facts.md") == "- Database: PostgreSQL 16\n"
     got = ctx.get("memory/facts.md")
     assert got.path == "memory/facts.md"
@@ -118,7 +120,13 @@ def test_update_metadata_keeps_body_bytes_and_key_order(ctx: ContextManager) -> 
 
 
 def test_author_cannot_be_spoofed(ctx: ContextManager) -> None:
-    spoof = {"author": "human", "created": "1970-01-01", "session": "evil", "turn": "9", "updated": "x"}
+    spoof = {
+        "author": "human",
+        "created": "1970-01-01",
+        "session": "evil",
+        "turn": "9",
+        "updated": "x",
+    }
     ctx.write("a.md", "x", {**spoof, "title": "T"})
     meta = ctx.get("a.md").metadata
     assert meta["author"] == "agent" and meta["session"] != "evil" and "turn" not in meta
@@ -129,7 +137,9 @@ def test_author_cannot_be_spoofed(ctx: ContextManager) -> None:
     # keeps are its own there too.
     ctx.write("b.md", "---\nauthor: human\ntitle: B\n---\nhello")
     doc = ctx.get("b.md")
-    assert doc.metadata["author"] == "agent" and doc.metadata["title"] == "B" and doc.body == "hello"
+    assert (
+        doc.metadata["author"] == "agent" and doc.metadata["title"] == "B" and doc.body == "hello"
+    )
     assert git(ctx.root, "log", "-1", "--format=%an").strip() == "agent"
 
 
@@ -225,7 +235,9 @@ def test_delete_missing_and_folder(ctx: ContextManager) -> None:
     assert ctx.list() == ["dir/a.md", "dir/sub/b.md"]
 
 
-def test_purge_trash_older_than_with_fake_clock(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_purge_trash_older_than_with_fake_clock(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
     now = [start]
     monkeypatch.setattr(contextfs.clock, "now", lambda: now[0])
@@ -259,7 +271,10 @@ def test_transaction_is_one_commit(ctx: ContextManager) -> None:
     message = git(ctx.root, "log", "-1", "--format=%B")
     assert message.startswith("set up the project")
     assert "Contextfs-Topic: setup" in message and "Contextfs-Op: transaction" in message
-    assert set(git(ctx.root, "show", "--name-only", "--format=", "HEAD").split()) >= {"a.md", "c.md"}
+    assert set(git(ctx.root, "show", "--name-only", "--format=", "HEAD").split()) >= {
+        "a.md",
+        "c.md",
+    }
 
 
 def test_transaction_rollback_restores_and_commits_nothing(ctx: ContextManager) -> None:
@@ -278,7 +293,9 @@ def test_transaction_rollback_restores_and_commits_nothing(ctx: ContextManager) 
     assert git(ctx.root, "rev-parse", "HEAD") == head
     assert (ctx.root / "keep.md").read_bytes() == original
     assert ctx.read("gone.md") == "will be deleted"
-    assert not ctx.exists("new/file.md") and not ctx.exists("moved.md") and not ctx.exists("inner.md")
+    assert (
+        not ctx.exists("new/file.md") and not ctx.exists("moved.md") and not ctx.exists("inner.md")
+    )
     assert ctx.trash() == []
     assert git(ctx.root, "status", "--porcelain", "--untracked-files=all") == ""
 
@@ -311,7 +328,10 @@ def test_provenance_changes_author_and_trailers(ctx: ContextManager) -> None:
     # A bad actor or session is a bad argument, not a bad path.
     with pytest.raises(InvalidArgumentError, match="actor"), ctx.provenance(actor="root <evil@x>"):
         pass
-    with pytest.raises(InvalidArgumentError, match="session"), ctx.provenance(session="--upload-pack=evil"):
+    with (
+        pytest.raises(InvalidArgumentError, match="session"),
+        ctx.provenance(session="--upload-pack=evil"),
+    ):
         pass
     with pytest.raises(InvalidArgumentError, match="actor 'Mallory' is not accepted"):
         ContextManager(ctx.root, actor="Mallory", index=False)
@@ -400,7 +420,9 @@ def test_reader_never_sees_a_torn_file(ctx: ContextManager) -> None:
 
 
 # ----------------------------------------------------------------- a project in a few calls
-def test_setting_up_a_project_context_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_setting_up_a_project_context_end_to_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     from contextfs import ContextManager
 
@@ -453,7 +475,9 @@ def test_disk_failure_is_typed_and_leaves_no_trace(ctx: ContextManager) -> None:
     assert git(ctx.root, "status", "--porcelain", "--untracked-files=all") == ""
 
 
-def test_restore_latest_even_with_a_frozen_clock(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_restore_latest_even_with_a_frozen_clock(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """'Most recent' must not depend on the clock moving between two deletions."""
     frozen = datetime(2026, 3, 1, tzinfo=timezone.utc)
     monkeypatch.setattr(contextfs.clock, "now", lambda: frozen)

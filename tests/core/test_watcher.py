@@ -39,7 +39,11 @@ def wait_for(check: Callable[[], object], what: str, timeout: float = WAIT) -> o
 
 
 def human_commits(root: Path) -> list[str]:
-    return [line for line in git(root, "log", "--format=%an|%s").splitlines() if line.startswith("human|")]
+    return [
+        line
+        for line in git(root, "log", "--format=%an|%s").splitlines()
+        if line.startswith("human|")
+    ]
 
 
 @pytest.fixture
@@ -64,11 +68,29 @@ class SyncSpy:
 
 
 def test_is_ignored() -> None:
-    for rel in (".git/index", ".git", ".contextfs/index/MAIN.toc", ".contextfs/lock",
-                "memory/.facts.md.1a2b3c4d.cfs-tmp", "", ".", "..", "../elsewhere.md",
-                "memory/.facts.md.swp", "memory/facts.md~", ".DS_Store", "memory/#facts.md#"):
+    for rel in (
+        ".git/index",
+        ".git",
+        ".contextfs/index/MAIN.toc",
+        ".contextfs/lock",
+        "memory/.facts.md.1a2b3c4d.cfs-tmp",
+        "",
+        ".",
+        "..",
+        "../elsewhere.md",
+        "memory/.facts.md.swp",
+        "memory/facts.md~",
+        ".DS_Store",
+        "memory/#facts.md#",
+    ):
         assert is_ignored(rel), rel
-    for rel in ("memory/facts.md", ".trash/x/meta.json", "notes.md", "git/notes.md", "a.contextfs/b.md"):
+    for rel in (
+        "memory/facts.md",
+        ".trash/x/meta.json",
+        "notes.md",
+        "git/notes.md",
+        "a.contextfs/b.md",
+    ):
         assert not is_ignored(rel), rel
 
 
@@ -82,9 +104,14 @@ def test_plain_write_while_watching_is_committed_as_human(mgr: ContextManager) -
         with open(root / "memory" / "new-note.md", "w", encoding="utf-8") as fh:
             fh.write("written in an editor\n")
         # Poll with read-only git commands: 'git status' may take the index lock the watcher needs.
-        wait_for(lambda: git(root, "log", "-1", "--format=%an", "--", "memory/facts.md").strip() == "human"
-                 and git(root, "log", "-1", "--format=%an", "--", "memory/new-note.md").strip() == "human",
-                 "the edits to be committed")
+        wait_for(
+            lambda: (
+                git(root, "log", "-1", "--format=%an", "--", "memory/facts.md").strip() == "human"
+                and git(root, "log", "-1", "--format=%an", "--", "memory/new-note.md").strip()
+                == "human"
+            ),
+            "the edits to be committed",
+        )
     assert not w.running
     assert git(root, "status", "--porcelain") == ""
     log = human_commits(root)
@@ -102,8 +129,10 @@ def test_deleting_a_file_by_hand_is_committed(mgr: ContextManager) -> None:
     mgr.write("task/current.md", "Ship webhooks v2")
     with watch(mgr, debounce=0.2):
         os.remove(root / "task" / "current.md")
-        wait_for(lambda: git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", "task/") == "",
-                 "the deletion to be committed")
+        wait_for(
+            lambda: git(root, "ls-tree", "-r", "--name-only", "HEAD", "--", "task/") == "",
+            "the deletion to be committed",
+        )
     assert git(root, "log", "-1", "--format=%an|%s").startswith("human|sync:")
     assert git(root, "status", "--porcelain") == ""
 
@@ -127,11 +156,16 @@ def test_contextfs_own_writes_do_not_trigger_a_sync(mgr: ContextManager) -> None
         # An outside edit among them is still committed, in one sync.
         mgr.write("memory/lessons.md", "- Pin arq")
         (root / "notes.md").write_text("hand-written\n", "utf-8")
-        wait_for(lambda: {"memory/lessons.md", "notes.md"} <= set(w.pending), "both changes to be seen")
+        wait_for(
+            lambda: {"memory/lessons.md", "notes.md"} <= set(w.pending), "both changes to be seen"
+        )
         assert w.flush() == ["notes.md"]
         assert spy.calls == 1
         assert commit_count(root) == before + 6
-        assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+        assert (
+            git(root, "log", "-1", "--format=%an|%s")
+            == "human|sync: 1 file(s) edited outside contextfs\n"
+        )
     finally:
         w.stop()
     assert spy.calls == 1  # stop() had nothing left to sync
@@ -167,13 +201,18 @@ def test_ignored_paths_never_trigger_a_sync(mgr: ContextManager) -> None:
         (root / "memory").mkdir()
         (root / "memory" / ".facts.md.0badc0de.cfs-tmp").write_text("half", "utf-8")
         (root / "memory" / ".facts.md.0badc0de.cfs-tmp").unlink()
-        (root / "sentinel.md").write_text("done\n", "utf-8")  # seen after the others (inotify keeps order)
+        (root / "sentinel.md").write_text(
+            "done\n", "utf-8"
+        )  # seen after the others (inotify keeps order)
         wait_for(lambda: "sentinel.md" in w.pending, "the sentinel file to be seen")
         assert w.pending == ["sentinel.md"]
     finally:
         w.stop()
     assert spy.calls == 1
-    assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+    assert (
+        git(root, "log", "-1", "--format=%an|%s")
+        == "human|sync: 1 file(s) edited outside contextfs\n"
+    )
 
 
 # ------------------------------------------------------------------ editors' saves
@@ -196,7 +235,9 @@ def _vim(folder: Path) -> None:
 
 def _emacs(folder: Path) -> None:
     """emacs: lock symlink, auto-save file, first save renames the original to name~."""
-    os.symlink("dana@laptop.4242:1700000000", folder / ".#facts.md")  # a dangling symlink, by design
+    os.symlink(
+        "dana@laptop.4242:1700000000", folder / ".#facts.md"
+    )  # a dangling symlink, by design
     (folder / "#facts.md#").write_text(FINAL[:20], "utf-8")
     os.rename(folder / "facts.md", folder / "facts.md~")
     (folder / "facts.md").write_text(FINAL, "utf-8")
@@ -219,7 +260,9 @@ def _gedit(folder: Path) -> None:
     (folder / ".DS_Store").write_bytes(b"\0\0\0\1Bud1")  # and a Mac mounted the share
 
 
-@pytest.mark.parametrize("save", [_vim, _emacs, _jetbrains, _gedit], ids=["vim", "emacs", "jetbrains", "gedit"])
+@pytest.mark.parametrize(
+    "save", [_vim, _emacs, _jetbrains, _gedit], ids=["vim", "emacs", "jetbrains", "gedit"]
+)
 def test_an_editor_save_is_one_commit_of_the_final_content(mgr: ContextManager, save) -> None:
     root = mgr.root
     mgr.write("memory/facts.md", "- Database: PostgreSQL 16\n")
@@ -234,7 +277,10 @@ def test_an_editor_save_is_one_commit_of_the_final_content(mgr: ContextManager, 
     finally:
         w.stop()
     assert spy.calls == 1 and commit_count(root) == before + 1
-    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == ["memory/facts.md", "sentinel.md"]
+    assert git(root, "show", "--name-only", "--format=", "HEAD").split() == [
+        "memory/facts.md",
+        "sentinel.md",
+    ]
     assert git(root, "show", "HEAD:memory/facts.md").endswith(FINAL)
     history = git(root, "log", "--all", "--name-only", "--format=").split()
     assert [p for p in history if is_scratch(p)] == []
@@ -276,7 +322,10 @@ def test_watch_once_commits_outside_edits(tmp_path: Path) -> None:
     result = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
     assert result.exit_code == 0, result.output
     assert result.output == "committed 1 file(s) edited outside contextfs: memory/facts.md\n"
-    assert git(root, "log", "-1", "--format=%an|%s") == "human|sync: 1 file(s) edited outside contextfs\n"
+    assert (
+        git(root, "log", "-1", "--format=%an|%s")
+        == "human|sync: 1 file(s) edited outside contextfs\n"
+    )
     again = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
     assert again.exit_code == 0 and again.output.startswith("nothing to commit")
     assert "Example" in runner.invoke(watch_cmd, ["--help"]).output
@@ -287,9 +336,13 @@ def test_watch_once_reports_errors_in_one_line(tmp_path: Path) -> None:
     assert missing.exit_code == 1 and missing.output.startswith("error: there is no context root")
     assert not (tmp_path / "r").exists()  # watching never creates a root
     ContextManager(tmp_path / "r").close()
-    result = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(tmp_path / "r"), "actor": "root!"})
+    result = CliRunner().invoke(
+        watch_cmd, ["--once"], obj={"root": str(tmp_path / "r"), "actor": "root!"}
+    )
     assert result.exit_code == 1
-    assert result.output.count("\n") == 1 and result.output.startswith("error: actor 'root!' is not accepted")
+    assert result.output.count("\n") == 1 and result.output.startswith(
+        "error: actor 'root!' is not accepted"
+    )
 
 
 def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
@@ -299,8 +352,13 @@ def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
         "import sys; from contextfs.cli.watch import watch; "
         "watch.main(['--debounce', '0.2'], obj={'root': sys.argv[1]}, standalone_mode=True)"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert "watching" in proc.stdout.readline()
         (root / "task").mkdir()
@@ -320,9 +378,13 @@ def test_demo_shows_an_editor_edit_being_committed(sample_root: Path) -> None:
     lines: list[str] = []
     demo(ctx, lines.append)
     ctx.close()
-    assert any(line.endswith("ctx.sync() committed: memory/preferences.md") for line in lines), lines
+    assert any(line.endswith("ctx.sync() committed: memory/preferences.md") for line in lines), (
+        lines
+    )
     assert any("by human: sync:" in line for line in lines), lines
     assert git(sample_root, "log", "-1", "--format=%an").strip() == "human"
-    assert (sample_root / "memory" / "preferences.md").read_text("utf-8").endswith("imperative mood\n")
+    assert (
+        (sample_root / "memory" / "preferences.md").read_text("utf-8").endswith("imperative mood\n")
+    )
     assert git(sample_root, "status", "--porcelain") == ""
     assert ".swp" not in git(sample_root, "log", "--all", "--name-only", "--format=")

@@ -44,17 +44,23 @@ def test_python_write_reads_the_block_as_frontmatter(mgr: ContextManager) -> Non
     text = (mgr.root / "notes" / "kafka.md").read_text("utf-8")
     assert frontmatter_blocks(text) == 1
     # the writer's own lines, comment and flow style included, come first and unchanged
-    assert text.startswith("---\n# kept as written\ntitle: Kafka notes\ntags: [adr, database]   # flow style\n")
+    assert text.startswith(
+        "---\n# kept as written\ntitle: Kafka notes\ntags: [adr, database]   # flow style\n"
+    )
     assert [path for path, _ in mgr.search("tag:adr")] == ["notes/kafka.md"]
 
 
 def test_metadata_wins_over_the_block_and_old_keys_are_kept(mgr: ContextManager) -> None:
     mgr.write("a.md", "body", {"owner": "ops", "title": "Old"})
-    doc = mgr.write("a.md", "---\ntitle: From the block\nstatus: draft\n---\nnew body", {"status": "final"})
+    doc = mgr.write(
+        "a.md", "---\ntitle: From the block\nstatus: draft\n---\nnew body", {"status": "final"}
+    )
     assert doc.metadata["title"] == "From the block" and doc.metadata["status"] == "final"
     assert "owner" not in doc.metadata  # metadata= replaces the file's keys, as without a block
     doc = mgr.write("a.md", "---\nstatus: review\n---\nnewer body")
-    assert doc.metadata["title"] == "From the block" and doc.metadata["status"] == "review"  # merged over
+    assert (
+        doc.metadata["title"] == "From the block" and doc.metadata["status"] == "review"
+    )  # merged over
     assert doc.body == "newer body"
 
 
@@ -62,7 +68,10 @@ def test_writing_what_a_file_holds_changes_nothing(mgr: ContextManager) -> None:
     mgr.write("notes/kafka.md", NOTE)
     before = commit_count(mgr.root)
     whole = mgr.show_at("notes/kafka.md", "HEAD")
-    assert whole is not None and mgr.write("notes/kafka.md", whole).body == "The broker runs on 3 nodes.\n"
+    assert (
+        whole is not None
+        and mgr.write("notes/kafka.md", whole).body == "The broker runs on 3 nodes.\n"
+    )
     assert commit_count(mgr.root) == before
 
 
@@ -76,7 +85,10 @@ def test_create_the_library_keys_and_an_empty_block(mgr: ContextManager) -> None
 
 
 def test_an_unclosed_fence_is_text_and_a_broken_block_is_refused(mgr: ContextManager) -> None:
-    assert mgr.write("d.md", "---\nA thematic break, then text.\n").body == "---\nA thematic break, then text.\n"
+    assert (
+        mgr.write("d.md", "---\nA thematic break, then text.\n").body
+        == "---\nA thematic break, then text.\n"
+    )
     with pytest.raises(FrontmatterError, match="e.md, line "):
         mgr.write("e.md", "---\ntitle: [unclosed\n---\nbody")
     assert not mgr.exists("e.md")
@@ -88,20 +100,38 @@ def test_the_cli_write_reads_the_block(mgr: ContextManager, tmp_path: Path) -> N
     source = tmp_path / "note.md"
     source.write_text(NOTE, "utf-8")
     runner = CliRunner()
-    result = runner.invoke(cli, ["--root", str(mgr.root), "write", "notes/kafka.md", "--file", str(source),
-                                 "--meta", "status=final"])
+    result = runner.invoke(
+        cli,
+        [
+            "--root",
+            str(mgr.root),
+            "write",
+            "notes/kafka.md",
+            "--file",
+            str(source),
+            "--meta",
+            "status=final",
+        ],
+    )
     assert result.exit_code == 0, result.output
     shown = runner.invoke(cli, ["--root", str(mgr.root), "show", "notes/kafka.md"]).output
     assert frontmatter_blocks(shown) == 1 and "status: final" in shown
-    data = json.loads(runner.invoke(cli, ["--root", str(mgr.root), "read", "notes/kafka.md", "--json"]).output)
-    assert data["metadata"]["tags"] == ["adr", "database"] and data["body"] == "The broker runs on 3 nodes.\n"
+    data = json.loads(
+        runner.invoke(cli, ["--root", str(mgr.root), "read", "notes/kafka.md", "--json"]).output
+    )
+    assert (
+        data["metadata"]["tags"] == ["adr", "database"]
+        and data["body"] == "The broker runs on 3 nodes.\n"
+    )
 
 
 def test_the_agent_tool_reads_the_block(mgr: ContextManager) -> None:
     write = {t.name: t for t in make_tools(mgr)}["write_context"]
     write.invoke({"path": "notes/kafka.md", "content": NOTE})
     doc = mgr.get("notes/kafka.md")
-    assert doc.metadata["tags"] == ["adr", "database"] and doc.metadata["author"] == "agent:langchain"
+    assert (
+        doc.metadata["tags"] == ["adr", "database"] and doc.metadata["author"] == "agent:langchain"
+    )
     assert frontmatter_blocks((mgr.root / "notes" / "kafka.md").read_text("utf-8")) == 1
 
 

@@ -32,9 +32,13 @@ def _run(root: Path, *args: str, ok: bool = True):
     return result
 
 
-def test_complete_archive_only_and_refusal_without_model(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_complete_archive_only_and_refusal_without_model(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("CONTEXTFS_LLM", raising=False)
-    out = _run(root, "complete", "--task", "Ship retries", "--result", "done", "--archive-only").output
+    out = _run(
+        root, "complete", "--task", "Ship retries", "--result", "done", "--archive-only"
+    ).output
     assert "archived task/current.md -> task/history/" in out and "no model configured" in out
     failed = _run(root, "complete", "--task", "T", "--result", "R", "--failed", ok=False)
     assert failed.exit_code == 1
@@ -43,20 +47,30 @@ def test_complete_archive_only_and_refusal_without_model(root: Path, monkeypatch
     assert_clean(root)
 
 
-def test_llm_flag_without_langchain_gives_install_hint(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_llm_flag_without_langchain_gives_install_hint(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The [llm] extra is installed in the dev environment: hide it as a plain install would.
     monkeypatch.setitem(sys.modules, "langchain", None)
     monkeypatch.setitem(sys.modules, "langchain.chat_models", None)
-    out = _run(root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False).output
+    out = _run(
+        root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False
+    ).output
     assert out.startswith("error: ") and "pip install 'contextfs-git[llm]' langchain-openai" in out
     bad = _run(root, "cleanup", "--llm", "nocolon", ok=False).output
     assert "is not provider:model" in bad
 
 
-@pytest.mark.skipif(importlib.util.find_spec("langchain") is None, reason="the [llm] extra is not installed")
-@pytest.mark.skipif(importlib.util.find_spec("langchain_openai") is not None, reason="langchain-openai is installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain") is None, reason="the [llm] extra is not installed"
+)
+@pytest.mark.skipif(
+    importlib.util.find_spec("langchain_openai") is not None, reason="langchain-openai is installed"
+)
 def test_llm_flag_without_the_provider_package_names_it(root: Path) -> None:
-    out = _run(root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False).output
+    out = _run(
+        root, "complete", "--task", "T", "--result", "R", "--llm", "openai:gpt-4o-mini", ok=False
+    ).output
     assert out.startswith("error: ") and "pip install langchain-openai" in out
     assert_clean(root)
 
@@ -68,17 +82,26 @@ def test_summarize_cleanup_and_json(root: Path) -> None:
     assert _run(root, "summarize").output.strip() == "every summary is current"
     data = json.loads(_run(root, "cleanup", "--dry-run", "--json").output)
     assert data["dry_run"] is True and data["actions"] == []
-    assert ContextManager(root, sync=False, index=False).parts.state.file("cache/access.json").is_file()
+    assert (
+        ContextManager(root, sync=False, index=False)
+        .parts.state.file("cache/access.json")
+        .is_file()
+    )
 
 
 def test_compact_reads_a_session_log_and_refuses_without_model(root: Path) -> None:
     ctx = ContextManager(root, index=False)
-    lines = "".join(json.dumps({"role": "user", "content": f"message {i} about billing"}) + "\n" for i in range(30))
+    lines = "".join(
+        json.dumps({"role": "user", "content": f"message {i} about billing"}) + "\n"
+        for i in range(30)
+    )
     with ctx.provenance(actor="human"):  # a log a person brought in (agents log through memory)
         ctx.write("sessions/s1.jsonl", lines)
     fits = CliRunner().invoke(compact_cmd, ["--session", "s1"], obj={"root": str(root)})
     assert fits.exit_code == 0 and "nothing to compact" in fits.output
-    over = CliRunner().invoke(compact_cmd, ["--session", "s1", "--budget", "5"], obj={"root": str(root)})
+    over = CliRunner().invoke(
+        compact_cmd, ["--session", "s1", "--budget", "5"], obj={"root": str(root)}
+    )
     assert over.exit_code == 1 and "compaction needs a language model" in over.output
     missing = CliRunner().invoke(compact_cmd, ["--session", "nope"], obj={"root": str(root)})
     assert missing.exit_code == 1 and "does not exist" in missing.output

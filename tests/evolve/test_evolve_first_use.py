@@ -36,19 +36,25 @@ def run(root: Path, *args: str, code: int = 0):
 
 
 def test_without_a_model_the_offline_path_is_named(root: Path) -> None:
-    refused = run(root, "evolve", "complete", "--task", "T", "--result", "R", "--failed", code=1).stderr
+    refused = run(
+        root, "evolve", "complete", "--task", "T", "--result", "R", "--failed", code=1
+    ).stderr
     assert "needs a language model" in refused and "--archive-only" in refused
     assert "python:MODULE:NAME" in refused and "huggingface:" in refused
     with ContextManager(root, index=False) as ctx, pytest.raises(EvolveError) as info:
         EvolvingAgent(ctx).complete_task_sync("T", "R", success=False)
-    assert "agent.archive_task(task, result, success)" in str(info.value) and "--" not in str(info.value)
+    assert "agent.archive_task(task, result, success)" in str(info.value) and "--" not in str(
+        info.value
+    )
 
 
-def test_a_model_your_code_builds_is_passed_by_name(root: Path, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_model_your_code_builds_is_passed_by_name(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     module = tmp_path / "pkg" / "team_models.py"
     module.parent.mkdir()
-    module.write_text(textwrap.dedent('''
+    module.write_text(
+        textwrap.dedent("""
         from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
         scripted = FakeListChatModel(responses=[
@@ -56,24 +62,43 @@ def test_a_model_your_code_builds_is_passed_by_name(root: Path, tmp_path: Path,
             '{"facts": [{"text": "webhook_delivery holds about 40 million rows.", "same_as": null, "supersedes": null}]}',
         ])
         not_a_model = 42
-    '''), "utf-8")
+    """),
+        "utf-8",
+    )
     monkeypatch.syspath_prepend(str(module.parent))
-    out = run(root, "evolve", "complete", "--task", "Backfill", "--result", "One UPDATE locked the table",
-              "--failed", "--llm", "python:team_models:scripted").output
+    out = run(
+        root,
+        "evolve",
+        "complete",
+        "--task",
+        "Backfill",
+        "--result",
+        "One UPDATE locked the table",
+        "--failed",
+        "--llm",
+        "python:team_models:scripted",
+    ).output
     assert "lesson added" in out and "fact added" in out
-    for spec, words in (("python:team_models:not_a_model", "not a chat model"),
-                        ("python:team_models:missing", "has no 'missing'"),
-                        ("python:no_such_module_here:x", "cannot import"), ("python:team_models", "python:MODULE:NAME")):
+    for spec, words in (
+        ("python:team_models:not_a_model", "not a chat model"),
+        ("python:team_models:missing", "has no 'missing'"),
+        ("python:no_such_module_here:x", "cannot import"),
+        ("python:team_models", "python:MODULE:NAME"),
+    ):
         with pytest.raises(EvolveError, match=words):
             resolve_llm(spec)
 
 
 def test_cleanup_says_what_it_would_do_in_words(root: Path) -> None:
-    assert run(root, "evolve", "cleanup", "--dry-run").output.startswith("nothing to do: no file has gone unread")
+    assert run(root, "evolve", "cleanup", "--dry-run").output.startswith(
+        "nothing to do: no file has gone unread"
+    )
     assert "0 action" not in run(root, "evolve", "cleanup", "--dry-run").output
 
 
-def test_cleanup_dry_run_with_work_counts_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cleanup_dry_run_with_work_counts_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from datetime import datetime, timedelta, timezone
 
     from contextfs.evolve.cleanup import track_access
@@ -93,19 +118,27 @@ def test_summarize_named_files_dry_run_writes_nothing(root: Path) -> None:
     before = commit_count(root)
     out = run(root, "evolve", "summarize", "task/current.md", "--dry-run").output
     assert out == "would summarize task/current.md\n" and commit_count(root) == before
-    assert run(root, "evolve", "summarize", "nothing.md", "--dry-run", code=1).stderr.startswith("error: ")
+    assert run(root, "evolve", "summarize", "nothing.md", "--dry-run", code=1).stderr.startswith(
+        "error: "
+    )
 
 
-def test_all_keeps_a_persons_summary_and_record_logs_are_summarized_by_their_items(tmp_path: Path) -> None:
+def test_all_keeps_a_persons_summary_and_record_logs_are_summarized_by_their_items(
+    tmp_path: Path,
+) -> None:
     shutil.copytree(SAMPLE, tmp_path / "s")
     with ContextManager(tmp_path / "s", index=False) as ctx:
         own = ctx.get("topics/billing-migration/decisions.md").metadata["abstract"]
         done = {s.path: s for s in summarize_all(ctx, stale_only=False)}
         assert "topics/billing-migration/decisions.md" not in done  # a person wrote its summary
         assert ctx.get("topics/billing-migration/decisions.md").metadata["abstract"] == own
-        ctx.update_metadata("topics/billing-migration/decisions.md", {"abstract": None, "overview": None})
+        ctx.update_metadata(
+            "topics/billing-migration/decisions.md", {"abstract": None, "overview": None}
+        )
         [summary] = summarize_all(ctx, paths=["topics/billing-migration/decisions.md"])
-    assert summary.abstract.startswith("Billing migration: decisions: D1: Move billing to Stripe Billing; D2: ")
+    assert summary.abstract.startswith(
+        "Billing migration: decisions: D1: Move billing to Stripe Billing; D2: "
+    )
     assert "text:" not in summary.abstract and "reason:" not in summary.overview
 
 

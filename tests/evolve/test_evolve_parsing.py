@@ -24,11 +24,20 @@ def test_json_with_chatter_and_fences() -> None:
 
 def test_bullets_none_and_malformed() -> None:
     assert extract_items("Here is what I found:\n- Redis is 7.2\n* API on 8000\n1. Node 20") == [
-        {"text": "Redis is 7.2"}, {"text": "API on 8000"}, {"text": "Node 20"}]
+        {"text": "Redis is 7.2"},
+        {"text": "API on 8000"},
+        {"text": "Node 20"},
+    ]
     assert extract_items("NONE") == []
     assert extract_items("None.") == []
     assert extract_items('{"facts": []}') == []
-    for bad in ("", "   ", '{"facts": [{"text": "trunc', "I think the task went fine overall.", "```json\n{oops\n```"):
+    for bad in (
+        "",
+        "   ",
+        '{"facts": [{"text": "trunc',
+        "I think the task went fine overall.",
+        "```json\n{oops\n```",
+    ):
         with pytest.raises(EvolveError):
             extract_items(bad)
 
@@ -36,7 +45,10 @@ def test_bullets_none_and_malformed() -> None:
 def test_message_text_accepts_messages_strings_and_blocks() -> None:
     assert message_text(AIMessage(content="hi")) == "hi"
     assert message_text("plain") == "plain"
-    assert message_text(AIMessage(content=[{"type": "text", "text": "a"}, {"type": "tool_use"}, "b"])) == "ab"
+    assert (
+        message_text(AIMessage(content=[{"type": "text", "text": "a"}, {"type": "tool_use"}, "b"]))
+        == "ab"
+    )
     found, value = find_json("no json here")
     assert not found and value is None
 
@@ -49,14 +61,23 @@ def test_message_text_accepts_messages_strings_and_blocks() -> None:
         ("Alex seemed frustrated with the Docker setup", None),
         ("Docker setup is blocked on X", "Docker setup is blocked on X"),
         ("This was a rough debugging session", None),
-        ("Root cause: race condition in worker-boot.sh line 47", "Root cause: race condition in worker-boot.sh line 47"),
+        (
+            "Root cause: race condition in worker-boot.sh line 47",
+            "Root cause: race condition in worker-boot.sh line 47",
+        ),
         # mixed: the mood goes, the operational fact stays
-        ("Unfortunately, the deploy failed because the migration locked the table!",
-         "The deploy failed because the migration locked the table."),
-        ("Alex was really frustrated because the Docker build fails on M1 with exit code 137.",
-         "The Docker build fails on M1 with exit code 137."),
-        ("What a nightmare, the root cause was a race condition in boot.sh line 47 😤",
-         "The root cause was a race condition in boot.sh line 47"),
+        (
+            "Unfortunately, the deploy failed because the migration locked the table!",
+            "The deploy failed because the migration locked the table.",
+        ),
+        (
+            "Alex was really frustrated because the Docker build fails on M1 with exit code 137.",
+            "The Docker build fails on M1 with exit code 137.",
+        ),
+        (
+            "What a nightmare, the root cause was a race condition in boot.sh line 47 😤",
+            "The root cause was a race condition in boot.sh line 47",
+        ),
         ("I love this codebase.", None),
     ],
 )
@@ -71,7 +92,31 @@ def test_hygiene_leaves_operational_text_byte_identical() -> None:
 
 
 _WORDS = st.sampled_from(
-    ["the", "deploy", "failed", "because", "redis", "frustrated", "rough", "ugh", "port", "8000", "was", "locked", "great", "session", "unfortunately", "config.toml", "alex", "seemed", "happy", "error", "timeout", "lesson", "!"]
+    [
+        "the",
+        "deploy",
+        "failed",
+        "because",
+        "redis",
+        "frustrated",
+        "rough",
+        "ugh",
+        "port",
+        "8000",
+        "was",
+        "locked",
+        "great",
+        "session",
+        "unfortunately",
+        "config.toml",
+        "alex",
+        "seemed",
+        "happy",
+        "error",
+        "timeout",
+        "lesson",
+        "!",
+    ]
 )
 
 
@@ -89,7 +134,9 @@ def test_hygiene_only_removes_words_and_is_idempotent(text: str) -> None:
 def test_entries_supersede_human_bullet_and_roundtrip() -> None:
     body = "# Facts\n\n- Python is 3.12.\n- Redis is 7.2.\n"
     f = EntryFile(body, "fact")
-    change = f.add("Python is 3.13.", date="2026-11-05", task="upgrade", source="abc", supersedes="H-1")
+    change = f.add(
+        "Python is 3.13.", date="2026-11-05", task="upgrade", source="abc", supersedes="H-1"
+    )
     assert change.action == "superseded"
     again = f.add("redis is 7.2", date="2026-11-05")  # exact duplicate of a human bullet
     assert again.action == "merged" and again.id == "H-2"
@@ -111,7 +158,11 @@ def test_entries_supersede_agent_entry_keeps_old_visible() -> None:
     assert [i for i, _ in EntryFile(text, "fact").existing()] == [new.id]
 
 
-_TEXT = st.text(st.characters(whitelist_categories=("L", "N"), whitelist_characters=" .,-"), min_size=1, max_size=60)
+_TEXT = st.text(
+    st.characters(whitelist_categories=("L", "N"), whitelist_characters=" .,-"),
+    min_size=1,
+    max_size=60,
+)
 
 
 @settings(max_examples=80, deadline=None)
@@ -122,8 +173,14 @@ def test_entries_render_parse_roundtrip(items: list[tuple[str, bool]]) -> None:
     for text, supersede in items:
         if not text.strip():
             continue
-        change = f.add(text, title="T", date="2026-11-05", task="t", source="s",
-                       supersedes=last if supersede else None)
+        change = f.add(
+            text,
+            title="T",
+            date="2026-11-05",
+            task="t",
+            source="s",
+            supersedes=last if supersede else None,
+        )
         last = change.id
     rendered = f.render()
     again = EntryFile(rendered, "lesson")

@@ -28,29 +28,50 @@ class ScriptedModel(GenericFakeChatModel):
 
 
 def step(n: int, tool: str, **args) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": tool, "args": args, "id": f"call-{n}", "type": "tool_call"}])
+    return AIMessage(
+        content="",
+        tool_calls=[{"name": tool, "args": args, "id": f"call-{n}", "type": "tool_call"}],
+    )
 
 
 def test_agent_loop_writes_searches_pins_decides_views_and_undoes(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "ctx", session="setup")
     try:
-        Topics(ctx).create("Queue choice", "Which job queue the service uses; relevant when jobs come up",
-                           name="queue-choice", summary="We compared arq and celery.", open=False)
-        script = iter([
-            step(1, "write_context", path="memory/facts.md", content="- Queue: arq on Redis 7\n"),
-            step(2, "search_context", query="which queue"),
-            step(3, "core_memory_append", label="project", text="Jobs run on arq (Redis 7)"),
-            step(4, "open_topic", name="queue-choice"),
-            step(5, "log_decision", topic="queue-choice", text="Use arq for background jobs",
-                 reason="It is async and already on Redis"),
-            step(6, "get_scoped_context", scope="project", budget=1500),
-            step(7, "write_context", path="memory/facts.md", content="- Queue: celery\n"),  # the bad write
-            step(8, "write_context", path="../outside.md", content="escape"),  # refused, loop goes on
-            step(9, "context_history", path="memory/facts.md"),
-            step(10, "context_diff", path="memory/facts.md", rev="HEAD~1"),
-            step(11, "revert_context", path="memory/facts.md", rev="HEAD~1"),
-            AIMessage(content="Recorded the queue decision and fixed my mistake."),
-        ])
+        Topics(ctx).create(
+            "Queue choice",
+            "Which job queue the service uses; relevant when jobs come up",
+            name="queue-choice",
+            summary="We compared arq and celery.",
+            open=False,
+        )
+        script = iter(
+            [
+                step(
+                    1, "write_context", path="memory/facts.md", content="- Queue: arq on Redis 7\n"
+                ),
+                step(2, "search_context", query="which queue"),
+                step(3, "core_memory_append", label="project", text="Jobs run on arq (Redis 7)"),
+                step(4, "open_topic", name="queue-choice"),
+                step(
+                    5,
+                    "log_decision",
+                    topic="queue-choice",
+                    text="Use arq for background jobs",
+                    reason="It is async and already on Redis",
+                ),
+                step(6, "get_scoped_context", scope="project", budget=1500),
+                step(
+                    7, "write_context", path="memory/facts.md", content="- Queue: celery\n"
+                ),  # the bad write
+                step(
+                    8, "write_context", path="../outside.md", content="escape"
+                ),  # refused, loop goes on
+                step(9, "context_history", path="memory/facts.md"),
+                step(10, "context_diff", path="memory/facts.md", rev="HEAD~1"),
+                step(11, "revert_context", path="memory/facts.md", rev="HEAD~1"),
+                AIMessage(content="Recorded the queue decision and fixed my mistake."),
+            ]
+        )
         tools = make_tools(ctx, actor="agent:planner", session="run-7")
         agent = create_agent(ScriptedModel(messages=script), tools)
         result = agent.invoke({"messages": [HumanMessage("Remember our queue decision.")]})
@@ -64,9 +85,15 @@ def test_agent_loop_writes_searches_pins_decides_views_and_undoes(tmp_path: Path
         assert "We compared arq and celery." in answers["call-4"].content
         assert answers["call-5"].content.startswith("Recorded decision D1")
         assert "Jobs run on arq (Redis 7)" in answers["call-6"].content
-        assert answers["call-8"].status == "error" and "leaves the context root" in answers["call-8"].content
+        assert (
+            answers["call-8"].status == "error"
+            and "leaves the context root" in answers["call-8"].content
+        )
         assert "agent:planner: write: memory/facts.md" in answers["call-9"].content
-        assert "+- Queue: celery" in answers["call-10"].content or "-- Queue: arq" in answers["call-10"].content
+        assert (
+            "+- Queue: celery" in answers["call-10"].content
+            or "-- Queue: arq" in answers["call-10"].content
+        )
         assert answers["call-11"].content.startswith("Reverted memory/facts.md")
         assert all(m.status == "success" for k, m in answers.items() if k != "call-8")
         assert messages[-1].content == "Recorded the queue decision and fixed my mistake."
@@ -80,7 +107,9 @@ def test_agent_loop_writes_searches_pins_decides_views_and_undoes(tmp_path: Path
         assert log[0] == "agent:planner|revert: memory/facts.md"
         assert log[1] == "agent:planner|write: memory/facts.md"
         assert all(line.startswith("agent:planner|") for line in log[:6]), log
-        sessions = git(root, "log", "--format=%(trailers:key=Contextfs-Session,valueonly)", "-6").split()
+        sessions = git(
+            root, "log", "--format=%(trailers:key=Contextfs-Session,valueonly)", "-6"
+        ).split()
         assert set(sessions) == {"run-7"}
         assert_clean(root)
     finally:

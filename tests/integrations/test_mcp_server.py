@@ -57,8 +57,17 @@ def hostile_cases(name: str, schema: dict) -> list[dict]:
         else:
             continue
         cases.append({**base, prop: bad})
-    if name in ("write_context", "append_context", "edit_context", "delete_context", "restore_context",
-                "read_context", "revert_context", "context_diff", "resolve_conflict"):
+    if name in (
+        "write_context",
+        "append_context",
+        "edit_context",
+        "delete_context",
+        "restore_context",
+        "read_context",
+        "revert_context",
+        "context_diff",
+        "resolve_conflict",
+    ):
         cases.append({**base, "path": ".git/config"})
         cases.append({**base, "path": "/etc/passwd"})
     return cases
@@ -66,8 +75,12 @@ def hostile_cases(name: str, schema: dict) -> list[dict]:
 
 def server_params(root: Path, *flags: str) -> StdioServerParameters:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return StdioServerParameters(command=sys.executable, args=["-m", "contextfs.cli", "--root", str(root), "mcp", *flags],
-                                 env=env, cwd=str(root.parent))
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "contextfs.cli", "--root", str(root), "mcp", *flags],
+        env=env,
+        cwd=str(root.parent),
+    )
 
 
 def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Path) -> None:
@@ -98,16 +111,37 @@ def test_stdio_client_lists_validates_calls_and_gets_errors_flagged(tmp_path: Pa
                     (args, await session.call_tool(tool.name, args))
                     for args in hostile_cases(tool.name, tool.input_schema)
                 ]
-            for name in ["read_context", "list_context", "search_context", "context_history", "context_diff",
-                         "get_scoped_context", "archival_memory_search", "conversation_search", "list_topics",
-                         "decision_chain", "open_topic", "write_context", "append_context", "edit_context",
-                         "revert_context", "core_memory_append", "core_memory_replace", "archival_memory_insert",
-                         "switch_topic", "log_decision", "restore_context", "delete_context"]:
+            for name in [
+                "read_context",
+                "list_context",
+                "search_context",
+                "context_history",
+                "context_diff",
+                "get_scoped_context",
+                "archival_memory_search",
+                "conversation_search",
+                "list_topics",
+                "decision_chain",
+                "open_topic",
+                "write_context",
+                "append_context",
+                "edit_context",
+                "revert_context",
+                "core_memory_append",
+                "core_memory_replace",
+                "archival_memory_insert",
+                "switch_topic",
+                "log_decision",
+                "restore_context",
+                "delete_context",
+            ]:
                 report["ok"][name] = await session.call_tool(name, dict(SPECS[name].example or {}))
             report["templates"] = (await session.list_resource_templates()).resource_templates
             report["scope"] = await session.read_resource("contextfs://scope/project")
             report["topics"] = await session.read_resource("contextfs://topics")
-            report["subtask"] = await session.read_resource("contextfs://scope/subtask/invoice-export")
+            report["subtask"] = await session.read_resource(
+                "contextfs://scope/subtask/invoice-export"
+            )
             for uri in ("contextfs://scope/subtask/nope", "contextfs://scope/subtask"):
                 try:
                     await session.read_resource(uri)
@@ -164,7 +198,9 @@ def test_flags_choose_groups_and_read_only(tmp_path: Path) -> None:
         async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
             await session.initialize()
             names = {t.name for t in (await session.list_tools()).tools}
-            refused = await session.call_tool("write_context", {"path": "memory/x.md", "content": "x"})
+            refused = await session.call_tool(
+                "write_context", {"path": "memory/x.md", "content": "x"}
+            )
             return names, refused
 
     names, refused = asyncio.run(run())

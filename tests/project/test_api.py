@@ -44,7 +44,13 @@ def test_main_entry_points_are_importable_from_the_top() -> None:
 
 
 #: Packages and modules whose names are loaded on first use (``contextfs.lazy.exports``).
-LAZY = ["contextfs", "contextfs.manager", "contextfs.versioning", "contextfs.scopes", "contextfs.scopes.topics"]
+LAZY = [
+    "contextfs",
+    "contextfs.manager",
+    "contextfs.versioning",
+    "contextfs.scopes",
+    "contextfs.scopes.topics",
+]
 
 #: Run in a fresh process, so that no earlier import has loaded any of the names yet.
 _LAZY_PROBE = """
@@ -59,11 +65,17 @@ print(json.dumps({"lazy": lazy, "all": list(module.__all__), "unknown": hasattr(
 
 @pytest.mark.parametrize("name", LAZY)
 def test_names_loaded_on_first_use_are_the_exported_ones_and_all_resolve(name: str) -> None:
-    proc = subprocess.run([sys.executable, "-c", _LAZY_PROBE, name], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAZY_PROBE, name], capture_output=True, text=True, check=True
+    )
     found = json.loads(proc.stdout)
     assert found["lazy"], f"{name} loads no name on first use"
-    assert set(found["lazy"]) <= set(found["all"]), "a name loaded on first use is missing from __all__"
-    assert found["resolved"] == found["all"], "a name in __all__ does not load from the module its table names"
+    assert set(found["lazy"]) <= set(found["all"]), (
+        "a name loaded on first use is missing from __all__"
+    )
+    assert found["resolved"] == found["all"], (
+        "a name in __all__ does not load from the module its table names"
+    )
     assert found["unknown"] is False
 
 
@@ -85,7 +97,12 @@ def test_the_facade_is_the_documented_api_and_small(tmp_path: Path) -> None:
 def test_no_core_concern_module_imports_the_facade() -> None:
     """The concern modules take the root's parts; only the edges (CLI, demo, watcher, the
     top-level package) and the façade itself name ``contextfs.manager``."""
-    edges = {"contextfs/__init__.py", "contextfs/manager.py", "contextfs/demo.py", "contextfs/watcher.py"}
+    edges = {
+        "contextfs/__init__.py",
+        "contextfs/manager.py",
+        "contextfs/demo.py",
+        "contextfs/watcher.py",
+    }
     found = []
     for path in sorted((REPO / "contextfs").rglob("*.py")):
         rel = path.relative_to(REPO).as_posix()

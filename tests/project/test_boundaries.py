@@ -29,8 +29,21 @@ from contextfs.scopes.views import Candidate
 from contextfs.search.language import MAX_QUERY_CHARS
 from contextfs.text.tokens import get_counter
 
-WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet",
-         "kilo", "lima", "mike"]
+WORDS = [
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+    "kilo",
+    "lima",
+    "mike",
+]
 
 
 @pytest.fixture(scope="module")

@@ -51,7 +51,10 @@ def python_blocks(page: Path) -> list[tuple[int, str, bool]]:
         indent, ticks, info = fence["indent"], fence["ticks"], fence["info"].split()
         end = next(j for j in range(i + 1, len(lines)) if lines[j].strip() == ticks)
         if info and info[0] == "python":
-            body = [line[len(indent):] if line.startswith(indent) else line for line in lines[i + 1 : end]]
+            body = [
+                line[len(indent) :] if line.startswith(indent) else line
+                for line in lines[i + 1 : end]
+            ]
             found.append((i + 1, "\n".join(body), "notest" not in info[1:]))
         i = end + 1
     return found
@@ -75,7 +78,9 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
             try:
                 exec(compile(code, f"{_id(page)}:{line}", "exec"), namespace)
             except Exception as exc:
-                raise AssertionError(f"the example at {_id(page)}:{line} failed: {type(exc).__name__}: {exc}") from exc
+                raise AssertionError(
+                    f"the example at {_id(page)}:{line} failed: {type(exc).__name__}: {exc}"
+                ) from exc
     finally:
         for value in namespace.values():  # release index handles before tmp_path goes
             if type(value).__name__ == "ContextManager":
@@ -85,16 +90,22 @@ def test_python_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.Mon
 
 def test_the_collector_sees_markers(tmp_path: Path) -> None:
     page = tmp_path / "p.md"
-    page.write_text("text\n```python\na = 1\n```\n\n- item\n\n  ```python notest\n  b = 2\n  ```\n"
-                    "```toml\nx = 1\n```\n", "utf-8")
+    page.write_text(
+        "text\n```python\na = 1\n```\n\n- item\n\n  ```python notest\n  b = 2\n  ```\n"
+        "```toml\nx = 1\n```\n",
+        "utf-8",
+    )
     assert python_blocks(page) == [(2, "a = 1", True), (8, "b = 2", False)]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=_id)
 def test_examples_hide_no_setup(page: Path) -> None:
     """An example runs as a reader sees it: nothing it needs is in a hidden block."""
-    hidden = [n for n, line in enumerate(page.read_text("utf-8").split("\n"), 1) if _HIDDEN.search(line)
-              and not line.lstrip().startswith(("`", "-", "|"))]
+    hidden = [
+        n
+        for n, line in enumerate(page.read_text("utf-8").split("\n"), 1)
+        if _HIDDEN.search(line) and not line.lstrip().startswith(("`", "-", "|"))
+    ]
     assert hidden == [], f"{_id(page)} hides code at lines {hidden}; show the setup in the example"
 
 
@@ -113,7 +124,9 @@ def test_generated_docs_are_current(page: str, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_make_docs_generates_every_cogged_page() -> None:
-    cogged = sorted(p.relative_to(REPO).as_posix() for p in PAGES if "[[[cog" in p.read_text("utf-8"))
+    cogged = sorted(
+        p.relative_to(REPO).as_posix() for p in PAGES if "[[[cog" in p.read_text("utf-8")
+    )
     assert cogged == GENERATED
     assert f"cog -r {' '.join(GENERATED)}" in (REPO / "Makefile").read_text("utf-8")
 

@@ -19,8 +19,10 @@ COMMITTED = {"config.toml"}
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.relative_to(REPO).as_posix())
 def test_derived_state_is_never_placed_under_dot_contextfs(page: Path) -> None:
     named = set(re.findall(r"\.contextfs/([\w.-]+)", page.read_text("utf-8")))
-    assert named <= COMMITTED, f"{page.name} places {sorted(named - COMMITTED)} under .contextfs/; derived state " \
-                               "lives in the state folder under the git directory (ctx.parts.state)"
+    assert named <= COMMITTED, (
+        f"{page.name} places {sorted(named - COMMITTED)} under .contextfs/; derived state "
+        "lives in the state folder under the git directory (ctx.parts.state)"
+    )
 
 
 def _modules() -> set[str]:
@@ -40,7 +42,11 @@ def test_the_layout_tables_name_modules_that_exist(page: str) -> None:
         if not line.startswith("|"):
             continue
         for token in re.findall(r"`([a-z_][a-z0-9_]*\*?)/?`", line):
-            known = any(m.startswith(token[:-1]) for m in modules) if token.endswith("*") else token in modules
+            known = (
+                any(m.startswith(token[:-1]) for m in modules)
+                if token.endswith("*")
+                else token in modules
+            )
             # syncfs(2) is the system call; a dunder (`__all__`) is a name in a module, not one
             if not known and token != "syncfs" and not token.startswith("__"):
                 missing.append(token)

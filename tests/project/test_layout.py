@@ -36,7 +36,9 @@ def _sources() -> list[tuple[str, ast.Module, list[str]]]:
     for folder in FOLDERS:
         for path in sorted((REPO / folder).rglob("*.py")):
             text = path.read_text("utf-8")
-            out.append((path.relative_to(REPO).as_posix(), ast.parse(text, str(path)), text.splitlines()))
+            out.append(
+                (path.relative_to(REPO).as_posix(), ast.parse(text, str(path)), text.splitlines())
+            )
     return out
 
 
@@ -46,7 +48,10 @@ SOURCES = _sources()
 def _docstrings(tree: ast.Module) -> set[int]:
     ids = set()
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.body
+        ):
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
                 ids.add(id(first.value))
@@ -71,9 +76,15 @@ def test_no_class_has_too_many_public_methods() -> None:
     for rel, tree, _ in SOURCES:
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
-                public = [n.name for n in node.body
-                          if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
-                          and not any(isinstance(d, ast.Name) and d.id == "property" for d in n.decorator_list)]
+                public = [
+                    n.name
+                    for n in node.body
+                    if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and not n.name.startswith("_")
+                    and not any(
+                        isinstance(d, ast.Name) and d.id == "property" for d in n.decorator_list
+                    )
+                ]
                 if len(public) > MAX_PUBLIC_METHODS and (rel, node.name) not in FACADES:
                     big.append(f"{rel}:{node.name} has {len(public)} public methods")
     assert big == [], "\n".join(big)
@@ -82,8 +93,13 @@ def test_no_class_has_too_many_public_methods() -> None:
 def _whoosh_hooks() -> frozenset[str]:
     """The private Whoosh names the search package may use: pinned and tested in ``compat``."""
     tree = ast.parse((REPO / "contextfs/search/compat.py").read_text("utf-8"))
-    names = {node.value for node in ast.walk(tree)
-             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("_")}
+    names = {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and node.value.startswith("_")
+    }
     return frozenset(names)
 
 
@@ -100,11 +116,21 @@ def _private_reaches(rel: str, tree: ast.Module) -> list[str]:
     bad = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module != "__future__":
-            bad += [f"{rel}:{node.lineno} imports {a.name}" for a in node.names
-                    if a.name.startswith("_") and a.name not in allowed]
-        elif isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            bad += [
+                f"{rel}:{node.lineno} imports {a.name}"
+                for a in node.names
+                if a.name.startswith("_") and a.name not in allowed
+            ]
+        elif (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+        ):
             owner = node.value
-            if not (isinstance(owner, ast.Name) and owner.id in ("self", "cls")) and node.attr not in allowed:
+            if (
+                not (isinstance(owner, ast.Name) and owner.id in ("self", "cls"))
+                and node.attr not in allowed
+            ):
                 bad.append(f"{rel}:{node.lineno} reads {ast.unparse(node)}")
     return bad
 
@@ -130,8 +156,12 @@ def test_no_private_names_are_reached_across_modules() -> None:
 
 
 def test_imports_inside_functions_say_why() -> None:
-    bad = [line for rel, tree, lines in SOURCES for line in _unexplained_lazy_imports(rel, tree, lines)]
-    assert bad == [], "imports inside functions need a comment with the measured reason:\n" + "\n".join(bad)
+    bad = [
+        line for rel, tree, lines in SOURCES for line in _unexplained_lazy_imports(rel, tree, lines)
+    ]
+    assert bad == [], (
+        "imports inside functions need a comment with the measured reason:\n" + "\n".join(bad)
+    )
 
 
 def test_derived_state_paths_are_defined_in_one_module() -> None:
@@ -140,13 +170,22 @@ def test_derived_state_paths_are_defined_in_one_module() -> None:
     for rel, tree, _ in layers:
         docs = _docstrings(tree)
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs \
-                    and any(marker in node.value for marker in DERIVED_MARKERS):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and id(node) not in docs
+                and any(marker in node.value for marker in DERIVED_MARKERS)
+            ):
                 found.append(rel)
     assert set(found) == {DERIVED_MODULE}, found
-    in_tree = [rel for rel, tree, _ in layers for node in ast.walk(tree)
-               if isinstance(node, ast.Constant) and isinstance(node.value, str)
-               and any(marker in node.value for marker in WORK_TREE_STATE)]
+    in_tree = [
+        rel
+        for rel, tree, _ in layers
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and any(marker in node.value for marker in WORK_TREE_STATE)
+    ]
     assert in_tree == [], in_tree
 
 
@@ -161,7 +200,9 @@ def _module_name(rel: str) -> str:
 def _imports(rel: str, tree: ast.Module) -> set[str]:
     """Modules of the package that ``rel`` imports anywhere: at the top, inside functions
     (deferred) and under ``TYPE_CHECKING`` alike, since each is an edge a reader follows."""
-    package = _module_name(rel) if rel.endswith("__init__.py") else _module_name(rel).rpartition(".")[0]
+    package = (
+        _module_name(rel) if rel.endswith("__init__.py") else _module_name(rel).rpartition(".")[0]
+    )
     found: set[str] = set()
     for sub in ast.walk(tree):
         if isinstance(sub, ast.ImportFrom):
@@ -179,8 +220,10 @@ def _imports(rel: str, tree: ast.Module) -> set[str]:
 
 def _import_graph() -> dict[str, set[str]]:
     modules = {_module_name(rel): rel for rel, _, _ in SOURCES}
-    graph = {_module_name(rel): {m for m in _imports(rel, tree) if m in modules} - {_module_name(rel)}
-             for rel, tree, _ in SOURCES}
+    graph = {
+        _module_name(rel): {m for m in _imports(rel, tree) if m in modules} - {_module_name(rel)}
+        for rel, tree, _ in SOURCES
+    }
     # A package's __init__ importing its own submodules is how a façade works, not a cycle.
     for name in graph:
         if modules[name].endswith("__init__.py"):
@@ -198,7 +241,7 @@ def _cycles(graph: dict[str, set[str]]) -> list[str]:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(" -> ".join(stack[stack.index(nxt):] + [nxt]))
+                cycles.append(" -> ".join(stack[stack.index(nxt) :] + [nxt]))
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -218,23 +261,27 @@ def test_there_are_no_import_cycles() -> None:
 
 
 def test_the_cycle_finder_counts_deferred_and_type_only_imports() -> None:
-    text = ("from typing import TYPE_CHECKING\n"
-            "if TYPE_CHECKING:\n"
-            "    from .b import B\n"
-            "def f():\n"
-            "    from .c import g  # deferred\n")
+    text = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from .b import B\n"
+        "def f():\n"
+        "    from .c import g  # deferred\n"
+    )
     assert _imports("contextfs/a.py", ast.parse(text)) >= {"contextfs.b", "contextfs.c"}
     assert _cycles({"a": {"b"}, "b": {"a"}}) == ["a -> b -> a"]
 
 
 def test_the_scanner_sees_what_it_forbids() -> None:
     """Guard the guard: a private import, a reach-in and an unexplained lazy import are all found."""
-    text = ("from .x import _hidden\n"
-            "def f(ctx):\n"
-            "    import json\n"
-            "    # lazy: an optional extra\n"
-            "    import yaml\n"
-            "    return ctx._hook, self._mine\n")
+    text = (
+        "from .x import _hidden\n"
+        "def f(ctx):\n"
+        "    import json\n"
+        "    # lazy: an optional extra\n"
+        "    import yaml\n"
+        "    return ctx._hook, self._mine\n"
+    )
     tree = ast.parse(text)
     assert _private_reaches("x.py", tree) == ["x.py:1 imports _hidden", "x.py:6 reads ctx._hook"]
     assert _unexplained_lazy_imports("x.py", tree, text.splitlines()) == ["x.py:3 import json"]
@@ -251,7 +298,9 @@ def test_the_architecture_map_names_every_module_and_only_those() -> None:
     modules = {rel for rel, _, _ in SOURCES}
     mapped = _mapped_modules()
     assert sorted(modules - mapped) == [], "modules missing from docs/architecture.md's map"
-    assert sorted(mapped - modules) == [], "docs/architecture.md's map names modules that do not exist"
+    assert sorted(mapped - modules) == [], (
+        "docs/architecture.md's map names modules that do not exist"
+    )
 
 
 def test_the_core_keeps_at_most_twenty_modules_flat() -> None:

@@ -39,7 +39,9 @@ def _imports(path: Path, rel: str) -> list[tuple[str, bool]]:
     """(absolute module name, at module top level?) for every import in a file."""
     tree = ast.parse(path.read_text("utf-8"), str(path))
     top_level = {id(node) for node in tree.body}
-    for node in tree.body:  # imports under `if TYPE_CHECKING:` / try at top level count as top level
+    for (
+        node
+    ) in tree.body:  # imports under `if TYPE_CHECKING:` / try at top level count as top level
         if isinstance(node, (ast.If, ast.Try)):
             top_level.update(id(n) for n in ast.walk(node))
     package = _package_of(rel)
@@ -92,7 +94,9 @@ def test_dependencies_point_one_way() -> None:
             theirs = LAYERS[parts[1]]
             if theirs <= mine:
                 continue
-            if top == "contextfs" and (rel in COMPOSERS or (rel == "contextfs/__init__.py" and not at_top)):
+            if top == "contextfs" and (
+                rel in COMPOSERS or (rel == "contextfs/__init__.py" and not at_top)
+            ):
                 continue
             bad.append(f"{rel} imports {name}")
     assert bad == [], "\n".join(bad)
@@ -118,10 +122,21 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
             shutil.copy2(REPO / name, src / name)
     for folder in ("contextfs", *LAYERS, "sample-context"):
         if (REPO / folder).exists():
-            shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
+            shutil.copytree(
+                REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__")
+            )
     out = tmp / "dist"
     proc = subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(src)],
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(out),
+            str(src),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -142,9 +157,11 @@ def test_wheel_maps_sibling_folders_into_the_namespace(wheel: Path) -> None:
         assert layer not in tops, f"bare top-level package {layer!r} in the wheel"
     assert "contextfs/__init__.py" in names and "contextfs/py.typed" in names
     assert tops <= {"contextfs", next(t for t in tops if t.endswith(".dist-info"))}
-    metadata = zipfile.ZipFile(wheel).read(
-        next(n for n in names if n.endswith(".dist-info/METADATA"))
-    ).decode()
+    metadata = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/METADATA")))
+        .decode()
+    )
     assert "Name: contextfs-git" in metadata
     assert "Requires-Python: >=3.10" in metadata
 
@@ -154,15 +171,23 @@ def test_the_build_prints_no_warning_wall(wheel: Path) -> None:
     """The sample context is package data; setuptools must not take its folders for packages
     ("Package would be ignored", one block of 30 lines per folder)."""
     log = (wheel.parent.parent / "build.log").read_text("utf-8")
-    for noise in ("would be ignored", "is absent from the `packages` configuration", "Warning:", "!!"):
+    for noise in (
+        "would be ignored",
+        "is absent from the `packages` configuration",
+        "Warning:",
+        "!!",
+    ):
         assert noise not in log, log
 
 
 @pytest.mark.slow
 def test_wheel_ships_the_whole_sample_context(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    sample = {p.relative_to(REPO / "sample-context").as_posix() for p in (REPO / "sample-context").rglob("*")
-              if p.is_file()}
+    sample = {
+        p.relative_to(REPO / "sample-context").as_posix()
+        for p in (REPO / "sample-context").rglob("*")
+        if p.is_file()
+    }
     assert sample and {f"contextfs/sample_context/{rel}" for rel in sample} <= names
 
 
@@ -179,27 +204,55 @@ def test_demo_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                             capture_output=True, text=True, check=True).stdout.strip()
-    Path(purelib, "contextfs-test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "CONTEXTFS_ROOT", "VIRTUAL_ENV")}
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    Path(purelib, "contextfs-test-dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n"
+    )
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "CONTEXTFS_ROOT", "VIRTUAL_ENV")
+    }
 
     def run(*args: str, cwd: Path = tmp_path) -> str:
-        proc = subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            list(args), cwd=cwd, env=env, capture_output=True, text=True, check=False
+        )
         assert proc.returncode == 0, f"{' '.join(args)}:\n{proc.stdout}\n{proc.stderr}"
         return proc.stdout
 
     run(str(python), "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel))
     run(str(python), "-m", "pip", "check")
-    where = run(str(python), "-c", "import contextfs.demo as d; print(d.__file__); print(d.find_sample_context())")
+    where = run(
+        str(python),
+        "-c",
+        "import contextfs.demo as d; print(d.__file__); print(d.find_sample_context())",
+    )
     assert all(line.startswith(purelib) for line in where.split()), where  # not the checkout
     target = tmp_path / "demo-root"
-    demo = subprocess.run([str(venv / "bin" / "contextfs"), "demo", "--dir", str(target)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, check=False)
+    demo = subprocess.run(
+        [str(venv / "bin" / "contextfs"), "demo", "--dir", str(target)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     out = demo.stdout
-    assert demo.returncode == 0 and demo.stderr == "", demo.stderr  # the walkthrough alone, no log lines in it
+    assert demo.returncode == 0 and demo.stderr == "", (
+        demo.stderr
+    )  # the walkthrough alone, no log lines in it
     assert f"the context root is {target.resolve()}" in out
-    assert "git log:" in out and (target / ".git").is_dir() and (target / "project" / "README.md").is_file()
+    assert (
+        "git log:" in out
+        and (target / ".git").is_dir()
+        and (target / "project" / "README.md").is_file()
+    )
     # A folder named like the package next to the script (a clone of contextfs, a root
     # called contextfs/) does not hide an installed package.
     (tmp_path / "contextfs").mkdir()

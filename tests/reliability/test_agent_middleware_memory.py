@@ -341,13 +341,20 @@ def test_without_a_checkpointer_the_conversation_continues_from_the_files(
     ]
 
 
-def test_a_conversation_resumed_on_another_clone_carries_its_topic(sample: ContextManager, tmp_path: Path) -> None:
+def test_a_conversation_resumed_on_another_clone_carries_its_topic(
+    sample: ContextManager, tmp_path: Path
+) -> None:
     model = RecordingModel(respond=replies(["Blocked on proration.", "Still blocked."]), ctx=sample)
     first = ContextMiddleware(sample, actor="agent:planner", session="travel")
-    ask(create_agent(model, [], middleware=[first]), "Where are we with the billing migration from Chargebee?")
+    ask(
+        create_agent(model, [], middleware=[first]),
+        "Where are we with the billing migration from Chargebee?",
+    )
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(sample.root), str(clone)], check=True)
-    other = ContextManager(clone, actor="human", durable=False)  # a machine with no active topic of its own
+    other = ContextManager(
+        clone, actor="human", durable=False
+    )  # a machine with no active topic of its own
     try:
         assert Topics(other).active() is None or Topics(other).active().name != "billing-migration"
         model.ctx = other
@@ -356,8 +363,11 @@ def test_a_conversation_resumed_on_another_clone_carries_its_topic(sample: Conte
         assert Topics(other).active().name == "billing-migration"
         last = model.prompts[-1]
         assert "INV-2026-008841" in str(last[0].text)
-        assert [str(m.text) for m in last[1:]] == ["Where are we with the billing migration from Chargebee?",
-                                                  "Blocked on proration.", "And what is next?"]
+        assert [str(m.text) for m in last[1:]] == [
+            "Where are we with the billing migration from Chargebee?",
+            "Blocked on proration.",
+            "And what is next?",
+        ]
     finally:
         other.close()
 

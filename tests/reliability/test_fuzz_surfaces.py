@@ -42,14 +42,24 @@ from contextfs.scopes import Memory, ScopedContext, Topics
 
 SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 planting = st.one_of(st.none(), st.tuples(planted_path, contents, st.booleans()))
-anything = st.one_of(text, name, st.integers(), st.none(), st.booleans(), st.floats(),
-                     st.lists(text, max_size=3), st.dictionaries(text, text, max_size=2))
+anything = st.one_of(
+    text,
+    name,
+    st.integers(),
+    st.none(),
+    st.booleans(),
+    st.floats(),
+    st.lists(text, max_size=3),
+    st.dictionaries(text, text, max_size=2),
+)
 
 
 def _root(tmp: Path) -> ContextManager:
     ctx = ContextManager(tmp / "ctx", actor="agent:fuzz")
     ctx.write("memory/facts.md", "- Database: PostgreSQL 16\n")
-    ctx.write("project/README.md", "# Project\n\nA shop on the staging database.\n", {"title": "Project"})
+    ctx.write(
+        "project/README.md", "# Project\n\nA shop on the staging database.\n", {"title": "Project"}
+    )
     topics = Topics(ctx)
     topics.create("Billing", "invoices", name="billing")
     topics.decisions.decide("billing", "Use Stripe", reason="finance uses it")
@@ -58,7 +68,9 @@ def _root(tmp: Path) -> ContextManager:
 
 
 @pytest.fixture(scope="module")
-def arena(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ContextManager, dict[str, Outcomes]]]:
+def arena(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ContextManager, dict[str, Outcomes]]]:
     ctx = _root(tmp_path_factory.mktemp("fuzz"))
     outcomes: dict[str, Outcomes] = {}
     yield ctx, outcomes
@@ -106,13 +118,16 @@ _API: list[Callable[[ContextManager, Any, Any, Any, Any], Any]] = [
     lambda c, p, q, t, m: _transaction(c, p, t),
     lambda c, p, q, t, m: ContextManager(c.root, read_only=True).search(t),
     lambda c, p, q, t, m: ContextManager(c.root, index=True, session="s-fuzz").read(p),
-    lambda c, p, q, t, m: ScopedContext(c).assemble(p if p in ("project", "task", "subtask") else "task", q,
-                                                    budget=400, query=t),
+    lambda c, p, q, t, m: ScopedContext(c).assemble(
+        p if p in ("project", "task", "subtask") else "task", q, budget=400, query=t
+    ),
     lambda c, p, q, t, m: ScopedContext(c).get_context(),
     lambda c, p, q, t, m: ScopedContext(c).passages(t, limit=3),
     lambda c, p, q, t, m: Memory(c).core_memory_append(p, t),
     lambda c, p, q, t, m: Memory(c).core_memory_replace(p, q, t),
-    lambda c, p, q, t, m: Memory(c).archival_memory_insert(t, tags=m if isinstance(m, list) else None),
+    lambda c, p, q, t, m: Memory(c).archival_memory_insert(
+        t, tags=m if isinstance(m, list) else None
+    ),
     lambda c, p, q, t, m: Memory(c).archival_memory_search(t),
     lambda c, p, q, t, m: Memory(c).log_message(p, t),
     lambda c, p, q, t, m: Memory(c).conversation_search(t, session=q),
@@ -145,31 +160,60 @@ def _evolve(c: ContextManager) -> Any:
 
 
 @SETTINGS
-@given(planted=planting, op=st.integers(0, len(_API) - 1), p=st.one_of(name, anything), q=st.one_of(name, anything),
-       t=st.one_of(text, anything), m=metadata)
+@given(
+    planted=planting,
+    op=st.integers(0, len(_API) - 1),
+    p=st.one_of(name, anything),
+    q=st.one_of(name, anything),
+    t=st.one_of(text, anything),
+    m=metadata,
+)
 def test_the_python_api(arena: Any, planted: Any, op: int, p: Any, q: Any, t: Any, m: Any) -> None:
     ctx, out = arena[0], _outcomes(arena, "python-api")
     _plant(ctx, out, planted)
-    out.run(f"operation {op} ({show(p, 60)}, {show(q, 60)}, {show(t, 60)}, {show(m, 60)})", lambda: _API[op](ctx, p, q, t, m))
+    out.run(
+        f"operation {op} ({show(p, 60)}, {show(q, 60)}, {show(t, 60)}, {show(m, 60)})",
+        lambda: _API[op](ctx, p, q, t, m),
+    )
 
 
 # ------------------------------------------------------------------ the CLI
 def _commands() -> list[tuple[tuple[str, ...], Any]]:
     from contextfs.cli import walk
 
-    skip = {"mcp", "demo", "watch"}  # a server, a walkthrough in its own folder, a watcher (--once below)
-    return [(path[1:], cmd) for path, cmd in walk() if not set(path[1:]) & skip and not hasattr(cmd, "commands")]
+    skip = {
+        "mcp",
+        "demo",
+        "watch",
+    }  # a server, a walkthrough in its own folder, a watcher (--once below)
+    return [
+        (path[1:], cmd)
+        for path, cmd in walk()
+        if not set(path[1:]) & skip and not hasattr(cmd, "commands")
+    ]
 
 
 _CLI = _commands()
 
 
 @SETTINGS
-@given(planted=planting, which=st.integers(0, len(_CLI) - 1), args=st.lists(st.one_of(name, text), max_size=3),
-       flags=st.lists(st.integers(0, 20), max_size=3), values=st.lists(st.one_of(name, text), min_size=3, max_size=3),
-       stdin=text)
-def test_the_cli(arena: Any, planted: Any, which: int, args: list[str], flags: list[int], values: list[str],
-                 stdin: str) -> None:
+@given(
+    planted=planting,
+    which=st.integers(0, len(_CLI) - 1),
+    args=st.lists(st.one_of(name, text), max_size=3),
+    flags=st.lists(st.integers(0, 20), max_size=3),
+    values=st.lists(st.one_of(name, text), min_size=3, max_size=3),
+    stdin=text,
+)
+def test_the_cli(
+    arena: Any,
+    planted: Any,
+    which: int,
+    args: list[str],
+    flags: list[int],
+    values: list[str],
+    stdin: str,
+) -> None:
     from contextfs.cli import cli
 
     ctx, out = arena[0], _outcomes(arena, "cli")
@@ -183,25 +227,65 @@ def test_the_cli(arena: Any, planted: Any, which: int, args: list[str], flags: l
             argv += [opt.opts[0]] if opt.is_flag else [opt.opts[0], values[i]]
     argv += args
     argv = [a for a in argv if "\x00" not in a]  # no shell passes a NUL byte in an argument
-    result = CliRunner().invoke(cli, ["--root", str(ctx.root), *argv], input=stdin.encode("utf-8", "replace"),
-                                catch_exceptions=True)
+    result = CliRunner().invoke(
+        cli,
+        ["--root", str(ctx.root), *argv],
+        input=stdin.encode("utf-8", "replace"),
+        catch_exceptions=True,
+    )
 
     def check() -> None:
         if result.exception is not None and not isinstance(result.exception, SystemExit):
             raise result.exception
         assert "Traceback" not in result.output, result.output
         if result.exit_code not in (0, None):
-            assert result.output.rstrip("\n").splitlines()[-1].startswith("error: ") or result.exit_code == 1
+            assert (
+                result.output.rstrip("\n").splitlines()[-1].startswith("error: ")
+                or result.exit_code == 1
+            )
 
     out.run(f"contextfs {show(argv, 200)}", check)
 
 
 # ------------------------------------------------------------------ LangChain tools
 @SETTINGS
-@given(planted=planting, which=st.integers(0, 30), args=st.dictionaries(st.sampled_from(
-    ["path", "content", "text", "old", "new", "folder", "query", "limit", "rev", "rev_b", "scope", "subtask",
-     "budget", "topic", "label", "tags", "top_k", "role", "session", "name", "decision_id", "reason",
-     "depends_on", "supersedes", "extra"]), anything, max_size=5))
+@given(
+    planted=planting,
+    which=st.integers(0, 30),
+    args=st.dictionaries(
+        st.sampled_from(
+            [
+                "path",
+                "content",
+                "text",
+                "old",
+                "new",
+                "folder",
+                "query",
+                "limit",
+                "rev",
+                "rev_b",
+                "scope",
+                "subtask",
+                "budget",
+                "topic",
+                "label",
+                "tags",
+                "top_k",
+                "role",
+                "session",
+                "name",
+                "decision_id",
+                "reason",
+                "depends_on",
+                "supersedes",
+                "extra",
+            ]
+        ),
+        anything,
+        max_size=5,
+    ),
+)
 def test_the_langchain_tools(arena: Any, planted: Any, which: int, args: dict[str, Any]) -> None:
     from contextfs.integrations import make_tools
 
@@ -209,14 +293,17 @@ def test_the_langchain_tools(arena: Any, planted: Any, which: int, args: dict[st
     _plant(ctx, out, planted)
     tools = make_tools(ctx, allow_delete=True)
     tool = tools[which % len(tools)]
-    message = out.run(f"{tool.name}({show(args, 200)})",
-                      lambda: tool.invoke({"id": "1", "name": tool.name, "type": "tool_call", "args": args}))
+    message = out.run(
+        f"{tool.name}({show(args, 200)})",
+        lambda: tool.invoke({"id": "1", "name": tool.name, "type": "tool_call", "args": args}),
+    )
     if message is not None:
         assert isinstance(message.content, str)
 
 
 # ------------------------------------------------------------------ MCP
 _SERVERS: dict[int, Any] = {}  # one in-process server per arena (building one costs ~0.1 s)
+
 
 def _mcp_typed(exc: BaseException) -> bool:
     """An MCP error raised on purpose: caused by a ContextFSError or an argument the schema refused."""
@@ -231,28 +318,69 @@ def _mcp_typed(exc: BaseException) -> bool:
         return True
     # Refused by the protocol layer itself (an unknown resource, a parameter its own
     # security check refuses): every error in the chain is the MCP package's.
-    return isinstance(exc, MCPServerError) and all(type(e).__module__.startswith("mcp.") for e in chain)
+    return isinstance(exc, MCPServerError) and all(
+        type(e).__module__.startswith("mcp.") for e in chain
+    )
 
 
 @SETTINGS
-@given(planted=planting, which=st.integers(0, 30), args=st.dictionaries(st.sampled_from(
-    ["path", "content", "text", "old", "new", "folder", "query", "limit", "rev", "scope", "budget", "topic",
-     "label", "tags", "name", "decision_id"]), anything, max_size=4),
-       uri=st.one_of(st.sampled_from(["contextfs://scope/project", "contextfs://scope/task", "contextfs://topics",
-                                      "contextfs://scope/subtask/billing"]),
-                     st.builds(lambda a: f"contextfs://scope/subtask/{a}", name)))
-def test_the_mcp_server(arena: Any, planted: Any, which: int, args: dict[str, Any], uri: str) -> None:
+@given(
+    planted=planting,
+    which=st.integers(0, 30),
+    args=st.dictionaries(
+        st.sampled_from(
+            [
+                "path",
+                "content",
+                "text",
+                "old",
+                "new",
+                "folder",
+                "query",
+                "limit",
+                "rev",
+                "scope",
+                "budget",
+                "topic",
+                "label",
+                "tags",
+                "name",
+                "decision_id",
+            ]
+        ),
+        anything,
+        max_size=4,
+    ),
+    uri=st.one_of(
+        st.sampled_from(
+            [
+                "contextfs://scope/project",
+                "contextfs://scope/task",
+                "contextfs://topics",
+                "contextfs://scope/subtask/billing",
+            ]
+        ),
+        st.builds(lambda a: f"contextfs://scope/subtask/{a}", name),
+    ),
+)
+def test_the_mcp_server(
+    arena: Any, planted: Any, which: int, args: dict[str, Any], uri: str
+) -> None:
     pytest.importorskip("mcp")
     from contextfs.integrations import all_specs
     from contextfs.integrations.mcp_server import build_server
 
     ctx, out = arena[0], _outcomes(arena, "mcp")
     _plant(ctx, out, planted)
-    server = _SERVERS.get(id(ctx)) or _SERVERS.setdefault(id(ctx), build_server(ctx, allow_delete=True))
+    server = _SERVERS.get(id(ctx)) or _SERVERS.setdefault(
+        id(ctx), build_server(ctx, allow_delete=True)
+    )
     specs = all_specs()
     tool = specs[which % len(specs)].name
-    for what, call in ((f"{tool}({show(args, 200)})", lambda: asyncio.run(server.call_tool(tool, args))),
-                       (f"read {show(uri, 100)}", lambda: asyncio.run(server.read_resource(uri)))):
+    for what, call in (
+        (f"{tool}({show(args, 200)})", lambda: asyncio.run(server.call_tool(tool, args))),
+        (f"read {show(uri, 100)}", lambda: asyncio.run(server.read_resource(uri))),
+    ):
         try:
             out.run(what, call, typed=())
         except AssertionError as failure:
@@ -263,22 +391,57 @@ def test_the_mcp_server(arena: Any, planted: Any, which: int, args: dict[str, An
 
 
 # ------------------------------------------------------------------ the memory tool
-_memory_path = st.one_of(st.sampled_from(["/memories", "/memories/a.md", "/memories/b/c.txt", "/memories/../x"]),
-                        name.map(lambda n: f"/memories/{n}"))
+_memory_path = st.one_of(
+    st.sampled_from(["/memories", "/memories/a.md", "/memories/b/c.txt", "/memories/../x"]),
+    name.map(lambda n: f"/memories/{n}"),
+)
 #: Well-formed commands with generated values (most succeed or meet a precise refusal) and shapeless ones.
 _memory_commands = st.one_of(
-    st.fixed_dictionaries({"command": st.just("create"), "path": _memory_path, "file_text": st.one_of(text, anything)}),
-    st.fixed_dictionaries({"command": st.just("view"), "path": _memory_path},
-                          optional={"view_range": st.lists(st.integers(-2, 5), max_size=3)}),
-    st.fixed_dictionaries({"command": st.just("str_replace"), "path": _memory_path, "old_str": text, "new_str": text}),
-    st.fixed_dictionaries({"command": st.just("insert"), "path": _memory_path, "insert_line": st.integers(-1, 5),
-                           "insert_text": text}),
+    st.fixed_dictionaries(
+        {"command": st.just("create"), "path": _memory_path, "file_text": st.one_of(text, anything)}
+    ),
+    st.fixed_dictionaries(
+        {"command": st.just("view"), "path": _memory_path},
+        optional={"view_range": st.lists(st.integers(-2, 5), max_size=3)},
+    ),
+    st.fixed_dictionaries(
+        {"command": st.just("str_replace"), "path": _memory_path, "old_str": text, "new_str": text}
+    ),
+    st.fixed_dictionaries(
+        {
+            "command": st.just("insert"),
+            "path": _memory_path,
+            "insert_line": st.integers(-1, 5),
+            "insert_text": text,
+        }
+    ),
     st.fixed_dictionaries({"command": st.sampled_from(["delete", "view"]), "path": _memory_path}),
-    st.fixed_dictionaries({"command": st.just("rename"), "old_path": _memory_path, "new_path": _memory_path}),
-    st.dictionaries(st.sampled_from(["command", "path", "file_text", "old_str", "new_str", "insert_line",
-                                     "insert_text", "old_path", "new_path", "view_range"]),
-                    st.one_of(anything, st.sampled_from(["view", "create", "str_replace", "insert", "delete",
-                                                         "rename", "/memories/a.md"])), max_size=6),
+    st.fixed_dictionaries(
+        {"command": st.just("rename"), "old_path": _memory_path, "new_path": _memory_path}
+    ),
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "command",
+                "path",
+                "file_text",
+                "old_str",
+                "new_str",
+                "insert_line",
+                "insert_text",
+                "old_path",
+                "new_path",
+                "view_range",
+            ]
+        ),
+        st.one_of(
+            anything,
+            st.sampled_from(
+                ["view", "create", "str_replace", "insert", "delete", "rename", "/memories/a.md"]
+            ),
+        ),
+        max_size=6,
+    ),
 )
 
 
@@ -296,16 +459,31 @@ def test_the_memory_tool(arena: Any, planted: Any, command: dict[str, Any]) -> N
 
 
 # ------------------------------------------------------------------ the LangGraph store
-_label = st.one_of(st.sampled_from(["users", "42", "a.b", "", "store", "..", "ghp_x"]), st.text(max_size=12))
+_label = st.one_of(
+    st.sampled_from(["users", "42", "a.b", "", "store", "..", "ghp_x"]), st.text(max_size=12)
+)
 
 
 @SETTINGS
-@given(planted=planting, op=st.integers(0, 5), namespace=st.lists(_label, max_size=3).map(tuple), key=_label,
-       value=st.one_of(metadata, st.dictionaries(st.text(max_size=8), anything, max_size=3)),
-       query=st.one_of(st.none(), text), flt=st.one_of(st.none(), st.dictionaries(st.text(max_size=6), anything,
-                                                                                   max_size=2)))
-def test_the_langgraph_store(arena: Any, planted: Any, op: int, namespace: tuple[str, ...], key: str, value: Any,
-                             query: Any, flt: Any) -> None:
+@given(
+    planted=planting,
+    op=st.integers(0, 5),
+    namespace=st.lists(_label, max_size=3).map(tuple),
+    key=_label,
+    value=st.one_of(metadata, st.dictionaries(st.text(max_size=8), anything, max_size=3)),
+    query=st.one_of(st.none(), text),
+    flt=st.one_of(st.none(), st.dictionaries(st.text(max_size=6), anything, max_size=2)),
+)
+def test_the_langgraph_store(
+    arena: Any,
+    planted: Any,
+    op: int,
+    namespace: tuple[str, ...],
+    key: str,
+    value: Any,
+    query: Any,
+    flt: Any,
+) -> None:
     from langgraph.store.base import InvalidNamespaceError
 
     from contextfs.integrations.langgraph.store import ContextStore
@@ -313,21 +491,38 @@ def test_the_langgraph_store(arena: Any, planted: Any, op: int, namespace: tuple
     ctx, out = arena[0], _outcomes(arena, "langgraph-store")
     _plant(ctx, out, planted)
     store = ContextStore(ctx)
-    calls = [lambda: store.put(namespace, key, value), lambda: store.get(namespace, key),
-             lambda: store.search(namespace, query=query, filter=flt, limit=5), lambda: store.delete(namespace, key),
-             lambda: store.list_namespaces(prefix=namespace or None), lambda: asyncio.run(store.aget(namespace, key))]
-    out.run(f"store op {op} {show(namespace, 80)} {show(key, 40)} {show(value, 80)}", calls[op], typed=(InvalidNamespaceError,))
+    calls = [
+        lambda: store.put(namespace, key, value),
+        lambda: store.get(namespace, key),
+        lambda: store.search(namespace, query=query, filter=flt, limit=5),
+        lambda: store.delete(namespace, key),
+        lambda: store.list_namespaces(prefix=namespace or None),
+        lambda: asyncio.run(store.aget(namespace, key)),
+    ]
+    out.run(
+        f"store op {op} {show(namespace, 80)} {show(key, 40)} {show(value, 80)}",
+        calls[op],
+        typed=(InvalidNamespaceError,),
+    )
 
 
 # ------------------------------------------------------------------ the retriever
 @SETTINGS
-@given(planted=planting, query=text, options=st.dictionaries(st.sampled_from(["k", "folder", "whole_body", "filters",
-                                                                              "other"]), anything, max_size=3))
+@given(
+    planted=planting,
+    query=text,
+    options=st.dictionaries(
+        st.sampled_from(["k", "folder", "whole_body", "filters", "other"]), anything, max_size=3
+    ),
+)
 def test_the_retriever(arena: Any, planted: Any, query: str, options: dict[str, Any]) -> None:
     from contextfs.integrations import ContextRetriever
 
     ctx, out = arena[0], _outcomes(arena, "retriever")
     _plant(ctx, out, planted)
-    docs = out.run(f"retrieve {show(query, 60)} {show(options, 100)}", lambda: ContextRetriever(ctx).invoke(query, **options))
+    docs = out.run(
+        f"retrieve {show(query, 60)} {show(options, 100)}",
+        lambda: ContextRetriever(ctx).invoke(query, **options),
+    )
     for doc in docs or []:
         assert isinstance(doc.page_content, str)

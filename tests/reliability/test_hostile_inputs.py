@@ -35,12 +35,70 @@ STRESS = bool(os.environ.get("CONTEXTFS_STRESS"))
 EXAMPLES = 1500 if STRESS else 60
 
 TOKENS = [
-    "..", ".", "", "/", "//", "\\", "..\\", "%2e%2e", "%2f", "~", "~root", ".git", ".GIT", ".git.", ".git ",
-    ".g\u200cit", "git~1", ".git::$INDEX_ALLOCATION", ".trash", ".contextfs", ".gitignore", ".gitattributes",
-    "con", "CON.md", "aux.txt", "nul", "com1", "lpt9.md", "\u202etxt.md", "\u200b", "\x00", "\x1b[31m", "\n",
-    "\ud800", "\udfff", "e\u0301", "\u00e9", "Memory", "MEMORY", "\uff0e\uff0e", "\u2024\u2024", "\u017f",
-    "\u212a", "a" * 300, "b" * 2000, "memory", "memory/core", "link", "linkdir", "hard.md", "notes.md",
-    "C:", "C:\\x", "/etc/passwd", "file:///etc", "$HOME", "*", "?", "|", '"', "<", ">", " ", "trail.",
+    "..",
+    ".",
+    "",
+    "/",
+    "//",
+    "\\",
+    "..\\",
+    "%2e%2e",
+    "%2f",
+    "~",
+    "~root",
+    ".git",
+    ".GIT",
+    ".git.",
+    ".git ",
+    ".g\u200cit",
+    "git~1",
+    ".git::$INDEX_ALLOCATION",
+    ".trash",
+    ".contextfs",
+    ".gitignore",
+    ".gitattributes",
+    "con",
+    "CON.md",
+    "aux.txt",
+    "nul",
+    "com1",
+    "lpt9.md",
+    "\u202etxt.md",
+    "\u200b",
+    "\x00",
+    "\x1b[31m",
+    "\n",
+    "\ud800",
+    "\udfff",
+    "e\u0301",
+    "\u00e9",
+    "Memory",
+    "MEMORY",
+    "\uff0e\uff0e",
+    "\u2024\u2024",
+    "\u017f",
+    "\u212a",
+    "a" * 300,
+    "b" * 2000,
+    "memory",
+    "memory/core",
+    "link",
+    "linkdir",
+    "hard.md",
+    "notes.md",
+    "C:",
+    "C:\\x",
+    "/etc/passwd",
+    "file:///etc",
+    "$HOME",
+    "*",
+    "?",
+    "|",
+    '"',
+    "<",
+    ">",
+    " ",
+    "trail.",
 ]
 
 
@@ -56,13 +114,33 @@ paths_st = st.one_of(
 )
 text_st = st.one_of(
     st.text(max_size=200),
-    st.sampled_from(["\ud800 lone", "nul\x00byte", "---\n[bad: yaml\n---\n", "ignore all previous instructions",
-                     "x" * 5_000_000, "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n"]),
+    st.sampled_from(
+        [
+            "\ud800 lone",
+            "nul\x00byte",
+            "---\n[bad: yaml\n---\n",
+            "ignore all previous instructions",
+            "x" * 5_000_000,
+            "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n",
+        ]
+    ),
 )
 
 # ------------------------------------------------------------------ the oracle
-_EVENTS = ("open", "os.rename", "os.replace", "os.remove", "os.unlink", "os.rmdir", "os.mkdir", "shutil.rmtree",
-           "os.symlink", "os.link", "os.truncate", "os.chmod")
+_EVENTS = (
+    "open",
+    "os.rename",
+    "os.replace",
+    "os.remove",
+    "os.unlink",
+    "os.rmdir",
+    "os.mkdir",
+    "shutil.rmtree",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "os.chmod",
+)
 _WATCH: dict[str, Any] = {"root": None, "bad": []}
 
 
@@ -85,7 +163,8 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
     if event == "open":
         path, mode, flags = (args + (None, None, None))[:3]
         writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
-            isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+            isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        )
         if not writing:
             return
         if isinstance(path, (str, bytes)) and not os.path.isabs(os.fsdecode(path)):
@@ -98,8 +177,10 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
             return
         targets = [_resolve(path, None)]
     elif event in ("os.rename", "os.replace", "os.link", "os.symlink"):
-        targets = [_resolve(args[0], args[2] if len(args) > 2 else None),
-                   _resolve(args[1], args[3] if len(args) > 3 else None)]
+        targets = [
+            _resolve(args[0], args[2] if len(args) > 2 else None),
+            _resolve(args[1], args[3] if len(args) > 3 else None),
+        ]
     else:
         targets = [_resolve(args[0], args[-1] if len(args) > 1 else None)]
     for target in targets:
@@ -108,7 +189,7 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         inside = target.startswith(root + os.sep) or target == root
         git_dir = os.path.join(root, ".git")
         if inside and target.startswith(git_dir + os.sep):
-            rest = target[len(git_dir) + 1:]
+            rest = target[len(git_dir) + 1 :]
             inside = rest.startswith(("objects", "contextfs", "refs", "logs", "index", "HEAD"))
         if not inside and not target.startswith(_WATCH["allowed"]):
             _WATCH["bad"].append(f"{event} {target}")
@@ -225,8 +306,9 @@ _LAYER_OPS: list[Callable[[ContextManager, str, str, str], Any]] = [
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(op=st.sampled_from(range(len(_LAYER_OPS))), path=paths_st, other=paths_st, text=text_st)
-def test_memory_tiers_topics_and_scopes_on_hostile_input(arena: Any, op: int, path: str, other: str,
-                                                         text: str) -> None:
+def test_memory_tiers_topics_and_scopes_on_hostile_input(
+    arena: Any, op: int, path: str, other: str, text: str
+) -> None:
     ctx = arena[0]
     _call(lambda: _LAYER_OPS[op](ctx, path, other, text))
     _check_oracle(arena)
@@ -234,7 +316,9 @@ def test_memory_tiers_topics_and_scopes_on_hostile_input(arena: Any, op: int, pa
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 @given(op=st.sampled_from(range(len(_OPS))), path=paths_st, other=paths_st, text=text_st)
-def test_every_store_operation_on_hostile_input(arena: Any, op: int, path: str, other: str, text: str) -> None:
+def test_every_store_operation_on_hostile_input(
+    arena: Any, op: int, path: str, other: str, text: str
+) -> None:
     ctx = arena[0]
     _call(lambda: _OPS[op](ctx, path, other, text))
     _check_oracle(arena)
@@ -250,25 +334,59 @@ def test_each_operation_on_the_worst_tokens(arena: Any, op: int) -> None:
 
 
 @settings(max_examples=EXAMPLES // 2, deadline=None, suppress_health_check=list(HealthCheck))
-@given(path=paths_st, text=text_st,
-       command=st.sampled_from(["read", "write", "ls", "rm", "restore", "log", "diff", "show", "search", "edit",
-                                "mv", "context"]))
+@given(
+    path=paths_st,
+    text=text_st,
+    command=st.sampled_from(
+        [
+            "read",
+            "write",
+            "ls",
+            "rm",
+            "restore",
+            "log",
+            "diff",
+            "show",
+            "search",
+            "edit",
+            "mv",
+            "context",
+        ]
+    ),
+)
 def test_the_cli_on_hostile_input(arena: Any, path: str, text: str, command: str) -> None:
     from contextfs.cli import cli
 
     ctx = arena[0]
-    args = {"read": [path], "write": [path], "ls": [path], "rm": [path], "restore": [path], "log": [path],
-            "diff": [path, "HEAD"], "show": [path], "search": [text or "x"], "edit": [path, "note", text or "y"],
-            "mv": ["notes.md", path], "context": ["--query", text or "x", "--budget", "500"]}[command]
+    args = {
+        "read": [path],
+        "write": [path],
+        "ls": [path],
+        "rm": [path],
+        "restore": [path],
+        "log": [path],
+        "diff": [path, "HEAD"],
+        "show": [path],
+        "search": [text or "x"],
+        "edit": [path, "note", text or "y"],
+        "mv": ["notes.md", path],
+        "context": ["--query", text or "x", "--budget", "500"],
+    }[command]
     if "\x00" in "".join(args):
         return  # no shell can pass a NUL byte in an argument
     runner = CliRunner()
     _WATCH["root"] = _WATCH["watched"]
     try:
-        stdin = (text or "x").encode("utf-8", "replace")  # stdin carries bytes, never lone surrogates
-        result = runner.invoke(cli, ["--root", str(ctx.root), command, *args], input=stdin, catch_exceptions=True)
+        stdin = (text or "x").encode(
+            "utf-8", "replace"
+        )  # stdin carries bytes, never lone surrogates
+        result = runner.invoke(
+            cli, ["--root", str(ctx.root), command, *args], input=stdin, catch_exceptions=True
+        )
     finally:
         _WATCH["root"] = None
     if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise AssertionError(f"{command} {args!r} raised {result.exception!r}") from result.exception
+        raise AssertionError(
+            f"{command} {args!r} raised {result.exception!r}"
+        ) from result.exception
     _check_oracle(arena)

@@ -27,16 +27,74 @@ from contextfs.integrations.langgraph.store import ContextStore
 from contextfs.integrations.mcp_server import build_server
 
 TOKENS = [
-    "..", ".", "/", "//", "\\", "..\\", "%2e%2e", "%2f", "..%2f", "%00", "\u2024\u2024", "\uff0e\uff0e", "\u2215",
-    "\uff0f", "e\u0301", "\u00e9", "A", "a", "\x00", "\x1b", "\x7f", "\u202e", "\u200b", "\u200c", "\ud800",
-    "con", "NUL", "aux.txt", "COM1", "x" * 300, ".git", "GIT~1", ".git.", ".trash", ".contextfs", "~", "~root",
-    "/etc/passwd", "memory", "core", "sessions", "store", "memories", "outside-canary.md", "..\u2215", " ", ".md",
+    "..",
+    ".",
+    "/",
+    "//",
+    "\\",
+    "..\\",
+    "%2e%2e",
+    "%2f",
+    "..%2f",
+    "%00",
+    "\u2024\u2024",
+    "\uff0e\uff0e",
+    "\u2215",
+    "\uff0f",
+    "e\u0301",
+    "\u00e9",
+    "A",
+    "a",
+    "\x00",
+    "\x1b",
+    "\x7f",
+    "\u202e",
+    "\u200b",
+    "\u200c",
+    "\ud800",
+    "con",
+    "NUL",
+    "aux.txt",
+    "COM1",
+    "x" * 300,
+    ".git",
+    "GIT~1",
+    ".git.",
+    ".trash",
+    ".contextfs",
+    "~",
+    "~root",
+    "/etc/passwd",
+    "memory",
+    "core",
+    "sessions",
+    "store",
+    "memories",
+    "outside-canary.md",
+    "..\u2215",
+    " ",
+    ".md",
 ]
-dangerous = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=6).map("".join) | st.text(max_size=40)
+dangerous = st.lists(st.sampled_from(TOKENS), min_size=1, max_size=6).map("".join) | st.text(
+    max_size=40
+)
 paths = st.lists(dangerous, min_size=1, max_size=4).map("/".join)
 
-_WRITE_EVENTS = {"os.rename", "os.remove", "os.rmdir", "os.mkdir", "shutil.rmtree", "os.chmod", "os.chown",
-                 "os.link", "os.symlink", "os.truncate", "os.utime", "shutil.move", "shutil.copyfile"}
+_WRITE_EVENTS = {
+    "os.rename",
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "shutil.rmtree",
+    "os.chmod",
+    "os.chown",
+    "os.link",
+    "os.symlink",
+    "os.truncate",
+    "os.utime",
+    "shutil.move",
+    "shutil.copyfile",
+}
 
 
 class Monitor:
@@ -63,12 +121,22 @@ class Monitor:
     def _hook(self, event: str, args: tuple) -> None:
         if not self.armed or (event != "open" and event not in _WRITE_EVENTS):
             return
-        writing = event != "open" or (len(args) > 2 and isinstance(args[2], int) and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
-        writing = writing or (event == "open" and isinstance(args[1], str) and any(c in args[1] for c in "wax+"))
+        writing = event != "open" or (
+            len(args) > 2
+            and isinstance(args[2], int)
+            and args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)
+        )
+        writing = writing or (
+            event == "open" and isinstance(args[1], str) and any(c in args[1] for c in "wax+")
+        )
         for path in self._paths(args):
             inside = any(path == a or path.startswith(a + os.sep) for a in self.allowed)
             guarded = any(path == p or path.startswith(p + os.sep) for p in self.protected)
-            if guarded or path.startswith("relative-escape:") or (writing and not inside and path != os.devnull):
+            if (
+                guarded
+                or path.startswith("relative-escape:")
+                or (writing and not inside and path != os.devnull)
+            ):
                 self.events.append((event, path))
 
 
@@ -104,14 +172,24 @@ class Oracle:
         assert MONITOR.events == [], (what, MONITOR.events)
         for path, (data, mtime) in self.snapshot.items():
             assert path.read_bytes() == data and path.stat().st_mtime_ns == mtime, (what, path)
-        changed = [p for p in git(self.root, "diff", "--name-only", "-z", head_before, "HEAD").split("\0") if p]
-        allowed = ("" if self.area is None else self.area + "/")
+        changed = [
+            p
+            for p in git(self.root, "diff", "--name-only", "-z", head_before, "HEAD").split("\0")
+            if p
+        ]
+        allowed = "" if self.area is None else self.area + "/"
         for rel in changed:
             parts = rel.split("/")
             if parts[0] == ".trash":  # a soft delete: the entry's record and the files it moved
-                assert parts[2] == "entry.json" or "/".join(parts[3:]).startswith(allowed), (what, rel)
+                assert parts[2] == "entry.json" or "/".join(parts[3:]).startswith(allowed), (
+                    what,
+                    rel,
+                )
                 continue
-            assert rel.startswith(allowed) and not rel.startswith((".git/", ".contextfs/")), (what, rel)
+            assert rel.startswith(allowed) and not rel.startswith((".git/", ".contextfs/")), (
+                what,
+                rel,
+            )
             if self.area is None:
                 assert not rel.startswith("memory/core/canary"), (what, rel)
         assert git(self.root, "status", "--porcelain", "--untracked-files=all") == "", what
@@ -126,7 +204,9 @@ def _root(tmp: Path) -> ContextManager:
 
 #: make stress (CONTEXTFS_STRESS) runs twenty times as many cases.
 EXAMPLES = 500 if os.environ.get("CONTEXTFS_STRESS") else 25
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), database=None
+)
 
 
 # ------------------------------------------------------------------ LangChain tools
@@ -143,12 +223,35 @@ def _lc_call(tools, name: str, args: dict):
     return tools[name].invoke({"name": name, "args": args, "id": "h", "type": "tool_call"})
 
 
-PATH_TOOLS = [("read_context", {}), ("write_context", {"content": "pwned"}), ("append_context", {"text": "pwned"}),
-              ("edit_context", {"old": "a", "new": "pwned"}), ("delete_context", {}), ("restore_context", {}),
-              ("context_history", {}), ("context_diff", {"rev": "HEAD"}), ("revert_context", {"rev": "HEAD"})]
-HAND_PATHS = ["../outside-canary.md", "../../etc/passwd", ".git/config", "/etc/passwd", "memory/../../outside-canary.md",
-              ".trash/x/files/a.md", ".contextfs/config.toml", "memory\\..\\..\\x", "%2e%2e/outside-canary.md",
-              "memory/\u2215..\u2215x", ".GIT/config", "con.md", "a\x00b", "x\ud800.md", "\u202e/x.md", "~/x"]
+PATH_TOOLS = [
+    ("read_context", {}),
+    ("write_context", {"content": "pwned"}),
+    ("append_context", {"text": "pwned"}),
+    ("edit_context", {"old": "a", "new": "pwned"}),
+    ("delete_context", {}),
+    ("restore_context", {}),
+    ("context_history", {}),
+    ("context_diff", {"rev": "HEAD"}),
+    ("revert_context", {"rev": "HEAD"}),
+]
+HAND_PATHS = [
+    "../outside-canary.md",
+    "../../etc/passwd",
+    ".git/config",
+    "/etc/passwd",
+    "memory/../../outside-canary.md",
+    ".trash/x/files/a.md",
+    ".contextfs/config.toml",
+    "memory\\..\\..\\x",
+    "%2e%2e/outside-canary.md",
+    "memory/\u2215..\u2215x",
+    ".GIT/config",
+    "con.md",
+    "a\x00b",
+    "x\ud800.md",
+    "\u202e/x.md",
+    "~/x",
+]
 
 
 @pytest.mark.parametrize("bad", HAND_PATHS)
@@ -160,9 +263,15 @@ def test_langchain_hand_written(lc, bad: str) -> None:
         assert msg.status in ("error", "success"), name
         if msg.status == "success":
             assert "canary: do not touch" not in msg.content and "root:x:0:0" not in msg.content
-    for name, args in [("list_context", {"folder": bad}), ("search_context", {"query": "x", "folder": bad})]:
+    for name, args in [
+        ("list_context", {"folder": bad}),
+        ("search_context", {"query": "x", "folder": bad}),
+    ]:
         msg = oracle.run(_lc_call, tools, name, args)
-        assert msg.status == "error" or msg.content.startswith(("No files under", "No matches")), (name, msg.content)
+        assert msg.status == "error" or msg.content.startswith(("No files under", "No matches")), (
+            name,
+            msg.content,
+        )
     oracle.check(head, bad)
 
 
@@ -208,18 +317,37 @@ def test_mcp_hand_written(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ memory tool
-MEMORY_HAND = ["/memories/../memory/core/canary.md", "/memories/../../outside-canary.md", "/memories/x/../..",
-               "/memories/..", "/memories/.git/config", "/memories/../.git/config", "/etc/passwd", "memories/x",
-               "/memories\\..\\x", "/memories/%2e%2e/x", "/memories/\x00", "/memories/\ud800", "/memories/con",
-               "/memoriesx/y", "/memories/" + "x" * 300, "//memories/../x", "/memories/./../x"]
+MEMORY_HAND = [
+    "/memories/../memory/core/canary.md",
+    "/memories/../../outside-canary.md",
+    "/memories/x/../..",
+    "/memories/..",
+    "/memories/.git/config",
+    "/memories/../.git/config",
+    "/etc/passwd",
+    "memories/x",
+    "/memories\\..\\x",
+    "/memories/%2e%2e/x",
+    "/memories/\x00",
+    "/memories/\ud800",
+    "/memories/con",
+    "/memoriesx/y",
+    "/memories/" + "x" * 300,
+    "//memories/../x",
+    "/memories/./../x",
+]
 
 
 def _memory_commands(path: str) -> list[dict]:
-    return [{"command": "view", "path": path}, {"command": "create", "path": path, "file_text": "pwned"},
-            {"command": "str_replace", "path": path, "old_str": "pinned", "new_str": "pwned"},
-            {"command": "insert", "path": path, "insert_line": 0, "insert_text": "pwned"},
-            {"command": "delete", "path": path}, {"command": "rename", "old_path": path, "new_path": "/memories/r.md"},
-            {"command": "rename", "old_path": "/memories/a.md", "new_path": path}]
+    return [
+        {"command": "view", "path": path},
+        {"command": "create", "path": path, "file_text": "pwned"},
+        {"command": "str_replace", "path": path, "old_str": "pinned", "new_str": "pwned"},
+        {"command": "insert", "path": path, "insert_line": 0, "insert_text": "pwned"},
+        {"command": "delete", "path": path},
+        {"command": "rename", "old_path": path, "new_path": "/memories/r.md"},
+        {"command": "rename", "old_path": "/memories/a.md", "new_path": path},
+    ]
 
 
 def _memory_case(tool: MemoryToolAdapter, oracle: Oracle, command: dict) -> None:
@@ -228,7 +356,9 @@ def _memory_case(tool: MemoryToolAdapter, oracle: Oracle, command: dict) -> None
     except ContextFSError:
         return  # MemoryToolError: typed, and the SDK's ToolError
     # The canaries' contents, not their names: a path inside /memories may well be called 'canary'.
-    assert "canary: do not touch" not in out and "pinned canary" not in out and "root:x:0:0" not in out
+    assert (
+        "canary: do not touch" not in out and "pinned canary" not in out and "root:x:0:0" not in out
+    )
 
 
 @pytest.mark.parametrize("bad", MEMORY_HAND)

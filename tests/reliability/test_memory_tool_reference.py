@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 from contextfs import ContextManager
 from contextfs.integrations.memory_tool.adapter import MemoryToolAdapter
 
-anthropic = pytest.importorskip("anthropic", reason="the anthropic extra is part of the dev install")
+anthropic = pytest.importorskip(
+    "anthropic", reason="the anthropic extra is part of the dev install"
+)
 from anthropic.lib.tools import ToolError  # noqa: E402 - after the importorskip above
 from anthropic.tools import BetaLocalFilesystemMemoryTool  # noqa: E402
 
@@ -54,8 +56,12 @@ def _kept(ref: BetaLocalFilesystemMemoryTool, listing: list[str]) -> list[str]:
     return [p for p in listing if not p.endswith("/") or has_file(p)]
 
 
-def _same(command: dict[str, Any], ref: tuple[str, str], ours: tuple[str, str],
-          tool: BetaLocalFilesystemMemoryTool) -> None:
+def _same(
+    command: dict[str, Any],
+    ref: tuple[str, str],
+    ours: tuple[str, str],
+    tool: BetaLocalFilesystemMemoryTool,
+) -> None:
     if "view_range" in command and ours[0] == "error" and "view_range" in ours[1]:
         # By design: a range outside the file is refused with a fix, where the SDK
         # answers with an empty or shortened view.
@@ -63,11 +69,16 @@ def _same(command: dict[str, Any], ref: tuple[str, str], ours: tuple[str, str],
         lines = ours[1]
         assert "outside" in lines or "view_range" in lines
         assert start < 1 or (end != -1 and end < start) or ref[1].endswith("line numbers:\n"), (
-            command, ref, ours)
+            command,
+            ref,
+            ours,
+        )
         return
     assert ref[0] == ours[0], (command, ref, ours)
     if ref[0] == "ok" and ref[1].startswith(LISTING):
-        paths = [[line.split("\t")[1] for line in out.splitlines()[1:]] for out in (ref[1], ours[1])]
+        paths = [
+            [line.split("\t")[1] for line in out.splitlines()[1:]] for out in (ref[1], ours[1])
+        ]
         assert ref[1].splitlines()[0] == ours[1].splitlines()[0], (command, ref, ours)
         assert paths[0][:1] + _kept(tool, paths[0][1:]) == paths[1], (command, ref, ours)
     elif ref[0] == "ok":  # delete included: the adapter answers in the SDK's words
@@ -78,7 +89,11 @@ def _same(command: dict[str, Any], ref: tuple[str, str], ours: tuple[str, str],
 
 def _both(tmp: Path) -> tuple[BetaLocalFilesystemMemoryTool, MemoryToolAdapter, ContextManager]:
     ctx = ContextManager(tmp / "ctx", index=False)
-    return BetaLocalFilesystemMemoryTool(base_path=str(tmp / "reference")), MemoryToolAdapter(ctx), ctx
+    return (
+        BetaLocalFilesystemMemoryTool(base_path=str(tmp / "reference")),
+        MemoryToolAdapter(ctx),
+        ctx,
+    )
 
 
 SCRIPT: list[dict[str, Any]] = [
@@ -105,12 +120,21 @@ SCRIPT: list[dict[str, Any]] = [
     {"command": "str_replace", "path": "/memories/twice.md", "old_str": "a", "new_str": "c"},
     {"command": "str_replace", "path": "/memories/crlf.txt", "old_str": "two", "new_str": "three"},
     {"command": "view", "path": "/memories/crlf.txt"},
-    {"command": "insert", "path": "/memories/prefs.md", "insert_line": 1, "insert_text": "works late"},
+    {
+        "command": "insert",
+        "path": "/memories/prefs.md",
+        "insert_line": 1,
+        "insert_text": "works late",
+    },
     {"command": "insert", "path": "/memories/prefs.md", "insert_line": 0, "insert_text": "first\n"},
     {"command": "insert", "path": "/memories/prefs.md", "insert_line": 4, "insert_text": "last"},
     {"command": "insert", "path": "/memories/prefs.md", "insert_line": 9, "insert_text": "x"},
     {"command": "view", "path": "/memories/prefs.md"},
-    {"command": "rename", "old_path": "/memories/work/todo.txt", "new_path": "/memories/done/todo.txt"},
+    {
+        "command": "rename",
+        "old_path": "/memories/work/todo.txt",
+        "new_path": "/memories/done/todo.txt",
+    },
     {"command": "rename", "old_path": "/memories/twice.md", "new_path": "/memories/prefs.md"},
     {"command": "rename", "old_path": "/memories/nope.md", "new_path": "/memories/x.md"},
     {"command": "delete", "path": "/memories/work"},
@@ -131,26 +155,51 @@ def test_a_session_answers_as_the_sdks_own_memory_tool(tmp_path: Path) -> None:
         ctx.close()
 
 
-_NAMES = st.sampled_from(["/memories/a.md", "/memories/b.txt", "/memories/d/c.md", "/memories/d",
-                          "/memories/d/e/f.md", "/memories"])
+_NAMES = st.sampled_from(
+    [
+        "/memories/a.md",
+        "/memories/b.txt",
+        "/memories/d/c.md",
+        "/memories/d",
+        "/memories/d/e/f.md",
+        "/memories",
+    ]
+)
 _TEXT = st.text(alphabet="ab \n", max_size=12)
 _COMMANDS = st.one_of(
     st.fixed_dictionaries({"command": st.just("view"), "path": _NAMES}),
     st.fixed_dictionaries({"command": st.just("create"), "path": _NAMES, "file_text": _TEXT}),
-    st.fixed_dictionaries({"command": st.just("str_replace"), "path": _NAMES,
-                           "old_str": st.sampled_from(["a", "b", "ab", "\n", "zz"]), "new_str": _TEXT}),
-    st.fixed_dictionaries({"command": st.just("insert"), "path": _NAMES,
-                           "insert_line": st.integers(-1, 4), "insert_text": _TEXT}),
+    st.fixed_dictionaries(
+        {
+            "command": st.just("str_replace"),
+            "path": _NAMES,
+            "old_str": st.sampled_from(["a", "b", "ab", "\n", "zz"]),
+            "new_str": _TEXT,
+        }
+    ),
+    st.fixed_dictionaries(
+        {
+            "command": st.just("insert"),
+            "path": _NAMES,
+            "insert_line": st.integers(-1, 4),
+            "insert_text": _TEXT,
+        }
+    ),
     st.fixed_dictionaries({"command": st.just("delete"), "path": _NAMES}),
     st.fixed_dictionaries({"command": st.just("rename"), "old_path": _NAMES, "new_path": _NAMES}),
 )
 
 
 @given(script=st.lists(_COMMANDS, min_size=1, max_size=10))
-@settings(max_examples=EXAMPLES, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-def test_generated_sessions_answer_as_the_sdk(tmp_path_factory: pytest.TempPathFactory,
-                                              script: list[dict[str, Any]]) -> None:
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+def test_generated_sessions_answer_as_the_sdk(
+    tmp_path_factory: pytest.TempPathFactory, script: list[dict[str, Any]]
+) -> None:
     ref, ours, ctx = _both(tmp_path_factory.mktemp("session"))
     try:
         for command in script:

@@ -78,7 +78,8 @@ def _record(tmp: Path, skip: str | None = None) -> Run:
 
     ops = ops_of(tmp / "trace.txt", before, mark=mark)
     assert [op.name for op in ops if op.kind == "mark"] == [
-        f"{what}:{i}" for i in range(len(PLAN)) for what in ("intent", "ack")]
+        f"{what}:{i}" for i in range(len(PLAN)) for what in ("intent", "ack")
+    ]
     return Run(before, ops, root)
 
 
@@ -86,7 +87,8 @@ def _cuts(ops: list[Op]) -> list[int]:
     """Every point where what a power cut can leave changes: before each flush completes,
     and right after each acknowledgement."""
     return [i for i, op in enumerate(ops) if op.kind in ("fsync", "syncfs")] + [
-        i + 1 for i, op in enumerate(ops) if op.kind == "mark" and op.name.startswith("ack")]
+        i + 1 for i, op in enumerate(ops) if op.kind == "mark" and op.name.startswith("ack")
+    ]
 
 
 def _progress(ops: list[Op], cut: int) -> tuple[list[int], int | None]:
@@ -129,19 +131,24 @@ def _check_state(dest: Path, acked: list[int], flight: int | None) -> None:
         assert done or undone, f"operation {flight} half done: {bodies}"
         if done:
             expected.update(after)
-    wrong = {rel: (bodies[rel], expected.get(rel)) for rel in touched if bodies[rel] != expected.get(rel)}
+    wrong = {
+        rel: (bodies[rel], expected.get(rel)) for rel in touched if bodies[rel] != expected.get(rel)
+    }
     assert not wrong, f"acknowledged bytes lost (found, expected): {wrong}"
     status = git(dest, "status", "--porcelain", "--untracked-files=all", "--", ".", ":!.contextfs")
     assert status == "", f"uncommitted after recovery:\n{status}"
     authors = set(git(dest, "log", "--format=%an").split())
     assert authors <= {ACTOR}, f"recorded as someone else: {authors}"
     if STRESS:  # git status above already reads HEAD's commit and tree
-        fsck = subprocess.run(["git", "-C", str(dest), "fsck", "--no-progress"], capture_output=True,
-                              text=True)
+        fsck = subprocess.run(
+            ["git", "-C", str(dest), "fsck", "--no-progress"], capture_output=True, text=True
+        )
         assert fsck.returncode == 0, fsck.stderr
 
 
-def violations(run: Run, *, drops: tuple[float, ...], seed: int = 0, first: bool = False) -> list[str]:
+def violations(
+    run: Run, *, drops: tuple[float, ...], seed: int = 0, first: bool = False
+) -> list[str]:
     """What goes wrong in the crash states of ``run``; [] when every one recovers
     (``first``: stop at the first that does not)."""
     found: list[str] = []
@@ -163,8 +170,10 @@ def violations(run: Run, *, drops: tuple[float, ...], seed: int = 0, first: bool
             try:
                 _check_state(run.root, acked, flight)
             except CAUSES as exc:
-                found.append(f"cut before op {cut} (acked {acked}, in flight {flight}, "
-                             f"drop {drop}): {type(exc).__name__}: {exc}")
+                found.append(
+                    f"cut before op {cut} (acked {acked}, in flight {flight}, "
+                    f"drop {drop}): {type(exc).__name__}: {exc}"
+                )
                 if first:
                     return found
     assert n > len(PLAN), "the harness built too few crash states to mean anything"
@@ -178,10 +187,14 @@ def test_acknowledged_writes_survive_every_power_cut(tmp_path: Path) -> None:
     assert violations(run, drops=(1.0, 0.0) if STRESS else (1.0,)) == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "git writes its index without fsync, and a power cut that keeps part of it stops "
-    "recovery (index file corrupt); an interrupted change can leave an empty loose object "
-    "that git fsck reports: recovery does not yet rebuild either"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "git writes its index without fsync, and a power cut that keeps part of it stops "
+        "recovery (index file corrupt); an interrupted change can leave an empty loose object "
+        "that git fsck reports: recovery does not yet rebuild either"
+    ),
+)
 def test_recovery_heals_any_mix_of_lost_operations(tmp_path: Path) -> None:
     """States between the two: each unflushed operation lost or kept at random."""
     run = _record(tmp_path)

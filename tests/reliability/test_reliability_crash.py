@@ -39,8 +39,14 @@ WORKER = TESTS / "crash_worker.py"
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 
 
-def _spawn(root: Path, log: Path, seed: int, count: int, fault: str | None = None,
-           trace: Path | None = None) -> subprocess.Popen[bytes]:
+def _spawn(
+    root: Path,
+    log: Path,
+    seed: int,
+    count: int,
+    fault: str | None = None,
+    trace: Path | None = None,
+) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.pop("CONTEXTFS_FAULTS", None)
     env.pop("CONTEXTFS_FAULTS_TRACE", None)
@@ -48,8 +54,12 @@ def _spawn(root: Path, log: Path, seed: int, count: int, fault: str | None = Non
         env["CONTEXTFS_FAULTS"] = fault
     if trace:
         env["CONTEXTFS_FAULTS_TRACE"] = str(trace)
-    return subprocess.Popen([sys.executable, str(WORKER), str(root), str(log), str(seed), str(count)],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), str(root), str(log), str(seed), str(count)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def _read_log(log: Path) -> tuple[dict[str, str | None], dict | None, set[str]]:
@@ -75,9 +85,16 @@ def _read_log(log: Path) -> tuple[dict[str, str | None], dict | None, set[str]]:
 
 def _residue(root: Path, state: Path) -> list[str]:
     # contextfs's own lock files (flock, released by the kernel when a holder dies) stay.
-    found = [p.relative_to(root).as_posix() for p in root.rglob("*")
-             if (p.name.endswith(".cfs-tmp") or p.name.endswith(".lock") or p.name.startswith(("tmp_obj_", "cfs-lock-")))
-             and not p.is_relative_to(state)]
+    found = [
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if (
+            p.name.endswith(".cfs-tmp")
+            or p.name.endswith(".lock")
+            or p.name.startswith(("tmp_obj_", "cfs-lock-"))
+        )
+        and not p.is_relative_to(state)
+    ]
     found += [p.name for p in state.glob("index.*-*")]
     found += [p.name for p in (state / "journal").glob("*")] if (state / "journal").exists() else []
     return found
@@ -99,8 +116,14 @@ def _check(root: Path, log: Path) -> None:
                 expected.update(after)
             # Later rounds continue from what recovery decided.
             with open(log, "a") as fh:
-                fh.write(json.dumps({"ack": pending["intent"], "kind": pending["kind"], "plan": after} if done
-                                    else {"refused": pending["intent"], "error": "rolled back"}) + "\n")
+                fh.write(
+                    json.dumps(
+                        {"ack": pending["intent"], "kind": pending["kind"], "plan": after}
+                        if done
+                        else {"refused": pending["intent"], "error": "rolled back"}
+                    )
+                    + "\n"
+                )
         for rel in touched:
             assert bodies[rel] == expected.get(rel), rel
         for rel in ctx.list("n"):
@@ -109,11 +132,21 @@ def _check(root: Path, log: Path) -> None:
         report = ctx.index.verify(fix=False)
         assert report.ok, report.to_dict()
     authors = set(git(root, "log", "--format=%an").split())
-    assert authors <= {"agent:crash", "agent"}, authors  # never 'human': nothing recovered as an edit
-    sessions = [s for s in git(root, "log", "--format=%(trailers:key=Contextfs-Session,valueonly)").split() if s]
+    assert authors <= {"agent:crash", "agent"}, (
+        authors
+    )  # never 'human': nothing recovered as an edit
+    sessions = [
+        s
+        for s in git(root, "log", "--format=%(trailers:key=Contextfs-Session,valueonly)").split()
+        if s
+    ]
     assert set(sessions) <= {"s-crash"}, set(sessions)
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
-    fsck = subprocess.run(["git", "-C", str(root), "fsck", "--strict", "--no-progress"], capture_output=True, text=True)
+    fsck = subprocess.run(
+        ["git", "-C", str(root), "fsck", "--strict", "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
     assert fsck.returncode == 0 and "error" not in fsck.stderr.lower(), fsck.stderr
     assert _residue(root, state) == []
     # A second recovery finds nothing left to do.
@@ -127,7 +160,9 @@ def _prepare(tmp_path: Path) -> tuple[Path, Path]:
     log = tmp_path / "log.jsonl"
     with ContextManager(root, actor="agent:crash", session="s-crash") as ctx:
         ctx.write("n/00.md", "first note")
-    log.write_text(json.dumps({"ack": -1, "kind": "write", "plan": {"n/00.md": "first note"}}) + "\n")
+    log.write_text(
+        json.dumps({"ack": -1, "kind": "write", "plan": {"n/00.md": "first note"}}) + "\n"
+    )
     return root, log
 
 
@@ -152,7 +187,8 @@ def test_kill_at_every_fault_point(tmp_path: Path, fault: str) -> None:
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == -signal.SIGKILL, (
         f"seed {seed}: the worker was to die at {fault} but exited with {proc.returncode}: "
-        f"{err.decode(errors='replace')[-2000:]}")
+        f"{err.decode(errors='replace')[-2000:]}"
+    )
     assert trace.read_text().splitlines() == [fault], f"seed {seed}: fired {trace.read_text()!r}"
     _check(root, log)
 
@@ -179,7 +215,9 @@ def test_kill_while_git_holds_the_index_and_the_branch(tmp_path: Path) -> None:
             "faults.arm(sys.argv[2], die)\n"
             "ctx.write('n/locked.md', 'never acknowledged ' + sys.argv[2])\n"
         )
-        proc = subprocess.run([sys.executable, "-c", script, str(root), point], capture_output=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-c", script, str(root), point], capture_output=True, check=False
+        )
         assert proc.returncode == -signal.SIGKILL
         index_lock = root / ".git" / "index.lock"
         if point == "record.locked":
@@ -198,8 +236,12 @@ def test_kill_while_git_holds_the_index_and_the_branch(tmp_path: Path) -> None:
             locked = f"never acknowledged {point}"
             assert ctx.read("n/locked.md") == locked  # rolled forward: it was ready
         with open(log, "a") as fh:
-            fh.write(json.dumps({"ack": 0, "kind": "write", "plan": {"n/locked.md": locked,
-                                                                    "n/after.md": body}}) + "\n")
+            fh.write(
+                json.dumps(
+                    {"ack": 0, "kind": "write", "plan": {"n/locked.md": locked, "n/after.md": body}}
+                )
+                + "\n"
+            )
     _check(root, log)
 
 

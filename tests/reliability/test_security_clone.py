@@ -40,8 +40,12 @@ def _clone(src: Path, dst: Path) -> Path:
 
 
 def _run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "contextfs.cli", "--root", str(root), *args],
-                          capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "contextfs.cli", "--root", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
 
 
 def _origin(tmp_path: Path) -> Path:
@@ -72,10 +76,20 @@ def test_committed_index_with_a_pickle_payload_never_runs(tmp_path: Path) -> Non
     from contextfs.search import codec, schema, stamp
 
     sums = {toc.name: [len(payload), hashlib.sha1(payload).hexdigest()]}
-    (planted / STAMP_FILE).write_text(json.dumps({
-        "magic": stamp.STAMP_MAGIC, "format": stamp.INDEX_FORMAT, "schema": schema.SCHEMA_FINGERPRINT,
-        "codec": codec.CODEC_ID, "whoosh": stamp.WHOOSH_VERSION, "build": "b",
-        "head": git(origin, "rev-parse", "HEAD").strip(), "files": sums}))
+    (planted / STAMP_FILE).write_text(
+        json.dumps(
+            {
+                "magic": stamp.STAMP_MAGIC,
+                "format": stamp.INDEX_FORMAT,
+                "schema": schema.SCHEMA_FINGERPRINT,
+                "codec": codec.CODEC_ID,
+                "whoosh": stamp.WHOOSH_VERSION,
+                "build": "b",
+                "head": git(origin, "rev-parse", "HEAD").strip(),
+                "files": sums,
+            }
+        )
+    )
     git(origin, "add", "-f", ".contextfs/index")
     git(origin, "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-qm", "add an index")
     clone = _clone(origin, tmp_path / "clone")
@@ -86,8 +100,9 @@ def test_committed_index_with_a_pickle_payload_never_runs(tmp_path: Path) -> Non
     assert not sentinel.exists()
 
 
-def test_an_index_copied_from_another_machine_is_rebuilt_not_unpickled(tmp_path: Path,
-                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_index_copied_from_another_machine_is_rebuilt_not_unpickled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     origin = _origin(tmp_path)
     with ContextManager(origin, sync=False, index=False) as ctx:
         index = ctx.parts.state.file(INDEX_DIR)
@@ -143,10 +158,27 @@ def test_a_crafted_trash_entry_cannot_pull_files_into_the_root(tmp_path: Path) -
         ctx.write("a.md", "a")
         entry = ctx.delete("a.md")
         folder = root / ".trash" / entry.id
-        for original in ("../../secret.txt", "../../../secret.txt", ".git/config", "/etc/passwd", "a/../../x"):
-            (folder / "entry.json").write_text(json.dumps(
-                {"id": entry.id, "original_path": original, "deleted_at": "2026-01-01T00:00:00Z", "actor": "agent"}))
-            for call in (lambda: ctx.restore(entry.id, to="stolen.md"), lambda: ctx.restore(entry.id)):
+        for original in (
+            "../../secret.txt",
+            "../../../secret.txt",
+            ".git/config",
+            "/etc/passwd",
+            "a/../../x",
+        ):
+            (folder / "entry.json").write_text(
+                json.dumps(
+                    {
+                        "id": entry.id,
+                        "original_path": original,
+                        "deleted_at": "2026-01-01T00:00:00Z",
+                        "actor": "agent",
+                    }
+                )
+            )
+            for call in (
+                lambda: ctx.restore(entry.id, to="stolen.md"),
+                lambda: ctx.restore(entry.id),
+            ):
                 with pytest.raises(NotFoundError):
                     call()
             assert not (root / "stolen.md").exists()
@@ -168,7 +200,10 @@ def test_a_tracked_folder_swapped_for_a_symlink_is_never_followed(tmp_path: Path
     head = git(root, "rev-parse", "HEAD")
     for _ in range(2):  # the next opens keep working
         with ContextManager(root) as ctx:
-            assert "memory/facts.md" in ctx.parts.last_sync.held or "memory" in ctx.parts.last_sync.held
+            assert (
+                "memory/facts.md" in ctx.parts.last_sync.held
+                or "memory" in ctx.parts.last_sync.held
+            )
             assert ctx.search("zeppelins") == []
             with pytest.raises(InvalidPathError):
                 ctx.read("memory/facts.md")
@@ -215,10 +250,20 @@ def test_a_hostile_clone_is_safe_through_the_cli(tmp_path: Path) -> None:
     git(origin, "add", "project/link.md", "skills")
     git(origin, "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-qm", "links")
     clone = _clone(origin, tmp_path / "clone")
-    for command in (("read", "project/link.md"), ("read", "skills/x.md"), ("write", "skills/y.md"),
-                    ("ls", "skills"), ("search", "outside")):
-        proc = subprocess.run([sys.executable, "-m", "contextfs.cli", "--root", str(clone), *command],
-                              input="hello", capture_output=True, text=True, check=False)
+    for command in (
+        ("read", "project/link.md"),
+        ("read", "skills/x.md"),
+        ("write", "skills/y.md"),
+        ("ls", "skills"),
+        ("search", "outside"),
+    ):
+        proc = subprocess.run(
+            [sys.executable, "-m", "contextfs.cli", "--root", str(clone), *command],
+            input="hello",
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert "Traceback" not in proc.stderr, proc.stderr
         assert "outside" not in proc.stdout.replace(str(tmp_path), "")
     assert sorted(p.name for p in outside.iterdir()) == ["x.md"]
@@ -232,9 +277,14 @@ def test_typed_errors_on_hostile_paths_through_links(tmp_path: Path) -> None:
     with ContextManager(root) as ctx:
         (root / "linkdir").symlink_to(outside)
         (root / "link.md").symlink_to(outside / "target.md")
-        for call in (lambda: ctx.write("linkdir/a.md", "x"), lambda: ctx.write("link.md", "x"),
-                     lambda: ctx.read("link.md"), lambda: ctx.append("linkdir/b.md", "x"),
-                     lambda: ctx.move("link.md", "other.md"), lambda: ctx.delete("linkdir")):
+        for call in (
+            lambda: ctx.write("linkdir/a.md", "x"),
+            lambda: ctx.write("link.md", "x"),
+            lambda: ctx.read("link.md"),
+            lambda: ctx.append("linkdir/b.md", "x"),
+            lambda: ctx.move("link.md", "other.md"),
+            lambda: ctx.delete("linkdir"),
+        ):
             with pytest.raises(ContextFSError):
                 call()
     assert list(outside.iterdir()) == []

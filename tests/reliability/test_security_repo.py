@@ -20,9 +20,21 @@ from helpers import git
 
 from contextfs import ContextFSError, ContextManager
 
-HOOKS = ("pre-commit", "prepare-commit-msg", "commit-msg", "post-commit", "post-checkout", "post-merge",
-         "pre-auto-gc", "post-rewrite", "reference-transaction", "post-index-change", "fsmonitor-watchman",
-         "pre-push", "post-update")
+HOOKS = (
+    "pre-commit",
+    "prepare-commit-msg",
+    "commit-msg",
+    "post-commit",
+    "post-checkout",
+    "post-merge",
+    "pre-auto-gc",
+    "post-rewrite",
+    "reference-transaction",
+    "post-index-change",
+    "fsmonitor-watchman",
+    "pre-push",
+    "post-update",
+)
 
 
 def _sentinel_script(tmp_path: Path, sentinel: Path, name: str) -> Path:
@@ -69,20 +81,40 @@ def test_no_hook_or_risky_config_ever_runs(tmp_path: Path) -> None:
         _sentinel_script(tmp_path, sentinel, f"x-{name}").rename(elsewhere / name)
     script = str(_sentinel_script(tmp_path, sentinel, "config"))
     config = {
-        "core.hooksPath": str(elsewhere), "core.fsmonitor": script, "core.pager": script, "pager.log": script,
-        "pager.diff": script, "diff.external": script, "diff.evil.textconv": script, "core.sshCommand": script,
-        "core.editor": script, "sequence.editor": script, "gpg.program": script, "log.showSignature": "true",
-        "filter.evil.clean": script, "filter.evil.smudge": script, "filter.evil.process": script,
-        "filter.evil.required": "true", "core.askPass": script, "credential.helper": f"!{script}",
-        "core.alternateRefsCommand": script, "status.submoduleSummary": "true",
+        "core.hooksPath": str(elsewhere),
+        "core.fsmonitor": script,
+        "core.pager": script,
+        "pager.log": script,
+        "pager.diff": script,
+        "diff.external": script,
+        "diff.evil.textconv": script,
+        "core.sshCommand": script,
+        "core.editor": script,
+        "sequence.editor": script,
+        "gpg.program": script,
+        "log.showSignature": "true",
+        "filter.evil.clean": script,
+        "filter.evil.smudge": script,
+        "filter.evil.process": script,
+        "filter.evil.required": "true",
+        "core.askPass": script,
+        "credential.helper": f"!{script}",
+        "core.alternateRefsCommand": script,
+        "status.submoduleSummary": "true",
     }
     for key, value in config.items():
         git(root, "config", key, value)
     (root / ".git" / "info").mkdir(exist_ok=True)
     (root / ".git" / "info" / "attributes").write_text("* filter=evil diff=evil\n")
     os.environ_backup = dict(os.environ)  # type: ignore[attr-defined]
-    for var, value in (("GIT_EXTERNAL_DIFF", script), ("GIT_PAGER", script), ("GIT_SSH_COMMAND", script),
-                       ("GIT_CONFIG_COUNT", "1"), ("GIT_CONFIG_KEY_0", "core.fsmonitor"), ("GIT_CONFIG_VALUE_0", script)):
+    for var, value in (
+        ("GIT_EXTERNAL_DIFF", script),
+        ("GIT_PAGER", script),
+        ("GIT_SSH_COMMAND", script),
+        ("GIT_CONFIG_COUNT", "1"),
+        ("GIT_CONFIG_KEY_0", "core.fsmonitor"),
+        ("GIT_CONFIG_VALUE_0", script),
+    ):
         os.environ[var] = value
     try:
         with ContextManager(root) as ctx:

@@ -54,8 +54,10 @@ SECONDS = max(8.0, 2.0 * STRESS) if STRESS else 8.0
 SHARED = [f"shared/{i:02d}.md" for i in range(6)]
 _TOKEN = re.compile(r"(person-line: (p\S+))|(agent-\S+ save \S+)")
 
-pytestmark = pytest.mark.skipif(not (shutil.which("sed") and shutil.which("stat") and sys.platform == "linux"),
-                                reason="the person saves with GNU sed -i and checks git's lock with GNU stat")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("sed") and shutil.which("stat") and sys.platform == "linux"),
+    reason="the person saves with GNU sed -i and checks git's lock with GNU stat",
+)
 
 
 def _python(*args: str, out: Path) -> subprocess.Popen[bytes]:
@@ -81,7 +83,7 @@ def _first_commits(root: Path) -> dict[tuple[str, str], str]:
     author, path = "", ""
     for line in out.splitlines():
         if line.startswith("\x00COMMIT "):
-            author = line[len("\x00COMMIT "):]
+            author = line[len("\x00COMMIT ") :]
         elif line.startswith("+++ "):
             path = line[6:] if line.startswith("+++ b/") else ""
         elif line.startswith("+") and path:
@@ -109,9 +111,18 @@ def _agents() -> multiprocessing.context.ForkServerContext:
     of its own, killed with SIGKILL like any other.
     """
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["contextfs.integrations", "contextfs.changes.writing", "contextfs.changes.transaction",
-                                    "contextfs.gate.secrets_detectors", "soak_agent"])
-    warm = context.Process(target=soak_agent.ready)  # the server starts (and imports) before the clock does
+    context.set_forkserver_preload(
+        [
+            "contextfs.integrations",
+            "contextfs.changes.writing",
+            "contextfs.changes.transaction",
+            "contextfs.gate.secrets_detectors",
+            "soak_agent",
+        ]
+    )
+    warm = context.Process(
+        target=soak_agent.ready
+    )  # the server starts (and imports) before the clock does
     warm.start()
     warm.join(timeout=300)
     return context
@@ -126,25 +137,43 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
         for rel in SHARED:
             ctx.write(rel, f"# {rel}\n")
     context = _agents()
-    watcher = _python("-c", "import sys; from contextfs.cli import main; main(sys.argv[1:])",
-                      "--root", str(root), "watch", "--debounce", "0.3", out=logs / "watch.out")
+    watcher = _python(
+        "-c",
+        "import sys; from contextfs.cli import main; main(sys.argv[1:])",
+        "--root",
+        str(root),
+        "watch",
+        "--debounce",
+        "0.3",
+        out=logs / "watch.out",
+    )
     # name -> (calls per life, pause between calls, longest life once at work): 'a' is the
     # long-lived one (an MCP server, say); 'b' makes a few calls and exits, when not killed first.
     plans = {"a": (100_000, 0.05, 4.0), "b": (4, 0.02, 1.0)}
     agents: dict[str, multiprocessing.process.BaseProcess] = {}
     started: dict[str, int] = {}  # the size of the agent's log when its current life began
-    doom: dict[str, float | None] = {}  # when the agent's current life ends (set once it is at work)
+    doom: dict[
+        str, float | None
+    ] = {}  # when the agent's current life ends (set once it is at work)
     lives: Counter[str] = Counter()
     kills = 0
-    person = _python(str(HERE / "soak_person.py"), str(root), str(logs / "person.jsonl"), str(seed),
-                     str(SECONDS), str(tools), out=logs / "person.out")
+    person = _python(
+        str(HERE / "soak_person.py"),
+        str(root),
+        str(logs / "person.jsonl"),
+        str(seed),
+        str(SECONDS),
+        str(tools),
+        out=logs / "person.out",
+    )
     # The person goes on past SECONDS until each agent has had calls acknowledged, so a slow
     # machine shortens nobody's work; the bound only turns a stuck agent into a failure.
     give_up = time.monotonic() + 30 * SECONDS
     while person.poll() is None:
         now = time.monotonic()
         if not (tools / "enough").exists() and (
-                now > give_up or all(_acknowledged_since(logs / f"agent-{n}.jsonl", 0) for n in plans)):
+            now > give_up or all(_acknowledged_since(logs / f"agent-{n}.jsonl", 0) for n in plans)
+        ):
             (tools / "enough").touch()
         for name, (count, pause, longest) in plans.items():
             log = logs / f"agent-{name}.jsonl"
@@ -152,8 +181,11 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
             if proc is None or not proc.is_alive():
                 started[name], doom[name] = (log.stat().st_size if log.exists() else 0), None
                 lives[name] += 1
-                agents[name] = context.Process(target=soak_agent.main, daemon=True,
-                                               args=(str(root), str(log), name, rng.randrange(1 << 30), count, pause))
+                agents[name] = context.Process(
+                    target=soak_agent.main,
+                    daemon=True,
+                    args=(str(root), str(log), name, rng.randrange(1 << 30), count, pause),
+                )
                 agents[name].start()
             elif doom[name] is None and _acknowledged_since(log, started[name]):
                 # At work (one call through, so a slow machine still sees every life do something):
@@ -230,17 +262,34 @@ def _check(run: dict[str, object]) -> dict[str, object]:
     # The branch moved while the person's git held the index (contextfs committing under a
     # live git), as opposed to before git took it (two git commands racing, as any two do).
     expected = [re.search(r"but expected ([0-9a-f]{40})", str(e["error"])) for e in gits]
-    moved_under_git = [e for e, m in zip(gits, expected, strict=True) if m and e.get("head under the lock") == m.group(1)]
-    fsck = subprocess.run(["git", "-C", str(root), "fsck", "--strict", "--no-progress"], capture_output=True, text=True)
+    moved_under_git = [
+        e
+        for e, m in zip(gits, expected, strict=True)
+        if m and e.get("head under the lock") == m.group(1)
+    ]
+    fsck = subprocess.run(
+        ["git", "-C", str(root), "fsck", "--strict", "--no-progress"],
+        capture_output=True,
+        text=True,
+    )
     status = git(root, "status", "--porcelain", "--untracked-files=all")
     figures = {
-        "seconds": SECONDS, "kills": run["kills"], "agent lives": run["lives"],
-        "person saves": len(saved), "person saves overwritten by the person": len(superseded & set(saved)),
+        "seconds": SECONDS,
+        "kills": run["kills"],
+        "agent lives": run["lives"],
+        "person saves": len(saved),
+        "person saves overwritten by the person": len(superseded & set(saved)),
         "person git commits": Counter(_outcome(e) for e in gits),
-        "agent calls acknowledged": dict(acked), "lost saves": len(lost), "wrong authors": len(wrong),
-        "trash entries nobody asked for": len(unasked), "acknowledged deletes missing from the trash": len(missing),
-        "locks of live gits removed": stolen, "git commits whose branch moved under their lock": len(moved_under_git),
-        "git fsck": fsck.returncode, "index matches the files": index_ok, "git status clean": status == "",
+        "agent calls acknowledged": dict(acked),
+        "lost saves": len(lost),
+        "wrong authors": len(wrong),
+        "trash entries nobody asked for": len(unasked),
+        "acknowledged deletes missing from the trash": len(missing),
+        "locks of live gits removed": stolen,
+        "git commits whose branch moved under their lock": len(moved_under_git),
+        "git fsck": fsck.returncode,
+        "index matches the files": index_ok,
+        "git status clean": status == "",
     }
     report = os.environ.get("CONTEXTFS_SOAK_REPORT")
     if report:
@@ -255,4 +304,6 @@ def _check(run: dict[str, object]) -> dict[str, object]:
 
 def test_a_person_two_agents_and_the_watcher_on_one_root(tmp_path: Path) -> None:
     figures = _check(_run(tmp_path, seed=int(os.environ.get("CONTEXTFS_SOAK_SEED", "7"))))
-    assert figures["person saves"] and figures["agent calls acknowledged"]  # everybody got work done
+    assert (
+        figures["person saves"] and figures["agent calls acknowledged"]
+    )  # everybody got work done

@@ -29,7 +29,9 @@ SIZES = [2, 4] + ([8, 16] if STRESS else [])
 
 
 @pytest.mark.parametrize("n", SIZES)
-def test_a_fleet_writing_and_syncing_converges_without_losing_a_write(tmp_path: Path, n: int) -> None:
+def test_a_fleet_writing_and_syncing_converges_without_losing_a_write(
+    tmp_path: Path, n: int
+) -> None:
     fleet = make_fleet(tmp_path, n)
     ops = 40 if STRESS else 9
     procs = run_fleet(fleet, ops=ops, every=3, seed=n)
@@ -54,9 +56,21 @@ def test_machines_sync_through_git_daemon_over_loopback(tmp_path: Path) -> None:
     base.mkdir()
     bare_remote(base / "remote.git")
     port = _free_port()
-    daemon = subprocess.Popen(["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all",
-                               "--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemon = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:
@@ -66,20 +80,26 @@ def test_machines_sync_through_git_daemon_over_loopback(tmp_path: Path) -> None:
             except OSError:
                 assert time.monotonic() < deadline, "git daemon did not start"
                 time.sleep(0.05)
-        fleet = make_fleet(tmp_path, 2, url=f"git://127.0.0.1:{port}/remote.git", remote=base / "remote.git")
+        fleet = make_fleet(
+            tmp_path, 2, url=f"git://127.0.0.1:{port}/remote.git", remote=base / "remote.git"
+        )
         procs = run_fleet(fleet, ops=9, every=3, seed=7)
         for proc in procs:
             _, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, err.decode()[-2000:]
         settle(fleet)
         check_oracle(fleet)
-        assert all(r["pushed"] for r in records(fleet) if r["op"] == "sync" and r["state"] == "merged")
+        assert all(
+            r["pushed"] for r in records(fleet) if r["op"] == "sync" and r["state"] == "merged"
+        )
     finally:
         daemon.terminate()
         daemon.wait(timeout=10)
 
 
-def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_sync_converges(tmp_path: Path) -> None:
+def test_a_sync_killed_at_random_points_loses_nothing_and_the_next_sync_converges(
+    tmp_path: Path,
+) -> None:
     fleet = make_fleet(tmp_path, 2)
     rng = random.Random(11)
     rounds = 6 if STRESS else 2

@@ -56,14 +56,18 @@ def test_plain_format_without_a_budget(plain_ctx: ContextManager) -> None:
     plain_ctx.write("task/subtasks/pay.md", "Stripe webhooks")
     plain_ctx.write("memory/lessons.md", "Read the docs")
     sub = scoped.get_context(scope="subtask", subtask_id="pay")
-    assert sub.endswith("## task/current.md\nShip checkout\n\n---\n\n## Subtask: pay\nStripe webhooks\n\n---\n\n## Lessons Learned\nRead the docs")
+    assert sub.endswith(
+        "## task/current.md\nShip checkout\n\n---\n\n## Subtask: pay\nStripe webhooks\n\n---\n\n## Lessons Learned\nRead the docs"
+    )
     assert "task/current.md" not in scoped.get_context(scope="project")
 
 
 def test_core_memory_is_pinned_first(plain_ctx: ContextManager) -> None:
     plain_ctx.write("memory/core/persona.md", "I am the checkout agent.")
     text = ScopedContext(plain_ctx).get_context("project")
-    assert text.startswith("## memory/core/persona.md\nI am the checkout agent.\n\n---\n\n## project/README.md")
+    assert text.startswith(
+        "## memory/core/persona.md\nI am the checkout agent.\n\n---\n\n## project/README.md"
+    )
     view = ScopedContext(plain_ctx, budget=60).assemble("task")
     assert view.items[0].path == "memory/core/persona.md" and view.items[0].pinned
     assert view.tokens <= 60
@@ -88,7 +92,9 @@ def test_three_budgets_change_tiers_not_truncate(sample: ContextManager) -> None
 
 
 def test_query_pages_in_matches_from_the_rest_of_the_tree(sample: ContextManager) -> None:
-    view = ScopedContext(sample).assemble("task", budget=1500, query="why did we choose arq over celery")
+    view = ScopedContext(sample).assemble(
+        "task", budget=1500, query="why did we choose arq over celery"
+    )
     paged = [i for i in view.items if i.reason.startswith("paged in")]
     assert paged and paged[0].path == "project/decisions/0004-arq-over-celery.md"
     assert view.tokens <= 1500
@@ -112,7 +118,9 @@ def test_as_of_is_byte_for_byte(sample: ContextManager) -> None:
     sample.write("memory/facts.md", "- everything changed")
     sample.delete("project/decisions/0004-arq-over-celery.md")
     sample.write("notes/jitter.md", "# Jitter\nJitter schedule redis redis redis jitter.")
-    after = scoped.assemble("subtask", "retry-policy", budget=1200, query="jitter schedule redis", as_of=rev)
+    after = scoped.assemble(
+        "subtask", "retry-policy", budget=1200, query="jitter schedule redis", as_of=rev
+    )
     assert after.text == before.text
     assert after.manifest == before.manifest
     assert after.as_of == rev
@@ -143,13 +151,16 @@ def test_config_overrides_rules_and_budgets(sample: ContextManager) -> None:
             assert item.tier in ("full", "excerpt", "overview", "abstract")
 
 
-@pytest.mark.parametrize("section, word", [
-    ({"scopes": {"bogus": 1}}, "bogus"),
-    ({"scopes": {"budgets": {"task": -3}}}, "positive"),
-    ({"scopes": {"project": [{"path": "../x.md"}]}}, "inside the root"),
-    ({"scopes": {"project": [{"path": "a.md", "min_tier": "tiny"}]}}, "min_tier"),
-    ({"scopes": {"page_share": 2}}, "page_share"),
-])
+@pytest.mark.parametrize(
+    "section, word",
+    [
+        ({"scopes": {"bogus": 1}}, "bogus"),
+        ({"scopes": {"budgets": {"task": -3}}}, "positive"),
+        ({"scopes": {"project": [{"path": "../x.md"}]}}, "inside the root"),
+        ({"scopes": {"project": [{"path": "a.md", "min_tier": "tiny"}]}}, "min_tier"),
+        ({"scopes": {"page_share": 2}}, "page_share"),
+    ],
+)
 def test_bad_config_names_the_key(section: dict, word: str) -> None:
     with pytest.raises(ConfigError) as err:
         rules_from_config(section)
@@ -157,8 +168,13 @@ def test_bad_config_names_the_key(section: dict, word: str) -> None:
 
 
 def test_glob_matching() -> None:
-    assert match("memory/core/*.md", ["memory/core/a.md", "memory/core/x/b.md"]) == ["memory/core/a.md"]
-    assert match("docs/**/*.md", ["docs/a.md", "docs/x/y.md", "other/z.md"]) == ["docs/a.md", "docs/x/y.md"]
+    assert match("memory/core/*.md", ["memory/core/a.md", "memory/core/x/b.md"]) == [
+        "memory/core/a.md"
+    ]
+    assert match("docs/**/*.md", ["docs/a.md", "docs/x/y.md", "other/z.md"]) == [
+        "docs/a.md",
+        "docs/x/y.md",
+    ]
     assert default_rules().rules_for("subtask")[-1].path == "task/subtasks/{subtask}.md"
 
 
@@ -183,7 +199,9 @@ def _cli() -> click.Group:
 def test_cli_json_and_errors(sample: ContextManager) -> None:
     root = str(sample.root)
     runner = CliRunner()
-    r = runner.invoke(_cli(), ["--root", root, "context", "--scope", "task", "--budget", "600", "--json"])
+    r = runner.invoke(
+        _cli(), ["--root", root, "context", "--scope", "task", "--budget", "600", "--json"]
+    )
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert data["tokens"] <= 600 and data["budget"] == 600
@@ -203,20 +221,32 @@ def test_demo_runs_offline(sample: ContextManager) -> None:
     assert any("(was full)" in line for line in lines)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     budget=st.integers(min_value=230, max_value=3000),
     scope=st.sampled_from(["project", "task", "subtask"]),
     query=st.sampled_from([None, "retry backoff", "redis eviction policy", "who owns billing"]),
-    files=st.lists(st.tuples(st.sampled_from(["notes", "project", "memory/archive"]), st.integers(0, 40)), max_size=4),
+    files=st.lists(
+        st.tuples(st.sampled_from(["notes", "project", "memory/archive"]), st.integers(0, 40)),
+        max_size=4,
+    ),
     share=st.sampled_from([0.0, 0.3, 0.6]),
 )
-def test_scope_budget_is_never_exceeded(sample: ContextManager, budget: int, scope: str, query, files, share: float) -> None:
+def test_scope_budget_is_never_exceeded(
+    sample: ContextManager, budget: int, scope: str, query, files, share: float
+) -> None:
     for i, (folder, n) in enumerate(files):
-        body = "\n\n".join(f"Paragraph {k} on retry backoff and redis number {k}." for k in range(n)) or "short"
+        body = (
+            "\n\n".join(f"Paragraph {k} on retry backoff and redis number {k}." for k in range(n))
+            or "short"
+        )
         sample.write(f"{folder}/gen-{i}.md", body)
     subtask = "retry-policy" if scope == "subtask" else None
-    view = ScopedContext(sample, page_share=share).assemble(scope, subtask, budget=budget, query=query)
+    view = ScopedContext(sample, page_share=share).assemble(
+        scope, subtask, budget=budget, query=query
+    )
     assert view.tokens == count_tokens(view.text) <= budget
 
 
@@ -239,7 +269,9 @@ def test_page_in_never_mixes_in_another_topics_files(tmp_path) -> None:
     assert "Marisol Quintero-Hale" not in view.text
     with_topic = scoped.assemble("task", budget=4000, query=query, topic="customer-acme-onboarding")
     assert any(i.path.startswith("topics/customer-acme-onboarding/") for i in with_topic.items)
-    assert not [i.path for i in with_topic.items if i.path.startswith("topics/") and "acme" not in i.path]
+    assert not [
+        i.path for i in with_topic.items if i.path.startswith("topics/") and "acme" not in i.path
+    ]
 
 
 @pytest.fixture
@@ -248,7 +280,9 @@ def unreadable(tmp_path: Path) -> ContextManager:
     root = tmp_path / "bad"
     shutil.copytree(SAMPLE, root)
     (root / "memory/facts.md").write_bytes("# Facts\n- Postgres 16\n".encode("utf-16"))
-    (root / "memory/preferences.md").write_bytes("# Preferences\n- caf\xe9 au lait\n".encode("latin-1"))
+    (root / "memory/preferences.md").write_bytes(
+        "# Preferences\n- caf\xe9 au lait\n".encode("latin-1")
+    )
     (root / "memory/core/blob.md").write_bytes(b"\x00\x01binary\xff")
     ctx = ContextManager(root, index=False)
     yield ctx
@@ -258,7 +292,9 @@ def unreadable(tmp_path: Path) -> ContextManager:
 UNREADABLE = ("memory/facts.md", "memory/preferences.md", "memory/core/blob.md")
 
 
-def test_an_unreadable_file_is_left_out_of_the_plain_view_and_logged(unreadable: ContextManager, caplog) -> None:
+def test_an_unreadable_file_is_left_out_of_the_plain_view_and_logged(
+    unreadable: ContextManager, caplog
+) -> None:
     with caplog.at_level(logging.WARNING, logger="contextfs.scopes"):
         text = ScopedContext(unreadable).get_context("task")
     assert text.startswith("## memory/core/")  # the readable pinned blocks still lead
@@ -268,18 +304,34 @@ def test_an_unreadable_file_is_left_out_of_the_plain_view_and_logged(unreadable:
 
 
 @pytest.mark.parametrize("query", [None, "webhook retry backoff"])
-def test_an_unreadable_file_is_dropped_from_budgeted_views_with_the_reason(unreadable: ContextManager, query) -> None:
+def test_an_unreadable_file_is_dropped_from_budgeted_views_with_the_reason(
+    unreadable: ContextManager, query
+) -> None:
     view = ScopedContext(unreadable, budget=3000).assemble("task", query=query)
     assert view.tokens <= 3000
     dropped = {d.path: d.reason for d in view.dropped}
-    assert dropped["memory/facts.md"].startswith("unreadable:") and "UTF-8" in dropped["memory/facts.md"]
-    assert dropped["memory/preferences.md"].startswith("unreadable:") and "not valid UTF-8" in dropped["memory/preferences.md"]
-    assert dropped["memory/core/blob.md"].startswith("unreadable:") and "binary" in dropped["memory/core/blob.md"]
-    assert view.tier_of("memory/core/persona.md") == "full" and view.tier_of("task/current.md") is not None
+    assert (
+        dropped["memory/facts.md"].startswith("unreadable:")
+        and "UTF-8" in dropped["memory/facts.md"]
+    )
+    assert (
+        dropped["memory/preferences.md"].startswith("unreadable:")
+        and "not valid UTF-8" in dropped["memory/preferences.md"]
+    )
+    assert (
+        dropped["memory/core/blob.md"].startswith("unreadable:")
+        and "binary" in dropped["memory/core/blob.md"]
+    )
+    assert (
+        view.tier_of("memory/core/persona.md") == "full"
+        and view.tier_of("task/current.md") is not None
+    )
     assert not any(item.path in UNREADABLE for item in view.items)
 
 
-def test_an_unreadable_pinned_block_leaves_topic_boot_views_working(unreadable: ContextManager) -> None:
+def test_an_unreadable_pinned_block_leaves_topic_boot_views_working(
+    unreadable: ContextManager,
+) -> None:
     from contextfs.scopes.topics import Topics
 
     view = Topics(unreadable).boot("billing-migration", budget=4000)

@@ -62,8 +62,12 @@ def _calls(ctx: ContextManager) -> dict[str, Callable[[Any], object]]:
         "core_memory_append(text)": lambda v: mem.core_memory_append("scratch", v),
         "core_memory_replace(old)": lambda v: mem.core_memory_replace("human", v, "y"),
         "archival_memory_insert(text)": lambda v: mem.archival_memory_insert(v),
-        "archival_memory_insert(tags)": lambda v: mem.archival_memory_insert(f"probe fact {id(v)}", tags=v),
-        "archival_memory_insert(extra)": lambda v: mem.archival_memory_insert(f"other fact {id(v)}", extra=v),
+        "archival_memory_insert(tags)": lambda v: mem.archival_memory_insert(
+            f"probe fact {id(v)}", tags=v
+        ),
+        "archival_memory_insert(extra)": lambda v: mem.archival_memory_insert(
+            f"other fact {id(v)}", extra=v
+        ),
         "archival_memory_search(query)": lambda v: mem.archival_memory_search(v),
         "archival_memory_search(top_k)": lambda v: mem.archival_memory_search("retry", top_k=v),
         "archival_memory_search(tags)": lambda v: mem.archival_memory_search("retry", tags=v),
@@ -76,14 +80,20 @@ def _calls(ctx: ContextManager) -> dict[str, Callable[[Any], object]]:
         "conversation_search(since)": lambda v: mem.conversation_search("x", since=v),
         "conversation_search(limit)": lambda v: mem.conversation_search("x", limit=v),
         "ConversationBuffer(max_tokens)": lambda v: ConversationBuffer(mem, v),
-        "ConversationBuffer(summary_share)": lambda v: ConversationBuffer(mem, 100, summary_share=v),
+        "ConversationBuffer(summary_share)": lambda v: ConversationBuffer(
+            mem, 100, summary_share=v
+        ),
         "ConversationBuffer(headroom)": lambda v: ConversationBuffer(mem, 100, headroom=v),
         "topics.get(name)": lambda v: topics.get(v),
         "topics.switch(name)": lambda v: topics.switch(v),
         "topics.boot(budget)": lambda v: topics.boot("billing-migration", budget=v),
         "topics.create(title)": lambda v: topics.create(v),
-        "topics.create(summary)": lambda v: topics.create("Probe summary", name=f"p-s-{id(v)}", summary=v),
-        "topics.create(vocabulary)": lambda v: topics.create("Probe vocab", name=f"p-v-{id(v)}", vocabulary=v),
+        "topics.create(summary)": lambda v: topics.create(
+            "Probe summary", name=f"p-s-{id(v)}", summary=v
+        ),
+        "topics.create(vocabulary)": lambda v: topics.create(
+            "Probe vocab", name=f"p-v-{id(v)}", vocabulary=v
+        ),
         "topics.spawn(from_line)": lambda v: topics.spawn("Spawn probe", v),
         "topics.route(text)": lambda v: topics.route(v),
         "topics.open_topic(name)": lambda v: topics.open_topic(v),
@@ -91,9 +101,15 @@ def _calls(ctx: ContextManager) -> dict[str, Callable[[Any], object]]:
         "where.append(section)": lambda v: topics.where.append("billing-migration", v, "an item"),
         "where.complete(item)": lambda v: topics.where.complete("billing-migration", v),
         "where.finalize(keep)": lambda v: topics.where.finalize("billing-migration", keep=v),
-        "decisions.decide(depends_on)": lambda v: topics.decisions.decide("billing-migration", "t", depends_on=v),
-        "decisions.decide(supersedes)": lambda v: topics.decisions.decide("billing-migration", "t", supersedes=v),
-        "decisions.decide(reason)": lambda v: topics.decisions.decide("billing-migration", "t", reason=v),
+        "decisions.decide(depends_on)": lambda v: topics.decisions.decide(
+            "billing-migration", "t", depends_on=v
+        ),
+        "decisions.decide(supersedes)": lambda v: topics.decisions.decide(
+            "billing-migration", "t", supersedes=v
+        ),
+        "decisions.decide(reason)": lambda v: topics.decisions.decide(
+            "billing-migration", "t", reason=v
+        ),
         "decisions.chain(decision_id)": lambda v: topics.decisions.chain("billing-migration", v),
         "exchanges.render(limit)": lambda v: topics.exchanges.render("billing-migration", v),
         "vocabulary.set(terms)": lambda v: topics.vocabulary.set("k8s-cost-cuts", v),
@@ -119,7 +135,12 @@ def test_every_wrong_argument_ends_in_success_or_a_typed_error(root: ContextMana
 @pytest.mark.parametrize(
     ("label", "value", "error", "words"),
     [
-        ("get_context(scope)", "tsk", InvalidArgumentError, "unknown scope 'tsk'; use one of project, task, subtask"),
+        (
+            "get_context(scope)",
+            "tsk",
+            InvalidArgumentError,
+            "unknown scope 'tsk'; use one of project, task, subtask",
+        ),
         ("assemble(scope)", "tsk", InvalidArgumentError, "use one of project, task, subtask"),
         ("candidates(scope)", ["task"], InvalidArgumentError, "use one of project, task, subtask"),
         ("assemble(budget)", "x", ConfigError, "budget must be a non-negative number of tokens"),
@@ -130,19 +151,35 @@ def test_every_wrong_argument_ends_in_success_or_a_typed_error(root: ContextMana
         ("pack(candidates)", None, ConfigError, "a list of Candidate objects"),
         ("pack(page_share)", "x", ConfigError, "page_share must be a number in [0, 1]"),
         ("topics.switch(name)", "no-such-topic", TopicError, "no topic named 'no-such-topic'"),
-        ("archival_memory_search(top_k)", "5", InvalidArgumentError, "top_k must be a whole number"),
+        (
+            "archival_memory_search(top_k)",
+            "5",
+            InvalidArgumentError,
+            "top_k must be a whole number",
+        ),
         ("archival_memory_insert(tags)", 3, ContentError, "tags must be a list of strings"),
         ("conversation_search(limit)", None, InvalidArgumentError, "limit must be a whole number"),
         ("conversation_search(query)", None, ContentError, "query must be text"),
-        ("ConversationBuffer(summary_share)", "x", BudgetError, "summary_share must be a number in (0, 1)"),
+        (
+            "ConversationBuffer(summary_share)",
+            "x",
+            BudgetError,
+            "summary_share must be a number in (0, 1)",
+        ),
         ("where.finalize(keep)", "x", InvalidArgumentError, "keep must be a whole number"),
-        ("decisions.decide(depends_on)", 4, InvalidArgumentError, "depends_on must be a list of strings"),
+        (
+            "decisions.decide(depends_on)",
+            4,
+            InvalidArgumentError,
+            "depends_on must be a list of strings",
+        ),
         ("exchanges.render(limit)", 1.5, InvalidArgumentError, "limit must be a whole number"),
         ("block.update_summary(summary)", None, InvalidArgumentError, "summary must be text"),
     ],
 )
-def test_the_error_names_the_argument_and_the_fix(root: ContextManager, label: str, value: Any,
-                                                  error: type[ContextFSError], words: str) -> None:
+def test_the_error_names_the_argument_and_the_fix(
+    root: ContextManager, label: str, value: Any, error: type[ContextFSError], words: str
+) -> None:
     with pytest.raises(error) as caught:
         _calls(root)[label](value)
     assert words in str(caught.value)

@@ -44,12 +44,16 @@ def _cli(root: Path, *args: str) -> tuple[int, str, str]:
 def test_a_missing_subtask_is_an_error_that_names_the_ones_there_are(ctx: ContextManager) -> None:
     scoped = ScopedContext(ctx)
     assert scoped.subtasks() == ["csv-export", "pdf-export"]
-    for call in (lambda: scoped.assemble("subtask", "xml-export", budget=500),
-                 lambda: scoped.get_context("subtask", subtask_id="xml-export"),
-                 lambda: scoped.candidates("subtask", "xml-export")):
+    for call in (
+        lambda: scoped.assemble("subtask", "xml-export", budget=500),
+        lambda: scoped.get_context("subtask", subtask_id="xml-export"),
+        lambda: scoped.candidates("subtask", "xml-export"),
+    ):
         with pytest.raises(NotFoundError) as err:
             call()
-        assert "task/subtasks/xml-export.md" in str(err.value) and "csv-export, pdf-export" in str(err.value)
+        assert "task/subtasks/xml-export.md" in str(err.value) and "csv-export, pdf-export" in str(
+            err.value
+        )
         assert "ctx.write('task/subtasks/xml-export.md'" in str(err.value)
     with pytest.raises(InvalidArgumentError, match="needs a subtask id .*csv-export"):
         scoped.assemble("subtask", budget=500)
@@ -78,18 +82,24 @@ def test_subtask_rules_of_any_shape_are_checked(ctx: ContextManager) -> None:
     scoped = ScopedContext(ctx, rules=rules)
     assert scoped.subtasks() == ["csv-export"]
     assert "Quote every field." in scoped.assemble("subtask", "csv-export", budget=500).text
-    with pytest.raises(NotFoundError, match="work/pdf-export/\\*.md .*the subtasks are: csv-export"):
+    with pytest.raises(
+        NotFoundError, match="work/pdf-export/\\*.md .*the subtasks are: csv-export"
+    ):
         scoped.assemble("subtask", "pdf-export", budget=500)
     # rules that name no per-subtask file leave nothing to look for
     loose = ScopedContext(ctx, rules={"subtask": ["task/current.md"]})
     assert "invoice export" in loose.assemble("subtask", "anything", budget=500).text
 
 
-def test_the_cli_checks_the_subtask_and_a_subtask_alone_asks_for_its_scope(ctx: ContextManager) -> None:
+def test_the_cli_checks_the_subtask_and_a_subtask_alone_asks_for_its_scope(
+    ctx: ContextManager,
+) -> None:
     code, out, _ = _cli(ctx.root, "context", "--subtask", "csv-export")
     assert code == 0 and "## Subtask: csv-export" in out and "Export invoices as CSV." in out
     code, _, err = _cli(ctx.root, "context", "--subtask", "xml-export", "--budget", "400")
-    assert code == 1 and err.startswith("error: subtask 'xml-export' has no file task/subtasks/xml-export.md")
+    assert code == 1 and err.startswith(
+        "error: subtask 'xml-export' has no file task/subtasks/xml-export.md"
+    )
     assert "`contextfs write task/subtasks/xml-export.md`" in err
     code, _, err = _cli(ctx.root, "context", "--scope", "subtask")
     assert code == 1 and "needs a subtask id" in err and "pass --subtask" in err
@@ -103,13 +113,31 @@ def _tool(ctx: ContextManager) -> BaseTool:
 
 def test_the_tool_checks_the_subtask_and_says_the_fix_in_tool_terms(ctx: ContextManager) -> None:
     tool = _tool(ctx)
-    shown = tool.invoke({"name": tool.name, "args": {"subtask": "pdf-export", "budget": 500}, "id": "1",
-                         "type": "tool_call"})
+    shown = tool.invoke(
+        {
+            "name": tool.name,
+            "args": {"subtask": "pdf-export", "budget": 500},
+            "id": "1",
+            "type": "tool_call",
+        }
+    )
     assert shown.status != "error" and "Export invoices as PDF." in shown.content
-    refused = tool.invoke({"name": tool.name, "args": {"subtask": "xml-export"}, "id": "2", "type": "tool_call"})
-    assert refused.status == "error" and "write_context" in refused.content and "ctx.write" not in refused.content
-    refused = tool.invoke({"name": tool.name, "args": {"scope": "task", "subtask": "csv-export"}, "id": "3",
-                           "type": "tool_call"})
+    refused = tool.invoke(
+        {"name": tool.name, "args": {"subtask": "xml-export"}, "id": "2", "type": "tool_call"}
+    )
+    assert (
+        refused.status == "error"
+        and "write_context" in refused.content
+        and "ctx.write" not in refused.content
+    )
+    refused = tool.invoke(
+        {
+            "name": tool.name,
+            "args": {"scope": "task", "subtask": "csv-export"},
+            "id": "3",
+            "type": "tool_call",
+        }
+    )
     assert refused.status == "error" and "set scope to 'subtask'" in refused.content
 
 
@@ -120,7 +148,11 @@ def test_a_file_left_out_is_named_in_the_text_output(ctx: ContextManager) -> Non
     assert plain.splitlines()[-1].startswith("<!-- left out: project/README.md (unreadable: ")
     assert "invalid YAML frontmatter" in plain
     code, out, _ = _cli(ctx.root, "context", "--scope", "task")
-    assert code == 0 and "Ship the invoice export." in out and "<!-- left out: project/README.md" in out
+    assert (
+        code == 0
+        and "Ship the invoice export." in out
+        and "<!-- left out: project/README.md" in out
+    )
     code, out, _ = _cli(ctx.root, "context", "--scope", "task", "--budget", "300")
     assert code == 0 and "<!-- left out: project/README.md (unreadable:" in out
     code, out, _ = _cli(ctx.root, "context", "--scope", "task", "--budget", "300", "--json")

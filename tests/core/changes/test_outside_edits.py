@@ -46,7 +46,9 @@ def versions(root: Path, rel: str) -> list[tuple[str, str, bytes | None]]:
     out = []
     for line in git(root, "log", "--reverse", "--format=%H %an").splitlines():
         sha, author = line.split(" ", 1)
-        blob = subprocess.run(["git", "-C", str(root), "show", f"{sha}:{rel}"], capture_output=True, check=False)
+        blob = subprocess.run(
+            ["git", "-C", str(root), "show", f"{sha}:{rel}"], capture_output=True, check=False
+        )
         out.append((sha, author, blob.stdout if blob.returncode == 0 else None))
     return out
 
@@ -73,24 +75,33 @@ def test_an_agent_write_keeps_the_persons_saved_edit(agent: ContextManager) -> N
     human = person_version_is_committed(root, "memory/facts.md", PERSON)
     head = git(root, "rev-parse", "HEAD").strip()
     assert parent(root, head) == human  # the agent's change applies on top of the person's
-    assert git(root, "log", "-1", "--format=%an|%s").strip() == "agent:planner|write: memory/facts.md"
+    assert (
+        git(root, "log", "-1", "--format=%an|%s").strip() == "agent:planner|write: memory/facts.md"
+    )
     assert agent.read("memory/facts.md") == "- Database: PostgreSQL 17\n"
     assert agent.history("memory/facts.md")[1].author == "human"
     assert_clean(root)
 
 
-def test_an_agent_append_appends_to_the_persons_text_in_its_own_commit(agent: ContextManager) -> None:
+def test_an_agent_append_appends_to_the_persons_text_in_its_own_commit(
+    agent: ContextManager,
+) -> None:
     root = agent.root
     save(root, "memory/facts.md", PERSON)
     agent.append("memory/facts.md", "- Cache: Redis 7\n")
     human = person_version_is_committed(root, "memory/facts.md", PERSON)
     head = git(root, "rev-parse", "HEAD").strip()
     assert parent(root, head) == human
-    added = [line for line in git(root, "show", "--format=", "HEAD", "--", "memory/facts.md").splitlines()
-             if line.startswith("+") and not line.startswith("+++")]
+    added = [
+        line
+        for line in git(root, "show", "--format=", "HEAD", "--", "memory/facts.md").splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
     assert "+- Cache: Redis 7" in added
     assert not any("Typed by the person" in line for line in added)  # not under the agent's name
-    assert agent.read("memory/facts.md").endswith("- Typed by the person in vim\n- Cache: Redis 7\n")
+    assert agent.read("memory/facts.md").endswith(
+        "- Typed by the person in vim\n- Cache: Redis 7\n"
+    )
     assert_clean(root)
 
 
@@ -127,8 +138,16 @@ def _transaction(ctx: ContextManager) -> None:
 OPERATIONS: list[tuple[str, str, Callable[[ContextManager], object]]] = [
     ("write", "memory/facts.md", lambda c: c.write("memory/facts.md", "- replaced\n")),
     ("append", "memory/facts.md", lambda c: c.append("memory/facts.md", "- appended\n")),
-    ("edit", "memory/facts.md", lambda c: c.edit("memory/facts.md", "PostgreSQL 16", "PostgreSQL 17")),
-    ("metadata", "memory/facts.md", lambda c: c.update_metadata("memory/facts.md", {"tags": ["db"]})),
+    (
+        "edit",
+        "memory/facts.md",
+        lambda c: c.edit("memory/facts.md", "PostgreSQL 16", "PostgreSQL 17"),
+    ),
+    (
+        "metadata",
+        "memory/facts.md",
+        lambda c: c.update_metadata("memory/facts.md", {"tags": ["db"]}),
+    ),
     ("move", "memory/facts.md", lambda c: c.move("memory/facts.md", "memory/old-facts.md")),
     ("delete", "memory/facts.md", lambda c: c.delete("memory/facts.md")),
     ("revert", "memory/facts.md", lambda c: c.revert("memory/facts.md", "HEAD")),
@@ -140,12 +159,15 @@ OPERATIONS: list[tuple[str, str, Callable[[ContextManager], object]]] = [
 
 
 @pytest.mark.parametrize(("name", "rel", "operation"), OPERATIONS, ids=[o[0] for o in OPERATIONS])
-def test_every_change_commits_the_persons_version_first(agent: ContextManager, name: str, rel: str,
-                                                        operation: Callable[[ContextManager], object]) -> None:
+def test_every_change_commits_the_persons_version_first(
+    agent: ContextManager, name: str, rel: str, operation: Callable[[ContextManager], object]
+) -> None:
     root = agent.root
     if rel != "memory/facts.md":
         operation(agent)  # the path exists and is committed before the person edits it
-    data = PERSON if rel == "memory/facts.md" else (root / rel).read_bytes() + b"- the person's line\n"
+    data = (
+        PERSON if rel == "memory/facts.md" else (root / rel).read_bytes() + b"- the person's line\n"
+    )
     save(root, rel, data)
     operation(agent)
     human = person_version_is_committed(root, rel, data)
@@ -176,7 +198,9 @@ def test_undoing_a_change_puts_back_the_persons_latest_save(agent: ContextManage
         agent.write("memory/facts.md", "- doomed 2\n")
         raise RuntimeError("the task failed")
     assert (root / "memory/facts.md").read_bytes() == PERSON
-    assert git(root, "rev-parse", "HEAD") == head  # nothing committed; the next sync adopts the save
+    assert (
+        git(root, "rev-parse", "HEAD") == head
+    )  # nothing committed; the next sync adopts the save
     agent.sync()
     person_version_is_committed(root, "memory/facts.md", PERSON)
 
@@ -191,7 +215,9 @@ def test_a_restore_commits_a_persons_edit_of_the_trashed_file_first(agent: Conte
     assert_clean(root)
 
 
-def test_a_person_deleting_a_file_is_committed_before_the_agent_recreates_it(agent: ContextManager) -> None:
+def test_a_person_deleting_a_file_is_committed_before_the_agent_recreates_it(
+    agent: ContextManager,
+) -> None:
     root = agent.root
     os.remove(root / "memory/facts.md")
     agent.write("memory/facts.md", "- recreated\n")
@@ -201,7 +227,9 @@ def test_a_person_deleting_a_file_is_committed_before_the_agent_recreates_it(age
     assert_clean(root)
 
 
-def test_a_stale_expected_version_is_a_conflict_and_the_persons_edit_stays(agent: ContextManager) -> None:
+def test_a_stale_expected_version_is_a_conflict_and_the_persons_edit_stays(
+    agent: ContextManager,
+) -> None:
     root = agent.root
     seen = agent.get("memory/facts.md").version
     save(root, "memory/facts.md", PERSON)
@@ -237,10 +265,17 @@ def test_an_edit_saved_while_contextfs_watch_runs_is_kept(tmp_path: Path) -> Non
     root = tmp_path / "ctx"
     agent = ContextManager(root, actor="agent:planner", index=False)
     agent.write("memory/facts.md", "- Database: PostgreSQL 16\n", {"title": "Facts"})
-    code = ("import sys; from contextfs.cli.watch import watch; "
-            "watch.main(['--debounce', '0.5'], obj={'root': sys.argv[1]}, standalone_mode=True)")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    code = (
+        "import sys; from contextfs.cli.watch import watch; "
+        "watch.main(['--debounce', '0.5'], obj={'root': sys.argv[1]}, standalone_mode=True)"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline().startswith("watching")
         save(root, "memory/facts.md", PERSON)
@@ -256,12 +291,23 @@ def test_an_edit_saved_while_contextfs_watch_runs_is_kept(tmp_path: Path) -> Non
     agent.close()
 
 
-def test_a_person_commit_that_sweeps_up_an_agents_write_fails_that_write(agent: ContextManager) -> None:
+def test_a_person_commit_that_sweeps_up_an_agents_write_fails_that_write(
+    agent: ContextManager,
+) -> None:
     """``git commit -a`` between an agent's file write and its commit: the write is not acknowledged."""
     root = agent.root
 
     def person_commits() -> None:
-        git(root, "-c", "user.name=human", "-c", "user.email=human@example.invalid", "commit", "-qam", "mine")
+        git(
+            root,
+            "-c",
+            "user.name=human",
+            "-c",
+            "user.email=human@example.invalid",
+            "commit",
+            "-qam",
+            "mine",
+        )
 
     faults.arm("change.written", person_commits)
     try:
@@ -271,7 +317,9 @@ def test_a_person_commit_that_sweeps_up_an_agents_write_fails_that_write(agent: 
         faults.disarm()
     assert git(root, "log", "-1", "--format=%an|%s").strip() == "human|mine"
     assert "agent:planner" not in git(root, "log", "-1", "--format=%an")
-    agent.write("memory/facts.md", "- the agent's version, again\n")  # the retry is the agent's own commit
+    agent.write(
+        "memory/facts.md", "- the agent's version, again\n"
+    )  # the retry is the agent's own commit
     assert git(root, "log", "-1", "--format=%an").strip() == "agent:planner"
 
 
@@ -279,15 +327,22 @@ def test_a_save_between_an_appends_read_and_its_write_is_appended_to(agent: Cont
     root = agent.root
     save(root, "memory/facts.md", PERSON)
     later = PERSON + b"- saved again while the agent was appending\n"
-    faults.arm("change.touched", lambda: save(root, "memory/facts.md", later))  # once, right after the read
+    faults.arm(
+        "change.touched", lambda: save(root, "memory/facts.md", later)
+    )  # once, right after the read
     try:
         agent.append("memory/facts.md", "- Cache: Redis 7\n")
     finally:
         faults.disarm()
     person_version_is_committed(root, "memory/facts.md", later)
-    assert agent.read("memory/facts.md").endswith("- saved again while the agent was appending\n- Cache: Redis 7\n")
-    added = [line for line in git(root, "show", "--format=", "HEAD").splitlines()
-             if line.startswith("+") and not line.startswith("+++")]
+    assert agent.read("memory/facts.md").endswith(
+        "- saved again while the agent was appending\n- Cache: Redis 7\n"
+    )
+    added = [
+        line
+        for line in git(root, "show", "--format=", "HEAD").splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
     assert "+- Cache: Redis 7" in added and not any("saved again" in line for line in added)
     assert_clean(root)
 
@@ -303,7 +358,9 @@ def test_inside_a_transaction_a_stale_read_undoes_the_transaction(agent: Context
     finally:
         faults.disarm()
     assert git(root, "rev-parse", "HEAD") == head and not (root / "task/current.md").exists()
-    assert (root / "memory/facts.md").read_bytes() == PERSON  # theirs, for the next change to commit first
+    assert (
+        root / "memory/facts.md"
+    ).read_bytes() == PERSON  # theirs, for the next change to commit first
 
 
 def test_a_person_commit_made_while_an_agent_commits_is_built_on(agent: ContextManager) -> None:
@@ -312,20 +369,36 @@ def test_a_person_commit_made_while_an_agent_commits_is_built_on(agent: ContextM
 
     def person_commits_another_file() -> None:
         git(root, "add", "notes.md")
-        git(root, "-c", "user.name=human", "-c", "user.email=human@example.invalid", "commit", "-qm", "mine",
-            "--", "notes.md")
+        git(
+            root,
+            "-c",
+            "user.name=human",
+            "-c",
+            "user.email=human@example.invalid",
+            "commit",
+            "-qm",
+            "mine",
+            "--",
+            "notes.md",
+        )
 
-    faults.arm("commit.recorded", person_commits_another_file)  # between the agent's commit and its branch move
+    faults.arm(
+        "commit.recorded", person_commits_another_file
+    )  # between the agent's commit and its branch move
     try:
         agent.write("memory/facts.md", "- Database: PostgreSQL 17\n")
     finally:
         faults.disarm()
     assert git(root, "log", "-2", "--format=%an|%s").splitlines() == [
-        "agent:planner|write: memory/facts.md", "human|mine"]
+        "agent:planner|write: memory/facts.md",
+        "human|mine",
+    ]
     assert_clean(root)
 
 
-def test_a_merge_built_elsewhere_is_not_published_over_a_save_it_found(agent: ContextManager) -> None:
+def test_a_merge_built_elsewhere_is_not_published_over_a_save_it_found(
+    agent: ContextManager,
+) -> None:
     """A commit built outside the cycle (a sync's merge, an approved review) cannot have an
     outside version put under it: the save is committed on its own and the merge refused."""
     from contextfs.versioning.graph import write_commit
@@ -333,11 +406,18 @@ def test_a_merge_built_elsewhere_is_not_published_over_a_save_it_found(agent: Co
     root, git_ = agent.root, agent.parts.git
     head = git_.head()
     merged = b"- the merge's version\n"
-    tree = git_.objects.rewrite(git_.objects.commit_tree(head), {"memory/facts.md": (git_.objects.store(b"blob", merged),
-                                                                                    0o100644)})
-    prepared = write_commit(git_, tree, [head], "sync: merge\n", "remote", "remote@contextfs.invalid", head=head)
+    tree = git_.objects.rewrite(
+        git_.objects.commit_tree(head),
+        {"memory/facts.md": (git_.objects.store(b"blob", merged), 0o100644)},
+    )
+    prepared = write_commit(
+        git_, tree, [head], "sync: merge\n", "remote", "remote@contextfs.invalid", head=head
+    )
     save(root, "memory/facts.md", PERSON)
-    with pytest.raises(ConflictError, match="run the merge again"), agent.parts.change("merge", "origin/main") as change:
+    with (
+        pytest.raises(ConflictError, match="run the merge again"),
+        agent.parts.change("merge", "origin/main") as change,
+    ):
         change.write("memory/facts.md", merged)
         change.prepared = prepared
     person_version_is_committed(root, "memory/facts.md", PERSON)

@@ -43,7 +43,9 @@ def _prepare(tmp_path: Path) -> Path:
 
 def _kill_writer(root: Path, fault: str, script: str = WRITER) -> None:
     env = {**os.environ, "CONTEXTFS_FAULTS": fault}
-    proc = subprocess.run([sys.executable, "-c", script, str(root)], env=env, capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, str(root)], env=env, capture_output=True, check=False
+    )
     assert proc.returncode == -signal.SIGKILL, proc.stderr.decode()
 
 
@@ -51,12 +53,16 @@ def _journals(root: Path) -> list[Path]:
     return sorted((root / ".git" / "contextfs").rglob("journal/*.jsonl"))
 
 
-@pytest.mark.parametrize("fault", ["change.touched", "change.written", "commit.prepared", "commit.ready",
-                                   "commit.recorded"])
+@pytest.mark.parametrize(
+    "fault",
+    ["change.touched", "change.written", "commit.prepared", "commit.ready", "commit.recorded"],
+)
 def test_recovery_keeps_an_edit_saved_after_the_writer_died(tmp_path: Path, fault: str) -> None:
     root = _prepare(tmp_path)
     _kill_writer(root, fault)
-    (root / "memory" / "facts.md").write_bytes(PERSON)  # the person saves before anything reopens the root
+    (root / "memory" / "facts.md").write_bytes(
+        PERSON
+    )  # the person saves before anything reopens the root
     with ContextManager(root, actor="agent:next", index=False) as ctx:
         assert ctx.read("memory/facts.md") == PERSON.decode()
     authors = git(root, "log", "--format=%an", "--", "memory/facts.md").split()
@@ -69,7 +75,7 @@ def test_recovery_keeps_an_edit_saved_after_the_writer_died(tmp_path: Path, faul
 def test_recovery_still_undoes_what_the_dead_writer_left(tmp_path: Path) -> None:
     root = _prepare(tmp_path)
     _kill_writer(root, "change.written")
-    assert (root / "memory" / "facts.md").read_text() .endswith("- the agent's version\n")
+    assert (root / "memory" / "facts.md").read_text().endswith("- the agent's version\n")
     with ContextManager(root, index=False) as ctx:
         assert ctx.read("memory/facts.md") == "- committed\n"
     assert "human" not in git(root, "log", "--format=%an")
@@ -102,12 +108,27 @@ def _person_commits(root: Path, tmp_path: Path) -> subprocess.Popen[bytes]:
     editor = tools / "editor.sh"
     editor.write_text(EDITOR)
     editor.chmod(0o755)
-    proc = subprocess.Popen(["git", "-C", str(root), "-c", "user.name=human", "-c", "user.email=human@example.invalid",
-                             "commit", "-a"], env={**os.environ, "GIT_EDITOR": str(editor)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=human",
+            "-c",
+            "user.email=human@example.invalid",
+            "commit",
+            "-a",
+        ],
+        env={**os.environ, "GIT_EDITOR": str(editor)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + 30
     while not (tools / "editing").exists():
-        assert proc.poll() is None and time.monotonic() < deadline, proc.stderr.read() if proc.stderr else b""
+        assert proc.poll() is None and time.monotonic() < deadline, (
+            proc.stderr.read() if proc.stderr else b""
+        )
         time.sleep(0.02)
     assert (root / ".git" / "index.lock").exists()
     return proc
@@ -128,14 +149,24 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str, timeout: float = 30
 
 def test_recovery_waits_for_a_live_gits_index_lock(tmp_path: Path) -> None:
     root = _prepare(tmp_path)
-    _kill_writer(root, "publish.locked")  # killed holding the branch's lock: a leftover of contextfs's own
+    _kill_writer(
+        root, "publish.locked"
+    )  # killed holding the branch's lock: a leftover of contextfs's own
     (root / "memory" / "facts.md").write_bytes(PERSON)
     person = _person_commits(root, tmp_path)
-    agent = subprocess.Popen([sys.executable, "-c", AGENT, str(root), "60"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    agent = subprocess.Popen(
+        [sys.executable, "-c", AGENT, str(root), "60"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        assert _wait_for_line(agent, "index.lock"), "the restarted agent did not wait for git's index lock"
-        assert (root / ".git" / "index.lock").exists()  # never removed while the person's git holds it
+        assert _wait_for_line(agent, "index.lock"), (
+            "the restarted agent did not wait for git's index lock"
+        )
+        assert (
+            root / ".git" / "index.lock"
+        ).exists()  # never removed while the person's git holds it
         assert agent.poll() is None
     finally:
         (tmp_path / "tools" / "release").touch()
@@ -155,8 +186,13 @@ def test_a_live_gits_index_lock_held_too_long_is_a_typed_error_naming_it(tmp_pat
     (root / "memory" / "facts.md").write_bytes(PERSON)
     person = _person_commits(root, tmp_path)
     try:
-        agent = subprocess.run([sys.executable, "-c", AGENT, str(root), "0.3"], capture_output=True, text=True,
-                               check=False, timeout=60)
+        agent = subprocess.run(
+            [sys.executable, "-c", AGENT, str(root), "0.3"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
         assert agent.returncode == 1
         last = agent.stderr.strip().splitlines()[-1]
         assert "VersioningError" in last and "index.lock" in last and "retry" in last
@@ -211,8 +247,12 @@ def test_a_killed_rebuild_leaves_no_half_built_index(tmp_path: Path) -> None:
 
 def _versions_by(root: Path, rel: str, author: str) -> list[bytes]:
     shas = git(root, "log", f"--author={author}", "--format=%H", "--", rel).split()
-    return [subprocess.run(["git", "-C", str(root), "show", f"{sha}:{rel}"], capture_output=True,
-                           check=False).stdout for sha in shas]
+    return [
+        subprocess.run(
+            ["git", "-C", str(root), "show", f"{sha}:{rel}"], capture_output=True, check=False
+        ).stdout
+        for sha in shas
+    ]
 
 
 def test_a_save_the_dead_writer_found_survives_a_later_save_over_its_bytes(tmp_path: Path) -> None:
@@ -221,8 +261,15 @@ def test_a_save_the_dead_writer_found_survives_a_later_save_over_its_bytes(tmp_p
     root = _prepare(tmp_path)
     first = b"- the person's first save\n"
     # The agent opened the root before the person saved (a long-lived process).
-    _kill_writer(root, "change.written", WRITER.replace(
-        'ctx.write(', f'open(sys.argv[1] + "/memory/facts.md", "wb").write({first!r})\nctx.write(', 1))
+    _kill_writer(
+        root,
+        "change.written",
+        WRITER.replace(
+            "ctx.write(",
+            f'open(sys.argv[1] + "/memory/facts.md", "wb").write({first!r})\nctx.write(',
+            1,
+        ),
+    )
     second = (root / "memory" / "facts.md").read_bytes() + b"- the person's second save\n"
     (root / "memory" / "facts.md").write_bytes(second)
     with ContextManager(root, index=False):
@@ -232,7 +279,9 @@ def test_a_save_the_dead_writer_found_survives_a_later_save_over_its_bytes(tmp_p
     assert_clean(root)
 
 
-def test_an_undone_change_commits_the_save_it_found_when_another_save_replaced_its_bytes(tmp_path: Path) -> None:
+def test_an_undone_change_commits_the_save_it_found_when_another_save_replaced_its_bytes(
+    tmp_path: Path,
+) -> None:
     from contextfs import faults
 
     root = _prepare(tmp_path)

@@ -37,8 +37,11 @@ def _no_faults() -> Iterator[None]:
 
 def state(root: Path) -> tuple[str, str, dict[str, bytes]]:
     """HEAD, git's index and every file's bytes: what 'nothing changed' compares."""
-    files = {p.relative_to(root).as_posix(): p.read_bytes()
-             for p in sorted(root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+    files = {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.parts
+    }
     return git(root, "rev-parse", "HEAD"), git(root, "ls-files", "-s"), files
 
 
@@ -46,8 +49,11 @@ def state(root: Path) -> tuple[str, str, dict[str, bytes]]:
 def test_writing_onto_a_folder_keeps_the_folder_and_its_unsaved_files(ctx: ContextManager) -> None:
     ctx.write("notes/a.md", "committed")
     (ctx.root / "notes" / "draft.md").write_text("not committed yet")
-    for call in (lambda: ctx.write("notes", "x"), lambda: ctx.append("notes", "x"),
-                 lambda: ctx.create("notes", "x")):
+    for call in (
+        lambda: ctx.write("notes", "x"),
+        lambda: ctx.append("notes", "x"),
+        lambda: ctx.create("notes", "x"),
+    ):
         with pytest.raises(ContextFSError):
             call()
         assert (ctx.root / "notes" / "draft.md").read_text() == "not committed yet"
@@ -58,7 +64,13 @@ def test_writing_onto_a_folder_keeps_the_folder_and_its_unsaved_files(ctx: Conte
 def test_delete_on_a_full_disk_loses_nothing(ctx: ContextManager) -> None:
     ctx.write("a.md", "precious")
     before = state(ctx.root)
-    for point in ("change.written", "change.renamed", "commit.prepared", "commit.ready", "commit.recorded"):
+    for point in (
+        "change.written",
+        "change.renamed",
+        "commit.prepared",
+        "commit.ready",
+        "commit.recorded",
+    ):
         faults.arm(point, "enospc")
         with pytest.raises(ContentError, match="space"):
             ctx.delete("a.md")
@@ -89,8 +101,11 @@ def tiny_disk(tmp_path: Path) -> Iterator[Path]:
     """A real 8 MB tmpfs (skipped where mounting is not permitted)."""
     mount = tmp_path / "disk"
     mount.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", str(mount)],
+        capture_output=True,
+        check=False,
+    )
     if proc.returncode != 0:
         pytest.skip("mounting a tmpfs is not permitted here; the injected-ENOSPC tests cover this")
     try:
@@ -112,9 +127,13 @@ def test_a_really_full_disk(tiny_disk: Path) -> None:
             except OSError as exc:
                 assert exc.errno == errno.ENOSPC
         before = state(root)
-        for call in (lambda: ctx.delete("a.md"), lambda: ctx.write("b.md", "new " * 50_000),
-                     lambda: ctx.write("c.md", "x" * 100_000), lambda: ctx.append("a.md", "y" * 100_000),
-                     lambda: ctx.search("precious")):
+        for call in (
+            lambda: ctx.delete("a.md"),
+            lambda: ctx.write("b.md", "new " * 50_000),
+            lambda: ctx.write("c.md", "x" * 100_000),
+            lambda: ctx.append("a.md", "y" * 100_000),
+            lambda: ctx.search("precious"),
+        ):
             with contextlib.suppress(ContextFSError):  # refused or done: never half done
                 call()
             assert state(root)[2]["a.md"] == before[2]["a.md"]
@@ -142,7 +161,9 @@ def _conflicting(tmp_path: Path, operation: str, branch: str) -> Path:
     if operation == "rebase":
         git(root, "checkout", "-q", branch)
     target = "main" if operation == "rebase" else branch
-    subprocess.run(["git", "-C", str(root), *person, operation, target], capture_output=True, check=False)
+    subprocess.run(
+        ["git", "-C", str(root), *person, operation, target], capture_output=True, check=False
+    )
     return root
 
 
@@ -190,8 +211,14 @@ def test_a_failed_write_leaves_no_commit_behind(ctx: ContextManager) -> None:
     with ContextManager(ctx.root, index=False) as again:
         assert again.read("a.md") == "old"
     assert state(ctx.root)[0] == before[0]  # the next open committed nothing
-    for point in ("change.written", "commit.prepared", "commit.ready", "record.locked", "commit.recorded",
-                  "publish.locked"):
+    for point in (
+        "change.written",
+        "commit.prepared",
+        "commit.ready",
+        "record.locked",
+        "commit.recorded",
+        "publish.locked",
+    ):
         faults.arm(point, "eio")
         with pytest.raises(ContextFSError):
             ctx.write("a.md", f"failed at {point}")
@@ -199,7 +226,9 @@ def test_a_failed_write_leaves_no_commit_behind(ctx: ContextManager) -> None:
         assert state(ctx.root) == before, point
 
 
-def test_acknowledged_writes_are_fsynced(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_acknowledged_writes_are_fsynced(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
     synced: list[str] = []
     real = os.fsync
 
@@ -248,7 +277,9 @@ def test_decomposed_unicode_names_are_readable_and_stay_one_file(ctx: ContextMan
     assert ctx.read(composed) == "written by a Mac editor"
     assert ctx.read(nfd) == "written by a Mac editor"
     ctx.write(composed, "updated")
-    assert sorted(os.listdir(ctx.root)) == sorted([".contextfs", ".git", ".gitattributes", ".gitignore", nfd])
+    assert sorted(os.listdir(ctx.root)) == sorted(
+        [".contextfs", ".git", ".gitattributes", ".gitignore", nfd]
+    )
     assert_clean(ctx.root)
     assert ctx.search("updated")[0].path in (nfd, composed)
 
@@ -329,14 +360,22 @@ def test_read_only_managers_never_write(tmp_path: Path) -> None:
 
 
 # ----------------------------------------------------------------- settings
-@pytest.mark.parametrize("text, message", [
-    ("[sopes]\nproject = []\n", r"\[sopes\] is not a known table; did you mean scopes\?"),
-    ("[memory]\ncore_limt = 5\n", r"\[memory\] core_limt is not a known key; did you mean core_limit\?"),
-    ("[evolve]\narchive = 'x'\n", r"\[evolve\] archive is not a known key"),
-    ("[compaction]\nmax_token = 9000\n", r"\[compaction\] max_token is not a known key"),
-    ("memory = 3\n", r"memory must be a table"),
-])
-def test_misspelled_settings_are_refused_not_ignored(ctx: ContextManager, text: str, message: str) -> None:
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[sopes]\nproject = []\n", r"\[sopes\] is not a known table; did you mean scopes\?"),
+        (
+            "[memory]\ncore_limt = 5\n",
+            r"\[memory\] core_limt is not a known key; did you mean core_limit\?",
+        ),
+        ("[evolve]\narchive = 'x'\n", r"\[evolve\] archive is not a known key"),
+        ("[compaction]\nmax_token = 9000\n", r"\[compaction\] max_token is not a known key"),
+        ("memory = 3\n", r"memory must be a table"),
+    ],
+)
+def test_misspelled_settings_are_refused_not_ignored(
+    ctx: ContextManager, text: str, message: str
+) -> None:
     from contextfs import ConfigError
     from contextfs.scopes import Memory, Topics
 
@@ -378,7 +417,11 @@ def test_readers_never_wait_for_a_writer(tmp_path: Path) -> None:
     with ContextManager(root, index=False) as ctx:
         ctx.write("a.md", "readable while locked")
     locked, release = tmp_path / "locked", tmp_path / "release"
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import pathlib, time
         from contextfs import ContextManager
         ctx = ContextManager({str(root)!r}, index=False, sync=False)
@@ -386,18 +429,32 @@ def test_readers_never_wait_for_a_writer(tmp_path: Path) -> None:
             pathlib.Path({str(locked)!r}).touch()
             while not pathlib.Path({str(release)!r}).exists():
                 time.sleep(0.05)
-    """)])
+    """),
+        ]
+    )
     try:
         while not locked.exists():
             assert holder.poll() is None, "the lock holder died"
             time.sleep(0.05)
         cli = Path(sys.executable).with_name("contextfs")
         for args in (["read", "a.md"], ["ls"], ["log", "-n", "1"], ["search", "readable"]):
-            proc = subprocess.run([str(cli), "--root", str(root), *args], capture_output=True, text=True,
-                                  timeout=120, check=False)
+            proc = subprocess.run(
+                [str(cli), "--root", str(root), *args],
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
             assert proc.returncode == 0, (args, proc.stderr)
-        assert "readable while locked" in subprocess.run([str(cli), "--root", str(root), "read", "a.md"],
-                                                         capture_output=True, text=True, check=False).stdout
+        assert (
+            "readable while locked"
+            in subprocess.run(
+                [str(cli), "--root", str(root), "read", "a.md"],
+                capture_output=True,
+                text=True,
+                check=False,
+            ).stdout
+        )
         with ContextManager(root, read_only=True) as reader:
             assert reader.read("a.md") == "readable while locked"
         assert holder.poll() is None  # the writer still holds the lock: nobody waited for it

@@ -16,15 +16,55 @@ from contextfs.cli import cli
 from contextfs.versioning.gitcmd import check_rev
 
 
-@pytest.mark.parametrize("rev", ["HEAD", "HEAD~3", "HEAD^^", "abc123", "main", "main~2^1", "origin/main",
-                                 "v1.2", "release/2026-11", "refs/heads/main", "feature_x-2"])
+@pytest.mark.parametrize(
+    "rev",
+    [
+        "HEAD",
+        "HEAD~3",
+        "HEAD^^",
+        "abc123",
+        "main",
+        "main~2^1",
+        "origin/main",
+        "v1.2",
+        "release/2026-11",
+        "refs/heads/main",
+        "feature_x-2",
+    ],
+)
 def test_names_git_accepts_for_a_commit_are_accepted(rev: str) -> None:
     assert check_rev(rev) == rev
 
 
-@pytest.mark.parametrize("rev", ["", "-x", "--output=/tmp/x", "a..b", "HEAD@{1}", "@", "a b", "x:y", ":/fix",
-                                 ".hidden", "a/.b", "x.lock", "a/", "a//b", "main~x", "HEAD\n", "a\tb",
-                                 "x*", "x?", "x[1]", "a\\b", "main.", 7, None])
+@pytest.mark.parametrize(
+    "rev",
+    [
+        "",
+        "-x",
+        "--output=/tmp/x",
+        "a..b",
+        "HEAD@{1}",
+        "@",
+        "a b",
+        "x:y",
+        ":/fix",
+        ".hidden",
+        "a/.b",
+        "x.lock",
+        "a/",
+        "a//b",
+        "main~x",
+        "HEAD\n",
+        "a\tb",
+        "x*",
+        "x?",
+        "x[1]",
+        "a\\b",
+        "main.",
+        7,
+        None,
+    ],
+)
 def test_anything_else_is_refused(rev: object) -> None:
     with pytest.raises(NotFoundError, match="is not accepted"):
         check_rev(rev)
@@ -62,5 +102,7 @@ def test_show_takes_a_branch_a_tag_and_a_remote_branch(tmp_path: Path) -> None:
     assert show("--at", "v1").endswith("- one\n")
     assert show("--at", branch).endswith("- two\n")
     assert show().endswith("- two\n")  # HEAD when --at is left out
-    missing = CliRunner().invoke(cli, ["--root", str(root), "show", "memory/facts.md", "--at", "nobranch"])
+    missing = CliRunner().invoke(
+        cli, ["--root", str(root), "show", "memory/facts.md", "--at", "nobranch"]
+    )
     assert missing.exit_code == 1 and "revision 'nobranch' does not exist" in missing.stderr

@@ -21,7 +21,9 @@ def run(tmp_path: Path):
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None, ok: bool = True):
-        result = runner.invoke(cli, ["--root", str(root), *args], input=input, catch_exceptions=False)
+        result = runner.invoke(
+            cli, ["--root", str(root), *args], input=input, catch_exceptions=False
+        )
         if ok:
             assert result.exit_code == 0, result.output
         return result
@@ -32,7 +34,9 @@ def run(tmp_path: Path):
 
 def test_write_read_edit_ls(run) -> None:
     run("init")
-    out = run("write", "memory/facts.md", "--meta", "title=Facts", input="- Database: PostgreSQL 16\n").output
+    out = run(
+        "write", "memory/facts.md", "--meta", "title=Facts", input="- Database: PostgreSQL 16\n"
+    ).output
     assert "wrote memory/facts.md" in out
     assert run("read", "memory/facts.md").output == "- Database: PostgreSQL 16\n"
     data = json.loads(run("read", "memory/facts.md", "--json").output)
@@ -95,17 +99,30 @@ def test_an_empty_listing_prints_nothing(run) -> None:
 
 
 # ------------------------------------------------------------------ reading commands only read
-READERS = [("read", "memory/facts.md"), ("ls",), ("ls", "memory"), ("log",), ("log", "memory/facts.md"),
-           ("diff", "memory/facts.md", "HEAD"), ("show", "memory/facts.md", "--at", "HEAD"), ("trash",),
-           ("search", "postgres")]
+READERS = [
+    ("read", "memory/facts.md"),
+    ("ls",),
+    ("ls", "memory"),
+    ("log",),
+    ("log", "memory/facts.md"),
+    ("diff", "memory/facts.md", "HEAD"),
+    ("show", "memory/facts.md", "--at", "HEAD"),
+    ("trash",),
+    ("search", "postgres"),
+]
 
 
 def _snapshot(repo: Path) -> tuple[str, bytes, str]:
-    return (git(repo, "rev-parse", "HEAD"), (repo / ".git" / "index").read_bytes(),
-            git(repo, "status", "--porcelain", "--untracked-files=all"))
+    return (
+        git(repo, "rev-parse", "HEAD"),
+        (repo / ".git" / "index").read_bytes(),
+        git(repo, "status", "--porcelain", "--untracked-files=all"),
+    )
 
 
-@pytest.mark.parametrize("args", [("read", "memory/facts.md"), ("ls",), ("log",), ("search", "x"), ("trash",)])
+@pytest.mark.parametrize(
+    "args", [("read", "memory/facts.md"), ("ls",), ("log",), ("search", "x"), ("trash",)]
+)
 def test_reading_commands_never_create_a_root(run, args, tmp_path: Path) -> None:
     line = _one_error_line(run(*args, ok=False))
     assert "contextfs init" in line and not run.root.exists()
@@ -197,11 +214,15 @@ def test_demo_errors_are_one_line(run, tmp_path: Path) -> None:
     assert "is not empty" in _one_error_line(run("demo", "--dir", str(full), ok=False))
     empty = tmp_path / "empty-source"
     empty.mkdir()
-    line = _one_error_line(run("demo", "--source", str(empty), "--dir", str(tmp_path / "d"), ok=False))
+    line = _one_error_line(
+        run("demo", "--source", str(empty), "--dir", str(tmp_path / "d"), ok=False)
+    )
     assert "no project/ folder" in line
 
 
-def test_mcp_without_its_extra_prints_the_install_hint(run, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mcp_without_its_extra_prints_the_install_hint(
+    run, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # What a missing package looks like to the import system (submodules a test here may
     # already have imported included).
     for name in ["mcp", *[n for n in sys.modules if n.startswith("mcp.")]]:
@@ -236,7 +257,15 @@ def test_the_table_help_is_each_commands_own_short_help() -> None:
 
 
 # Modules each command must never import: the heavy libraries of the other layers.
-HEAVY = ("langchain_core", "whoosh", "numpy", "tiktoken", "watchdog", "contextfs.evolve", "contextfs.integrations")
+HEAVY = (
+    "langchain_core",
+    "whoosh",
+    "numpy",
+    "tiktoken",
+    "watchdog",
+    "contextfs.evolve",
+    "contextfs.integrations",
+)
 
 
 def test_help_imports_no_command(tmp_path: Path) -> None:
@@ -257,10 +286,21 @@ def test_help_imports_no_command(tmp_path: Path) -> None:
         (("search", "webhook"), ("whoosh", "numpy", "yaml")),
     ],
 )
-def test_commands_import_only_what_they_use(sample_root: Path, tmp_path: Path, args, allowed) -> None:
-    ContextManager(sample_root, index=False).close()  # a root: the reading commands never create one
+def test_commands_import_only_what_they_use(
+    sample_root: Path, tmp_path: Path, args, allowed
+) -> None:
+    ContextManager(
+        sample_root, index=False
+    ).close()  # a root: the reading commands never create one
     loaded = modules_after(tmp_path, "--root", str(sample_root), *args)
     layers = (*HEAVY, "contextfs.scopes", "yaml")
-    unexpected = sorted({m for m in loaded for h in layers if (m == h or m.startswith(h + "."))
-                         and not any(m == a or m.startswith(a + ".") for a in allowed)})
+    unexpected = sorted(
+        {
+            m
+            for m in loaded
+            for h in layers
+            if (m == h or m.startswith(h + "."))
+            and not any(m == a or m.startswith(a + ".") for a in allowed)
+        }
+    )
     assert unexpected == [], f"contextfs {' '.join(args)} imported {unexpected}"

@@ -26,11 +26,19 @@ from contextfs.cli import cli
 from contextfs.text.tokens import TokenCounter
 
 # What only writing, history or other layers need: no reading command may import these.
-WRITE_SIDE = ("contextfs.changes.transaction", "contextfs.changes.journal", "contextfs.changes.writing", "contextfs.changes.rendering",
-              "contextfs.gate.guard", "contextfs.config", "filelock")
+WRITE_SIDE = (
+    "contextfs.changes.transaction",
+    "contextfs.changes.journal",
+    "contextfs.changes.writing",
+    "contextfs.changes.rendering",
+    "contextfs.gate.guard",
+    "contextfs.config",
+    "filelock",
+)
 GIT = ("git", "gitdb", "contextfs.versioning.repository", "contextfs.versioning.objects")
 LAYERS = ("contextfs.scopes", "contextfs.evolve", "contextfs.integrations", "langchain_core")
 SEARCH = ("whoosh", "numpy", "contextfs.search")
+
 
 def _among(loaded: set[str], names: tuple[str, ...]) -> list[str]:
     return sorted(m for m in loaded for n in names if m == n or m.startswith(n + "."))
@@ -58,23 +66,33 @@ def test_read_and_ls_load_neither_git_nor_the_write_side(root: Path, tmp_path: P
         loaded = modules_after(tmp_path, "--root", str(root), *args)
         assert _among(loaded, WRITE_SIDE + GIT + LAYERS + SEARCH + ("tiktoken",)) == [], args
         assert "contextfs.manager" in loaded
-    assert "yaml" not in modules_after(tmp_path, "--root", str(root), "ls", "memory")  # no file is parsed
+    assert "yaml" not in modules_after(
+        tmp_path, "--root", str(root), "ls", "memory"
+    )  # no file is parsed
 
 
 def test_history_commands_load_git_but_not_the_write_side(root: Path, tmp_path: Path) -> None:
-    for args in (("log", "-n", "2"), ("diff", "memory/facts.md", "HEAD"), ("show", "memory/facts.md", "--at", "HEAD")):
+    for args in (
+        ("log", "-n", "2"),
+        ("diff", "memory/facts.md", "HEAD"),
+        ("show", "memory/facts.md", "--at", "HEAD"),
+    ):
         loaded = modules_after(tmp_path, "--root", str(root), *args)
         assert "git" in loaded, args
         assert _among(loaded, WRITE_SIDE + LAYERS + SEARCH) == [], args
 
 
 def test_search_on_an_index_that_matches_the_files_takes_no_lock_and_loads_no_git(
-        root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _settle_index(root, monkeypatch)
     loaded = modules_after(tmp_path, "--root", str(root), "search", "webhook retry backoff")
     assert "whoosh" in loaded
     # a query over a small tree is scored by Whoosh's matchers: numpy's import is not worth it
-    assert _among(loaded, WRITE_SIDE + GIT + LAYERS + ("tiktoken", "numpy", "contextfs.search.rank")) == []
+    assert (
+        _among(loaded, WRITE_SIDE + GIT + LAYERS + ("tiktoken", "numpy", "contextfs.search.rank"))
+        == []
+    )
 
 
 def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) -> None:
@@ -82,26 +100,52 @@ def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) ->
     first = modules_after(tmp_path, "--root", str(root), *args)
     assert "tiktoken" in first  # nothing was counted before: the encoder loads once
     again = modules_after(tmp_path, "--root", str(root), *args)
-    writing = tuple(m for m in WRITE_SIDE if m != "contextfs.config")  # scope rules come from config.toml
+    writing = tuple(
+        m for m in WRITE_SIDE if m != "contextfs.config"
+    )  # scope rules come from config.toml
     assert _among(again, ("tiktoken",) + writing + GIT + SEARCH) == []
-    assert _among(again, ("contextfs.scopes.memory", "contextfs.scopes.topics.facade", "contextfs.evolve",
-                          "contextfs.integrations")) == []
+    assert (
+        _among(
+            again,
+            (
+                "contextfs.scopes.memory",
+                "contextfs.scopes.topics.facade",
+                "contextfs.evolve",
+                "contextfs.integrations",
+            ),
+        )
+        == []
+    )
     assert "contextfs.scopes.scoped" in again
 
 
 def test_a_view_is_the_same_with_kept_counts(root: Path) -> None:
     args = ["--root", str(root), "context", "--scope", "task", "--budget", "900", "--json"]
-    views = [subprocess.run([sys.executable, "-m", "contextfs.cli", *args], capture_output=True, text=True,
-                            check=True).stdout for _ in range(2)]
+    views = [
+        subprocess.run(
+            [sys.executable, "-m", "contextfs.cli", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for _ in range(2)
+    ]
     assert views[0] == views[1]
     view = json.loads(views[1])
-    assert view["tokens"] == TokenCounter().count(view["text"]) <= 900  # counted afresh: still exact
+    assert (
+        view["tokens"] == TokenCounter().count(view["text"]) <= 900
+    )  # counted afresh: still exact
 
 
 # ------------------------------------------------------------------ reading layers open read-only
-LAYER_READERS = [("context", "--scope", "task", "--budget", "1500"), ("context", "--scope", "project"),
-                 ("topic", "list"), ("topic", "show", "billing-migration"), ("memory", "search", "offer"),
-                 ("memory", "recall", "retry")]
+LAYER_READERS = [
+    ("context", "--scope", "task", "--budget", "1500"),
+    ("context", "--scope", "project"),
+    ("topic", "list"),
+    ("topic", "show", "billing-migration"),
+    ("memory", "search", "offer"),
+    ("memory", "recall", "retry"),
+]
 
 
 @pytest.mark.parametrize("args", LAYER_READERS)
@@ -112,8 +156,9 @@ def test_layer_reading_commands_never_create_a_root(tmp_path: Path, args: tuple[
     assert not root.exists()
 
 
-def test_layer_reading_commands_leave_an_application_repository_as_it_was(tmp_path: Path,
-                                                                          sample_root: Path) -> None:
+def test_layer_reading_commands_leave_an_application_repository_as_it_was(
+    tmp_path: Path, sample_root: Path
+) -> None:
     app = application_repository(tmp_path)
     context = app / "context"
     ContextManager(context, index=False).close()
@@ -125,8 +170,11 @@ def test_layer_reading_commands_leave_an_application_repository_as_it_was(tmp_pa
             target.write_bytes(item.read_bytes())
 
     def snapshot() -> tuple[str, bytes, str]:
-        return (git(app, "rev-parse", "HEAD"), (app / ".git" / "index").read_bytes(),
-                git(app, "status", "--porcelain", "--untracked-files=all"))
+        return (
+            git(app, "rev-parse", "HEAD"),
+            (app / ".git" / "index").read_bytes(),
+            git(app, "status", "--porcelain", "--untracked-files=all"),
+        )
 
     before = snapshot()
     for args in LAYER_READERS:

@@ -41,8 +41,14 @@ EXAMPLES: dict[str, list[list[str]]] = {
     "memory core": [["memory", "core"], ["memory", "core", "human", "--json"]],
     "memory search": [["memory", "search", "database"]],
     "memory recall": [["memory", "recall", "database"]],
-    "evolve cleanup": [["evolve", "cleanup", "--dry-run"], ["evolve", "cleanup", "--dry-run", "--json"]],
-    "evolve summarize": [["evolve", "summarize", "--dry-run"], ["evolve", "summarize", "--dry-run", "--json"]],
+    "evolve cleanup": [
+        ["evolve", "cleanup", "--dry-run"],
+        ["evolve", "cleanup", "--dry-run", "--json"],
+    ],
+    "evolve summarize": [
+        ["evolve", "summarize", "--dry-run"],
+        ["evolve", "summarize", "--dry-run", "--json"],
+    ],
     "sessions": [["sessions"], ["sessions", "--json"]],
     "sessions show": [["sessions", "show", "setup"]],
     "ui": [["ui", "--port", "0"]],
@@ -56,14 +62,19 @@ NEEDS_A_ROOT = [["watch", "--once"]]
 
 def snapshot(app: Path) -> dict[str, str]:
     """HEAD, git's index and every file of the work tree (untracked included), by content hash."""
-    out = {"HEAD": git(app, "rev-parse", "HEAD").strip(), "status": git(app, "status", "--porcelain", "-uall")}
+    out = {
+        "HEAD": git(app, "rev-parse", "HEAD").strip(),
+        "status": git(app, "status", "--porcelain", "-uall"),
+    }
     index = app / ".git" / "index"
     out[".git/index"] = hashlib.sha256(index.read_bytes()).hexdigest() if index.exists() else "-"
     for path in sorted(app.rglob("*")):
         rel = path.relative_to(app)
         if rel.parts[0] == ".git":
             continue
-        out[rel.as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+        out[rel.as_posix()] = (
+            hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "dir"
+        )
     return out
 
 
@@ -73,7 +84,10 @@ def _run(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[i
     from contextfs.cli import cli
 
     result = CliRunner().invoke(cli, args, catch_exceptions=True)
-    assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        args,
+        result.exception,
+    )
     assert "Traceback" not in result.output, result.output
     return result.exit_code, result.output
 
@@ -84,9 +98,14 @@ def test_the_table_and_the_examples_name_the_same_commands() -> None:
     assert {r.path for r in READING} == set(EXAMPLES)
 
 
-@pytest.mark.parametrize("args", [a for forms in EXAMPLES.values() for a in forms] + NEEDS_A_ROOT,
-                         ids=lambda a: " ".join(a))
-def test_without_a_root_nothing_is_created(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [a for forms in EXAMPLES.values() for a in forms] + NEEDS_A_ROOT,
+    ids=lambda a: " ".join(a),
+)
+def test_without_a_root_nothing_is_created(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
     app = application_repository(tmp_path)
     sub = app / "src"
     sub.mkdir()
@@ -115,23 +134,30 @@ def app_with_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return app
 
 
-@pytest.mark.parametrize("args", [a for forms in EXAMPLES.values() for a in forms if a[0] not in SERVERS],
-                         ids=lambda a: " ".join(a))
-def test_with_a_root_reading_changes_nothing(app_with_root: Path, monkeypatch: pytest.MonkeyPatch,
-                                             args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [a for forms in EXAMPLES.values() for a in forms if a[0] not in SERVERS],
+    ids=lambda a: " ".join(a),
+)
+def test_with_a_root_reading_changes_nothing(
+    app_with_root: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
     before = snapshot(app_with_root)
     code, output = _run(args, app_with_root, monkeypatch)
     assert code == 0, output
     assert snapshot(app_with_root) == before
 
 
-def test_a_reading_command_that_tried_to_write_would_fail_loudly(app_with_root: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reading_command_that_tried_to_write_would_fail_loudly(
+    app_with_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The table, not each command's decorator, decides: a reading form gets a root that refuses writes.
     from contextfs.cli import Reading, reads_only
 
     assert reads_only("contextfs evolve cleanup", {"dry_run": True})
     assert not reads_only("contextfs evolve cleanup", {"dry_run": False})
-    assert not reads_only("contextfs memory core", {"append_": "x", "replace": None, "rethink": None})
+    assert not reads_only(
+        "contextfs memory core", {"append_": "x", "replace": None, "rethink": None}
+    )
     assert reads_only("contextfs memory core", {"append_": None, "replace": None, "rethink": None})
     assert isinstance(Reading("x"), tuple)

@@ -26,7 +26,9 @@ def run(tmp_path: Path):
     root = tmp_path / "ctx"
 
     def invoke(*args: str, input: str | None = None, code: int = 0):
-        result = CliRunner().invoke(cli, ["--root", str(root), *args], input=input, prog_name="contextfs")
+        result = CliRunner().invoke(
+            cli, ["--root", str(root), *args], input=input, prog_name="contextfs"
+        )
         assert result.exit_code == code, result.output
         return result
 
@@ -41,24 +43,47 @@ def test_a_second_fact_is_appended_not_replacing_the_first(run, tmp_path: Path) 
     extra = tmp_path / "more.md"
     extra.write_text("- Queue: Kafka\n", "utf-8")
     run("append", "memory/facts.md", "--file", str(extra))
-    assert run("read", "memory/facts.md").output == "- Database: PostgreSQL 16\n- Cache: Redis 7\n- Queue: Kafka\n"
+    assert (
+        run("read", "memory/facts.md").output
+        == "- Database: PostgreSQL 16\n- Cache: Redis 7\n- Queue: Kafka\n"
+    )
     assert commit_count(run.root) >= 3
     run("append", "memory/new.md", input="created by append\n")
     assert run("read", "memory/new.md").output == "created by append\n"
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("[adr, database]", ["adr", "database"]), ("adr", "adr"), ("a,b", "a,b"), ("true", True), ("3", 3),
-    ("'3'", "3"), ("Note: draft", "Note: draft"), ("{owner: ops}", {"owner": "ops"}), ("", None),
-    ("2026-10-02", "2026-10-02"), ("[unclosed", "[unclosed"), ("*alias", "*alias"), ("x\nauthor: me", "x\nauthor: me"),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("[adr, database]", ["adr", "database"]),
+        ("adr", "adr"),
+        ("a,b", "a,b"),
+        ("true", True),
+        ("3", 3),
+        ("'3'", "3"),
+        ("Note: draft", "Note: draft"),
+        ("{owner: ops}", {"owner": "ops"}),
+        ("", None),
+        ("2026-10-02", "2026-10-02"),
+        ("[unclosed", "[unclosed"),
+        ("*alias", "*alias"),
+        ("x\nauthor: me", "x\nauthor: me"),
+    ],
+)
 def test_meta_values_read_as_they_would_in_frontmatter(text: str, value: object) -> None:
     assert meta_value(text) == value
 
 
 def test_meta_lists_are_lists_and_tag_search_finds_them(run) -> None:
-    run("write", "project/decisions/db.md", "--meta", "tags=[adr, database]", "--meta", "draft=false",
-        input="Use PostgreSQL.\n")
+    run(
+        "write",
+        "project/decisions/db.md",
+        "--meta",
+        "tags=[adr, database]",
+        "--meta",
+        "draft=false",
+        input="Use PostgreSQL.\n",
+    )
     meta = json.loads(run("read", "project/decisions/db.md", "--json").output)["metadata"]
     assert meta["tags"] == ["adr", "database"] and meta["draft"] is False
     hits = json.loads(run("search", "tag:adr", "--json").output)
@@ -67,7 +92,9 @@ def test_meta_lists_are_lists_and_tag_search_finds_them(run) -> None:
 
 def test_empty_content_is_refused_unless_asked_for(run) -> None:
     refused = run("write", "a.md", input="", code=2)
-    assert "nothing to write: stdin was empty" in refused.stderr and "--allow-empty" in refused.stderr
+    assert (
+        "nothing to write: stdin was empty" in refused.stderr and "--allow-empty" in refused.stderr
+    )
     assert not (run.root / "a.md").exists()
     assert "nothing to append" in run("append", "a.md", input="", code=2).stderr
     run("write", "a.md", "--allow-empty", input="")
@@ -77,8 +104,20 @@ def test_empty_content_is_refused_unless_asked_for(run) -> None:
 def test_a_terminal_is_told_what_to_type(tmp_path: Path) -> None:
     """stdin is a real terminal (a pty): the hint comes first, then the text typed and Ctrl-D."""
     primary, secondary = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "contextfs.cli", "--root", str(tmp_path / "ctx"), "write",
-                             "notes/typed.md"], stdin=secondary, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "contextfs.cli",
+            "--root",
+            str(tmp_path / "ctx"),
+            "write",
+            "notes/typed.md",
+        ],
+        stdin=secondary,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(secondary)
     try:
         hint = b""
@@ -96,4 +135,6 @@ def test_a_terminal_is_told_what_to_type(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and out.startswith(b"wrote notes/typed.md")
-    assert ContextManager(tmp_path / "ctx", read_only=True).read("notes/typed.md") == "typed by hand\n"
+    assert (
+        ContextManager(tmp_path / "ctx", read_only=True).read("notes/typed.md") == "typed by hand\n"
+    )

@@ -56,7 +56,11 @@ def test_search_text_and_json(root: Path) -> None:
 def test_bad_query_is_one_line_error(root: Path) -> None:
     code, out, err = run(root, "search", "foo AND")
     assert code == 1 and out == ""
-    assert err.startswith("error: ") and len(err.strip().splitlines()) == 1 and "AND needs a word after it" in err
+    assert (
+        err.startswith("error: ")
+        and len(err.strip().splitlines()) == 1
+        and "AND needs a word after it" in err
+    )
 
 
 def test_reindex_and_verify(root: Path) -> None:
@@ -68,7 +72,9 @@ def test_reindex_and_verify(root: Path) -> None:
     code, out, _ = run(root, "reindex", "--verify", "--json")
     report = json.loads(out)
     # Opening the root already committed the edit and re-indexed it (reconcile on open).
-    assert report["checked"] >= 30 and not (report["missing"] or report["stale"] or report["rebuilt"])
+    assert report["checked"] >= 30 and not (
+        report["missing"] or report["stale"] or report["rebuilt"]
+    )
     code, out, _ = run(root, "search", "heron", "--json")
     assert [h["path"] for h in json.loads(out)] == ["memory/facts.md"]
 

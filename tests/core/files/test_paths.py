@@ -34,12 +34,28 @@ def root(tmp_path: Path) -> Path:
 
 # ----------------------------------------------------------------- Hypothesis
 _alphabet = st.sampled_from(
-    list("abcAB.-_ ~:/\\") + ["..", ".git", ".GIT", ".trash", ".contextfs", "\x00", "\x1f", "\u200c", "\u00e9", "e\u0301", "CON", "git~1"]
+    list("abcAB.-_ ~:/\\")
+    + [
+        "..",
+        ".git",
+        ".GIT",
+        ".trash",
+        ".contextfs",
+        "\x00",
+        "\x1f",
+        "\u200c",
+        "\u00e9",
+        "e\u0301",
+        "CON",
+        "git~1",
+    ]
 )
 _hostile = st.lists(_alphabet, max_size=12).map("".join)
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(raw=st.one_of(_hostile, st.text(max_size=40)))
 def test_any_string_is_refused_or_confined(root: Path, raw: str) -> None:
     before = snapshot(root)
@@ -54,13 +70,17 @@ def test_any_string_is_refused_or_confined(root: Path, raw: str) -> None:
         assert resolved != root.resolve()
         parts = Path(rel).parts
         assert rel == "/".join(parts) and ".." not in parts and "." not in parts
-        assert not any(p.casefold().startswith(".git") and p.casefold().rstrip(". ") == ".git" for p in parts)
+        assert not any(
+            p.casefold().startswith(".git") and p.casefold().rstrip(". ") == ".git" for p in parts
+        )
         assert parts[0] not in paths.INTERNAL_DIRS
         assert parts[-1] not in paths.MANAGED_FILES
     assert snapshot(root) == before
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(raw=st.text(max_size=30))
 def test_check_is_idempotent(root: Path, raw: str) -> None:
     try:
@@ -259,7 +279,9 @@ def test_case_twin_through_manager(ctx: ContextManager) -> None:
 
 
 # ----------------------------------------------------------------- through the manager
-@pytest.mark.parametrize("raw", ["../x.md", "/tmp/x.md", ".git/HEAD", ".trash/x.md", ".gitignore", "a//b.md"])
+@pytest.mark.parametrize(
+    "raw", ["../x.md", "/tmp/x.md", ".git/HEAD", ".trash/x.md", ".gitignore", "a//b.md"]
+)
 def test_manager_refuses_before_any_io(tmp_path: Path, raw: str) -> None:
     ctx = ContextManager(tmp_path / "ctx", index=False)
     before = snapshot(ctx.root)

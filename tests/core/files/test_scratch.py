@@ -14,22 +14,59 @@ from contextfs import ContextManager
 from contextfs.files.scratch import GITIGNORE, PATTERNS, is_scratch
 
 SCRATCH = [
-    ".facts.md.swp", ".facts.md.swo", ".swp", ".facts.md.un~", "4913", "facts.md~", "facts.md.~1~",
-    "#facts.md#", ".#facts.md", "facts.md___jb_tmp___", "facts.md___jb_old___", "facts.md.vsctmp",
-    "facts.md.crswap", ".goutputstream-5YQ8T2", ".facts.md.kate-swp", ".directory", ".~lock.plan.odt#",
-    "~$plan.docx", ".DS_Store", "._facts.md", "Thumbs.db", "ehthumbs.db", "desktop.ini",
-    ".fuse_hidden0000001a00000001", ".nfs000000000123abcd00000001",
+    ".facts.md.swp",
+    ".facts.md.swo",
+    ".swp",
+    ".facts.md.un~",
+    "4913",
+    "facts.md~",
+    "facts.md.~1~",
+    "#facts.md#",
+    ".#facts.md",
+    "facts.md___jb_tmp___",
+    "facts.md___jb_old___",
+    "facts.md.vsctmp",
+    "facts.md.crswap",
+    ".goutputstream-5YQ8T2",
+    ".facts.md.kate-swp",
+    ".directory",
+    ".~lock.plan.odt#",
+    "~$plan.docx",
+    ".DS_Store",
+    "._facts.md",
+    "Thumbs.db",
+    "ehthumbs.db",
+    "desktop.ini",
+    ".fuse_hidden0000001a00000001",
+    ".nfs000000000123abcd00000001",
 ]
 CONTENT = [
-    "facts.md", "swp.md", "notes.swp.md", "4913.md", "a#b.md", "tilde~middle.md", "DS_Store.md",
-    "thumbs.md", "desktop.md", "_underscore.md", "jb_tmp.md", ".hidden-note.md", "x.sw", "lock.md",
+    "facts.md",
+    "swp.md",
+    "notes.swp.md",
+    "4913.md",
+    "a#b.md",
+    "tilde~middle.md",
+    "DS_Store.md",
+    "thumbs.md",
+    "desktop.md",
+    "_underscore.md",
+    "jb_tmp.md",
+    ".hidden-note.md",
+    "x.sw",
+    "lock.md",
 ]
 
 
 def _git_ignores(root: Path, rels: list[str]) -> set[str]:
     """What git itself ignores among ``rels`` under the root's managed .gitignore."""
-    proc = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "--stdin", "-z"],
-                          input="\0".join(rels) + "\0", capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["git", "-C", str(root), "check-ignore", "--no-index", "--stdin", "-z"],
+        input="\0".join(rels) + "\0",
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return {p for p in proc.stdout.split("\0") if p}
 
@@ -56,15 +93,43 @@ def test_the_managed_gitignore_lists_every_pattern(root: Path) -> None:
 
 
 def test_git_ignores_exactly_what_is_scratch(root: Path) -> None:
-    rels = [f"{folder}{name}" for folder in ("", "memory/", "topics/a/") for name in SCRATCH + CONTENT]
+    rels = [
+        f"{folder}{name}" for folder in ("", "memory/", "topics/a/") for name in SCRATCH + CONTENT
+    ]
     assert _git_ignores(root, rels) == {rel for rel in rels if is_scratch(rel)}
 
 
-_FRAGMENTS = st.sampled_from(["a", "md", ".", "#", "~", "$", "_", "-", "swp", "sw", "un", "DS_Store", "___jb_tmp___",
-                              "Thumbs", "db", "vsctmp", "goutputstream", "kate-swp", "~lock", "nfs", "4913", "[x]"])
+_FRAGMENTS = st.sampled_from(
+    [
+        "a",
+        "md",
+        ".",
+        "#",
+        "~",
+        "$",
+        "_",
+        "-",
+        "swp",
+        "sw",
+        "un",
+        "DS_Store",
+        "___jb_tmp___",
+        "Thumbs",
+        "db",
+        "vsctmp",
+        "goutputstream",
+        "kate-swp",
+        "~lock",
+        "nfs",
+        "4913",
+        "[x]",
+    ]
+)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.lists(_FRAGMENTS, min_size=1, max_size=5).map("".join), min_size=1, max_size=40))
 def test_git_and_is_scratch_agree_on_any_name(root: Path, names: list[str]) -> None:
     rels = sorted({f"notes/{n}" for n in names if n not in (".", "..")})
@@ -101,7 +166,16 @@ def test_adopting_a_folder_leaves_its_scratch_files_out(tmp_path: Path) -> None:
 def test_a_root_made_before_the_patterns_gets_them_on_open(root: Path) -> None:
     gitignore = root / ".gitignore"
     gitignore.write_text(gitignore.read_text("utf-8").replace(GITIGNORE, ""), "utf-8")
-    git(root, "-c", "user.name=human", "-c", "user.email=h@x.invalid", "commit", "-qam", "an older .gitignore")
+    git(
+        root,
+        "-c",
+        "user.name=human",
+        "-c",
+        "user.email=h@x.invalid",
+        "commit",
+        "-qam",
+        "an older .gitignore",
+    )
     (root / "notes.md~").write_text("backup\n", "utf-8")
     with ContextManager(root, index=False):
         pass

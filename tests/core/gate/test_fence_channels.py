@@ -42,8 +42,13 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
     ctx.write("notes/titled.md", "The database migration is on Friday.\n", {"title": P})
     ctx.write("task/subtasks/export.md", "Export the database nightly.\n")
     topics = Topics(ctx)
-    topics.create("Injected", "the staging database", name=SLUG, open=False,
-                  summary=f"{P}: the staging database topic.")
+    topics.create(
+        "Injected",
+        "the staging database",
+        name=SLUG,
+        open=False,
+        summary=f"{P}: the staging database topic.",
+    )
     topics.decisions.decide(SLUG, "Use the staging database", reason="it exists")
     mem = Memory(ctx)
     mem.core_memory_append(LABEL, "Prefers the staging database")
@@ -52,7 +57,9 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
         mem.log_message("user", f"{P}, and tell me about the staging database")
     ctx.write(f"memories/{P}.md", "The staging database notes.\n")
     ctx.write(f"notes/{P}.conflict-1a2b3c4d.md", "The other machine's staging database notes.\n")
-    reviewed = ContextManager(root, actor="agent:reviewed", session="s-review", review=True, index=False)
+    reviewed = ContextManager(
+        root, actor="agent:reviewed", session="s-review", review=True, index=False
+    )
     reviewed.write(f"notes/{P} draft.md", "A draft about the staging database.\n")
     reviewed.close()
     return ctx
@@ -91,8 +98,12 @@ def _memory_tool(ctx: ContextManager, **command: Any) -> str:
 
 def _moved_and_back(ctx: ContextManager) -> str:
     tool = MemoryToolAdapter(ctx, folder="memories")
-    out = tool.run({"command": "rename", "old_path": f"/memories/{P}.md", "new_path": f"/memories/{P} 2.md"})
-    tool.run({"command": "rename", "old_path": f"/memories/{P} 2.md", "new_path": f"/memories/{P}.md"})
+    out = tool.run(
+        {"command": "rename", "old_path": f"/memories/{P}.md", "new_path": f"/memories/{P} 2.md"}
+    )
+    tool.run(
+        {"command": "rename", "old_path": f"/memories/{P} 2.md", "new_path": f"/memories/{P}.md"}
+    )
     return out
 
 
@@ -109,8 +120,12 @@ def _middleware(ctx: ContextManager) -> str:
     from contextfs.integrations.middleware import ContextMiddleware
 
     model = RecordingModel(respond=replies(["Noted."]), ctx=ctx)
-    agent = create_agent(model, [], middleware=[ContextMiddleware(ctx, actor="agent:planner", session="s-mw")],
-                         system_prompt="You are the shop's agent.")
+    agent = create_agent(
+        model,
+        [],
+        middleware=[ContextMiddleware(ctx, actor="agent:planner", session="s-mw")],
+        system_prompt="You are the shop's agent.",
+    )
     agent.invoke({"messages": [HumanMessage("What about the staging database?")]})
     return str(model.prompts[-1][0].text)
 
@@ -118,9 +133,13 @@ def _middleware(ctx: ContextManager) -> str:
 def _evolve_prompt(ctx: ContextManager) -> str:
     from contextfs.evolve.prompts import compaction_messages, facts_messages, summary_messages
 
-    messages = [*facts_messages("deploy", "done", [("F-1", P)]), *summary_messages(NAME, P, "body"),
-                *compaction_messages("user: hi", P, [{"name": SLUG}], [SLUG], rule="r", summary_words=10,
-                                     max_open_tokens=100)]
+    messages = [
+        *facts_messages("deploy", "done", [("F-1", P)]),
+        *summary_messages(NAME, P, "body"),
+        *compaction_messages(
+            "user: hi", P, [{"name": SLUG}], [SLUG], rule="r", summary_words=10, max_open_tokens=100
+        ),
+    ]
     return "\n".join(str(m.content) for m in messages)
 
 
@@ -128,52 +147,81 @@ def _evolve_prompt(ctx: ContextManager) -> str:
 OUT_TO_AGENTS: dict[str, Callable[[ContextManager], str]] = {
     "read_context": lambda c: _tool(c, "read_context", path=NAME),
     "list_context": lambda c: _tool(c, "list_context", folder="notes"),
-    "search_context": lambda c: _tool(c, "search_context", query="staging database migration", limit=10),
+    "search_context": lambda c: _tool(
+        c, "search_context", query="staging database migration", limit=10
+    ),
     "context_history": lambda c: _tool(c, "context_history"),
     "context_diff": lambda c: _tool(c, "context_diff", path=NAME, rev="HEAD~8"),
-    "write_context": lambda c: _tool(c, "write_context", path=NAME, content="The staging database, rewritten.\n"),
+    "write_context": lambda c: _tool(
+        c, "write_context", path=NAME, content="The staging database, rewritten.\n"
+    ),
     "append_context": lambda c: _tool(c, "append_context", path=NAME, text="- one more line"),
-    "edit_context": lambda c: _tool(c, "edit_context", path=NAME, old="one more line", new="another line"),
-    "delete_and_restore_context": lambda c: (_tool(c, "delete_context", path=NAME) + "\n"
-                                             + _tool(c, "restore_context", path=NAME)),
+    "edit_context": lambda c: _tool(
+        c, "edit_context", path=NAME, old="one more line", new="another line"
+    ),
+    "delete_and_restore_context": lambda c: (
+        _tool(c, "delete_context", path=NAME) + "\n" + _tool(c, "restore_context", path=NAME)
+    ),
     "revert_context": _revert,
-    "get_scoped_context": lambda c: _tool(c, "get_scoped_context", scope="task", query="staging database", budget=4000),
+    "get_scoped_context": lambda c: _tool(
+        c, "get_scoped_context", scope="task", query="staging database", budget=4000
+    ),
     "core_memory_append": lambda c: _tool(c, "core_memory_append", label=LABEL, text="Likes tea"),
-    "core_memory_replace": lambda c: _tool(c, "core_memory_replace", label=LABEL, old="Likes tea", new="Likes coffee"),
+    "core_memory_replace": lambda c: _tool(
+        c, "core_memory_replace", label=LABEL, old="Likes tea", new="Likes coffee"
+    ),
     "archival_memory_insert": lambda c: _tool(c, "archival_memory_insert", text=f"{P} once more"),
-    "archival_memory_search": lambda c: _tool(c, "archival_memory_search", query="staging database"),
+    "archival_memory_search": lambda c: _tool(
+        c, "archival_memory_search", query="staging database"
+    ),
     "conversation_search": lambda c: _tool(c, "conversation_search", query="staging database"),
     "list_topics": lambda c: _tool(c, "list_topics"),
     "open_topic": lambda c: _tool(c, "open_topic", name=SLUG),
     "switch_topic": lambda c: _tool(c, "switch_topic", name=SLUG, budget=2000),
-    "log_decision": lambda c: _tool(c, "log_decision", topic=SLUG, text="Keep the staging database", reason="ok"),
+    "log_decision": lambda c: _tool(
+        c, "log_decision", topic=SLUG, text="Keep the staging database", reason="ok"
+    ),
     "decision_chain": lambda c: _tool(c, "decision_chain", topic=SLUG, decision_id="D1"),
     "list_conflicts": lambda c: _tool(c, "list_conflicts"),
     "list_pending_reviews": lambda c: _tool(c, "list_pending_reviews"),
-    "resolve_conflict": lambda c: _tool(c, "resolve_conflict", path=f"notes/{P}.conflict-1a2b3c4d.md"),
+    "resolve_conflict": lambda c: _tool(
+        c, "resolve_conflict", path=f"notes/{P}.conflict-1a2b3c4d.md"
+    ),
     "tool-refusal": lambda c: _tool(c, "edit_context", path=NAME, old="not in the file", new="x"),
     "mcp-tool": lambda c: _mcp(c, "tool", "list_context", folder="notes"),
-    "mcp-refusal": lambda c: _mcp(c, "tool", "edit_context", path=NAME, old="not in the file", new="x"),
+    "mcp-refusal": lambda c: _mcp(
+        c, "tool", "edit_context", path=NAME, old="not in the file", new="x"
+    ),
     "mcp-resource-scope": lambda c: _mcp(c, "resource", "contextfs://scope/task"),
     "mcp-resource-subtask": lambda c: _mcp(c, "resource", "contextfs://scope/subtask/export"),
     "mcp-resource-topics": lambda c: _mcp(c, "resource", "contextfs://topics"),
     "memory-tool-view-folder": lambda c: _memory_tool(c, command="view", path="/memories"),
     "memory-tool-view-file": lambda c: _memory_tool(c, command="view", path=f"/memories/{P}.md"),
-    "memory-tool-create": lambda c: _memory_tool(c, command="create", path=f"/memories/{P} new.md", file_text="x\n"),
-    "memory-tool-str-replace": lambda c: _memory_tool(c, command="str_replace", path=f"/memories/{P}.md",
-                                                      old_str="notes", new_str="notes (kept)"),
-    "memory-tool-insert": lambda c: _memory_tool(c, command="insert", path=f"/memories/{P}.md", insert_line=0,
-                                                 insert_text="# Notes"),
+    "memory-tool-create": lambda c: _memory_tool(
+        c, command="create", path=f"/memories/{P} new.md", file_text="x\n"
+    ),
+    "memory-tool-str-replace": lambda c: _memory_tool(
+        c, command="str_replace", path=f"/memories/{P}.md", old_str="notes", new_str="notes (kept)"
+    ),
+    "memory-tool-insert": lambda c: _memory_tool(
+        c, command="insert", path=f"/memories/{P}.md", insert_line=0, insert_text="# Notes"
+    ),
     "memory-tool-rename": _moved_and_back,
     "memory-tool-delete": lambda c: _memory_tool(c, command="delete", path=f"/memories/{P} new.md"),
-    "memory-tool-refusal": lambda c: _memory_tool(c, command="create", path=f"/memories/{P}.md", file_text="x"),
+    "memory-tool-refusal": lambda c: _memory_tool(
+        c, command="create", path=f"/memories/{P}.md", file_text="x"
+    ),
     "retriever-snippets": lambda c: _retriever(c, False),
     "retriever-bodies": lambda c: _retriever(c, True),
-    "scoped-view": lambda c: ScopedContext(c).assemble("task", query="staging database", budget=4000).text,
+    "scoped-view": lambda c: (
+        ScopedContext(c).assemble("task", query="staging database", budget=4000).text
+    ),
     "plain-context": lambda c: ScopedContext(c).get_context("task"),
     "topic-boot-view": lambda c: Topics(c).boot(SLUG).text,
     "topic-index": lambda c: Topics(c).render_index(),
-    "memory-recall": lambda c: "\n".join(h.rendered for h in Memory(c).archival_memory_search("staging database")),
+    "memory-recall": lambda c: "\n".join(
+        h.rendered for h in Memory(c).archival_memory_search("staging database")
+    ),
     "agent-middleware": _middleware,
     "evolve-prompts": _evolve_prompt,
 }
@@ -203,6 +251,10 @@ def test_the_walk_covers_every_tool() -> None:
 def test_a_sealed_answer_is_left_alone_when_nothing_is_flagged(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "clean", actor="human")
     ctx.write("notes/a.md", "# A\n\nThe staging database runs PostgreSQL 16.\n")
-    for name, args in [("list_context", {}), ("read_context", {"path": "notes/a.md"}),
-                       ("search_context", {"query": "database"}), ("context_history", {})]:
+    for name, args in [
+        ("list_context", {}),
+        ("read_context", {"path": "notes/a.md"}),
+        ("search_context", {"query": "database"}),
+        ("context_history", {}),
+    ]:
         assert "[untrusted data" not in _tool(ctx, name, **args), name

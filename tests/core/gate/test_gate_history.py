@@ -34,7 +34,9 @@ TOKENS = (GH, SLACK)
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    ).stdout
 
 
 def history_text(root: Path) -> str:
@@ -50,15 +52,18 @@ def history_text(root: Path) -> str:
 
 
 def _state(root: Path) -> tuple[str, str, dict[str, bytes]]:
-    files = {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
-             if p.is_file() and ".git" not in p.relative_to(root).parts}
+    files = {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
     head = _git(root, "rev-parse", "HEAD").strip()
     return head, _git(root, "status", "--porcelain", "--untracked-files=all"), files
 
 
 def _not_echoed(message: str) -> None:
     for token in TOKENS:
-        assert not any(token[i:i + 10] in message for i in range(len(token) - 9)), message
+        assert not any(token[i : i + 10] in message for i in range(len(token) - 9)), message
 
 
 class HeldBack(ContentError):
@@ -66,7 +71,9 @@ class HeldBack(ContentError):
     channel itself, so the walk checks every channel the same way)."""
 
 
-def _machines(ctx: ContextManager, *, session: str | None = None) -> tuple[ContextManager, ContextManager]:
+def _machines(
+    ctx: ContextManager, *, session: str | None = None
+) -> tuple[ContextManager, ContextManager]:
     """Two machines sharing a bare remote beside the test's root; the second opened with ``session``."""
     from sync_support import bare_remote, first_machine, join_machine
 
@@ -101,11 +108,22 @@ def _fetched_files(ctx: ContextManager) -> None:
         (laptop.root / "notes").mkdir()
         (laptop.root / "notes" / "keys.md").write_text("token: " + GH + "\n", "utf-8")
     _git(laptop.root, "add", "notes/keys.md")
-    _git(laptop.root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "keys")
+    _git(
+        laptop.root,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "keys",
+    )
     laptop.remote.sync()
     server.write("notes/server.md", "from the server\n")
     result = server.remote.sync()
-    assert any(note.kind == "secret" and note.path == "notes/keys.md" for note in result.notes), result.notes
+    assert any(note.kind == "secret" and note.path == "notes/keys.md" for note in result.notes), (
+        result.notes
+    )
     own = _git(server.root, "log", "--format=%B%n%an", "--author=remote", "-n", "1")
     assert GH not in own
     raise Reported("reported")
@@ -140,7 +158,9 @@ def _restore_target(ctx: ContextManager) -> None:
 def _memory_tool_create(ctx: ContextManager) -> None:
     from contextfs.integrations import MemoryToolAdapter
 
-    MemoryToolAdapter(ctx).execute({"command": "create", "path": f"/memories/{GH}.md", "file_text": "x"})
+    MemoryToolAdapter(ctx).execute(
+        {"command": "create", "path": f"/memories/{GH}.md", "file_text": "x"}
+    )
 
 
 def _memory_tool_rename(ctx: ContextManager) -> None:
@@ -148,7 +168,9 @@ def _memory_tool_rename(ctx: ContextManager) -> None:
 
     tool = MemoryToolAdapter(ctx)
     tool.execute({"command": "create", "path": "/memories/a.md", "file_text": "x"})
-    tool.execute({"command": "rename", "old_path": "/memories/a.md", "new_path": f"/memories/{SLACK}.md"})
+    tool.execute(
+        {"command": "rename", "old_path": "/memories/a.md", "new_path": f"/memories/{SLACK}.md"}
+    )
 
 
 def _store_key(ctx: ContextManager) -> None:
@@ -256,7 +278,16 @@ def _reverted_bytes(ctx: ContextManager) -> None:
     # A version committed with plain git (before the gate, or by a clone) is not brought back.
     (ctx.root / "notes" / "keys.txt").write_text(f"token: {GH}\n", "utf-8")
     _git(ctx.root, "add", "notes/keys.txt")
-    _git(ctx.root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "old keys")
+    _git(
+        ctx.root,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "old keys",
+    )
     old = _git(ctx.root, "rev-parse", "HEAD").strip()
     ctx.write("notes/keys.txt", "rotated\n")
     try:
@@ -329,8 +360,15 @@ def test_a_credential_cannot_enter_history_through(root: ContextManager, channel
         text = history_text(root.root) + _review_refs(root.root)
         for token in TOKENS:
             assert token not in text, f"{channel}: the token is in history"
-    if channel in ("moved-bytes", "deleted-bytes", "overwritten-bytes", "outside-edit-name", "reverted-bytes", "restore-target",
-                   "memory-tool-rename"):
+    if channel in (
+        "moved-bytes",
+        "deleted-bytes",
+        "overwritten-bytes",
+        "outside-edit-name",
+        "reverted-bytes",
+        "restore-target",
+        "memory-tool-rename",
+    ):
         return  # the channel changed files (or made a commit) on purpose before the step that is refused
     assert _state(root.root) == (head, status, files), f"{channel}: something changed"
 
@@ -344,8 +382,10 @@ def test_the_refusal_is_typed_and_says_what_to_do(root: ContextManager) -> None:
 
 
 def test_a_clean_name_and_message_still_commit(root: ContextManager) -> None:
-    with root.provenance(session="s-1", turn="3"), \
-            root.transaction("rename the base note", trailers={"Contextfs-Task": "tidy-up"}):
+    with (
+        root.provenance(session="s-1", turn="3"),
+        root.transaction("rename the base note", trailers={"Contextfs-Task": "tidy-up"}),
+    ):
         root.move("notes/base.md", "notes/renamed.md")
         root.write("notes/other.md", "the staging host is db-2 on port 5433\n")
     entry = root.history(limit=1)[0]
@@ -356,7 +396,9 @@ def test_an_allow_listed_fingerprint_lets_a_name_through(root: ContextManager) -
     from contextfs.gate.secrets import scan
 
     mark = scan(GH)[0].fingerprint
-    (root.root / ".contextfs" / "config.toml").write_text(f'[secrets]\nallow = ["{mark}"]\n', "utf-8")
+    (root.root / ".contextfs" / "config.toml").write_text(
+        f'[secrets]\nallow = ["{mark}"]\n', "utf-8"
+    )
     root.write(f"notes/{GH}.md", "allowed by its fingerprint\n")
     assert GH in history_text(root.root)
 
@@ -376,12 +418,25 @@ def test_a_merge_message_never_repeats_a_secret_bearing_incoming_name(root: Cont
     (laptop.root / "notes").mkdir()
     (laptop.root / "notes" / f"{GH}.md").write_text("token: " + GH + "\n", "utf-8")
     _git(laptop.root, "add", "notes")
-    _git(laptop.root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "keys")
+    _git(
+        laptop.root,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "keys",
+    )
     laptop.remote.sync()
     server.write("notes/server.md", "from the server\n")
     result = server.remote.sync()
-    assert any(note.kind == "secret" and note.path == f"notes/{GH}.md" for note in result.notes), result.notes
+    assert any(note.kind == "secret" and note.path == f"notes/{GH}.md" for note in result.notes), (
+        result.notes
+    )
     merge = _git(server.root, "log", "--format=%B", "-n", "1", "--author=remote")
     assert "Contextfs-Op: merge" in merge and "secret" in merge
     assert GH not in merge
-    _git(server.root, "merge-base", "--is-ancestor", str(laptop.parts.git.head()), "HEAD")  # merged: in step
+    _git(
+        server.root, "merge-base", "--is-ancestor", str(laptop.parts.git.head()), "HEAD"
+    )  # merged: in step

@@ -122,7 +122,17 @@ def _fetched(ctx: ContextManager, text: str) -> str:
     (other / "notes").mkdir(exist_ok=True)
     (other / "notes" / "fetched.md").write_text(f"# From the other machine\n\n{text}\n")
     _git("-C", str(other), "add", "notes/fetched.md")
-    _git("-C", str(other), "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "notes")
+    _git(
+        "-C",
+        str(other),
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "notes",
+    )
     _git("-C", str(other), "push", "-q", "origin", "HEAD")
     ctx.remote.sync()
     return "notes/fetched.md"
@@ -135,14 +145,19 @@ READ_BACK: list[object] = [*PATHS, pytest.param(_fetched, id="fetched-by-sync")]
 
 
 def _history(ctx: ContextManager) -> str:
-    return subprocess.run(["git", "log", "--all", "-p"], cwd=ctx.root, capture_output=True, text=True,
-                          check=True).stdout
+    return subprocess.run(
+        ["git", "log", "--all", "-p"], cwd=ctx.root, capture_output=True, text=True, check=True
+    ).stdout
 
 
 def _files_holding(ctx: ContextManager, needle: str) -> list[str]:
-    return [p.relative_to(ctx.root).as_posix() for p in ctx.root.rglob("*")
-            if p.is_file() and ".git" not in p.relative_to(ctx.root).parts
-            and needle in p.read_text("utf-8", errors="replace")]
+    return [
+        p.relative_to(ctx.root).as_posix()
+        for p in ctx.root.rglob("*")
+        if p.is_file()
+        and ".git" not in p.relative_to(ctx.root).parts
+        and needle in p.read_text("utf-8", errors="replace")
+    ]
 
 
 @pytest.fixture
@@ -155,8 +170,9 @@ def root(tmp_path: Path) -> ContextManager:
 
 @pytest.mark.parametrize("kind", SECRETS)
 @pytest.mark.parametrize("write", PATHS)
-def test_a_secret_never_reaches_history(root: ContextManager, write: Callable[[ContextManager, str], str],
-                                        kind: str) -> None:
+def test_a_secret_never_reaches_history(
+    root: ContextManager, write: Callable[[ContextManager, str], str], kind: str
+) -> None:
     secret = SECRET_KINDS[kind](random.Random(kind))
     head = root.parts.git.head()
     try:
@@ -174,9 +190,9 @@ def test_a_secret_never_reaches_history(root: ContextManager, write: Callable[[C
 
 @pytest.mark.parametrize("text", INJECTIONS, ids=["override", "exfiltrate"])
 @pytest.mark.parametrize("write", READ_BACK)
-def test_a_planted_instruction_is_read_back_only_as_data(root: ContextManager,
-                                                         write: Callable[[ContextManager, str], str],
-                                                         text: str) -> None:
+def test_a_planted_instruction_is_read_back_only_as_data(
+    root: ContextManager, write: Callable[[ContextManager, str], str], text: str
+) -> None:
     try:
         rel = write(root, text)
     except ContextFSError:

@@ -92,7 +92,10 @@ def test_a_finding_carries_kind_line_and_fingerprint_only() -> None:
 def test_kinds_lists_every_kind_a_detector_reports() -> None:
     from contextfs.gate import secrets_detectors
 
-    reported = {d.kind for d in secrets_detectors.DETECTORS} | {secrets_detectors.KEYWORD_KIND, secrets_detectors.ASSIGNED_KIND}
+    reported = {d.kind for d in secrets_detectors.DETECTORS} | {
+        secrets_detectors.KEYWORD_KIND,
+        secrets_detectors.ASSIGNED_KIND,
+    }
     assert reported == set(KINDS)
     assert set(EXPECTED_KIND.values()) <= set(KINDS)
 
@@ -108,7 +111,11 @@ def test_every_detect_secrets_plugin_is_used_or_left_out_on_purpose() -> None:
     used = {type(d.plugin) for d in secrets_detectors.DETECTORS} | {KeywordDetector}
     # AWS runs as two plugins of our own: its key-id pattern with boundaries, and its
     # secret-near-"aws" pattern as it is (the second must stay detect-secrets' own).
-    near = [d.plugin for d in secrets_detectors.DETECTORS if type(d.plugin).__name__ == "AwsSecretNearKeywordDetector"]
+    near = [
+        d.plugin
+        for d in secrets_detectors.DETECTORS
+        if type(d.plugin).__name__ == "AwsSecretNearKeywordDetector"
+    ]
     assert [p.denylist for p in near] == [tuple(AWSKeyDetector.denylist[1:])]
     used.add(AWSKeyDetector)
     builtin = set(get_mapping_from_secret_type_to_class().values())
@@ -153,7 +160,11 @@ def test_ordinary_content_is_not_flagged(name: str) -> None:
 
 
 def test_generated_ordinary_notes_are_not_flagged() -> None:
-    flagged = [i for i in range(150) if scan(ordinary_note(random.Random(i)), path=f"memory/archive/{i}.md")]
+    flagged = [
+        i
+        for i in range(150)
+        if scan(ordinary_note(random.Random(i)), path=f"memory/archive/{i}.md")
+    ]
     assert flagged == []
 
 
@@ -251,7 +262,9 @@ def test_fingerprint_shape() -> None:
 
 
 def test_policy_from_config_reads_the_secrets_table() -> None:
-    assert SecretPolicy.from_config({}) == DEFAULT_POLICY == SecretPolicy("refuse", frozenset(), True)
+    assert (
+        SecretPolicy.from_config({}) == DEFAULT_POLICY == SecretPolicy("refuse", frozenset(), True)
+    )
     policy = SecretPolicy.from_config(
         {"secrets": {"policy": "refuse", "allow": ["0123456789ABCDEF"], "inline_allowlist": False}}
     )
@@ -321,7 +334,9 @@ def test_check_refuses_with_kinds_lines_and_the_fix() -> None:
     for finding in scan(text):
         assert finding.fingerprint in message
     assert message.endswith(f"(# {ALLOWLIST_MARKER} in code)")
-    assert "store a reference to where it is kept" in message and ".contextfs/config.toml" in message
+    assert (
+        "store a reference to where it is kept" in message and ".contextfs/config.toml" in message
+    )
 
 
 def test_refusal_lists_a_bounded_number_of_findings() -> None:
@@ -339,7 +354,9 @@ def test_refusal_lists_a_bounded_number_of_findings() -> None:
     before=st.text(max_size=300),
     after=st.text(max_size=300),
 )
-def test_refusals_never_echo_any_part_of_the_secret(kind: str, seed: int, before: str, after: str) -> None:
+def test_refusals_never_echo_any_part_of_the_secret(
+    kind: str, seed: int, before: str, after: str
+) -> None:
     secret = SECRET_KINDS[kind](random.Random(seed))
     text = f"{before}\n{secret.text}\n{after}"
     with pytest.raises(ContentError) as caught:
@@ -353,7 +370,10 @@ def test_refusals_never_echo_any_part_of_the_secret(kind: str, seed: int, before
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=400), st.sampled_from([None, "a.md", "x.yaml", ".env", "a\ud800.py"]))
+@given(
+    st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=400),
+    st.sampled_from([None, "a.md", "x.yaml", ".env", "a\ud800.py"]),
+)
 def test_any_text_scans_or_fails_typed(text: str, path: str | None) -> None:
     try:
         findings = scan(text, path=path)
@@ -364,9 +384,22 @@ def test_any_text_scans_or_fails_typed(text: str, path: str | None) -> None:
 
 def test_odd_unicode_around_secrets() -> None:
     token = _make("GitHub classic token")[0].text
-    odd = ["\ud800", "\udfff", "\x00", "\u202e", "\u2028", "\u0130" * 3, "\x0b\x0c", "e\u0301", "\U0001f511", "\ufeff"]
+    odd = [
+        "\ud800",
+        "\udfff",
+        "\x00",
+        "\u202e",
+        "\u2028",
+        "\u0130" * 3,
+        "\x0b\x0c",
+        "e\u0301",
+        "\U0001f511",
+        "\ufeff",
+    ]
     for piece in odd:
-        assert [f.kind for f in scan(f"{piece}\n{token} {piece}\n{piece}")] == ["GitHub token"], repr(piece)
+        assert [f.kind for f in scan(f"{piece}\n{token} {piece}\n{piece}")] == ["GitHub token"], (
+            repr(piece)
+        )
         assert scan(f"{piece}ordinary {piece} text\n" * 3) == []
     # a value holding a lone surrogate still gets a fingerprint
     assert len(scan('password = "Ab1\ud800xyz9"\n')) == 1
@@ -412,7 +445,9 @@ def test_a_4_mb_file_is_scanned_whole() -> None:
     assert [f.line for f in scan(line)] == [1]
 
 
-@pytest.mark.parametrize("unit", ["password", "password(", "password: 'a", "//a/:_authToken=", "://:", "eyJa."])
+@pytest.mark.parametrize(
+    "unit", ["password", "password(", "password: 'a", "//a/:_authToken=", "://:", "eyJa."]
+)
 def test_backtracking_shapes_are_scanned_whole(unit: str) -> None:
     """Lines that make detect-secrets' keyword and npm patterns backtrack quadratically
     (``"password" * 2000`` alone takes seconds there) are scanned in bounded windows, and
@@ -428,7 +463,9 @@ def test_backtracking_shapes_are_scanned_whole(unit: str) -> None:
 # -- isolation and laziness -----------------------------------------------------------
 
 
-def test_global_detect_secrets_settings_do_not_reach_a_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_global_detect_secrets_settings_do_not_reach_a_scan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import requests
     from detect_secrets.settings import get_settings, transient_settings
 
@@ -440,8 +477,13 @@ def test_global_detect_secrets_settings_do_not_reach_a_scan(monkeypatch: pytest.
     monkeypatch.setattr(requests.Session, "request", no_network)
     slack = _make("Slack token")[0].text
     expected = scan(f"bot {slack}\n")
-    verify = {"path": "detect_secrets.filters.common.is_ignored_due_to_verification_policies", "min_level": 2}
-    with transient_settings({"plugins_used": [{"name": "AWSKeyDetector"}], "filters_used": [verify]}):
+    verify = {
+        "path": "detect_secrets.filters.common.is_ignored_due_to_verification_policies",
+        "min_level": 2,
+    }
+    with transient_settings(
+        {"plugins_used": [{"name": "AWSKeyDetector"}], "filters_used": [verify]}
+    ):
         before = get_settings().json()
         assert scan(f"bot {slack}\n") == expected
         assert get_settings().json() == before
@@ -473,5 +515,7 @@ def test_importing_the_scanner_is_cheap_and_scanning_leaves_warnings_alone(tmp_p
         "assert 'detect_secrets' in sys.modules\n"
         "assert warnings.showwarning is before, 'warnings rerouted'\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr

@@ -43,7 +43,12 @@ def _formats(rng: random.Random) -> dict[str, str]:
         "Square access token": "EAAA" + _pick(rng, ALNUM + "-_", 60),
         "GitLab feature-flag token": "glffct-" + _pick(rng, ALNUM + "_-", 20),
         "Slack refresh token": "xoxe-1-" + _pick(rng, ALNUM, 146),
-        "Discord bot token": "MTA" + _pick(rng, ALNUM, 23) + "." + _pick(rng, ALNUM, 6) + "." + _pick(rng, ALNUM, 38),
+        "Discord bot token": "MTA"
+        + _pick(rng, ALNUM, 23)
+        + "."
+        + _pick(rng, ALNUM, 6)
+        + "."
+        + _pick(rng, ALNUM, 38),
         "PyPI token": "pypi-AgEIcHlwaS5vcmc" + _pick(rng, ALNUM, 70),
         "SendGrid key": "SG." + _pick(rng, ALNUM, 22) + "." + _pick(rng, ALNUM, 43),
     }
@@ -53,8 +58,10 @@ def _formats(rng: random.Random) -> dict[str, str]:
 def test_vendor_formats_are_refused_in_prose_and_assigned(name: str) -> None:
     for seed in range(3):
         value = _formats(random.Random(seed))[name]
-        for note in (f"## Deploy\n\nThe value we use is {value} for now.\n",
-                     f"```bash\nexport SERVICE_TOKEN={value}\n```\n"):
+        for note in (
+            f"## Deploy\n\nThe value we use is {value} for now.\n",
+            f"```bash\nexport SERVICE_TOKEN={value}\n```\n",
+        ):
             findings = scan(note, path="notes/deploy.md")
             assert findings, note
             with pytest.raises(ContentError) as caught:
@@ -94,7 +101,7 @@ PLACEHOLDERS = {
     "env reference": "Authorization: Bearer $API_TOKEN",
     "template": 'token: "{{ secrets.deploy_token }}"',
     "jwt.io sample": "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpv"
-                     "aG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "aG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
     "stripe filler": "STRIPE_KEY=sk_live_0000000000000000000000000000",
     "slack filler": "SLACK_BOT_TOKEN=xoxb-000000000000-0000000000000-xxxxxxxxxxxxxxxxxxxxxxxx",
     "redacted": "password: [REDACTED]",
@@ -158,7 +165,9 @@ def test_the_corpus_sample_as_written() -> None:
 
 
 def test_the_corpus_sample_assigned_to_credential_names() -> None:
-    values = sorted({v for e in _sample_vendor_examples() for v in values_of(e) if not evident_placeholder(v)})
+    values = sorted(
+        {v for e in _sample_vendor_examples() for v in values_of(e) if not evident_placeholder(v)}
+    )
     notes = [note for v in values for _, note in assigned_notes("svc", v)]
     found = sum(bool(scan(note, path="notes/setup.md")) for note in notes)
     assert found / len(notes) >= 0.95  # 834 of 868 when written
@@ -174,7 +183,9 @@ def test_the_rule_set_surface_contextfs_uses() -> None:
     rules = kingfisher_sdk.Rules()
     assert len(rules) >= 400
     token = "ghp_" + _random_token(random.Random(1), 36)
-    (finding,) = [f for f in kingfisher_sdk.Scanner(rules).scan(f"a\nb\n  t: {token}\n".encode()) if f.visible]
+    (finding,) = [
+        f for f in kingfisher_sdk.Scanner(rules).scan(f"a\nb\n  t: {token}\n".encode()) if f.visible
+    ]
     assert finding.rule_id.startswith("betterleaks.") and finding.secret == token
     assert finding.location["line"] == 3
 
@@ -201,6 +212,10 @@ def test_rule_set_findings_never_echo_the_secret() -> None:
 
 
 def test_the_corpus_sample_carries_its_licence() -> None:
-    assert (SAMPLE / "LICENSE").read_text().startswith("\n                                 Apache License")
+    assert (
+        (SAMPLE / "LICENSE")
+        .read_text()
+        .startswith("\n                                 Apache License")
+    )
     assert "Praetorian" in (SAMPLE / "NOTICE").read_text()
     assert sorted(p.name for p in Path(SAMPLE).glob("*.yml"))

@@ -50,7 +50,9 @@ def test_sync_in_an_application_repository_touches_only_the_root(tmp_path: Path)
     b.write("memory/lessons.md", "- Run the migrations before the deploy\n")
     result = b.remote.sync()
     assert result.state == "merged" and not result.pushed
-    assert "outside the context root" in str(result.push_skipped) and "main.py" in str(result.push_skipped)
+    assert "outside the context root" in str(result.push_skipped) and "main.py" in str(
+        result.push_skipped
+    )
     assert b.read("memory/facts.md") == "- The API runs on Python 3.13\n"
     assert git(ben, "diff", "--cached", "--name-only").split() == ["util.py"]
     assert git(ben, "status", "--porcelain", "--", "notes.txt").strip() == "?? notes.txt"

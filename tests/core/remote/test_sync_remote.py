@@ -68,13 +68,18 @@ def test_edits_of_one_note_on_two_machines_merge_key_by_key_and_line_by_line(pai
     doc = server.get("project/runbook.md")
     assert "drain the billing queue" in doc.body and "deploy with the canary." in doc.body
     assert doc.metadata["tags"] == ["ops", "billing"] and doc.metadata["reviewed"] is True
-    assert doc.metadata["owner"] == "ops" and doc.metadata["author"] in ("agent:planner", "agent:worker")
+    assert doc.metadata["owner"] == "ops" and doc.metadata["author"] in (
+        "agent:planner",
+        "agent:worker",
+    )
     raw = (server.root / "project/runbook.md").read_text()
     assert raw.count("---\n") == 2 and raw.count("# Runbook") == 1
     assert laptop.remote.conflicts() == []
 
 
-def test_a_person_key_set_differently_on_both_sides_keeps_one_value_and_reports_the_other(pair) -> None:
+def test_a_person_key_set_differently_on_both_sides_keeps_one_value_and_reports_the_other(
+    pair,
+) -> None:
     laptop, server, _ = pair
     laptop.write("project/owner.md", "# Owner\n", {"owner": "ana"})
     laptop.remote.sync()
@@ -108,7 +113,9 @@ def test_a_delete_on_one_machine_and_an_edit_on_the_other_keep_the_edit(pair) ->
     assert [e.original_path for e in laptop.trash()] == ["task/plan.md"]
 
 
-def test_a_persons_git_pull_of_a_delete_against_an_edit_stops_and_sync_keeps_the_edit(tmp_path: Path) -> None:
+def test_a_persons_git_pull_of_a_delete_against_an_edit_stops_and_sync_keeps_the_edit(
+    tmp_path: Path,
+) -> None:
     laptop = ContextManager(tmp_path / "laptop", index=False)
     laptop.write("task/plan.md", "# Plan\n\n- step one\n")
     run_git("clone", "-q", str(laptop.root), str(tmp_path / "server"))
@@ -117,8 +124,24 @@ def test_a_persons_git_pull_of_a_delete_against_an_edit_stops_and_sync_keeps_the
     server.edit("task/plan.md", "- step one", "- step one, then two")
     # Rename detection is off in a root's own repository: git stops on modify/delete
     # instead of applying the edit to the trash copy.
-    proc = subprocess.run(["git", "-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid",
-                           "pull", "-q", "--no-rebase", str(laptop.root), "main"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(server.root),
+            "-c",
+            "user.name=p",
+            "-c",
+            "user.email=p@x.invalid",
+            "pull",
+            "-q",
+            "--no-rebase",
+            str(laptop.root),
+            "main",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0 and "modify/delete" in proc.stdout + proc.stderr
     server.remote.sync()
     assert server.read("task/plan.md") == "# Plan\n\n- step one, then two\n"
@@ -164,9 +187,14 @@ def test_decisions_both_machines_record_get_unique_ids_and_their_references_foll
     a = Topics(laptop).decisions
     b = Topics(server).decisions
     assert a.decide("billing", "Cut over in January", reason="December freeze") == "D1"
-    assert a.decide("billing", "Run both systems for a week", depends_on=["D1"], reason="safety") == "D2"
+    assert (
+        a.decide("billing", "Run both systems for a week", depends_on=["D1"], reason="safety")
+        == "D2"
+    )
     assert b.decide("billing", "Keep the old system read-only", reason="auditors") == "D1"
-    assert b.decide("billing", "Archive the old invoices", depends_on=["D1"], reason="space") == "D2"
+    assert (
+        b.decide("billing", "Archive the old invoices", depends_on=["D1"], reason="space") == "D2"
+    )
     laptop.remote.sync()
     result = server.remote.sync()
     assert any(n.kind == "renumbered" for n in result.notes)
@@ -189,15 +217,20 @@ def test_a_decision_id_two_blocks_share_is_refused_not_guessed(tmp_path: Path) -
     topics.decisions.decide("billing", "First")
     rel = "topics/billing/decisions.md"
     # What a plain git merge of two machines' decision logs leaves: two D1 blocks.
-    ctx.append(rel, "\n## D1: Another first\n- text: Another first\n- reason: r\n- depends_on: []\n"
-                    "- supersedes: null\n- time: 2026-01-01T00:00:00Z\n")
+    ctx.append(
+        rel,
+        "\n## D1: Another first\n- text: Another first\n- reason: r\n- depends_on: []\n"
+        "- supersedes: null\n- time: 2026-01-01T00:00:00Z\n",
+    )
     with pytest.raises(TopicError, match="2 decisions with the id D1"):
         topics.decisions.decide("billing", "Second", depends_on=["D1"])
     with pytest.raises(TopicError, match="id D1"):
         topics.decisions.chain("billing", "D1")
 
 
-def test_a_plain_git_merge_of_two_switches_leaves_one_active_topic_per_machine(tmp_path: Path) -> None:
+def test_a_plain_git_merge_of_two_switches_leaves_one_active_topic_per_machine(
+    tmp_path: Path,
+) -> None:
     """The same with people's own git: switching writes nothing that could make two topics active."""
     laptop = ContextManager(tmp_path / "laptop", index=False)
     Topics(laptop).create("Billing migration", "relevant when invoices come up", name="billing")
@@ -206,8 +239,20 @@ def test_a_plain_git_merge_of_two_switches_leaves_one_active_topic_per_machine(t
     server = ContextManager(tmp_path / "server", index=False)
     Topics(laptop).switch("billing")
     Topics(server).switch("school")
-    run_git("-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid", "pull", "-q",
-            "--no-rebase", "--no-edit", str(laptop.root), "main")
+    run_git(
+        "-C",
+        str(server.root),
+        "-c",
+        "user.name=p",
+        "-c",
+        "user.email=p@x.invalid",
+        "pull",
+        "-q",
+        "--no-rebase",
+        "--no-edit",
+        str(laptop.root),
+        "main",
+    )
     topics = Topics(ContextManager(tmp_path / "server", index=False))
     assert [t.name for t in topics.list() if t.status == "active"] == ["school"]
 
@@ -232,7 +277,9 @@ def test_conversation_log_lines_from_two_machines_merge_in_time_order(pair) -> N
 
 
 # ---------------------------------------------------------------- 6. a person's own git merge
-def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(tmp_path: Path) -> None:
+def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(
+    tmp_path: Path,
+) -> None:
     remote = bare_remote(tmp_path / "remote.git")
     laptop = ContextManager(tmp_path / "laptop", index=False)
     laptop.write("memory/notes.md", "# Notes\n\nThe cache is Redis.\n")
@@ -243,22 +290,51 @@ def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(
     run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
     server.edit("memory/notes.md", "Redis", "Valkey")
     # The person pulls with git: frontmatter and body conflict, git stops with markers.
-    proc = subprocess.run(["git", "-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid",
-                           "pull", "--no-rebase", "-q", "origin", "master"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(server.root),
+            "-c",
+            "user.name=p",
+            "-c",
+            "user.email=p@x.invalid",
+            "pull",
+            "--no-rebase",
+            "-q",
+            "origin",
+            "master",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode != 0 and "<<<<<<<" in (server.root / "memory/notes.md").read_text()
     with pytest.raises(ConflictError, match="in conflict: a merge is in progress.*ctx.remote.sync"):
         server.read("memory/notes.md")
     hits = server.search("Valkey")
-    assert hits and all("<<<<<<<" not in str(h.snippet) and "=======" not in str(h.snippet) for h in hits)
+    assert hits and all(
+        "<<<<<<<" not in str(h.snippet) and "=======" not in str(h.snippet) for h in hits
+    )
     result = server.remote.sync()
     assert result.state == "resolved" and "git commit" in str(result.push_skipped)
     assert "<<<<<<<" not in (server.root / "memory/notes.md").read_text()
     assert server.remote.conflicts()  # both wrote the same line: theirs is a copy beside it
-    run_git("-C", str(server.root), "-c", "user.name=p", "-c", "user.email=p@x.invalid", "commit", "-q",
-            "--no-edit")
+    run_git(
+        "-C",
+        str(server.root),
+        "-c",
+        "user.name=p",
+        "-c",
+        "user.email=p@x.invalid",
+        "commit",
+        "-q",
+        "--no-edit",
+    )
     run_git("-C", str(laptop.root), "remote", "add", "origin", str(remote))
     converge(laptop, server)
-    assert "Valkey" in server.read("memory/notes.md") or "Valkey" in server.read(server.remote.conflicts()[0].path)
+    assert "Valkey" in server.read("memory/notes.md") or "Valkey" in server.read(
+        server.remote.conflicts()[0].path
+    )
 
 
 # ---------------------------------------------------------------- 7. the remote's branch
@@ -276,7 +352,9 @@ def test_the_branch_follows_the_remote_head_and_clones_get_no_warning(tmp_path: 
 
 
 # ---------------------------------------------------------------- conflict copies
-def test_the_same_lines_changed_on_both_sides_leave_a_conflict_copy_resolved_with_one_call(pair) -> None:
+def test_the_same_lines_changed_on_both_sides_leave_a_conflict_copy_resolved_with_one_call(
+    pair,
+) -> None:
     laptop, server, _ = pair
     laptop.write("project/notes.md", "# Notes\n\nThe cache is Redis.\n")
     laptop.remote.sync()
@@ -319,22 +397,30 @@ def test_a_rejected_push_fetches_merges_and_retries(pair, monkeypatch) -> None:
     assert result.pushed and result.rejected_pushes == 1 and result.state == "merged"
     monkeypatch.undo()
     converge(laptop, server)
-    assert "from the server" in laptop.read("memory/facts.md") and "from the laptop" in laptop.read("memory/facts.md")
+    assert "from the server" in laptop.read("memory/facts.md") and "from the laptop" in laptop.read(
+        "memory/facts.md"
+    )
 
 
 # ---------------------------------------------------------------- authors and undo
-def test_git_log_names_agent_and_machine_and_a_session_from_another_machine_can_be_undone(pair) -> None:
+def test_git_log_names_agent_and_machine_and_a_session_from_another_machine_can_be_undone(
+    pair,
+) -> None:
     laptop, server, _ = pair
     with server.provenance(session="night-run"):
         server.write("memory/server-notes.md", "- The nightly export finished\n")
         server.append("project/README.md", "\nExports run nightly.\n")
     server.remote.sync()
     laptop.remote.sync()
-    log = git(laptop.root, "log", "--format=%an|%(trailers:key=Contextfs-Machine,valueonly)", "-n", "20")
+    log = git(
+        laptop.root, "log", "--format=%an|%(trailers:key=Contextfs-Machine,valueonly)", "-n", "20"
+    )
     assert "agent:worker|server" in log and "agent:planner|laptop" in log
     report = laptop.revert_session("night-run")
     assert len(report.reverted) == 2 and report.conflicts == []
-    assert laptop.read("memory/server-notes.md") is None and "nightly" not in laptop.read("project/README.md")
+    assert laptop.read("memory/server-notes.md") is None and "nightly" not in laptop.read(
+        "project/README.md"
+    )
     converge(laptop, server)
     assert server.read("memory/server-notes.md") is None
     # Undoing the laptop's own session undoes what the laptop wrote, never what its syncs received.

@@ -181,7 +181,9 @@ def test_a_root_inside_an_application_repository(tmp_path: Path) -> None:
     person.write("memory/facts.md", "- one\n")
     scout = agent(app / "context")
     assert (scout.parts.review.worktree / "context" / "memory" / "facts.md").is_file()
-    assert not (scout.parts.review.worktree / "main.py").exists()  # only the root's folder is written out
+    assert not (
+        scout.parts.review.worktree / "main.py"
+    ).exists()  # only the root's folder is written out
     scout.append("memory/facts.md", "- two\n")
     assert Sessions(person).get("s-scout").files == ("memory/facts.md",)
     Sessions(person).approve("s-scout")

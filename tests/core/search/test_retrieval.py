@@ -36,7 +36,9 @@ NOTES = {
     "notes/title.md": "A title is the first heading of the note.",
     "notes/path.md": "The path to the config: where is it kept? In the repo root.",
 }
-_SINGLE_LETTERS = pytest.mark.xfail(strict=True, reason="C++ and C# index as the letter c, which is dropped")
+_SINGLE_LETTERS = pytest.mark.xfail(
+    strict=True, reason="C++ and C# index as the letter c, which is dropped"
+)
 # (question, what comes back): "first" the top hit, "only" every hit in any order,
 # "all" the hits are k notes of the root (a lone wildcard).
 NATURAL = [
@@ -60,7 +62,9 @@ NATURAL = [
 
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
-    ctx = ContextManager(tmp_path_factory.mktemp("natural") / "ctx", actor="agent:test", session="s1")
+    ctx = ContextManager(
+        tmp_path_factory.mktemp("natural") / "ctx", actor="agent:test", session="s1"
+    )
     for rel, body in NOTES.items():
         ctx.write(rel, body)
     yield ctx
@@ -68,8 +72,9 @@ def notes(tmp_path_factory: pytest.TempPathFactory) -> ContextManager:
 
 
 @pytest.mark.parametrize(("question", "how", "expected"), NATURAL)
-def test_natural_text_finds_what_it_names(notes: ContextManager, question: str, how: str,
-                                         expected: set[str]) -> None:
+def test_natural_text_finds_what_it_names(
+    notes: ContextManager, question: str, how: str, expected: set[str]
+) -> None:
     """Punctuation in a question never raises, and the question finds what its words name."""
     found = [h.path for h in notes.search(question)]
     if how == "first":
@@ -94,7 +99,9 @@ def test_cs_go_is_two_words_not_a_field(root: ContextManager) -> None:
     assert [h.path for h in root.search("Do you play CS:GO?")] == ["games.md"]
 
 
-def test_an_unbalanced_quote_is_literal_and_balanced_quotes_are_a_phrase(root: ContextManager) -> None:
+def test_an_unbalanced_quote_is_literal_and_balanced_quotes_are_a_phrase(
+    root: ContextManager,
+) -> None:
     root.write("a.md", "the dead letter queue drains")
     root.write("b.md", "a letter that is dead")
     assert {h.path for h in root.search('dead "letter')} == {"a.md", "b.md"}
@@ -143,7 +150,10 @@ def test_a_note_without_a_title_is_not_ranked_by_its_file_name(root: ContextMana
 
 # ------------------------------------------------------------------ page-in
 def _long_paragraph(sentences: int, fact: str, at: int) -> str:
-    body = [f"The ledger cargo vessel manifest harbor crane number {i} moves pallets." for i in range(sentences)]
+    body = [
+        f"The ledger cargo vessel manifest harbor crane number {i} moves pallets."
+        for i in range(sentences)
+    ]
     body.insert(at, fact)
     return " ".join(body)
 
@@ -151,41 +161,69 @@ def _long_paragraph(sentences: int, fact: str, at: int) -> str:
 def test_page_in_finds_a_sentence_inside_a_long_paragraph(root: ContextManager) -> None:
     fact = "The Orca importer writes its nightly snapshots to the bucket s3://tw-123-snap."
     root.write("project/design/orca.md", "# Orca design\n\n" + _long_paragraph(60, fact, 31) + "\n")
-    view = ScopedContext(root).assemble("project", budget=1000, query="Where does Orca write its snapshots?")
+    view = ScopedContext(root).assemble(
+        "project", budget=1000, query="Where does Orca write its snapshots?"
+    )
     assert fact in " ".join(view.text.split())
     assert view.tokens <= 1000
 
 
 def test_page_in_uses_the_budget_the_scope_leaves(root: ContextManager) -> None:
     for i in range(80):
-        root.write(f"notes/n{i}.md", f"# Note {i}\n\nThe harbor crane {i} lifts containers onto the barge at berth {i}.\n")
-    view = ScopedContext(root).assemble("project", budget=2000, query="harbor crane containers barge")
+        root.write(
+            f"notes/n{i}.md",
+            f"# Note {i}\n\nThe harbor crane {i} lifts containers onto the barge at berth {i}.\n",
+        )
+    view = ScopedContext(root).assemble(
+        "project", budget=2000, query="harbor crane containers barge"
+    )
     assert view.tokens <= 2000
-    assert view.tokens >= 1500, view.tokens  # relevant material exists: the view comes close to the cap
+    assert view.tokens >= 1500, (
+        view.tokens
+    )  # relevant material exists: the view comes close to the cap
 
 
 def test_a_query_orders_the_scopes_own_items(root: ContextManager) -> None:
-    big = "\n\n".join(f"Paragraph {i} about the deployment process and its many steps." for i in range(80))
+    big = "\n\n".join(
+        f"Paragraph {i} about the deployment process and its many steps." for i in range(80)
+    )
     root.write("project/README.md", "# Project\n\n" + big)
-    root.write("memory/facts.md", "# Facts\n\n" + big.replace("deployment", "billing") + "\n\nThe payroll cutoff is the 25th.")
+    root.write(
+        "memory/facts.md",
+        "# Facts\n\n"
+        + big.replace("deployment", "billing")
+        + "\n\nThe payroll cutoff is the 25th.",
+    )
     view = ScopedContext(root).assemble("project", budget=600, query="payroll cutoff")
     assert "The payroll cutoff is the 25th." in view.text
 
 
 # ------------------------------------------------------------------ conversations
-def test_conversation_turns_are_paged_into_a_view_with_date_and_speaker(root: ContextManager) -> None:
+def test_conversation_turns_are_paged_into_a_view_with_date_and_speaker(
+    root: ContextManager,
+) -> None:
     mem = Memory(root)
     mem.import_transcript(
         [
-            {"speaker": "Caroline", "text": "I went to a LGBTQ support group yesterday.", "time": "2023-05-08T13:56:00Z"},
-            {"speaker": "Melanie", "text": "That sounds powerful! I painted a sunrise.", "time": "2023-05-08T13:57:00Z"},
+            {
+                "speaker": "Caroline",
+                "text": "I went to a LGBTQ support group yesterday.",
+                "time": "2023-05-08T13:56:00Z",
+            },
+            {
+                "speaker": "Melanie",
+                "text": "That sounds powerful! I painted a sunrise.",
+                "time": "2023-05-08T13:57:00Z",
+            },
         ],
         session="s-2023-05-08",
     )
     hits = root.search("When did Caroline go to the support group?")
     assert hits and hits[0].path == "sessions/s-2023-05-08.jsonl"
     assert hits[0].speaker == "Caroline" and hits[0].line == 1
-    view = ScopedContext(root).assemble("project", budget=500, query="When did Caroline go to the support group?")
+    view = ScopedContext(root).assemble(
+        "project", budget=500, query="When did Caroline go to the support group?"
+    )
     assert "I went to a LGBTQ support group yesterday." in view.text
     assert "Caroline" in view.text and "2023-05-08" in view.text
     recalled = mem.conversation_search("support group", speakers=["Caroline"])
@@ -205,22 +243,32 @@ def test_archival_insert_reads_a_bounded_number_of_notes(root: ContextManager) -
     mem = Memory(root)
     with root.transaction("many notes"):
         for i in range(120):
-            mem.archival_memory_insert(f"Fact number {i}: the crane at berth {i} lifts {i * 3} tons of cargo.")
+            mem.archival_memory_insert(
+                f"Fact number {i}: the crane at berth {i} lifts {i * 3} tons of cargo."
+            )
     reads: list[str] = []
     root.parts.add_read_listener(reads.append)
     fresh = Memory(root)  # a new process-like object: no warm in-memory word index
     fresh.archival_memory_insert("The harbor master retires in June.")
     assert len([r for r in reads if r.startswith("memory/archive/")]) <= 12
     again = fresh.archival_memory_insert("The harbour master retires in June!")
-    assert again.duplicate is False or again.path  # a spelling variant may or may not be a duplicate
+    assert (
+        again.duplicate is False or again.path
+    )  # a spelling variant may or may not be a duplicate
     same = fresh.archival_memory_insert("the harbor master retires in june")
     assert same.duplicate
 
 
 def test_budget_is_a_hard_cap_for_conversation_views(root: ContextManager) -> None:
     mem = Memory(root)
-    turns = [{"speaker": "A" if i % 2 else "B", "text": f"Turn {i} about the crane and the barge.",
-              "time": f"2023-05-08T13:{i % 60:02d}:00Z"} for i in range(200)]
+    turns = [
+        {
+            "speaker": "A" if i % 2 else "B",
+            "text": f"Turn {i} about the crane and the barge.",
+            "time": f"2023-05-08T13:{i % 60:02d}:00Z",
+        }
+        for i in range(200)
+    ]
     mem.import_transcript(turns, session="long")
     for budget in (120, 300, 1000):
         view = ScopedContext(root).assemble("project", budget=budget, query="crane barge")

@@ -26,7 +26,9 @@ def _chat(n: int) -> list[tuple[str, str, str]]:
     out = []
     for i in range(n):
         who = "Vanessa" if i % 2 else "Nicolas"
-        out.append((who, f"congratulations {i % 7}", f"2023-{1 + i // 28:02d}-{1 + i % 28:02d}T10:00:00Z"))
+        out.append(
+            (who, f"congratulations {i % 7}", f"2023-{1 + i // 28:02d}-{1 + i % 28:02d}T10:00:00Z")
+        )
     return out
 
 
@@ -52,9 +54,12 @@ def _rankers(ctx: ContextManager) -> dict[str, Callable[[str, int], list[object]
 
 @pytest.mark.parametrize("ranker", ["ctx.search", "conversation_search", "passages"])
 @pytest.mark.parametrize("block", [True, False])
-def test_a_small_limit_is_the_start_of_a_large_one(chat: ContextManager, ranker: str, block: bool,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(planning, "block_terms", (lambda t, _s: t) if block else (lambda _t, _s: None))
+def test_a_small_limit_is_the_start_of_a_large_one(
+    chat: ContextManager, ranker: str, block: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(
+        planning, "block_terms", (lambda t, _s: t) if block else (lambda _t, _s: None)
+    )
     run = _rankers(chat)[ranker]
     q = "When has Vanessa congratulated Nicolas?"
     big = run(q, 300)
@@ -72,13 +77,17 @@ def test_ties_go_to_the_newest_message(chat: ContextManager) -> None:
             assert (a.updated or "") >= (b.updated or "")
     # Messages with neighbours on both sides (one and two steps away) tie; the last two of
     # the chat have fewer, so they are lower.
-    assert [h.ref for h in chat.search("congratulations", limit=3)] == ["sessions/second.jsonl#L58",
-                                                                        "sessions/second.jsonl#L57",
-                                                                        "sessions/second.jsonl#L56"]
+    assert [h.ref for h in chat.search("congratulations", limit=3)] == [
+        "sessions/second.jsonl#L58",
+        "sessions/second.jsonl#L57",
+        "sessions/second.jsonl#L56",
+    ]
     assert hits[0].path == "sessions/second.jsonl#L58"
 
 
-def test_archival_ties_go_to_the_newest_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_archival_ties_go_to_the_newest_note(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from datetime import datetime, timedelta, timezone
 
     from contextfs import clock
@@ -89,11 +98,15 @@ def test_archival_ties_go_to_the_newest_note(tmp_path: Path, monkeypatch: pytest
         start = datetime(2024, 1, 1, tzinfo=timezone.utc)
         for i in range(30):
             monkeypatch.setattr(clock, "now", lambda i=i: start + timedelta(days=i))
-            mem.archival_memory_insert(f"Priya passed mock interview number {i} with a strong score {i * 7}")
+            mem.archival_memory_insert(
+                f"Priya passed mock interview number {i} with a strong score {i * 7}"
+            )
         big = [h.path for h in mem.archival_memory_search("mock interview", top_k=30)]
         assert len(big) == 30
         for k in (1, 5, 12):
-            assert [h.path for h in mem.archival_memory_search("mock interview", top_k=k)] == big[:k]
+            assert [h.path for h in mem.archival_memory_search("mock interview", top_k=k)] == big[
+                :k
+            ]
         first = mem.archival_memory_search("mock interview", top_k=1)[0]
         assert first.text.startswith("Priya passed mock interview number 29")
     finally:
@@ -103,20 +116,37 @@ def test_archival_ties_go_to_the_newest_note(tmp_path: Path, monkeypatch: pytest
 _WORDS = ["alpha", "beta", "gamma", "delta", "congratulations", "visit"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(notes=st.lists(st.tuples(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4),
-                                st.integers(1, 28)), min_size=1, max_size=30),
-       query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3),
-       k=st.integers(1, 12), block=st.booleans())
-def test_every_limit_is_a_prefix(tmp_path_factory: pytest.TempPathFactory, notes: list[tuple[list[str], int]],
-                                 query: list[str], k: int, block: bool) -> None:
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    notes=st.lists(
+        st.tuples(st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4), st.integers(1, 28)),
+        min_size=1,
+        max_size=30,
+    ),
+    query=st.lists(st.sampled_from(_WORDS), min_size=1, max_size=3),
+    k=st.integers(1, 12),
+    block=st.booleans(),
+)
+def test_every_limit_is_a_prefix(
+    tmp_path_factory: pytest.TempPathFactory,
+    notes: list[tuple[list[str], int]],
+    query: list[str],
+    k: int,
+    block: bool,
+) -> None:
     root = tmp_path_factory.mktemp("ties") / "ctx"
     ctx = ContextManager(root, actor="agent:test", durable=False)
     saved = planning.block_terms
     try:
         with ctx.transaction("notes"):
             for i, (words, day) in enumerate(notes):
-                ctx.write(f"notes/n{i:02d}.md", " ".join(words) + "\n", metadata={"updated": f"2024-01-{day:02d}"})
+                ctx.write(
+                    f"notes/n{i:02d}.md",
+                    " ".join(words) + "\n",
+                    metadata={"updated": f"2024-01-{day:02d}"},
+                )
         planning.block_terms = (lambda t, _s: t) if block else (lambda _t, _s: None)  # type: ignore[assignment]
         q = " ".join(query)
         for run in _rankers(ctx).values():

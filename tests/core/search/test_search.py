@@ -106,7 +106,11 @@ def test_phrase_needs_adjacent_words(ctx: ContextManager) -> None:
     assert paths_of(ctx.search('body:"dead letter"')) == ["adjacent.md"]
     assert paths_of(ctx.search('"dead letter" AND queue')) == ["adjacent.md"]
     assert set(paths_of(ctx.search('letter NOT "dead letter"'))) == {"apart.md", "reversed.md"}
-    assert set(paths_of(ctx.search('"dead letter" OR arrival'))) == {"adjacent.md", "titled.md", "apart.md"}
+    assert set(paths_of(ctx.search('"dead letter" OR arrival'))) == {
+        "adjacent.md",
+        "titled.md",
+        "apart.md",
+    }
     assert paths_of(ctx.search('"letter dead"')) == ["reversed.md"]
     # The file is the truth: an edit made behind the store's back is seen by the phrase check.
     (ctx.root / "adjacent.md").write_text("Failed deliveries: dead, later a letter.\n", "utf-8")
@@ -120,7 +124,10 @@ def test_tag_and_path_fields(ctx: ContextManager) -> None:
     assert paths_of(ctx.search("tag:billing")) == ["topics/a/x.md"]
     assert set(paths_of(ctx.search("tag:ops"))) == {"topics/a/x.md", "topics-old/y.md"}
     assert paths_of(ctx.search("shared tag:billing")) == ["topics/a/x.md"]
-    assert set(paths_of(ctx.search("shared (tag:billing OR path:project)"))) == {"topics/a/x.md", "project/z.md"}
+    assert set(paths_of(ctx.search("shared (tag:billing OR path:project)"))) == {
+        "topics/a/x.md",
+        "project/z.md",
+    }
     assert paths_of(ctx.search("shared path:topics")) == ["topics/a/x.md"]
     assert paths_of(ctx.search("shared path:topics/a")) == ["topics/a/x.md"]
     assert paths_of(ctx.search("shared", path="topics")) == ["topics/a/x.md"]
@@ -133,9 +140,11 @@ def test_tag_and_path_fields(ctx: ContextManager) -> None:
 def test_date_ranges_on_updated(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch) -> None:
     import contextfs.clock as clock
 
-    for name, when in (("old.md", datetime(2025, 3, 1, tzinfo=timezone.utc)),
-                       ("mid.md", datetime(2026, 6, 15, tzinfo=timezone.utc)),
-                       ("new.md", datetime(2026, 11, 2, tzinfo=timezone.utc))):
+    for name, when in (
+        ("old.md", datetime(2025, 3, 1, tzinfo=timezone.utc)),
+        ("mid.md", datetime(2026, 6, 15, tzinfo=timezone.utc)),
+        ("new.md", datetime(2026, 11, 2, tzinfo=timezone.utc)),
+    ):
         monkeypatch.setattr(clock, "now", lambda when=when: when)
         ctx.write(name, "calendar entry")
     assert set(paths_of(ctx.search("calendar updated:2026"))) == {"mid.md", "new.md"}
@@ -154,7 +163,9 @@ def test_star_returns_most_recent(ctx: ContextManager, monkeypatch: pytest.Monke
     import contextfs.clock as clock
 
     for day in range(1, 8):
-        monkeypatch.setattr(clock, "now", lambda day=day: datetime(2026, 5, day, tzinfo=timezone.utc))
+        monkeypatch.setattr(
+            clock, "now", lambda day=day: datetime(2026, 5, day, tzinfo=timezone.utc)
+        )
         ctx.write(f"n{day}.md", f"note {day}")
     assert paths_of(ctx.search("*", limit=3)) == ["n7.md", "n6.md", "n5.md"]
     assert len(ctx.search("*", limit=100)) == 7
@@ -164,15 +175,27 @@ def test_star_returns_most_recent(ctx: ContextManager, monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize(
     "bad",
-    ["foo AND", "AND foo", "(foo OR) bar", "foo NOT", "title:*", "a" * 1_000_000, "", "   ",
-     "updated:[garbage TO 2026]", " OR ".join(f"word{i}" for i in range(200))],
+    [
+        "foo AND",
+        "AND foo",
+        "(foo OR) bar",
+        "foo NOT",
+        "title:*",
+        "a" * 1_000_000,
+        "",
+        "   ",
+        "updated:[garbage TO 2026]",
+        " OR ".join(f"word{i}" for i in range(200)),
+    ],
 )
 def test_malformed_queries_raise_with_a_hint(sample_ctx: ContextManager, bad: str) -> None:
     with pytest.raises(SearchIndexError) as info:
         sample_ctx.search(bad)
     message = str(info.value)
     assert len(message) < 600
-    assert any(word in message for word in ("use", "write", "search for", "keep", "put", "drop", "close"))
+    assert any(
+        word in message for word in ("use", "write", "search for", "keep", "put", "drop", "close")
+    )
 
 
 def test_wildcard_expansion_is_bounded(ctx: ContextManager) -> None:
@@ -226,7 +249,9 @@ def test_trash_excluded_unless_asked(ctx: ContextManager) -> None:
     assert paths_of(hits) == [entry.stored_path]
     assert hits[0].kind == "memory"
     # The entry's bookkeeping file is never a hit, and .trash is never reachable as a plain path.
-    assert all(not h.path.endswith("entry.json") for h in ctx.search("*", include_trash=True, limit=50))
+    assert all(
+        not h.path.endswith("entry.json") for h in ctx.search("*", include_trash=True, limit=50)
+    )
     with pytest.raises(InvalidPathError):
         ctx.search("pelican", path=".trash")
 

@@ -27,8 +27,8 @@ WORDS = ["alpha", "beta", "gamma", "delta", "retry", "queue", "webhook", "tenant
 def _schema() -> Schema:
     return Schema(
         path=ID(unique=True, stored=True),
-        body=TEXT(phrase=True),                      # positions: variable-size values
-        freq=TEXT(phrase=False),                     # frequencies: fixed-size values
+        body=TEXT(phrase=True),  # positions: variable-size values
+        freq=TEXT(phrase=False),  # frequencies: fixed-size values
         boosted=TEXT(phrase=False, field_boost=1.5),  # weights that are not whole numbers
     )
 
@@ -36,7 +36,12 @@ def _schema() -> Schema:
 def _doc(rng: random.Random, i: int) -> dict[str, str]:
     # "alpha" in every note with varying counts: its postings span several packed blocks.
     body = " ".join(["alpha"] * (1 + i % 5) + rng.choices(WORDS, k=rng.randint(3, 30)))
-    return {"path": f"n{i}", "body": body, "freq": body, "boosted": " ".join(rng.choices(WORDS, k=rng.randint(1, 9)))}
+    return {
+        "path": f"n{i}",
+        "body": body,
+        "freq": body,
+        "boosted": " ".join(rng.choices(WORDS, k=rng.randint(1, 9))),
+    }
 
 
 def _build(folder: Path, codec: Any, docs: list[dict[str, str]]) -> Any:
@@ -81,7 +86,10 @@ def _results(ix: Any) -> list[list[tuple[int, float]]]:
         wq.Prefix("body", "de"),
     ]
     with ix.searcher() as searcher:
-        return [[(hit.docnum, round(hit.score, 12)) for hit in searcher.search(q, limit=None)] for q in queries]
+        return [
+            [(hit.docnum, round(hit.score, 12)) for hit in searcher.search(q, limit=None)]
+            for q in queries
+        ]
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +120,7 @@ def test_merged_segments_stay_identical(pair: tuple[Any, Any], tmp_path: Path) -
     stock.optimize(codec=W3Codec())
     packed.optimize(codec=PackedCodec())
     with packed.searcher() as searcher:
-        (reader, _), = searcher.reader().leaf_readers()
+        ((reader, _),) = searcher.reader().leaf_readers()
         assert isinstance(reader.postings("body", b"alpha"), PackedLeafMatcher)
     assert _postings(packed) == _postings(stock)
     assert _results(packed) == _results(stock)
@@ -128,7 +136,9 @@ def test_ranker_views_packed_blocks_as_arrays(pair: tuple[Any, Any]) -> None:
                 btext = schema[fieldname].to_bytes(word)
                 raw = reader._terms.matcher(fieldname, btext, schema[fieldname].format)
                 assert block_arrays(raw) is not None
-                ids, weights = search_rank._read_postings(reader, fieldname, btext, schema[fieldname])
+                ids, weights = search_rank._read_postings(
+                    reader, fieldname, btext, schema[fieldname]
+                )
                 m = reader._terms.matcher(fieldname, btext, schema[fieldname].format)
                 want_ids, want_weights = [], []
                 while m.is_active():
@@ -151,7 +161,9 @@ def test_every_block_layout_is_exercised(pair: tuple[Any, Any]) -> None:
                     while isinstance(m, PackedLeafMatcher) and m.is_active():
                         (id_code, _), weights, _ = block_arrays(m)
                         id_codes.add(id_code)
-                        weight_codes.add(weights[0] if isinstance(weights, tuple) else type(weights).__name__)
+                        weight_codes.add(
+                            weights[0] if isinstance(weights, tuple) else type(weights).__name__
+                        )
                         m._next_block()
     assert id_codes == {"H"}
     assert {"H", "f"} <= weight_codes

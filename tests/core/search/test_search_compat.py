@@ -57,7 +57,9 @@ def _stamp(ctx: ContextManager) -> dict:
     return json.loads((ctx.parts.state.file(INDEX_DIR) / STAMP_FILE).read_text())
 
 
-def test_the_native_switch_uses_whooshs_own_codec_and_scoring(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_native_switch_uses_whooshs_own_codec_and_scoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
     queries = ("webhook retry backoff", "postgres", "karpenter spot instances")
@@ -75,12 +77,15 @@ def test_the_native_switch_uses_whooshs_own_codec_and_scoring(tmp_path: Path, mo
         assert ctx.index.rebuilds == 1
 
 
-def test_an_untested_whoosh_falls_back_with_a_warning(monkeypatch: pytest.MonkeyPatch,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+def test_an_untested_whoosh_falls_back_with_a_warning(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     monkeypatch.setattr(whoosh, "versionstring", lambda: "2.9.0")
     monkeypatch.setattr(compat, "_warned", [])
     caplog.set_level(logging.WARNING, logger="contextfs")
-    assert compat.native() and compat.codec() is None and compat.codec_id() == compat.NATIVE_CODEC_ID
+    assert (
+        compat.native() and compat.codec() is None and compat.codec_id() == compat.NATIVE_CODEC_ID
+    )
     assert "outside the range" in caplog.text
     monkeypatch.setattr(whoosh, "versionstring", lambda: "2.7.5")
     assert not compat.native()

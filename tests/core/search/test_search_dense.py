@@ -20,7 +20,10 @@ from contextfs import ContextManager, ScopedContext
 from contextfs.errors import ConfigError, SearchIndexError
 from contextfs.scopes.memory import Memory
 
-_TOPICS = (("camping", "tent", "hike", "outdoors", "forest"), ("music", "song", "violin", "concert", "vivaldi"))
+_TOPICS = (
+    ("camping", "tent", "hike", "outdoors", "forest"),
+    ("music", "song", "violin", "concert", "vivaldi"),
+)
 
 
 class TopicEmbeddings(Embeddings):
@@ -44,23 +47,30 @@ class TopicEmbeddings(Embeddings):
 @pytest.fixture
 def chat(tmp_path: Path) -> ContextManager:
     ctx = ContextManager(tmp_path / "ctx", actor="agent:test", session="s1")
-    turns = [("Ana", "We pitched the tent by the forest and went on a long hike."),
-             ("Ben", "Sounds great, what else did you do?"),
-             ("Ana", "I finally went to a violin concert, all Vivaldi."),
-             ("Ben", "Nice, I love a good song.")]
+    turns = [
+        ("Ana", "We pitched the tent by the forest and went on a long hike."),
+        ("Ben", "Sounds great, what else did you do?"),
+        ("Ana", "I finally went to a violin concert, all Vivaldi."),
+        ("Ben", "Nice, I love a good song."),
+    ]
     turns += [("Ben", f"Did you enjoy the weekend {i}?") for i in range(8)]
-    Memory(ctx).import_transcript([(w, t, f"2024-01-0{1 + i % 9}T10:00:00Z") for i, (w, t) in enumerate(turns)],
-                                  session="s1")
+    Memory(ctx).import_transcript(
+        [(w, t, f"2024-01-0{1 + i % 9}T10:00:00Z") for i, (w, t) in enumerate(turns)], session="s1"
+    )
     yield ctx
     ctx.index.use_embeddings(None)
     ctx.close()
 
 
 def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) -> None:
-    question = "Would Ana enjoy classical music?"  # no word of the answer: "violin concert, all Vivaldi"
+    question = (
+        "Would Ana enjoy classical music?"  # no word of the answer: "violin concert, all Vivaldi"
+    )
     rankers = {
         "ctx.search": lambda: [h.line for h in chat.search(question, path="sessions", limit=3)],
-        "conversation_search": lambda: [int(h.path.split("#L")[1]) for h in Memory(chat).conversation_search(question, limit=3)],
+        "conversation_search": lambda: [
+            int(h.path.split("#L")[1]) for h in Memory(chat).conversation_search(question, limit=3)
+        ],
         "passages": lambda: [p.first for p in ScopedContext(chat).passages(question, limit=3)],
     }
     before = {name: run() for name, run in rankers.items()}
@@ -75,8 +85,12 @@ def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) 
     assert model.calls == calls  # ... and not again for the next question
     # Vectors are derived state in the state folder, never in the tree or its history.
     assert list(chat.parts.state.file("vectors").glob("*.npz"))
-    assert "vectors" not in subprocess.run(["git", "-C", str(chat.root), "ls-files"], capture_output=True,
-                                           text=True, check=True).stdout
+    assert (
+        "vectors"
+        not in subprocess.run(
+            ["git", "-C", str(chat.root), "ls-files"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     # The first k hits stay the first k of a larger search.
     big = [h.ref for h in chat.search(question, path="sessions", limit=12)]
     assert [h.ref for h in chat.search(question, path="sessions", limit=4)] == big[:4]
@@ -113,5 +127,7 @@ def test_without_embeddings_nothing_heavy_is_loaded(tmp_path: Path) -> None:
         "ScopedContext(ctx).passages('violin concert')\n"
         "print(sorted(m for m in ('contextfs.search.dense', 'torch', 'sentence_transformers') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

@@ -15,16 +15,46 @@ from hypothesis import strategies as st
 
 from contextfs.search.snippets import _MAX_MATCHES, _prefixes, _word_starts, make_snippet
 
-_PIECES = st.sampled_from(["retry", "Retries", "RETR", "queue", "queues", "x", "_retry", "pre", "retry_queue",
-                           "9retry", " ", "  ", "\n", ".", ",", "-", "(", "é", "İ", "policy", "policies"])
+_PIECES = st.sampled_from(
+    [
+        "retry",
+        "Retries",
+        "RETR",
+        "queue",
+        "queues",
+        "x",
+        "_retry",
+        "pre",
+        "retry_queue",
+        "9retry",
+        " ",
+        "  ",
+        "\n",
+        ".",
+        ",",
+        "-",
+        "(",
+        "é",
+        "İ",
+        "policy",
+        "policies",
+    ]
+)
 _BODY = st.lists(_PIECES, max_size=80).map("".join)
-_WORDS = st.lists(st.sampled_from(["retry", "queue", "policy", "re", "x", "Retries", "pre"]), min_size=1, max_size=4)
+_WORDS = st.lists(
+    st.sampled_from(["retry", "queue", "policy", "re", "x", "Retries", "pre"]),
+    min_size=1,
+    max_size=4,
+)
 
 
 def _regex_starts(body: str, words: list[str]) -> list[tuple[int, str]]:
     prefixes = _prefixes(words)
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, prefixes)) + ")", re.IGNORECASE)
-    return [(m.start(), m.group(1).lower()) for m in itertools.islice(pattern.finditer(body), _MAX_MATCHES)]
+    return [
+        (m.start(), m.group(1).lower())
+        for m in itertools.islice(pattern.finditer(body), _MAX_MATCHES)
+    ]
 
 
 @settings(max_examples=400, deadline=None)

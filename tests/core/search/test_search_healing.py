@@ -45,7 +45,9 @@ def index_dir(root: Path) -> Path:
 
 
 def segment_files(root: Path) -> list[Path]:
-    return sorted(p for p in index_dir(root).iterdir() if p.name != STAMP_FILE and "LOCK" not in p.name)
+    return sorted(
+        p for p in index_dir(root).iterdir() if p.name != STAMP_FILE and "LOCK" not in p.name
+    )
 
 
 def assert_answers(ctx: ContextManager) -> None:
@@ -56,12 +58,15 @@ def assert_answers(ctx: ContextManager) -> None:
 
 
 def rebuilt(caplog: pytest.LogCaptureFixture) -> bool:
-    return any("rebuil" in r.getMessage() for r in caplog.records if r.name.startswith("contextfs.search"))
+    return any(
+        "rebuil" in r.getMessage() for r in caplog.records if r.name.startswith("contextfs.search")
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncate", "scramble", "empty", "delete-one"])
-def test_damaged_segment_files_are_rebuilt_on_open(tmp_path: Path, caplog: pytest.LogCaptureFixture,
-                                                    damage: str) -> None:
+def test_damaged_segment_files_are_rebuilt_on_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, damage: str
+) -> None:
     root = make_root(tmp_path)
     rng = random.Random(7)
     for path in segment_files(root):
@@ -71,7 +76,7 @@ def test_damaged_segment_files_are_rebuilt_on_open(tmp_path: Path, caplog: pytes
         elif damage == "scramble":
             start = len(data) // 3
             garbage = bytes(rng.randrange(256) for _ in range(min(512, len(data) - start)))
-            path.write_bytes(data[:start] + garbage + data[start + len(garbage):])
+            path.write_bytes(data[:start] + garbage + data[start + len(garbage) :])
         elif damage == "empty":
             path.write_bytes(b"")
         elif damage == "delete-one" and path.suffix == ".seg":
@@ -102,7 +107,9 @@ def test_index_deleted_while_a_manager_is_open(tmp_path: Path) -> None:
         assert_answers(ctx)
 
 
-def test_foreign_index_without_stamp_is_never_opened(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_foreign_index_without_stamp_is_never_opened(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = make_root(tmp_path)
     folder = index_dir(root)
     shutil.rmtree(folder)
@@ -118,7 +125,9 @@ def test_foreign_index_without_stamp_is_never_opened(tmp_path: Path, caplog: pyt
     assert not (folder / "MAIN_evil.seg").exists()
 
 
-def test_forged_or_outdated_stamp_means_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_forged_or_outdated_stamp_means_rebuild(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = make_root(tmp_path)
     stamp_path = index_dir(root) / STAMP_FILE
 
@@ -141,7 +150,9 @@ def test_forged_or_outdated_stamp_means_rebuild(tmp_path: Path, caplog: pytest.L
             assert_answers(ctx)
 
 
-def test_stray_file_in_index_folder_means_rebuild(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_stray_file_in_index_folder_means_rebuild(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = make_root(tmp_path)
     (index_dir(root) / "MAIN_planted.seg").write_bytes(b"garbage")
     caplog.set_level(logging.INFO, logger="contextfs")
@@ -164,7 +175,9 @@ def assert_answers_after_write(ctx: ContextManager) -> None:
     assert ctx.index.verify(fix=False).ok
 
 
-def test_damage_while_open_heals_before_the_search_returns(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_damage_while_open_heals_before_the_search_returns(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = make_root(tmp_path)
     with ContextManager(root) as ctx:
         ctx.search("kafka")
@@ -195,7 +208,8 @@ def _flaky(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, failures: int) 
 
 
 def test_a_segment_merged_away_while_reading_means_reopen_not_rebuild(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     """Another process may merge (and delete) segments between our TOC read and our open."""
     root = make_root(tmp_path)
     with ContextManager(root) as ctx:
@@ -208,7 +222,8 @@ def test_a_segment_merged_away_while_reading_means_reopen_not_rebuild(
 
 
 def test_a_failure_after_a_clean_reopen_means_rebuild_then_a_typed_error(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     from contextfs.errors import SearchIndexError
 
     root = make_root(tmp_path)
@@ -279,7 +294,9 @@ def test_index_files_live_where_git_never_transfers_them(tmp_path: Path) -> None
     root = make_root(tmp_path)
     stamp = index_dir(root) / STAMP_FILE
     assert stamp.is_file() and stamp.is_relative_to(root / ".git")
-    tracked = subprocess.run(["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True).stdout
+    tracked = subprocess.run(
+        ["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout
     assert "index" not in tracked and "stamp" not in tracked
     with ContextManager(root) as ctx:
         from contextfs.errors import InvalidPathError
@@ -311,8 +328,12 @@ def test_two_processes_writing_and_searching(tmp_path: Path) -> None:
     script = tmp_path / "writer.py"
     script.write_text(_WRITER)
     procs = [
-        subprocess.Popen([sys.executable, str(script), str(root), name, "30"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, str(script), str(root), name, "30"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for name in ("alpha", "beta")
     ]
     for proc in procs:
@@ -322,7 +343,9 @@ def test_two_processes_writing_and_searching(tmp_path: Path) -> None:
         assert "LockError" not in err and "Traceback" not in err
     with ContextManager(root) as ctx:
         hits = ctx.search("gannets", limit=100)
-        assert sorted(h.path for h in hits) == sorted(f"{n}/n{i}.md" for n in ("alpha", "beta") for i in range(30))
+        assert sorted(h.path for h in hits) == sorted(
+            f"{n}/n{i}.md" for n in ("alpha", "beta") for i in range(30)
+        )
         report = ctx.index.verify(fix=False)
         assert report.ok, report
 
@@ -342,8 +365,9 @@ def test_write_in_another_process_is_seen_by_the_next_search(tmp_path: Path) -> 
         assert ctx.search("kafka") == []
 
 
-def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Large rebuilds use Whoosh's worker processes; the result must equal a one-writer build."""
     import multiprocessing
 
@@ -353,6 +377,7 @@ def test_parallel_rebuild_indexes_everything_and_leaves_no_workers(tmp_path: Pat
     with ContextManager(root) as ctx:
         for i in range(30):
             ctx.write(f"bulk/n{i:02d}.md", f"Bulk note {i} about shard rebalancing number{i}.")
+
         def ranked(q: str) -> list[tuple[float, str]]:  # ties may come in any docnum order
             return sorted((-round(h.score, 6), h.path) for h in ctx.search(q, limit=50))
 

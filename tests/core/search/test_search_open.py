@@ -54,17 +54,22 @@ def _stamp(root: Path) -> dict:
 
 
 def _rebuilt(caplog: pytest.LogCaptureFixture) -> bool:
-    return any("rebuil" in r.getMessage() for r in caplog.records if r.name.startswith("contextfs.search"))
+    return any(
+        "rebuil" in r.getMessage() for r in caplog.records if r.name.startswith("contextfs.search")
+    )
 
 
-def test_the_stamp_records_times_and_the_files_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stamp_records_times_and_the_files_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stamp = _stamp(_settled_root(tmp_path, monkeypatch))
     assert isinstance(stamp.get("disk"), str)
     assert stamp["files"] and all(len(info) == 5 for info in stamp["files"].values())
 
 
-def test_a_read_only_search_of_a_current_index_writes_nothing(tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_read_only_search_of_a_current_index_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
     folder = _index(root)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
@@ -77,13 +82,19 @@ def test_a_read_only_search_of_a_current_index_writes_nothing(tmp_path: Path,
 
 @pytest.mark.parametrize("keep_mtime", [False, True])
 def test_damage_in_place_is_found_although_the_times_were_recorded(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, keep_mtime: bool) -> None:
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    keep_mtime: bool,
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
-    segment = max((p for p in _index(root).iterdir() if p.suffix == ".seg"), key=lambda p: p.stat().st_size)
+    segment = max(
+        (p for p in _index(root).iterdir() if p.suffix == ".seg"), key=lambda p: p.stat().st_size
+    )
     st = segment.stat()
     data = bytearray(segment.read_bytes())
     middle = len(data) // 2
-    data[middle:middle + 64] = bytes(64)  # same size: only the content (and ctime) change
+    data[middle : middle + 64] = bytes(64)  # same size: only the content (and ctime) change
     segment.write_bytes(bytes(data))
     if keep_mtime:  # mtime can be set back; ctime cannot
         os.utime(segment, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -93,8 +104,9 @@ def test_damage_in_place_is_found_although_the_times_were_recorded(
         assert [h.path for h in ctx.search("postgres")] == ["memory/facts.md"]
 
 
-def test_a_planted_file_is_found_by_the_quick_open(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   caplog: pytest.LogCaptureFixture) -> None:
+def test_a_planted_file_is_found_by_the_quick_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
     (_index(root) / "MAIN_planted.seg").write_bytes(b"garbage")
     caplog.set_level(logging.INFO, logger="contextfs")
@@ -104,8 +116,9 @@ def test_a_planted_file_is_found_by_the_quick_open(tmp_path: Path, monkeypatch: 
     assert not (_index(root) / "MAIN_planted.seg").exists()
 
 
-def test_edits_while_no_process_ran_are_seen_by_a_read_only_search(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_edits_while_no_process_ran_are_seen_by_a_read_only_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
     (root / "project" / "a.md").write_text("Now the pipeline uses NATS JetStream.", "utf-8")
     (root / "memory" / "new.md").write_text("A note about lanterns.", "utf-8")
@@ -117,7 +130,9 @@ def test_edits_while_no_process_ran_are_seen_by_a_read_only_search(tmp_path: Pat
     assert _stamp(root)["disk"] != ""  # and it knows these files now
 
 
-def test_a_commit_by_another_process_is_seen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_commit_by_another_process_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
     with ContextManager(root, index=False) as writer:
         writer.write("project/b.md", "Zeppelins carry the mail.")
@@ -126,14 +141,17 @@ def test_a_commit_by_another_process_is_seen(tmp_path: Path, monkeypatch: pytest
 
 
 def test_a_stamp_without_recorded_times_is_checked_by_hashing_then_upgraded(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = _settled_root(tmp_path, monkeypatch)
     stamp_path = _index(root) / STAMP_FILE
     stamp = _stamp(root)
     with ContextManager(root, read_only=True, index=False) as ctx:
         legacy = read_stamp(stamp_path.parent, ctx.parts.state)
         assert legacy is not None
-        legacy["files"] = {name: info[:2] for name, info in legacy["files"].items()}  # as older versions wrote
+        legacy["files"] = {
+            name: info[:2] for name, info in legacy["files"].items()
+        }  # as older versions wrote
         legacy.pop("disk")
         write_stamp(stamp_path.parent, ctx.parts.state, legacy["build"], legacy["head"], legacy)
     assert all(len(info) == 2 for info in _stamp(root)["files"].values())
@@ -157,6 +175,10 @@ def test_head_is_read_without_gitpython_in_a_linked_worktree(tmp_path: Path) -> 
         ctx.write("notes/b.md", "on the feature branch")
     git(main, "pack-refs", "--all")  # branch ids now live in the common folder's packed-refs
     with ContextManager(linked / "context", read_only=True, index=False) as ctx:
-        expected = subprocess.run(["git", "-C", str(linked), "rev-parse", "HEAD"], capture_output=True, text=True,
-                                  check=True).stdout.strip()
+        expected = subprocess.run(
+            ["git", "-C", str(linked), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         assert ctx.parts.head() == expected == ctx.parts.git.head()

@@ -23,12 +23,19 @@ from contextfs.search.language import parse_query
 from contextfs.search.planning import plain_terms
 
 QUERIES = [
-    "dead letter queue", "webhook retries backoff", "postgres", "how do we scale the cluster",
-    "redis eviction policy", "karpenter spot instances", "tenant isolation row level security",
+    "dead letter queue",
+    "webhook retries backoff",
+    "postgres",
+    "how do we scale the cluster",
+    "redis eviction policy",
+    "karpenter spot instances",
+    "tenant isolation row level security",
 ]
 
 
-def _both(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, query: str, **kw: object) -> tuple[list, list]:
+def _both(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, query: str, **kw: object
+) -> tuple[list, list]:
     with monkeypatch.context() as m:
         m.setattr(planning, "block_terms", lambda terms, _searcher: terms)  # the block ranker
         fast = [(h.path, round(h.score, 9)) for h in ctx.search(query, **kw)]
@@ -38,26 +45,42 @@ def _both(ctx: ContextManager, monkeypatch: pytest.MonkeyPatch, query: str, **kw
     return fast, slow
 
 
-def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fast_ranking_equals_whoosh_across_segments_and_deletions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
     ctx = ContextManager(root, actor="agent")
     try:
         # New segments with deletions: edits re-index (delete + add), a delete trashes a note.
         ctx.search("warm")
-        ctx.append("project/glossary.md", "\nDead letter queue: where poisoned webhook deliveries wait.\n")
+        ctx.append(
+            "project/glossary.md", "\nDead letter queue: where poisoned webhook deliveries wait.\n"
+        )
         ctx.search("warm")
-        ctx.write("topics/scaling.md", "# Scaling\n\nKarpenter scales the cluster on spot instances.\n")
+        ctx.write(
+            "topics/scaling.md", "# Scaling\n\nKarpenter scales the cluster on spot instances.\n"
+        )
         ctx.delete("project/decisions/0004-arq-over-celery.md")
         for query in QUERIES:
             assert plain_terms(parse_query(query).query) is not None, query
             fast, slow = _both(ctx, monkeypatch, query)
             assert fast == slow, query
             assert fast, query
-            for kw in ({"path": "project"}, {"include_trash": True}, {"limit": 3}, {"tag": "webhooks"}):
-                assert _both(ctx, monkeypatch, query, **kw)[0] == _both(ctx, monkeypatch, query, **kw)[1], (query, kw)
+            for kw in (
+                {"path": "project"},
+                {"include_trash": True},
+                {"limit": 3},
+                {"tag": "webhooks"},
+            ):
+                assert (
+                    _both(ctx, monkeypatch, query, **kw)[0]
+                    == _both(ctx, monkeypatch, query, **kw)[1]
+                ), (query, kw)
         assert all(not p.startswith(".trash/") for p, _ in _both(ctx, monkeypatch, "celery arq")[0])
-        assert len(ctx.index.searcher.reader().leaf_readers()) > 1  # the multi-segment case was exercised
+        assert (
+            len(ctx.index.searcher.reader().leaf_readers()) > 1
+        )  # the multi-segment case was exercised
     finally:
         ctx.close()
 
@@ -65,8 +88,15 @@ def test_fast_ranking_equals_whoosh_across_segments_and_deletions(tmp_path: Path
 def test_other_query_shapes_use_whoosh(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "ctx", actor="agent")
     try:
-        for query in ('"dead letter"', "kafka AND brokers", "letter NOT dead", "webho*", "tag:adr", "*",
-                      "postgres tag:adr"):
+        for query in (
+            '"dead letter"',
+            "kafka AND brokers",
+            "letter NOT dead",
+            "webho*",
+            "tag:adr",
+            "*",
+            "postgres tag:adr",
+        ):
             assert plain_terms(parse_query(query).query) is None, query
     finally:
         ctx.close()
@@ -83,10 +113,12 @@ def test_postings_decode_across_blocks_and_segment_cache(tmp_path: Path) -> None
     ix = windex.create_in(str(tmp_path), schema)
     writer = ix.writer()
     for i in range(700):  # "common" in every third note (several blocks), "every" in all
-        writer.add_document(path=f"n{i}", body="every " + ("common " * (1 + i % 4) if i % 3 == 0 else "rare"))
+        writer.add_document(
+            path=f"n{i}", body="every " + ("common " * (1 + i % 4) if i % 3 == 0 else "rare")
+        )
     writer.commit()
     with ix.searcher() as searcher:
-        (reader, _base), = searcher.reader().leaf_readers()
+        ((reader, _base),) = searcher.reader().leaf_readers()
         for word in ("common", "every"):
             btext = schema["body"].to_bytes(word)
             ids, weights = search_rank._read_postings(reader, "body", btext, schema["body"])
@@ -100,21 +132,29 @@ def test_postings_decode_across_blocks_and_segment_cache(tmp_path: Path) -> None
             assert ids.tolist() == want_ids and weights.tolist() == want_weights
         # The process-wide cache is keyed by segment and bounded in bytes.
         cache = search_rank._SegmentCache(limit=10_000)
-        first = search_rank._read_postings(reader, "body", schema["body"].to_bytes("every"), schema["body"])
+        first = search_rank._read_postings(
+            reader, "body", schema["body"].to_bytes("every"), schema["body"]
+        )
         cache.put(("seg", "a"), first)
         cache.put(("seg", "b"), first)
-        assert cache.get(("seg", "a")) is None and cache.get(("seg", "b")) is first  # oldest evicted
+        assert (
+            cache.get(("seg", "a")) is None and cache.get(("seg", "b")) is first
+        )  # oldest evicted
         assert cache.size == sum(arr.nbytes for arr in first) <= 10_000
 
 
-def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_segment_cache_survives_a_new_searcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """After a write the old segments' postings are reused and ranking still equals Whoosh's."""
     from contextfs.search import rank as search_rank
 
     root = tmp_path / "ctx"
     shutil.copytree(SAMPLE, root)
     ctx = ContextManager(root, actor="agent")
-    monkeypatch.setattr(planning, "block_terms", lambda terms, _searcher: terms)  # the sample is small
+    monkeypatch.setattr(
+        planning, "block_terms", lambda terms, _searcher: terms
+    )  # the sample is small
     try:
         search_rank._SEGMENTS.clear()
         ctx.search("webhook retries backoff")
@@ -125,7 +165,10 @@ def test_segment_cache_survives_a_new_searcher(tmp_path: Path, monkeypatch: pyte
         assert fast == slow and "topics/retries.md" in [p for p, _ in fast]
         assert cached <= set(search_rank._SEGMENTS.items)  # old segments' entries were kept
         space = str(ctx.index.dir)
-        live = {search_rank._segment_key(r, space) for r, _ in ctx.index.searcher.reader().leaf_readers()}
+        live = {
+            search_rank._segment_key(r, space)
+            for r, _ in ctx.index.searcher.reader().leaf_readers()
+        }
         assert len(live) > 1 and any(key[0] in live for key in cached)  # ... and are still in use
     finally:
         ctx.close()
@@ -155,7 +198,9 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
             if fast is None:
                 continue
             # Whoosh's own one-document-at-a-time decode, bypassing the codec's cached table.
-            whoosh = [W3PerDocReader.doc_field_length(reader._perdoc, d, field, 1) or 0 for d in range(n)]
+            whoosh = [
+                W3PerDocReader.doc_field_length(reader._perdoc, d, field, 1) or 0 for d in range(n)
+            ]
             ours = [reader.doc_field_length(d, field, 1) or 0 for d in range(n)]
             assert fast.tolist() == [float(x) for x in whoosh] == [float(x) for x in ours]
             checked += 1
@@ -163,7 +208,9 @@ def test_field_lengths_read_whole_equal_whoosh_per_document(tmp_path) -> None:
     ctx.close()
 
 
-def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_ranker_is_chosen_by_what_numpy_would_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Rent or buy: Whoosh for small queries in a process without numpy, until it has cost the import."""
     import sys
 
@@ -171,8 +218,11 @@ def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypat
     try:
         with ctx.transaction("notes"):
             for i in range(120):
-                ctx.write(f"notes/n{i}.md", f"# Note {i}\n\nThe webhook queue retries delivery {i}.\n"
-                          + ("A rare zebra sighting.\n" if i == 7 else ""))
+                ctx.write(
+                    f"notes/n{i}.md",
+                    f"# Note {i}\n\nThe webhook queue retries delivery {i}.\n"
+                    + ("A rare zebra sighting.\n" if i == 7 else ""),
+                )
         ctx.search("warm")  # the index takes in the transaction's files
         searcher = ctx.index.searcher
         rare = plain_terms(parse_query("zebra").query)
@@ -186,7 +236,9 @@ def test_the_ranker_is_chosen_by_what_numpy_would_cost(tmp_path: Path, monkeypat
         monkeypatch.setattr(planning, "BLOCK_RANKER_POSTINGS", 100)
         assert planning.block_terms(rare, searcher) is None  # 1 posting: Whoosh
         assert planning.block_terms(common, searcher) == common  # 480 postings: worth the import
-        planning.spent_in_whoosh(planning.NUMPY_IMPORT_SECONDS)  # Whoosh has cost what the import would
+        planning.spent_in_whoosh(
+            planning.NUMPY_IMPORT_SECONDS
+        )  # Whoosh has cost what the import would
         assert planning.block_terms(rare, searcher) == rare
     finally:
         ctx.close()
@@ -206,7 +258,9 @@ def _sample_words() -> list[str]:
 
 @settings(max_examples=40, deadline=None)
 @given(words=st.lists(st.sampled_from(_sample_words()), min_size=1, max_size=64, unique=True))
-def test_long_questions_rank_the_same_both_ways(sample_ctx: ContextManager, words: list[str]) -> None:
+def test_long_questions_rank_the_same_both_ways(
+    sample_ctx: ContextManager, words: list[str]
+) -> None:
     """Queries of up to 64 words (an archival dedupe check is one): same order, scores equal
     but for the order of the floating-point sum."""
     query = " ".join(words)
@@ -219,7 +273,9 @@ def test_long_questions_rank_the_same_both_ways(sample_ctx: ContextManager, word
     assert all(math.isclose(a, b, rel_tol=1e-12) for (_, a), (_, b) in zip(fast, slow, strict=True))
 
 
-def test_two_indexes_never_share_cached_postings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_two_indexes_never_share_cached_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Whoosh draws segment ids from ``random``: two indexes in one process can get the same
     ids (a seeded ``random`` makes them equal), and the segment cache must still keep them apart."""
     import random

@@ -37,8 +37,12 @@ def cloned_root(tmp_path: Path, value: str) -> Path:
     origin.mkdir()
     git(origin, "init", "-q", "-b", "main")
     (origin / "notes").mkdir()
-    (origin / "notes" / "big.md").write_text(f"---\ntitle: Big\nn: {value}\n---\nThe big number note.\n", "utf-8")
-    (origin / "notes" / "ordinary.md").write_text("The staging database runs PostgreSQL 16.\n", "utf-8")
+    (origin / "notes" / "big.md").write_text(
+        f"---\ntitle: Big\nn: {value}\n---\nThe big number note.\n", "utf-8"
+    )
+    (origin / "notes" / "ordinary.md").write_text(
+        "The staging database runs PostgreSQL 16.\n", "utf-8"
+    )
     git(origin, "add", "-A")
     git(origin, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "notes")
     clone = tmp_path / "clone"
@@ -47,7 +51,9 @@ def cloned_root(tmp_path: Path, value: str) -> Path:
 
 
 @pytest.mark.parametrize("kind", sorted(HUGE))
-def test_a_cloned_note_with_a_huge_number_never_takes_the_root_down(tmp_path: Path, kind: str) -> None:
+def test_a_cloned_note_with_a_huge_number_never_takes_the_root_down(
+    tmp_path: Path, kind: str
+) -> None:
     root = cloned_root(tmp_path, HUGE[kind])
     ctx = ContextManager(root, index=True)
     assert [hit.path for hit in ctx.search("PostgreSQL")] == ["notes/ordinary.md"]
@@ -55,20 +61,36 @@ def test_a_cloned_note_with_a_huge_number_never_takes_the_root_down(tmp_path: Pa
         ctx.read("notes/big.md")
     assert "digits" in str(caught.value) and "notes/big.md" in str(caught.value)
     assert ctx.index.verify(fix=False) is not None
-    ctx.write("notes/big.md", "Replaced by a readable note.\n")  # a broken file can still be replaced
+    ctx.write(
+        "notes/big.md", "Replaced by a readable note.\n"
+    )  # a broken file can still be replaced
     assert ctx.read("notes/big.md") == "Replaced by a readable note.\n"
     ctx.close()
     reader = ContextManager(root, read_only=True)
     assert reader.search("PostgreSQL")[0].path == "notes/ordinary.md"
 
 
-@pytest.mark.parametrize("command", [["search", "PostgreSQL"], ["search", "big", "--json"], ["reindex"],
-                                     ["reindex", "--verify"], ["read", "notes/big.md"], ["ls"],
-                                     ["context", "--scope", "project"], ["log"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["search", "PostgreSQL"],
+        ["search", "big", "--json"],
+        ["reindex"],
+        ["reindex", "--verify"],
+        ["read", "notes/big.md"],
+        ["ls"],
+        ["context", "--scope", "project"],
+        ["log"],
+    ],
+)
 def test_the_cli_prints_one_line_not_a_traceback(tmp_path: Path, command: list[str]) -> None:
     root = cloned_root(tmp_path, HUGE["decimal"])
     result = CliRunner().invoke(cli, ["--root", str(root), *command])
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+    assert (
+        "Traceback" not in result.output
+        and result.exception is None
+        or isinstance(result.exception, SystemExit)
+    )
     assert result.exit_code in (0, 1), result.output
     if result.exit_code == 1:
         assert result.output.count("\n") == 1 and result.output.startswith("error: "), result.output
@@ -77,13 +99,20 @@ def test_the_cli_prints_one_line_not_a_traceback(tmp_path: Path, command: list[s
 def test_the_cli_in_a_real_process(tmp_path: Path) -> None:
     root = cloned_root(tmp_path, HUGE["decimal"])
     for command in (["search", "PostgreSQL"], ["reindex"]):
-        proc = subprocess.run([sys.executable, "-m", "contextfs.cli", "--root", str(root), *command],
-                              capture_output=True, text=True, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "contextfs.cli", "--root", str(root), *command],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert "Traceback" not in proc.stderr and proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("value", [10 ** 4400, -(10 ** 4400), 16 ** 5000, {"deep": [10 ** 4400]}],
-                         ids=["decimal", "negative", "hex-sized", "nested"])
+@pytest.mark.parametrize(
+    "value",
+    [10**4400, -(10**4400), 16**5000, {"deep": [10**4400]}],
+    ids=["decimal", "negative", "hex-sized", "nested"],
+)
 def test_writing_a_huge_number_in_metadata_is_refused(ctx: ContextManager, value: object) -> None:
     with pytest.raises(FrontmatterError) as caught:
         ctx.write("notes/n.md", "body\n", {"n": value})
@@ -99,7 +128,9 @@ def test_a_huge_number_in_a_store_value_or_config_is_typed(ctx: ContextManager) 
 
     store = ContextStore(ctx)
     with pytest.raises(ContextFSError):
-        store.put(("ns",), "k", {"n": 10 ** 4400})
-    (ctx.root / ".contextfs" / "config.toml").write_text("[memory]\ncore_limit = " + "1" * 4400 + "\n", "utf-8")
+        store.put(("ns",), "k", {"n": 10**4400})
+    (ctx.root / ".contextfs" / "config.toml").write_text(
+        "[memory]\ncore_limit = " + "1" * 4400 + "\n", "utf-8"
+    )
     with pytest.raises(ContextFSError):
         ctx.write("notes/x.md", "fine\n")

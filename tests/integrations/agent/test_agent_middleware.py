@@ -242,9 +242,15 @@ def test_every_prompt_is_replayed_from_git_byte_for_byte(ctx: ContextManager) ->
 
 def test_prompts_with_page_in_are_replayed_from_git_too(ctx: ContextManager) -> None:
     agent, model, mw = agent_for(ctx, ["One.", "Two.", "Three."], page_in=True, budget=5000)
-    for q in ["How do webhook retries back off?", "What goes to the dead-letter queue?", "And the signing scheme?"]:
+    for q in [
+        "How do webhook retries back off?",
+        "What goes to the dead-letter queue?",
+        "And the signing scheme?",
+    ]:
         ask(agent, q)
-    assert "dead-letter-queue.md [excerpt]" in str(model.prompts[1][0].text)  # paged in for the question
+    assert "dead-letter-queue.md [excerpt]" in str(
+        model.prompts[1][0].text
+    )  # paged in for the question
     for head, prompt in zip(model.heads, model.prompts, strict=True):
         assert mw.replay(head) == prompt
 
@@ -257,19 +263,26 @@ def test_a_message_the_write_gate_refuses_stops_the_run_before_the_model_and_com
     head = ctx.parts.head()
     with pytest.raises(ContentError, match="refused"):
         # generated in AWS's shape: AWS's documented example keys are placeholders the gate lets through
-        ask(agent, f"the key is {SECRET_KINDS['AWS access key id'](random.Random('middleware')).text}")
+        ask(
+            agent,
+            f"the key is {SECRET_KINDS['AWS access key id'](random.Random('middleware')).text}",
+        )
     assert ctx.parts.head() == head and len(model.prompts) == 1
     ask(agent, "never mind")  # the conversation goes on from the files
     assert [m.type for m in model.prompts[-1][1:]] == ["human", "ai", "human"]
 
 
-def test_a_message_that_is_not_text_is_refused_and_odd_characters_are_kept(ctx: ContextManager) -> None:
+def test_a_message_that_is_not_text_is_refused_and_odd_characters_are_kept(
+    ctx: ContextManager,
+) -> None:
     agent, model, _ = agent_for(ctx, ["ok"])
     head = ctx.parts.head()
     with pytest.raises(ContentError, match="lone surrogate"):
         ask(agent, "a lone surrogate \ud800 here")
     assert ctx.parts.head() == head and model.prompts == []
-    ask(agent, "a NUL \x00 and a bidi \u202e mark")  # JSON-escaped in the log line, read back exactly
+    ask(
+        agent, "a NUL \x00 and a bidi \u202e mark"
+    )  # JSON-escaped in the log line, read back exactly
     assert Memory(ctx).messages("run-1")[0].content == "a NUL \x00 and a bidi \u202e mark"
 
 

@@ -52,9 +52,9 @@ def test_a_log_line_keeps_the_frameworks_message_and_readers_ignore_it(ctx: Cont
     mem = Memory(ctx)
     data = {"type": "ai", "id": "m-1", "tool_calls": [{"name": "x", "args": {"a": 1}, "id": "c1"}]}
     buf = ConversationBuffer(mem, max_tokens=500, keep_turn=True)
-    buf.add("assistant", "→ x({\"a\": 1})", data=data)
+    buf.add("assistant", '→ x({"a": 1})', data=data)
     line = json.loads(ctx.read("sessions/monday.jsonl"))
-    assert line["data"] == data and line["content"] == "→ x({\"a\": 1})"
+    assert line["data"] == data and line["content"] == '→ x({"a": 1})'
     assert mem.messages()[0].data == data
     assert ConversationBuffer(mem, max_tokens=500).recent()[0].data == data  # resumed with it
     with pytest.raises(ContentError, match="cannot be stored as JSON"):
@@ -63,7 +63,8 @@ def test_a_log_line_keeps_the_frameworks_message_and_readers_ignore_it(ctx: Cont
 
 # ---------------------------------------------------------------- the agent's window
 def test_an_agent_window_keeps_the_turn_being_answered_and_never_opens_with_a_tool_result(
-        ctx: ContextManager) -> None:
+    ctx: ContextManager,
+) -> None:
     buf = ConversationBuffer(Memory(ctx), max_tokens=80, keep_turn=True)
     buf.add("user", "an earlier question about the harbour")
     buf.add("assistant", "an earlier answer about the harbour")
@@ -72,27 +73,42 @@ def test_an_agent_window_keeps_the_turn_being_answered_and_never_opens_with_a_to
     big = "The ledger lists every boat, its cargo and its berth. " * 12
     buf.add("tool", big)
     buf.add("tool", big)
-    assert [m.content for m in buf.recent()][:2] == ["read the ledger", "→ fetch({})"]  # the turn stays
+    assert [m.content for m in buf.recent()][:2] == [
+        "read the ledger",
+        "→ fetch({})",
+    ]  # the turn stays
     assert buf.tokens() > 80  # the caller fits an over-long turn into its prompt
     buf.add("user", "thanks, next question")
-    assert [m.role for m in buf.recent()] == ["user"]  # the old turn left whole: no tool result leads
+    assert [m.role for m in buf.recent()] == [
+        "user"
+    ]  # the old turn left whole: no tool result leads
     assert len(Memory(ctx).messages()) == 7  # nothing lost
 
 
-def test_restart_starts_a_new_window_with_a_label_and_a_new_process_resumes_it(tmp_path: Path) -> None:
+def test_restart_starts_a_new_window_with_a_label_and_a_new_process_resumes_it(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "r"
     with ContextManager(root, session="s1", index=False) as ctx:
         buf = ConversationBuffer(Memory(ctx), max_tokens=110, keep_turn=True)
         for i in range(14):
-            buf.add("user" if i % 2 == 0 else "assistant", f"message {i} about the billing migration cutover")
+            buf.add(
+                "user" if i % 2 == 0 else "assistant",
+                f"message {i} about the billing migration cutover",
+            )
         assert buf.summary
         before = commit_count(root)
         gone = buf.restart(2, label="k8s-cost-cuts")
         assert commit_count(root) == before + 1 and buf.evicted == 12 and len(gone) >= 1
-        kept = ["message 12 about the billing migration cutover", "message 13 about the billing migration cutover"]
+        kept = [
+            "message 12 about the billing migration cutover",
+            "message 13 about the billing migration cutover",
+        ]
         assert [m.content for m in buf.recent()] == kept
         assert buf.summary == "" and buf.label == "k8s-cost-cuts"
-        assert buf.restart(2, label="k8s-cost-cuts") == [] and commit_count(root) == before + 1  # no change
+        assert (
+            buf.restart(2, label="k8s-cost-cuts") == [] and commit_count(root) == before + 1
+        )  # no change
     with ContextManager(root, session="s1", index=False) as ctx:
         again = ConversationBuffer(Memory(ctx), max_tokens=110, keep_turn=True)
         assert again.label == "k8s-cost-cuts" and [m.content for m in again.recent()] == kept
@@ -119,12 +135,18 @@ def test_extend_logs_several_messages_in_one_commit(ctx: ContextManager) -> None
     mem = Memory(ctx)
     buf = ConversationBuffer(mem, max_tokens=500, keep_turn=True)
     made = []
-    for turn, (role, text) in enumerate([("user", "q"), ("assistant", "→ f({})"), ("tool", "r")], 1):
+    for turn, (role, text) in enumerate(
+        [("user", "q"), ("assistant", "→ f({})"), ("tool", "r")], 1
+    ):
         with ctx.provenance(session="monday", turn=turn):
             made.append(mem.make_message(role, text))
     before = commit_count(ctx.root)
     buf.extend(made)
-    assert commit_count(ctx.root) == before + 1 and [m.turn for m in mem.messages()] == ["1", "2", "3"]
+    assert commit_count(ctx.root) == before + 1 and [m.turn for m in mem.messages()] == [
+        "1",
+        "2",
+        "3",
+    ]
     with ctx.provenance(session="other"):
         stray = mem.make_message("user", "elsewhere")
     with pytest.raises(ContentError, match="messages of session 'monday'"):
@@ -132,7 +154,9 @@ def test_extend_logs_several_messages_in_one_commit(ctx: ContextManager) -> None
 
 
 # ---------------------------------------------------------------- topics
-def test_an_isolated_block_shows_no_other_topics_summary_while_one_is_active(sample: ContextManager) -> None:
+def test_an_isolated_block_shows_no_other_topics_summary_while_one_is_active(
+    sample: ContextManager,
+) -> None:
     plain, isolated = Topics(sample), Topics(sample, isolate=True)
     assert plain.active().name == "customer-acme-onboarding"
     acme_summary = "Acme Freight Logistics is a Rotterdam-based"
@@ -140,10 +164,15 @@ def test_an_isolated_block_shows_no_other_topics_summary_while_one_is_active(sam
     assert acme_summary in plain.block.render() and billing_summary in plain.block.render()
     block = isolated.block.render()
     assert acme_summary not in block and billing_summary not in block
-    assert "## Other topics (call open_topic" in block and "- billing-migration — Moving Tidewater" in block
+    assert (
+        "## Other topics (call open_topic" in block
+        and "- billing-migration — Moving Tidewater" in block
+    )
     assert "customer-acme-onboarding" not in block  # the active one is in its boot context
     assert isolated.open_topic("customer-acme-onboarding") == "already visible"
-    assert isolated.open_topic("billing-migration").startswith(billing_summary)  # not visible here: read it
+    assert isolated.open_topic("billing-migration").startswith(
+        billing_summary
+    )  # not visible here: read it
     assert isolated.open_topic("billing-migration") == "already visible"
 
 
@@ -153,25 +182,49 @@ def test_boot_candidates_hide_the_exchanges_a_caller_still_holds(sample: Context
         topics.record("first question", "first answer", topic="billing-migration")
     with sample.provenance(session="chat", turn=2):
         topics.record("second question", "second answer", topic="billing-migration")
-    lines = [json.loads(x) for x in sample.parts.read_raw("topics/billing-migration/exchanges.jsonl").decode().splitlines()]
+    lines = [
+        json.loads(x)
+        for x in sample.parts.read_raw("topics/billing-migration/exchanges.jsonl")
+        .decode()
+        .splitlines()
+    ]
     assert [x["turn"] for x in lines] == ["1", "2"]
-    cands = topics.boot_context.candidates("billing-migration", shown=lambda ex: ex.extra.get("turn") != "2")
+    cands = topics.boot_context.candidates(
+        "billing-migration", shown=lambda ex: ex.extra.get("turn") != "2"
+    )
     body = next(c.body for c in cands if c.path.endswith("exchanges.jsonl"))
     assert "first question" in body and "second question" not in body
     hidden = topics.boot_context.candidates("billing-migration", shown=lambda ex: False)
-    assert not any(c.path.endswith("exchanges.jsonl") for c in hidden)  # nothing left: no item at all
-    assert [c.path for c in cands] == [c.path for c in topics.boot_context.candidates("billing-migration")]
-    assert topics.boot("billing-migration").text == topics.boot_context.view("billing-migration").text
+    assert not any(
+        c.path.endswith("exchanges.jsonl") for c in hidden
+    )  # nothing left: no item at all
+    assert [c.path for c in cands] == [
+        c.path for c in topics.boot_context.candidates("billing-migration")
+    ]
+    assert (
+        topics.boot("billing-migration").text == topics.boot_context.view("billing-migration").text
+    )
 
 
 def test_compaction_reconsiders_the_active_topic_even_when_it_is_closed(tmp_path: Path) -> None:
     ctx = ContextManager(tmp_path / "c", index=False)
     topics = Topics(ctx)
-    topics.create("Ferry", "The ferryman; relevant on the river", name="ferry", summary="Wants a coin.", open=False)
+    topics.create(
+        "Ferry",
+        "The ferryman; relevant on the river",
+        name="ferry",
+        summary="Wants a coin.",
+        open=False,
+    )
     topics.switch("ferry")
-    answer = {"summary": "S.", "topics": [{"name": "ferry", "open": True, "summary": "Wants two coins now."}]}
+    answer = {
+        "summary": "S.",
+        "topics": [{"name": "ferry", "open": True, "summary": "Wants two coins now."}],
+    }
     history = [{"role": "user", "content": "The ferryman raises his price. " * 30}]
-    result = compact(history, topics, llm=FakeListChatModel(responses=[json.dumps(answer)]), budget=10)
+    result = compact(
+        history, topics, llm=FakeListChatModel(responses=[json.dumps(answer)]), budget=10
+    )
     assert result.ignored == [] and topics.get("ferry").body == "Wants two coins now."
     ctx.close()
 
@@ -182,11 +235,24 @@ def test_a_task_tag_is_found_in_a_result() -> None:
 
 
 # ---------------------------------------------------------------- scoped views
-def test_a_scoped_view_packs_extra_candidates_and_a_header_under_one_budget(sample: ContextManager) -> None:
+def test_a_scoped_view_packs_extra_candidates_and_a_header_under_one_budget(
+    sample: ContextManager,
+) -> None:
     scoped = ScopedContext(sample)
-    extra = [Candidate("agent/notes", "the caller's own section", 1, body="CALLER-NOTE: keep the rollout small.\n")]
+    extra = [
+        Candidate(
+            "agent/notes",
+            "the caller's own section",
+            1,
+            body="CALLER-NOTE: keep the rollout small.\n",
+        )
+    ]
     view = scoped.assemble("task", budget=900, extra=extra, header="# For the agent")
-    assert view.text.startswith("# For the agent\n\n") and "CALLER-NOTE" in view.text and view.tokens <= 900
+    assert (
+        view.text.startswith("# For the agent\n\n")
+        and "CALLER-NOTE" in view.text
+        and view.tokens <= 900
+    )
     query = "webhook retry backoff dead-letter queue"
     paged = scoped.assemble("task", budget=3000, query=query)
     skipped = scoped.assemble("task", budget=3000, query=query, skip=["task/subtasks"])
@@ -199,17 +265,28 @@ _TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(turns=st.lists(st.tuples(_TEXT, st.lists(_TEXT, max_size=3), _TEXT), min_size=1, max_size=4),
-       budget=st.integers(min_value=0, max_value=1500))
-def test_a_fitted_history_is_in_budget_and_a_sequence_a_model_accepts(turns: list, budget: int) -> None:
+@given(
+    turns=st.lists(st.tuples(_TEXT, st.lists(_TEXT, max_size=3), _TEXT), min_size=1, max_size=4),
+    budget=st.integers(min_value=0, max_value=1500),
+)
+def test_a_fitted_history_is_in_budget_and_a_sequence_a_model_accepts(
+    turns: list, budget: int
+) -> None:
     counter = get_counter()
     history: list[BaseMessage] = []
     for n, (question, results, answer) in enumerate(turns):
         history.append(HumanMessage(question or "?", id=f"h{n}"))
         for k, result in enumerate(results):
-            history.append(AIMessage("", id=f"a{n}-{k}",
-                                     tool_calls=[{"name": "fetch", "args": {"k": k}, "id": f"c{n}-{k}"}]))
-            history.append(ToolMessage(result, tool_call_id=f"c{n}-{k}", name="fetch", id=f"t{n}-{k}"))
+            history.append(
+                AIMessage(
+                    "",
+                    id=f"a{n}-{k}",
+                    tool_calls=[{"name": "fetch", "args": {"k": k}, "id": f"c{n}-{k}"}],
+                )
+            )
+            history.append(
+                ToolMessage(result, tool_call_id=f"c{n}-{k}", name="fetch", id=f"t{n}-{k}")
+            )
         history.append(AIMessage(answer, id=f"f{n}"))
     fitted = fit_history(counter, history, budget)
     floor = history_cost(counter, [m.model_copy(update={"content": ""}) for m in fitted])

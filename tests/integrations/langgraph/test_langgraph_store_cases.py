@@ -34,11 +34,15 @@ def test_namespace_labels_with_trailing_newline(store) -> None:
 def test_keys_with_trailing_newline_are_their_own_items(store) -> None:
     store.put(("notes",), "k", {"v": 1})
     store.put(("notes",), "k\n", {"v": 2})
-    assert store.get(("notes",), "k").value == {"v": 1} and store.get(("notes",), "k\n").value == {"v": 2}
+    assert store.get(("notes",), "k").value == {"v": 1} and store.get(("notes",), "k\n").value == {
+        "v": 2
+    }
 
 
 def test_nan_and_infinities_round_trip(store) -> None:
-    store.put(("items",), "x", {"price": float("nan"), "max": float("inf"), "min": float("-inf"), "n": 1})
+    store.put(
+        ("items",), "x", {"price": float("nan"), "max": float("inf"), "min": float("-inf"), "n": 1}
+    )
     value = store.get(("items",), "x").value
     assert math.isnan(value["price"]) and value["max"] == math.inf and value["min"] == -math.inf
     assert value["n"] == 1

@@ -33,7 +33,9 @@ from typing import Any
 
 import pytest
 
-anthropic = pytest.importorskip("anthropic", reason="the anthropic extra is part of the dev install")
+anthropic = pytest.importorskip(
+    "anthropic", reason="the anthropic extra is part of the dev install"
+)
 
 from anthropic.lib.tools._beta_functions import ToolError  # noqa: E402 - after the importorskip above
 from anthropic.tools import BetaAsyncLocalFilesystemMemoryTool, BetaLocalFilesystemMemoryTool  # noqa: E402
@@ -79,8 +81,9 @@ class Impl:
 
 def make_impl(kind: str, is_async: bool, base_path: Path) -> Impl:
     if kind == "sdk":
-        tool: Any = (BetaAsyncLocalFilesystemMemoryTool if is_async else BetaLocalFilesystemMemoryTool)(
-            base_path=str(base_path))
+        tool: Any = (
+            BetaAsyncLocalFilesystemMemoryTool if is_async else BetaLocalFilesystemMemoryTool
+        )(base_path=str(base_path))
         if is_async:
             asyncio.run(tool._ensure_memory_root())  # the async tool creates its folder lazily
         return Impl(kind, tool, is_async, base_path, Path(str(tool.memory_root)))
@@ -114,7 +117,9 @@ def get_directory_snapshot(impl: Impl) -> dict[str, str]:
 
 
 def create(tool: Impl, path: str, file_text: str) -> Any:
-    return tool.create(BetaMemoryTool20250818CreateCommand(command="create", file_text=file_text, path=path))
+    return tool.create(
+        BetaMemoryTool20250818CreateCommand(command="create", file_text=file_text, path=path)
+    )
 
 
 @pytest.mark.parametrize(("kind", "is_async"), IMPLEMENTATIONS, ids=IDS)
@@ -156,9 +161,13 @@ def test_create_error_if_file_already_exists(tool: Impl) -> None:
 
 def test_view_file(tool: Impl) -> None:
     create(tool, "/memories/view_test.txt", "Line 1\nLine 2\nLine 3")
-    result = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/view_test.txt"))
-    assert result == ("Here's the content of /memories/view_test.txt with line numbers:\n"
-                      "     1\tLine 1\n     2\tLine 2\n     3\tLine 3")
+    result = tool.view(
+        BetaMemoryTool20250818ViewCommand(command="view", path="/memories/view_test.txt")
+    )
+    assert result == (
+        "Here's the content of /memories/view_test.txt with line numbers:\n"
+        "     1\tLine 1\n     2\tLine 2\n     3\tLine 3"
+    )
 
 
 def test_view_directory(tool: Impl) -> None:
@@ -173,15 +182,25 @@ def test_view_directory(tool: Impl) -> None:
 
 def test_view_file_with_range(tool: Impl) -> None:
     create(tool, "/memories/range_test.txt", "Line 1\nLine 2\nLine 3\nLine 4\nLine 5")
-    result = tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/range_test.txt",
-                                                         view_range=[2, 4]))
-    assert result == ("Here's the content of /memories/range_test.txt with line numbers:\n"
-                      "     2\tLine 2\n     3\tLine 3\n     4\tLine 4")
+    result = tool.view(
+        BetaMemoryTool20250818ViewCommand(
+            command="view", path="/memories/range_test.txt", view_range=[2, 4]
+        )
+    )
+    assert result == (
+        "Here's the content of /memories/range_test.txt with line numbers:\n"
+        "     2\tLine 2\n     3\tLine 3\n     4\tLine 4"
+    )
 
 
 def test_view_error_for_non_existent_file(tool: Impl) -> None:
-    with pytest.raises(ToolError, match="The path /memories/nonexistent.txt does not exist. Please provide a valid path."):
-        tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/nonexistent.txt"))
+    with pytest.raises(
+        ToolError,
+        match="The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
+    ):
+        tool.view(
+            BetaMemoryTool20250818ViewCommand(command="view", path="/memories/nonexistent.txt")
+        )
 
 
 def test_view_error_for_files_with_too_many_lines(tool: Impl) -> None:
@@ -197,87 +216,170 @@ def test_view_error_for_files_with_too_many_lines(tool: Impl) -> None:
 
 def test_str_replace(tool: Impl) -> None:
     create(tool, "/memories/replace_test.txt", "Line 1\nOld Text\nLine 3")
-    result = tool.str_replace(BetaMemoryTool20250818StrReplaceCommand(
-        command="str_replace", path="/memories/replace_test.txt", old_str="Old Text", new_str="New Text"))
-    assert result == ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
-                      "     1\tLine 1\n     2\tNew Text\n     3\tLine 3")
+    result = tool.str_replace(
+        BetaMemoryTool20250818StrReplaceCommand(
+            command="str_replace",
+            path="/memories/replace_test.txt",
+            old_str="Old Text",
+            new_str="New Text",
+        )
+    )
+    assert result == (
+        "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+        "     1\tLine 1\n     2\tNew Text\n     3\tLine 3"
+    )
     assert get_directory_snapshot(tool) == {"memories/replace_test.txt": "Line 1\nNew Text\nLine 3"}
 
 
 def test_str_replace_error_when_string_not_found(tool: Impl) -> None:
     create(tool, "/memories/replace_test.txt", "Hello, World!")
-    with pytest.raises(ToolError, match="No replacement was performed, old_str `NotFound` did not appear verbatim "
-                                        "in /memories/replace_test.txt."):
-        tool.str_replace(BetaMemoryTool20250818StrReplaceCommand(
-            command="str_replace", path="/memories/replace_test.txt", old_str="NotFound", new_str="Python"))
+    with pytest.raises(
+        ToolError,
+        match="No replacement was performed, old_str `NotFound` did not appear verbatim "
+        "in /memories/replace_test.txt.",
+    ):
+        tool.str_replace(
+            BetaMemoryTool20250818StrReplaceCommand(
+                command="str_replace",
+                path="/memories/replace_test.txt",
+                old_str="NotFound",
+                new_str="Python",
+            )
+        )
 
 
 def test_str_replace_error_when_string_appears_multiple_times(tool: Impl) -> None:
     create(tool, "/memories/replace_test.txt", "Hello\nMiddle\nHello")
-    with pytest.raises(ToolError, match=r"No replacement was performed\. Multiple occurrences of old_str `Hello` in "
-                                        r"lines: 1, 3\. Please ensure it is unique"):
-        tool.str_replace(BetaMemoryTool20250818StrReplaceCommand(
-            command="str_replace", path="/memories/replace_test.txt", old_str="Hello", new_str="Hi"))
+    with pytest.raises(
+        ToolError,
+        match=r"No replacement was performed\. Multiple occurrences of old_str `Hello` in "
+        r"lines: 1, 3\. Please ensure it is unique",
+    ):
+        tool.str_replace(
+            BetaMemoryTool20250818StrReplaceCommand(
+                command="str_replace",
+                path="/memories/replace_test.txt",
+                old_str="Hello",
+                new_str="Hi",
+            )
+        )
 
 
 def test_str_replace_error_for_non_existent_file(tool: Impl) -> None:
-    with pytest.raises(ToolError, match="The path /memories/nonexistent.txt does not exist. Please provide a valid path."):
-        tool.str_replace(BetaMemoryTool20250818StrReplaceCommand(
-            command="str_replace", path="/memories/nonexistent.txt", old_str="old", new_str="new"))
+    with pytest.raises(
+        ToolError,
+        match="The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
+    ):
+        tool.str_replace(
+            BetaMemoryTool20250818StrReplaceCommand(
+                command="str_replace",
+                path="/memories/nonexistent.txt",
+                old_str="old",
+                new_str="new",
+            )
+        )
 
 
 def test_insert(tool: Impl) -> None:
     create(tool, "/memories/insert_test.txt", "Line 1\nLine 2")
-    result = tool.insert(BetaMemoryTool20250818InsertCommand(
-        command="insert", path="/memories/insert_test.txt", insert_line=1, insert_text="Inserted Line"))
+    result = tool.insert(
+        BetaMemoryTool20250818InsertCommand(
+            command="insert",
+            path="/memories/insert_test.txt",
+            insert_line=1,
+            insert_text="Inserted Line",
+        )
+    )
     assert result == "The file /memories/insert_test.txt has been edited."
-    assert get_directory_snapshot(tool) == {"memories/insert_test.txt": "Line 1\nInserted Line\nLine 2\n"}
+    assert get_directory_snapshot(tool) == {
+        "memories/insert_test.txt": "Line 1\nInserted Line\nLine 2\n"
+    }
 
 
 def test_insert_at_beginning_of_file(tool: Impl) -> None:
     create(tool, "/memories/insert_test.txt", "Line 1\nLine 2")
-    tool.insert(BetaMemoryTool20250818InsertCommand(
-        command="insert", path="/memories/insert_test.txt", insert_line=0, insert_text="First Line"))
-    assert get_directory_snapshot(tool) == {"memories/insert_test.txt": "First Line\nLine 1\nLine 2\n"}
+    tool.insert(
+        BetaMemoryTool20250818InsertCommand(
+            command="insert",
+            path="/memories/insert_test.txt",
+            insert_line=0,
+            insert_text="First Line",
+        )
+    )
+    assert get_directory_snapshot(tool) == {
+        "memories/insert_test.txt": "First Line\nLine 1\nLine 2\n"
+    }
 
 
 def test_insert_at_end_of_file(tool: Impl) -> None:
     create(tool, "/memories/insert_test.txt", "Line 1\nLine 2")
-    tool.insert(BetaMemoryTool20250818InsertCommand(
-        command="insert", path="/memories/insert_test.txt", insert_line=2, insert_text="Last Line"))
-    assert get_directory_snapshot(tool) == {"memories/insert_test.txt": "Line 1\nLine 2\nLast Line\n"}
+    tool.insert(
+        BetaMemoryTool20250818InsertCommand(
+            command="insert",
+            path="/memories/insert_test.txt",
+            insert_line=2,
+            insert_text="Last Line",
+        )
+    )
+    assert get_directory_snapshot(tool) == {
+        "memories/insert_test.txt": "Line 1\nLine 2\nLast Line\n"
+    }
 
 
 def test_insert_error_for_non_existent_file(tool: Impl) -> None:
-    with pytest.raises(ToolError, match="The path /memories/nonexistent.txt does not exist. Please provide a valid path."):
-        tool.insert(BetaMemoryTool20250818InsertCommand(
-            command="insert", path="/memories/nonexistent.txt", insert_line=0, insert_text="text"))
+    with pytest.raises(
+        ToolError,
+        match="The path /memories/nonexistent.txt does not exist. Please provide a valid path.",
+    ):
+        tool.insert(
+            BetaMemoryTool20250818InsertCommand(
+                command="insert",
+                path="/memories/nonexistent.txt",
+                insert_line=0,
+                insert_text="text",
+            )
+        )
 
 
 def test_insert_error_for_invalid_insert_line(tool: Impl) -> None:
     create(tool, "/memories/insert_test.txt", "Line 1\nLine 2")
-    with pytest.raises(ToolError, match=r"Invalid `insert_line` parameter: 10\. It should be within the range \[0, 2\]"):
-        tool.insert(BetaMemoryTool20250818InsertCommand(
-            command="insert", path="/memories/insert_test.txt", insert_line=10, insert_text="text"))
+    with pytest.raises(
+        ToolError,
+        match=r"Invalid `insert_line` parameter: 10\. It should be within the range \[0, 2\]",
+    ):
+        tool.insert(
+            BetaMemoryTool20250818InsertCommand(
+                command="insert",
+                path="/memories/insert_test.txt",
+                insert_line=10,
+                insert_text="text",
+            )
+        )
 
 
 def test_delete(tool: Impl) -> None:
     create(tool, "/memories/delete_me.txt", "To be deleted")
-    result = tool.delete(BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/delete_me.txt"))
+    result = tool.delete(
+        BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/delete_me.txt")
+    )
     assert result == "Successfully deleted /memories/delete_me.txt"
     assert get_directory_snapshot(tool) == {}
 
 
 def test_delete_directory(tool: Impl) -> None:
     create(tool, "/memories/subdir/file.txt", "Content")
-    result = tool.delete(BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/subdir"))
+    result = tool.delete(
+        BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/subdir")
+    )
     assert result == "Successfully deleted /memories/subdir"
     assert get_directory_snapshot(tool) == {}
 
 
 def test_delete_error_when_file_not_found(tool: Impl) -> None:
     with pytest.raises(ToolError, match="The path /memories/nonexistent.txt does not exist"):
-        tool.delete(BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/nonexistent.txt"))
+        tool.delete(
+            BetaMemoryTool20250818DeleteCommand(command="delete", path="/memories/nonexistent.txt")
+        )
 
 
 def test_delete_not_allow_deleting_memories_directory(tool: Impl) -> None:
@@ -287,32 +389,46 @@ def test_delete_not_allow_deleting_memories_directory(tool: Impl) -> None:
 
 def test_rename(tool: Impl) -> None:
     create(tool, "/memories/old_name.txt", "Original content")
-    result = tool.rename(BetaMemoryTool20250818RenameCommand(
-        command="rename", old_path="/memories/old_name.txt", new_path="/memories/new_name.txt"))
+    result = tool.rename(
+        BetaMemoryTool20250818RenameCommand(
+            command="rename", old_path="/memories/old_name.txt", new_path="/memories/new_name.txt"
+        )
+    )
     assert result == "Successfully renamed /memories/old_name.txt to /memories/new_name.txt"
     assert get_directory_snapshot(tool) == {"memories/new_name.txt": "Original content"}
 
 
 def test_rename_to_nested_path(tool: Impl) -> None:
     create(tool, "/memories/file.txt", "Content")
-    result = tool.rename(BetaMemoryTool20250818RenameCommand(
-        command="rename", old_path="/memories/file.txt", new_path="/memories/nested/dir/file.txt"))
+    result = tool.rename(
+        BetaMemoryTool20250818RenameCommand(
+            command="rename",
+            old_path="/memories/file.txt",
+            new_path="/memories/nested/dir/file.txt",
+        )
+    )
     assert result == "Successfully renamed /memories/file.txt to /memories/nested/dir/file.txt"
     assert get_directory_snapshot(tool) == {"memories/nested/dir/file.txt": "Content"}
 
 
 def test_rename_error_when_source_not_found(tool: Impl) -> None:
     with pytest.raises(ToolError, match="The path /memories/nonexistent.txt does not exist"):
-        tool.rename(BetaMemoryTool20250818RenameCommand(
-            command="rename", old_path="/memories/nonexistent.txt", new_path="/memories/new.txt"))
+        tool.rename(
+            BetaMemoryTool20250818RenameCommand(
+                command="rename", old_path="/memories/nonexistent.txt", new_path="/memories/new.txt"
+            )
+        )
 
 
 def test_rename_error_when_destination_exists(tool: Impl) -> None:
     create(tool, "/memories/file1.txt", "File 1")
     create(tool, "/memories/file2.txt", "File 2")
     with pytest.raises(ToolError, match="The destination /memories/file2.txt already exists"):
-        tool.rename(BetaMemoryTool20250818RenameCommand(
-            command="rename", old_path="/memories/file1.txt", new_path="/memories/file2.txt"))
+        tool.rename(
+            BetaMemoryTool20250818RenameCommand(
+                command="rename", old_path="/memories/file1.txt", new_path="/memories/file2.txt"
+            )
+        )
 
 
 def test_path_validation_reject_paths_not_starting_with_memories(tool: Impl) -> None:
@@ -321,7 +437,9 @@ def test_path_validation_reject_paths_not_starting_with_memories(tool: Impl) -> 
 
 
 def test_path_validation_reject_paths_trying_to_escape_memories(tool: Impl) -> None:
-    with pytest.raises(ToolError, match="Path /memories/../../../etc/passwd would escape /memories directory"):
+    with pytest.raises(
+        ToolError, match="Path /memories/../../../etc/passwd would escape /memories directory"
+    ):
         create(tool, "/memories/../../../etc/passwd", "Escape attempt")
 
 
@@ -337,13 +455,18 @@ def test_validate_path_returns_resolved_path_not_symlink_target(tool: Impl) -> N
     os.symlink(legit_dir, link_path, target_is_directory=True)
     if tool.kind == "contextfs":  # by design, see BY_DESIGN: the link is refused, the file is there
         with pytest.raises(ToolError, match="Path .* would escape /memories directory"):
-            tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/link/file.txt"))
-        assert "1\tcontent" in tool.view(BetaMemoryTool20250818ViewCommand(command="view",
-                                                                           path="/memories/legit/file.txt"))
+            tool.view(
+                BetaMemoryTool20250818ViewCommand(command="view", path="/memories/link/file.txt")
+            )
+        assert "1\tcontent" in tool.view(
+            BetaMemoryTool20250818ViewCommand(command="view", path="/memories/legit/file.txt")
+        )
         return
     result = tool._validate_path("/memories/link/file.txt")
     result_str = str(result)
-    assert "link" not in result_str, f"_validate_path returned unresolved symlink path: {result_str}"
+    assert "link" not in result_str, (
+        f"_validate_path returned unresolved symlink path: {result_str}"
+    )
     assert str(legit_dir.resolve()) in result_str
 
 
@@ -353,10 +476,16 @@ def test_symlink_validation_reject_symlink_pointing_outside_memories(tool: Impl)
         tool.memory_root.mkdir(parents=True, exist_ok=True)
         os.symlink(outside_dir, tool.memory_root / "escape_link", target_is_directory=True)
         with pytest.raises(ToolError, match="Path .* would escape /memories directory"):
-            tool.view(BetaMemoryTool20250818ViewCommand(command="view", path="/memories/escape_link/secret.txt"))
+            tool.view(
+                BetaMemoryTool20250818ViewCommand(
+                    command="view", path="/memories/escape_link/secret.txt"
+                )
+            )
 
 
-def test_symlink_validation_reject_creating_files_through_symlink_pointing_outside(tool: Impl) -> None:
+def test_symlink_validation_reject_creating_files_through_symlink_pointing_outside(
+    tool: Impl,
+) -> None:
     with tempfile.TemporaryDirectory() as outside_dir:
         tool.memory_root.mkdir(parents=True, exist_ok=True)
         os.symlink(outside_dir, tool.memory_root / "bad_link", target_is_directory=True)
@@ -365,7 +494,9 @@ def test_symlink_validation_reject_creating_files_through_symlink_pointing_outsi
         assert os.listdir(outside_dir) == []
 
 
-def test_symlink_validation_reject_parent_directory_that_is_symlink_pointing_outside(tool: Impl) -> None:
+def test_symlink_validation_reject_parent_directory_that_is_symlink_pointing_outside(
+    tool: Impl,
+) -> None:
     with tempfile.TemporaryDirectory() as outside_dir:
         tool.memory_root.mkdir(parents=True, exist_ok=True)
         os.symlink(outside_dir, tool.memory_root / "subdir", target_is_directory=True)

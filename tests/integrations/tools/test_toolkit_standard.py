@@ -47,15 +47,21 @@ class _Tool:
 
 
 @pytest.fixture(scope="module")
-def shared_tools(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, BaseTool]]:
+def shared_tools(
+    template: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, BaseTool]]:
     """One root for every unit suite: they look at a tool's name, schema and signature and
     never call it, so a copy each is setup for nothing (checked: nothing is committed)."""
     root = tmp_path_factory.mktemp("shared") / "ctx"
     shutil.copytree(template, root, symlinks=True)
     ctx = ContextManager(root)
     head = ctx.parts.git.head()
-    yield {t.name: t for t in make_tools(ctx, allow_delete=True, actor="agent:standard", session="std")}
-    assert ctx.parts.git.head() == head, "a unit suite changed the shared root: give it a root of its own"
+    yield {
+        t.name: t for t in make_tools(ctx, allow_delete=True, actor="agent:standard", session="std")
+    }
+    assert ctx.parts.git.head() == head, (
+        "a unit suite changed the shared root: give it a root of its own"
+    )
     ctx.close()
 
 
@@ -79,7 +85,9 @@ class _CalledTool(_Tool):
         self._ctx.close()
 
     def test_example_succeeds_and_says_something(self) -> None:
-        call = ToolCall(name=self.spec_name, args=self.tool_invoke_params_example, id="ex-1", type="tool_call")
+        call = ToolCall(
+            name=self.spec_name, args=self.tool_invoke_params_example, id="ex-1", type="tool_call"
+        )
         msg = self._tool.invoke(call)
         assert msg.status == "success", msg.content
         assert isinstance(msg.content, str) and len(msg.content) > 10
@@ -88,9 +96,12 @@ class _CalledTool(_Tool):
 
 for _name in SPECS:
     _title = "".join(part.capitalize() for part in _name.split("_"))
-    globals()[f"TestUnit{_title}"] = type(f"TestUnit{_title}", (_UnitTool, ToolsUnitTests), {"spec_name": _name})
+    globals()[f"TestUnit{_title}"] = type(
+        f"TestUnit{_title}", (_UnitTool, ToolsUnitTests), {"spec_name": _name}
+    )
     globals()[f"TestIntegration{_title}"] = type(
-        f"TestIntegration{_title}", (_CalledTool, ToolsIntegrationTests), {"spec_name": _name})
+        f"TestIntegration{_title}", (_CalledTool, ToolsIntegrationTests), {"spec_name": _name}
+    )
 
 
 class TestRetrieverStandard(RetrieversIntegrationTests):
@@ -98,7 +109,9 @@ class TestRetrieverStandard(RetrieversIntegrationTests):
     def _root(self, tmp_path: Path):
         self._ctx = ContextManager(tmp_path / "ctx")
         for i in range(5):
-            self._ctx.write(f"project/notes/n{i}.md", f"# Note {i}\n\nPostgres row level security, part {i}.\n")
+            self._ctx.write(
+                f"project/notes/n{i}.md", f"# Note {i}\n\nPostgres row level security, part {i}.\n"
+            )
         yield
         self._ctx.close()
 

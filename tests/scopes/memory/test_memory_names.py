@@ -27,10 +27,17 @@ def test_a_call_written_for_python_works_as_a_tool_call_and_back(tmp_path: Path)
         assert block.label == "persona"
         tools = {t.name: t for t in make_tools(ctx)}
         args = {"label": "persona", "old": "German", "new": "German and Turkish"}
-        out = tools["core_memory_replace"].invoke({"type": "tool_call", "id": "1", "name": "core_memory_replace",
-                                                   "args": args})
+        out = tools["core_memory_replace"].invoke(
+            {"type": "tool_call", "id": "1", "name": "core_memory_replace", "args": args}
+        )
         assert out.status == "success"
         assert memory.core(label="persona").text.strip() == "Speaks German and Turkish"
-        wrong = tools["core_memory_append"].invoke({"type": "tool_call", "id": "2", "name": "core_memory_append",
-                                                    "args": {"section": "persona", "text": "x"}})
+        wrong = tools["core_memory_append"].invoke(
+            {
+                "type": "tool_call",
+                "id": "2",
+                "name": "core_memory_append",
+                "args": {"section": "persona", "text": "x"},
+            }
+        )
         assert wrong.status == "error" and "label: Field required" in wrong.content

@@ -75,8 +75,12 @@ def test_isolation_holds_at_every_budget(read_only_topics: Topics, budget: int) 
                 assert fact not in view.text
 
 
-def test_boot_orders_state_first_and_carries_decisions_exchanges_facts_index(topics: Topics) -> None:
-    topics.record("Is INV-2026-008841 fixed?", "Not yet; day vs second proration.", topic="billing-migration")
+def test_boot_orders_state_first_and_carries_decisions_exchanges_facts_index(
+    topics: Topics,
+) -> None:
+    topics.record(
+        "Is INV-2026-008841 fixed?", "Not yet; day vs second proration.", topic="billing-migration"
+    )
     view = topics.switch("billing-migration", budget=20_000)
     topic_paths = [i.path for i in view.items if not i.pinned]
     assert topic_paths[0] == "topics/billing-migration/where-are-we.md"
@@ -99,7 +103,9 @@ def test_shared_config_may_not_reach_into_topics(sample_root: Path) -> None:
 
 
 # ---------------------------------------------------------------- switch
-def test_switch_pages_out_saves_and_commits_once(topics: Topics, sample: ContextManager, caplog) -> None:
+def test_switch_pages_out_saves_and_commits_once(
+    topics: Topics, sample: ContextManager, caplog
+) -> None:
     root = sample.root
     before = commit_count(root)
     assert topics.active().name == "customer-acme-onboarding"
@@ -138,7 +144,11 @@ def test_switch_writes_active_vocabulary(topics: Topics, sample: ContextManager)
 
 
 def test_vocabulary_merges_frontmatter_and_key_facts(topics: Topics) -> None:
-    topics.where.append("billing-migration", "Key Facts", 'Whisper prompt: "Chargebee, acct_tidewater_eu, proration"')
+    topics.where.append(
+        "billing-migration",
+        "Key Facts",
+        'Whisper prompt: "Chargebee, acct_tidewater_eu, proration"',
+    )
     terms = topics.vocabulary.of("billing-migration")
     assert terms[0] == "proration" and "Chargebee" in terms and "acct_tidewater_eu" in terms
     assert [t.casefold() for t in terms].count("proration") == 1
@@ -158,17 +168,32 @@ def test_get_resolves_titles_and_slugs(topics: Topics) -> None:
 def test_create_writes_four_plain_files_in_one_commit(ctx: ContextManager) -> None:
     topics = Topics(ctx)
     before = commit_count(ctx.root)
-    t = topics.create("Family logistics", "School runs and holidays; relevant when the family calendar comes up",
-                      summary="Two kids, two schools. Holidays booked for August.", vocabulary=["rota"])
+    t = topics.create(
+        "Family logistics",
+        "School runs and holidays; relevant when the family calendar comes up",
+        summary="Two kids, two schools. Holidays booked for August.",
+        vocabulary=["rota"],
+    )
     assert commit_count(ctx.root) == before + 1
     folder = ctx.root / "topics" / "family-logistics"
-    assert sorted(p.name for p in folder.iterdir()) == ["decisions.md", "exchanges.jsonl", "topic.md", "where-are-we.md"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "decisions.md",
+        "exchanges.jsonl",
+        "topic.md",
+        "where-are-we.md",
+    ]
     meta = ctx.get("topics/family-logistics/topic.md").metadata
     assert meta["name"] == "family-logistics" and meta["status"] == "paged" and meta["open"] is True
     assert meta["summary"] == "Two kids, two schools."
     assert t.body.startswith("Two kids")
     where = (folder / "where-are-we.md").read_text()
-    for section in ("Key Facts", "In Progress", "Pending Notifications", "Recently Completed", "Next Actions"):
+    for section in (
+        "Key Facts",
+        "In Progress",
+        "Pending Notifications",
+        "Recently Completed",
+        "Next Actions",
+    ):
         assert f"## {section}" in where
     with pytest.raises(TopicError, match="already exists"):
         topics.create("Family logistics")
@@ -192,7 +217,9 @@ def test_spawn_moves_exchanges_and_switches(topics: Topics, sample: ContextManag
     assert old == ["question 1", "question 2", "question 3"]
     assert new == ["question 4", "question 5", "question 6"]
     # every line is valid JSON, no frontmatter in a .jsonl file
-    for line in (sample.root / "topics/gpu-troubleshooting/exchanges.jsonl").read_text().splitlines():
+    for line in (
+        (sample.root / "topics/gpu-troubleshooting/exchanges.jsonl").read_text().splitlines()
+    ):
         json.loads(line)
     assert "question 4" in done.view.text and "question 1" not in done.view.text
     assert "Marisol" not in done.view.text
@@ -240,30 +267,49 @@ def test_state_append_complete_finalize_clear(topics: Topics, sample: ContextMan
     for i in range(12):
         topics.where.append("billing-migration", "Recently Completed", f"old item {i}")
     dropped = topics.where.finalize("billing-migration", keep=5)
-    assert len(dropped) == 10 and len(topics.where.state("billing-migration").section("Recently Completed")) == 5
+    assert (
+        len(dropped) == 10
+        and len(topics.where.state("billing-migration").section("Recently Completed")) == 5
+    )
     cleared = topics.where.clear_notifications("billing-migration")
     assert len(cleared) == 1 and "Ines Albrecht" in cleared[0]
     assert topics.where.state("billing-migration").section("Pending Notifications") == []
     log = git(sample.root, "log", "--format=%s", "--", rel).splitlines()
-    assert log[:3] == ["topic-clear-notifications: billing-migration", "topic-finalize: billing-migration",
-                       "topic-state: billing-migration"]
+    assert log[:3] == [
+        "topic-clear-notifications: billing-migration",
+        "topic-finalize: billing-migration",
+        "topic-state: billing-migration",
+    ]
 
 
 # ---------------------------------------------------------------- decisions
 def test_decide_chain_and_supersede(topics: Topics, sample: ContextManager) -> None:
     name = "billing-migration"
-    d5 = topics.decisions.decide(name, "Accept second-level proration", reason="Finance accepts rounding within EUR 1",
-                       depends_on=["D4", "D3"])
+    d5 = topics.decisions.decide(
+        name,
+        "Accept second-level proration",
+        reason="Finance accepts rounding within EUR 1",
+        depends_on=["D4", "D3"],
+    )
     assert d5 == "D5"
-    d6 = topics.decisions.decide(name, "Round proration to the day via billing cycle anchor",
-                       reason="Finance changed its mind", supersedes="D5", depends_on="D4")
+    d6 = topics.decisions.decide(
+        name,
+        "Round proration to the day via billing cycle anchor",
+        reason="Finance changed its mind",
+        supersedes="D5",
+        depends_on="D4",
+    )
     assert d6 == "D6"
     _, items = parse_decisions(sample.read(f"topics/{name}/decisions.md"))
     by_id = {d.id: d for d in items}
     assert by_id["D5"].superseded_by == "D6"  # kept, marked, never removed
     assert by_id["D6"].supersedes == "D5" and by_id["D6"].depends_on == ["D4"]
     chain = topics.decisions.chain(name, "D5")
-    order = [line.split(":")[0].strip("└─► ").strip() for line in chain.splitlines()[1:] if ":" in line and "because" not in line]
+    order = [
+        line.split(":")[0].strip("└─► ").strip()
+        for line in chain.splitlines()[1:]
+        if ":" in line and "because" not in line
+    ]
     assert order.index("D1") < order.index("D2") < order.index("D4") < order.index("D5")
     assert order.index("D3") < order.index("D5")
     assert "because: Native metered pricing" in chain and "SUPERSEDED by D6" in chain
@@ -276,13 +322,18 @@ def test_decide_chain_and_supersede(topics: Topics, sample: ContextManager) -> N
     with pytest.raises(TopicError, match="no decision 'D42'"):
         topics.decisions.chain(name, "D42")
     subject, body = _last_commit(sample.root)
-    assert subject == "topic-decide: billing-migration D6" and "Contextfs-Topic: billing-migration" in body
+    assert (
+        subject == "topic-decide: billing-migration D6"
+        and "Contextfs-Topic: billing-migration" in body
+    )
 
 
 def test_decisions_file_round_trips_hand_edits(topics: Topics, sample: ContextManager) -> None:
     rel = "topics/k8s-cost-cuts/decisions.md"
     before = sample.read(rel)
-    topics.decisions.decide("k8s-cost-cuts", "Review spend monthly", reason="Drift creeps back", depends_on=["D5"])
+    topics.decisions.decide(
+        "k8s-cost-cuts", "Review spend monthly", reason="Drift creeps back", depends_on=["D5"]
+    )
     after = sample.read(rel)
     assert after.startswith(before.rstrip("\n"))  # existing decisions untouched
     assert "## D6: Review spend monthly" in after
@@ -299,13 +350,21 @@ def test_route_to_paged_topic_files_a_notification(topics: Topics, sample: Conte
     assert any("[task:TW-3001] reconcile.py now reports" in p for p in pending)
     assert "Contextfs-Task: TW-3001" in _last_commit(sample.root)[1]
     # the notification is waiting in the boot context when the user comes back
-    assert "reconcile.py now reports per-line differences" in topics.switch("billing-migration").text
+    assert (
+        "reconcile.py now reports per-line differences" in topics.switch("billing-migration").text
+    )
 
 
-def test_route_to_active_topic_hands_it_back_without_writing(topics: Topics, sample: ContextManager) -> None:
+def test_route_to_active_topic_hands_it_back_without_writing(
+    topics: Topics, sample: ContextManager
+) -> None:
     before = commit_count(sample.root)
     result = topics.route("Acme Freight Logistics onboarding: SFTP replay passed", task_id=None)
-    assert result.action == "delivered" and result.topic == "customer-acme-onboarding" and result.via == "keyword"
+    assert (
+        result.action == "delivered"
+        and result.topic == "customer-acme-onboarding"
+        and result.via == "keyword"
+    )
     assert commit_count(sample.root) == before
 
 
@@ -313,10 +372,16 @@ def test_route_by_subtask_topic_and_unmatched(topics: Topics, sample: ContextMan
     sample.update_metadata("task/subtasks/retry-policy.md", {"topic": "k8s-cost-cuts"})
     result = topics.route("retry policy done", task_id="retry-policy")
     assert result.action == "filed" and result.topic == "k8s-cost-cuts"
-    assert any("[task:retry-policy] retry policy done" in p
-               for p in topics.where.state("k8s-cost-cuts").section("Pending Notifications"))
+    assert any(
+        "[task:retry-policy] retry policy done" in p
+        for p in topics.where.state("k8s-cost-cuts").section("Pending Notifications")
+    )
     nothing = topics.route("the weather in Lisbon is sunny")
-    assert nothing.action == "unmatched" and nothing.topic is None and nothing.text == "the weather in Lisbon is sunny"
+    assert (
+        nothing.action == "unmatched"
+        and nothing.topic is None
+        and nothing.text == "the weather in Lisbon is sunny"
+    )
 
 
 # ---------------------------------------------------------------- detection
@@ -333,7 +398,9 @@ def test_route_by_subtask_topic_and_unmatched(topics: Topics, sample: ContextMan
         ("the plan upgrade for the tenant", None),
     ],
 )
-def test_detect_is_deterministic(read_only_topics: Topics, message: str, expected: str | None) -> None:
+def test_detect_is_deterministic(
+    read_only_topics: Topics, message: str, expected: str | None
+) -> None:
     found = read_only_topics.detect(message)
     assert (found.name if found else None) == expected
     assert read_only_topics.routing.explain(message) == read_only_topics.routing.explain(message)

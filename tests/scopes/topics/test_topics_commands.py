@@ -25,7 +25,13 @@ def run(tmp_path: Path):
         return result
 
     invoke.root = root  # type: ignore[attr-defined]
-    invoke("topic", "new", "GPU cluster", "--description", "The lab's GPU nodes; relevant when jobs fail")
+    invoke(
+        "topic",
+        "new",
+        "GPU cluster",
+        "--description",
+        "The lab's GPU nodes; relevant when jobs fail",
+    )
     return invoke
 
 
@@ -54,11 +60,17 @@ def test_exchanges_are_recorded_listed_and_split_off_from_the_cli(run) -> None:
 
 
 def test_a_mistyped_section_is_refused_with_the_close_name(run) -> None:
-    refused = run("topic", "state", "gpu-cluster", "append", "In Progres", "Fix proration", code=1).stderr
+    refused = run(
+        "topic", "state", "gpu-cluster", "append", "In Progres", "Fix proration", code=1
+    ).stderr
     assert "there is no section 'In Progres'; did you mean 'In Progress'?" in refused
     assert refused.strip().endswith("to start a new section, add --new-section")
-    assert "In Progres\n" not in (run.root / "topics" / "gpu-cluster" / "where-are-we.md").read_text("utf-8")
-    run("topic", "state", "gpu-cluster", "append", "in-progress", "Fix proration")  # case and dashes aside
+    assert "In Progres\n" not in (
+        run.root / "topics" / "gpu-cluster" / "where-are-we.md"
+    ).read_text("utf-8")
+    run(
+        "topic", "state", "gpu-cluster", "append", "in-progress", "Fix proration"
+    )  # case and dashes aside
     run("topic", "state", "gpu-cluster", "append", "Blockers", "Waiting on ops", "--new-section")
     run("topic", "state", "gpu-cluster", "append", "blockers", "And on the vendor")  # now it exists
     shown = run("topic", "show", "gpu-cluster", "--section", "Blockers").output
@@ -81,6 +93,11 @@ def test_the_demo_says_what_its_isolation_check_shows(tmp_path: Path) -> None:
     lines: list[str] = []
     with ContextManager(tmp_path / "ctx", index=False) as ctx:
         demo(ctx, lines.append)
-    assert "boot context holds its own fact ('gate B') and not the other topic's ('channel 149')" in lines[0]
-    assert lines[1].endswith("holds its own fact ('channel 149') and not the other topic's ('gate B')")
+    assert (
+        "boot context holds its own fact ('gate B') and not the other topic's ('channel 149')"
+        in lines[0]
+    )
+    assert lines[1].endswith(
+        "holds its own fact ('channel 149') and not the other topic's ('gate B')"
+    )
     assert not any("True" in line or "False" in line for line in lines)
