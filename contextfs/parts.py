@@ -85,8 +85,9 @@ class RootParts:
         self._guard_cache: tuple[object, WriteGuard] | None = None
         self._writes: Writes | None = None
         if not read_only:
+            # The journal and the commit cycle: writes only.
             from .changes.cycle import Writes
-            from .changes.journal import Journal  # the journal and the commit cycle: writes only
+            from .changes.journal import Journal  # (see above)
 
             self._writes = Writes(
                 self.files,

@@ -68,7 +68,7 @@ def test_the_core_block_label_and_store_names() -> None:
 # Patterns anchored at both ends that parse one line of text (a heading, a field, a
 # bullet, a fence): there the text holds no newline, so $ and \Z agree.
 LINE_PARSERS = {
-    ("contextfs/document.py", "_FENCE"),
+    ("contextfs/document.py", "FENCE"),
     ("contextfs/document.py", "_CLOSE"),
     ("scopes/passages.py", "_HEADING"),
     ("scopes/tiers.py", "_HEADING"),

@@ -12,6 +12,7 @@ whose root exists, where it must succeed and still change nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -112,7 +113,13 @@ def test_without_a_root_nothing_is_created(
     (sub / "app.py").write_text("print('x')\n", "utf-8")
     before = snapshot(app)
     code, output = _run(args, sub, monkeypatch)
-    assert code != 0 and output.startswith("error: ") and output.count("\n") == 1, output
+    # A --json command line gets its error as one JSON document (docs/cli.md), else one line.
+    shown = (
+        json.loads(output)["error"]["message"]
+        if "--json" in args
+        else output.removeprefix("error: ")
+    )
+    assert code != 0 and shown != output and output.count("\n") == 1, output
     assert snapshot(app) == before
 
 
