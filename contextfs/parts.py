@@ -238,9 +238,8 @@ class RootParts:
         return self._writes
 
     def write_lock(self) -> AbstractContextManager[None]:
-        """The root's write lock (shared by every process), with anything a killed writer
-        left finished or undone first. Mutating calls take it; steps that must read and
-        commit as one (sync) take it around both. Reads never need it."""
+        """The root's write lock (every process; a killed writer's change finished or undone
+        first), for steps that must read and commit as one. Reads never need it."""
         return self.writer().locked()
 
     def change(

@@ -240,8 +240,8 @@ def test_the_cli(
         assert "Traceback" not in result.output, result.output
         if result.exit_code not in (0, None):
             last = result.output.rstrip("\n").splitlines()[-1]
-            # A --json command line gets its error as one JSON document (docs/cli.md).
-            assert last.startswith(("error: ", '{"error": ')) or result.exit_code == 1
+            # One error line, plain or (with --json) the JSON form.
+            assert last.startswith(("error: ", '{"error": ')) or result.exit_code == 1, last
 
     out.run(f"contextfs {show(argv, 200)}", check)
 
