@@ -50,9 +50,10 @@ if TYPE_CHECKING:
     from .remote import Remote
     from .review_branch import ReviewHandle
     from .search import SearchHit, SearchIndex
-    from .transaction import Change, Writes
+    from .transaction import Change
     from .trash import TrashEntry
     from .versioning import GitStore
+    from .writes import Writes
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
@@ -139,7 +140,7 @@ class ContextManager:
         self._writes: Writes | None = None
         if not read_only:
             from .journal import Journal  # the journal and the commit cycle: writes only
-            from .transaction import Writes
+            from .writes import Writes
             self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
                                   notify=self._notify, outside_actor=self.outside_actor)
