@@ -12,12 +12,17 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools ends every editable install with a notice that a folder named like the package
+# in the current directory takes precedence over it; README.md (Install) says what that means
+# here, so the notice is left out of what make prints.
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation:UserWarning" $(BIN)/python -m pip install --quiet -e
+
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(EDITABLE) .
 	touch $@
 
 $(DEVSTAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(EDITABLE) '.[dev]'
 	touch $@ $(STAMP)
 
 demo: $(STAMP)
@@ -27,14 +32,15 @@ demo: $(STAMP)
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest -n 2 tests
 
-# Thousands of hostile inputs, hundreds of kills, fleets of 8 and 16 syncing machines, a
-# 200-turn agent conversation, and minutes of a person, two agents and the watcher on one
-# root (make test runs a fast slice of each).
+# Thousands of hostile inputs, generated calls on every public surface, hundreds of kills,
+# fleets of 8 and 16 syncing machines, a 200-turn agent conversation, and minutes of a person,
+# two agents and the watcher on one root (make test runs a fast slice of each).
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/test_reliability_crash.py \
 		tests/test_hostile_inputs.py tests/test_security_repo.py tests/test_security_clone.py \
 		tests/test_integrations_hostile.py tests/test_sync_fleet.py tests/test_agent_middleware_memory.py \
-		tests/test_power_cut.py tests/test_memory_tool_reference.py tests/test_soak_people_agents.py
+		tests/test_power_cut.py tests/test_memory_tool_reference.py tests/test_soak_people_agents.py \
+		tests/test_fuzz_surfaces.py
 
 # Mutation testing of the promise modules (tests/mutation.toml); about an hour on two cores.
 # One group: make mutate GROUP=files. Not part of make test.
@@ -50,7 +56,7 @@ bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done
 
 docs: $(DEVSTAMP)
-	$(BIN)/cog -r docs/cli.md
+	$(BIN)/cog -r docs/cli.md docs/scopes.md
 
 # docs/images/review-*.png, taken by the browser the page's tests drive (Debian's chromium).
 screenshots: $(DEVSTAMP)

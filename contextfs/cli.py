@@ -5,7 +5,9 @@ commands take ``--json``. Every failure prints one line, ``error: ...`` ending w
 fix, on stderr, and exits non-zero (1, or 2 for a usage mistake).
 
 :data:`COMMANDS` is the whole command table: each command's name, the module and
-attribute that define it, and the one-line help ``contextfs --help`` shows. A command's
+attribute that define it, and the one-line help ``contextfs --help`` shows; :data:`READING`
+says which commands (or forms of them) only read, and those always get the root opened
+read-only, whatever the command asks for. A command's
 module is imported only when that command runs (or its own ``--help`` is asked for), so
 a ``read`` never pays for the LangChain, Whoosh or tiktoken imports that other layers
 need; a test checks that each line here matches the command's own short help. This is
@@ -14,19 +16,20 @@ the only module that composes every layer, and it does so by name.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import logging
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import click
 
-from .cliutil import as_cli_error
+from .cliutil import UnknownCommand, as_cli_error, json_errors
 from .errors import ContextFSError
 from .fixes import speaking
 
-__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "main", "walk"]
+__all__ = ["COMMANDS", "READING", "CommandEntry", "LazyGroup", "Reading", "cli", "main", "reads_only", "walk"]
 
 
 class CommandEntry(NamedTuple):
@@ -51,6 +54,8 @@ COMMANDS: tuple[CommandEntry, ...] = (
                  "Create or adopt a root and commit the files in it.", _FILES),
     CommandEntry("read", "contextfs.cli_core:read", "Print a file's body (add --json for its metadata too).", _FILES),
     CommandEntry("write", "contextfs.cli_core:write", "Write a file from stdin (or --file); one commit.", _FILES),
+    CommandEntry("append", "contextfs.cli_core:append",
+                 "Add text from stdin (or --file) at the end of a file; one commit.", _FILES),
     CommandEntry("edit", "contextfs.cli_core:edit",
                  "Replace text that occurs exactly once in a file's body.", _FILES),
     CommandEntry("ls", "contextfs.cli_core:ls", "List files under FOLDER (default: the whole root).", _FILES),
@@ -95,6 +100,45 @@ COMMANDS: tuple[CommandEntry, ...] = (
 )
 
 
+class Reading(NamedTuple):
+    """A command, or one form of it, that only reads: the root is opened read-only for it, so
+    it never creates a root, syncs, commits or takes the write lock (derived state such as
+    the search index may still be refreshed)."""
+
+    #: The command's path under ``contextfs``, e.g. ``"topic detect"``.
+    path: str
+    #: Only when this flag is set (``"dry_run"``: ``evolve cleanup --dry-run``).
+    when: str | None = None
+    #: Not when any of these options is given (``memory core`` reads unless it is told to change a block).
+    unless: tuple[str, ...] = ()
+
+
+#: Every command (or form of one) that only reads; :func:`reads_only` consults it for every command.
+READING: tuple[Reading, ...] = (
+    Reading("read"), Reading("ls"), Reading("trash", unless=("purge_days",)), Reading("log"), Reading("diff"),
+    Reading("show"), Reading("search"), Reading("reindex"), Reading("conflicts", unless=("path",)),
+    Reading("context"), Reading("topic list"), Reading("topic show"), Reading("topic chain"),
+    Reading("topic block"), Reading("topic detect"), Reading("topic vocab"),
+    Reading("memory core", unless=("append_", "replace", "rethink")), Reading("memory search"),
+    Reading("memory recall"), Reading("evolve cleanup", when="dry_run"),
+    Reading("evolve summarize", when="dry_run"), Reading("sessions"), Reading("sessions show"),
+    Reading("ui", unless=("write",)), Reading("mcp", when="read_only"),
+)
+
+
+def reads_only(command_path: str, params: Mapping[str, Any]) -> bool:
+    """True when the command at ``command_path`` (``"contextfs topic detect"``), called with
+    ``params``, is one of :data:`READING`."""
+    path = command_path.split(" ", 1)[1] if " " in command_path else ""
+    for entry in READING:
+        if entry.path != path:
+            continue
+        if entry.when is not None and not params.get(entry.when):
+            return False
+        return not any(params.get(name) not in (None, False, (), "") for name in entry.unless)
+    return False
+
+
 class LazyGroup(click.Group):
     """A click group whose commands come from a table and are imported when used.
 
@@ -137,6 +181,22 @@ class LazyGroup(click.Group):
         for title, rows in sections.items():
             with formatter.section(title):
                 formatter.write_dl(rows)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with every command of the table as a "did you mean" candidate (most are not loaded)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError:
+            name = args[0] if args else ""
+            if self.get_command(ctx, name) is not None or name.startswith("-"):
+                raise
+            raise UnknownCommand(name, difflib.get_close_matches(name, self.list_commands(ctx)), ctx) from None
+
+    def main(self, args: Sequence[str] | None = None, *pos: Any, **kwargs: Any) -> Any:
+        """click's ``main``; errors come out as JSON when the command line has ``--json``."""
+        words = sys.argv[1:] if args is None else list(args)
+        with json_errors(words):
+            return super().main(words, *pos, **kwargs)
 
     def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
                      **extra: Any) -> click.Context:

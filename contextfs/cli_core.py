@@ -14,10 +14,12 @@ from typing import Any
 import click
 
 from .cliutil import echo_data, open_manager, pass_manager, pass_reader, translate_errors
-from .errors import NotFoundError
+from .document import parse
+from .errors import ContextFSError, NotFoundError
 from .fixes import Fix
 
-__all__ = ["diff", "edit", "init", "log", "ls", "mv", "read", "restore", "revert", "rm", "show", "trash", "write"]
+__all__ = ["append", "diff", "edit", "init", "log", "ls", "meta_value", "mv", "read", "restore", "revert", "rm", "show",
+           "trash", "write"]
 
 
 @click.command()
@@ -61,32 +63,93 @@ def read(ctx: Any, path: str, as_json: bool) -> None:
         click.echo(doc.body, nl=not doc.body.endswith("\n"))
 
 
+_STDIN_HINT = ("contextfs {verb}: reading the content from the terminal; type it, then press Ctrl-D at the start "
+               "of a line (or pipe it in, or pass --file FILE)")
+
+
+def _content(source: Any, verb: str, allow_empty: bool) -> str:
+    """The text to write: from --file, else stdin (saying so when stdin is a terminal)."""
+    if source is None and sys.stdin.isatty():
+        click.echo(_STDIN_HINT.format(verb=verb), err=True)
+    content = str((source or sys.stdin).read())
+    if not content and not allow_empty:
+        where = "the file given with --file" if source is not None else "stdin"
+        raise click.UsageError(f"nothing to {verb}: {where} was empty; pipe the text in or pass --file FILE"
+                               + (" (or add --allow-empty to store an empty file)" if verb == "write" else ""))
+    return content
+
+
+def meta_value(text: str) -> Any:
+    """A ``--meta`` value read as it would be after ``key:`` in frontmatter (YAML): ``[a, b]``
+    is a list, ``true`` a boolean, ``3`` a number. Text that YAML cannot read as one value
+    on one line stays the text itself."""
+    if "\n" in text or "\r" in text:
+        return text
+    try:
+        meta = parse(f"---\nvalue: {text}\n---\n", "--meta").metadata
+    except ContextFSError:
+        return text
+    return meta["value"] if set(meta) == {"value"} else text
+
+
+def _metadata(meta: tuple[str, ...]) -> dict[str, Any] | None:
+    if not meta:
+        return None
+    metadata = {}
+    for item in meta:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
+        metadata[key.strip()] = meta_value(value)
+    return metadata
+
+
+_META_HELP = ("Set a frontmatter key (repeatable). VALUE reads as YAML, as after 'key:' in frontmatter: "
+              "tags=[adr, database] is a list, draft=true a boolean, 3 a number; other text stays text.")
+
+
 @click.command()
 @click.argument("path")
 @click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
               help="Read the content from this file instead of stdin.")
-@click.option("--meta", multiple=True, metavar="KEY=VALUE", help="Set a frontmatter key (repeatable).")
+@click.option("--meta", multiple=True, metavar="KEY=VALUE", help=_META_HELP)
 @click.option("--expected-version", default=None, help="Refuse if the file changed since this version.")
+@click.option("--allow-empty", is_flag=True, help="Store empty content (refused otherwise, as a likely mistake).")
 @translate_errors
 @pass_manager
-def write(ctx: Any, path: str, source: Any, meta: tuple[str, ...], expected_version: str | None) -> None:
+def write(ctx: Any, path: str, source: Any, meta: tuple[str, ...], expected_version: str | None,
+          allow_empty: bool) -> None:
     """Write a file from stdin (or --file); one commit.
+
+    Content that starts with a frontmatter block ('---' lines) brings its keys; --meta
+    wins over them. The file is replaced: to add a line, use 'contextfs append'.
 
     \b
     Example:
-      echo "# Title" | contextfs write project/README.md --meta title="Overview"
+      echo "# Title" | contextfs write project/README.md --meta title="Overview" --meta tags="[docs, intro]"
     """
-    content = (source or sys.stdin).read()
-    metadata = None
-    if meta:
-        metadata = {}
-        for item in meta:
-            key, sep, value = item.partition("=")
-            if not sep or not key:
-                raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--meta")
-            metadata[key] = value
-    doc = ctx.write(path, content, metadata, expected_version=expected_version)
+    content = _content(source, "write", allow_empty)
+    doc = ctx.write(path, content, _metadata(meta), expected_version=expected_version)
     click.echo(f"wrote {doc.path} (version {doc.version[:12]})")
+
+
+@click.command()
+@click.argument("path")
+@click.option("--file", "source", type=click.File("r", encoding="utf-8"), default=None,
+              help="Read the text from this file instead of stdin.")
+@translate_errors
+@pass_manager
+def append(ctx: Any, path: str, source: Any) -> None:
+    """Add text from stdin (or --file) at the end of a file; one commit.
+
+    The file is created when missing; its frontmatter and what it holds stay as they are.
+
+    \b
+    Example:
+      echo "- Cache: Redis 7" | contextfs append memory/facts.md
+    """
+    doc = ctx.append(path, _content(source, "append", allow_empty=False))
+    click.echo(f"appended to {doc.path} (version {doc.version[:12]})")
 
 
 @click.command()
@@ -239,7 +302,8 @@ def diff(ctx: Any, path: str, rev_a: str, rev_b: str | None) -> None:
 
 @click.command()
 @click.argument("path")
-@click.option("--at", "rev", required=True, help="A commit id or HEAD~N.")
+@click.option("--at", "rev", default="HEAD", show_default=True,
+              help="The revision: a commit id, HEAD~N, a branch or a tag (main, origin/main, v1.2).")
 @translate_errors
 @pass_reader
 def show(ctx: Any, path: str, rev: str) -> None:
@@ -248,6 +312,7 @@ def show(ctx: Any, path: str, rev: str) -> None:
     \b
     Example:
       contextfs show memory/facts.md --at HEAD~3
+      contextfs show memory/facts.md --at origin/main
     """
     text = ctx.show_at(path, rev)
     if text is None:

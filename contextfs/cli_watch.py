@@ -24,6 +24,7 @@ import click
 
 from .cliutil import CLIError, translate_errors
 from .manager import ContextManager
+from .state import locate_root
 
 __all__ = ["HELD_BACK", "demo", "watch"]
 
@@ -32,11 +33,13 @@ HELD_BACK = 3
 
 
 def _open(click_ctx: click.Context) -> ContextManager:
-    """The root's manager, opened like ``cliutil.open_manager`` but with ``sync=False``."""
+    """The root's manager, opened like ``cliutil.open_manager`` but with ``sync=False``; a
+    missing root is an error naming ``contextfs init``."""
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
     if manager is None:
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
+        locate_root(Path(root))  # watching needs a root: it never creates one (that is `init`)
         manager = ContextManager(
             root, actor=obj.get("actor") or "human", session=obj.get("session"), index=False, sync=False
         )
@@ -94,8 +97,9 @@ def watch(click_ctx: click.Context, once: bool, debounce: float) -> None:
     The commits are authored by 'human'. Without --once it keeps watching the context
     root and commits each burst of edits once they settle; .git/, .contextfs/, editor
     and OS scratch files (swap, backup, .DS_Store, ...) and contextfs's own writes are
-    ignored. What cannot be committed (a merge in progress, conflict markers, a secret,
-    files git ignores) is listed with the reason.
+    ignored. The root must exist already ('contextfs init' creates one). What cannot be
+    committed (a merge in progress, conflict markers, a secret, files git ignores) is listed
+    with the reason.
 
     \b
     Exit status of --once: 0 every edit committed (or none to commit), 3 some edits

@@ -4,17 +4,21 @@ Layer CLI modules (``contextfs.scopes.cli_*``, ``contextfs.evolve.cli``) import 
 here rather than from ``contextfs.cli``, which composes them all.
 
 Failing cleanly has one path: :func:`as_cli_error` turns a ``ContextFSError`` or a click
-error into a :class:`CLIError`, shown as one line ``error: ...`` on stderr. The root
-group applies it to every command; :func:`translate_errors` applies it to one command
-invoked on its own (as tests do).
+error into a :class:`CLIError`, shown as one line ``error: ...`` on stderr, or as one JSON
+document ``{"error": {...}}`` when the command line asked for ``--json`` (see
+:func:`json_errors`). The root group applies it to every command; :func:`translate_errors`
+applies it to one command invoked on its own (as tests do).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
-from collections.abc import Callable
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import asdict, is_dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -27,8 +31,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLIError",
+    "UnknownCommand",
     "as_cli_error",
     "echo_data",
+    "json_errors",
     "open_manager",
     "pass_manager",
     "pass_reader",
@@ -59,11 +65,15 @@ def open_manager(click_ctx: click.Context, *, index: bool = False, read_only: bo
     other processes (its stamp is the HEAD it reflects), so commands that only write
     do not pay for reconciling it. ``read_only`` opens an existing root without creating,
     syncing or committing anything and without the write lock (a missing root is an
-    error naming ``contextfs init``): what every command that only reads asks for.
-    ``own_repository`` gives a new root a repository of its own (``init --own-repository``).
+    error naming ``contextfs init``): what every command that only reads gets, whether it
+    asks or not (:data:`contextfs.cli.READING` says which do). ``own_repository`` gives a
+    new root a repository of its own (``init --own-repository``).
     """
     obj = click_ctx.ensure_object(dict)
     manager = obj.get("manager")
+    from .cli import reads_only  # the command table; that module imports this one
+
+    read_only = read_only or reads_only(click_ctx.command_path, click_ctx.params)
     if manager is None:
         root = obj.get("root") or os.environ.get("CONTEXTFS_ROOT") or "./context"
         actor = obj.get("actor") or "human"
@@ -123,17 +133,103 @@ def echo_data(value: Any, as_json: bool, text: Callable[[Any], str] | None = Non
         click.echo(value)
 
 
-class CLIError(click.ClickException):
-    """An error shown as one line, ``error: <message>``, on stderr; exit status 1 (2 for usage)."""
+#: Whether the command line being run asked for ``--json``: its errors are JSON too.
+_JSON_ERRORS: ContextVar[bool] = ContextVar("contextfs_json_errors", default=False)
 
-    def __init__(self, message: str, exit_code: int = 1) -> None:
+
+@contextlib.contextmanager
+def json_errors(args: Sequence[str]) -> Iterator[None]:
+    """Show errors as JSON while running ``args`` when they ask for ``--json``.
+
+    Decided from the words of the command line (up to a ``--``), so a usage mistake that
+    stops parsing before ``--json`` is read still comes out in the shape asked for.
+    """
+    words = list(args)
+    words = words[: words.index("--")] if "--" in words else words
+    token = _JSON_ERRORS.set("--json" in words)
+    try:
+        yield
+    finally:
+        _JSON_ERRORS.reset(token)
+
+
+class CLIError(click.ClickException):
+    """An error shown as one line, ``error: <message>``, on stderr; exit status 1 (2 for usage).
+
+    With ``--json`` on the command line it is shown as ``{"error": {"type", "message",
+    "exit_code"[, "path"]}}`` on stderr instead, with the same exit status. ``usage`` lines
+    (a short usage for a command given without its subcommand) come before the error line.
+    """
+
+    def __init__(self, message: str, exit_code: int = 1, *, kind: str = "ContextFSError",
+                 path: str | None = None, usage: Sequence[str] = ()) -> None:
         super().__init__(" ".join(message.split()) or "failed")
         # ignore: click declares exit_code a class variable; this error carries its own per
         # instance (1, or 2 for usage), and click reads it from the instance.
         self.exit_code = exit_code  # type: ignore[misc]
+        self.kind = kind
+        self.path = path
+        self.usage = tuple(usage)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of this error (what ``--json`` prints on stderr)."""
+        error: dict[str, Any] = {"type": self.kind, "message": self.format_message(), "exit_code": self.exit_code}
+        if self.path is not None:
+            error["path"] = self.path
+        return {"error": error}
 
     def show(self, file: Any = None) -> None:
+        if _JSON_ERRORS.get():
+            click.echo(json.dumps(self.to_json(), ensure_ascii=False), err=True, file=file)
+            return
+        for line in self.usage:
+            click.echo(line, err=True, file=file)
         click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+class UnknownCommand(click.UsageError):
+    """A command name no group knows, with the close matches to suggest (click >= 8.4 has its own)."""
+
+    def __init__(self, command_name: str, possibilities: Sequence[str], ctx: click.Context | None = None) -> None:
+        super().__init__(f"No such command {command_name!r}.", ctx=ctx)
+        self.command_name = command_name
+        self.possibilities = list(possibilities)
+
+
+def _group_usage(ctx: click.Context) -> list[str]:
+    """A short usage for a group called without a command: its usage line and its commands."""
+    group = ctx.command
+    names = group.list_commands(ctx) if isinstance(group, click.Group) else []
+    usage = " ".join(group.collect_usage_pieces(ctx))
+    lines = [f"Usage: {ctx.command_path} {usage}"]
+    if names:
+        lines += textwrap.wrap(", ".join(names), width=100, initial_indent="Commands: ",
+                               subsequent_indent="          ")
+    return lines
+
+
+def _usage_error(exc: click.UsageError) -> CLIError:
+    """A usage mistake as one line: what was wrong, a suggestion when there is one, the help to read."""
+    ctx = exc.ctx
+    help_command = f"{ctx.command_path if ctx is not None else 'contextfs'} --help"
+    see = f"see '{help_command}'"
+    if ctx is not None and type(exc).__name__ == "NoArgsIsHelpError":
+        # click's way of saying "a group was called without a command": its whole help
+        # text as the message. A short usage and the commands say it in a few lines.
+        return CLIError(f"no command given; {see} for what each command does", exit_code=exc.exit_code,
+                        kind="UsageError", usage=_group_usage(ctx))
+    name = getattr(exc, "option_name", None) or getattr(exc, "command_name", None)
+    possibilities = getattr(exc, "possibilities", None)
+    if name is not None:
+        what = "option" if hasattr(exc, "option_name") else "command"
+        message = f"No such {what} {name!r}"
+        if possibilities:
+            best = [repr(p) for p in possibilities[:3]]  # closest first
+            quoted = " or ".join([", ".join(best[:-1]), best[-1]] if len(best) > 1 else best)
+            return CLIError(f"{message}; did you mean {quoted}? See '{help_command}'", exit_code=exc.exit_code,
+                            kind="UsageError")
+        return CLIError(f"{message}; {see}", exit_code=exc.exit_code, kind="UsageError")
+    return CLIError(f"{exc.format_message().rstrip('.')}; {see}", exit_code=exc.exit_code, kind="UsageError")
 
 
 def as_cli_error(exc: ContextFSError | click.ClickException) -> CLIError:
@@ -141,13 +237,10 @@ def as_cli_error(exc: ContextFSError | click.ClickException) -> CLIError:
     if isinstance(exc, CLIError):
         return exc
     if isinstance(exc, click.UsageError):
-        message = exc.format_message().rstrip(".")
-        if exc.ctx is not None:
-            message += f"; see '{exc.ctx.command_path} --help'"
-        return CLIError(message, exit_code=exc.exit_code)
+        return _usage_error(exc)
     if isinstance(exc, click.ClickException):
-        return CLIError(exc.format_message(), exit_code=exc.exit_code)
-    return CLIError(str(exc))
+        return CLIError(exc.format_message(), exit_code=exc.exit_code, kind=type(exc).__name__)
+    return CLIError(str(exc), kind=type(exc).__name__, path=getattr(exc, "path", None))
 
 
 def translate_errors(func: Callable[P, R]) -> Callable[P, R]:

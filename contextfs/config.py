@@ -76,6 +76,9 @@ def load_config(files: RootFiles) -> dict[str, Any]:
         config = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{CONFIG_PATH}: invalid TOML ({exc}); fix the file or delete it to use the defaults") from None
+    except ValueError:  # int() refuses a number of more than 4,300 digits
+        raise ConfigError(f"{CONFIG_PATH}: a number in it is too long to read (more than 4,300 digits); "
+                          "fix the file or delete it to use the defaults") from None
     for name, value in config.items():
         if name not in TABLES:
             raise _unknown(f"[{name}]", "table", name, TABLES)

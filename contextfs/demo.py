@@ -9,10 +9,13 @@ real history rather than a description.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
 import shutil
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import click
@@ -57,6 +60,24 @@ def _say(text: str) -> None:
     click.echo(textwrap.indent(str(text), "  "))
 
 
+@contextlib.contextmanager
+def _narrated() -> Iterator[None]:
+    """Keep the library's warnings out of the walkthrough unless -v asked for its log.
+
+    Each step says in its own words what the library decided (a note kept as untrusted,
+    a section refused); the same news as a warning on stderr would land in the middle of
+    the walkthrough's lines.
+    """
+    library = logging.getLogger("contextfs")
+    level = library.level
+    if library.getEffectiveLevel() >= logging.WARNING:
+        library.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        library.setLevel(level)
+
+
 def run_demo(target: str | None = None, source: str | None = None) -> Path:
     """Run the walkthrough into ``target`` (default: a new temporary folder); return the root."""
     src = Path(source) if source else find_sample_context()
@@ -93,9 +114,10 @@ def run_demo(target: str | None = None, source: str | None = None) -> Path:
     ctx.restore("task/subtasks/webhook-signing.md")
     _say(f"rm task/subtasks/webhook-signing.md went to {entry.folder}/; restore brought it back")
 
-    for title, module in LAYER_DEMOS:
-        _heading(title)
-        importlib.import_module(module).demo(ctx, _say)
+    with _narrated():
+        for title, module in LAYER_DEMOS:
+            _heading(title)
+            importlib.import_module(module).demo(ctx, _say)
 
     _heading("The repository")
     entries = ctx.history(limit=1000)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from . import frontmatter_formats
 from .errors import ContentError, ContextFSError, FrontmatterError
 
 if TYPE_CHECKING:
@@ -37,18 +38,25 @@ if TYPE_CHECKING:
 __all__ = [
     "LIBRARY_KEYS",
     "Document",
+    "Written",
+    "as_content",
     "blob_version",
     "decode",
     "is_markdown",
     "load",
     "parse",
     "serialize",
+    "split_written",
 ]
 
 #: Keys the library maintains; callers cannot set them through ``metadata``.
 LIBRARY_KEYS = ("created", "updated", "author", "session", "turn")
 MAX_FRONTMATTER_BYTES = 64 * 1024
 MAX_DEPTH = 16
+#: The longest whole number frontmatter may hold: Python converts at most 4,300 decimal
+#: digits to or from text by default, and 14,000 bits stay below that (4,215 digits).
+MAX_INT_BITS = 14_000
+_TOO_LONG = "a whole number with more than 4,200 digits, which cannot be read back as text; quote it as a string"
 _FENCE = re.compile(r"^---[ \t]*\r?$")
 _CLOSE = re.compile(r"^(---|\.\.\.)[ \t]*\r?$")
 
@@ -75,6 +83,19 @@ def _lib() -> SimpleNamespace:
         key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
+
+    def construct_int(loader: Any, node: Any) -> int:
+        # int() refuses more than 4,300 decimal digits with a ValueError (not a YAML error),
+        # and hex or sexagesimal literals build numbers that can never be printed again.
+        try:
+            value = int(yaml.constructor.SafeConstructor.construct_yaml_int(loader, node))
+        except ValueError:
+            value = None
+        if value is None or value.bit_length() > MAX_INT_BITS:
+            raise yaml.constructor.ConstructorError(None, None, _TOO_LONG, node.start_mark)
+        return value
+
+    Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     return SimpleNamespace(yaml=yaml, Loader=Loader, handler=YAMLHandler())
 
 
@@ -105,14 +126,22 @@ def blob_version(data: bytes) -> str:
 
 
 def decode(data: bytes, path: str) -> str:
-    """Bytes from disk to text, refusing binary files and invalid UTF-8."""
+    """Bytes from disk to text; a binary or non-UTF-8 file is a ContentError.
+
+    Such a file is still kept as it is — committed, listed, moved, deleted and restored
+    like any other — but it is not a document: it cannot be read, searched or packed
+    into a view, and the message says so rather than that it cannot be stored.
+    """
     if b"\x00" in data:
-        raise ContentError(f"{path} looks binary (it contains NUL bytes); contextfs stores UTF-8 text only")
+        raise ContentError(f"{path} is a binary file ({len(data)} bytes): contextfs keeps it as it is "
+                           "(listed, versioned, moved like any file) but reads only UTF-8 text; "
+                           "open it with a program made for it")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ContentError(
-            f"{path} is not valid UTF-8 (byte {exc.start}); re-save it as UTF-8 text"
+            f"{path} is not valid UTF-8 text (byte {exc.start}): contextfs keeps it as it is but reads only "
+            "UTF-8 text; re-save it as UTF-8 to read it here"
         ) from None
     return text[1:] if text.startswith("\ufeff") else text
 
@@ -169,7 +198,15 @@ def _yaml_error(exc: yaml.YAMLError, path: str, first_line: int) -> FrontmatterE
 
 
 def parse(text: str, path: str = "<text>", version: str | None = None) -> Document:
-    """Parse text into a :class:`Document`; raise FrontmatterError naming file and line."""
+    """Parse text into a :class:`Document`; raise FrontmatterError naming file and line.
+
+    YAML frontmatter between ``---`` fences is read here; a TOML (``+++``) or JSON block
+    by :mod:`contextfs.frontmatter_formats`, with the same limits.
+    """
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is not None:
+        meta = frontmatter_formats.load(block, path, MAX_FRONTMATTER_BYTES, MAX_DEPTH)
+        return Document(path=path, metadata=meta, body=block.body, version=version)
     yaml_text, body, first_line = _split(text, path)
     if yaml_text is None:
         return Document(path=path, metadata={}, body=body, version=version)
@@ -194,6 +231,46 @@ def parse(text: str, path: str = "<text>", version: str | None = None) -> Docume
     return Document(path=path, metadata=dict(meta), body=body, version=version)
 
 
+@dataclass(frozen=True)
+class Written:
+    """Text a caller writes to a markdown file, read as a document.
+
+    ``metadata`` is the frontmatter block it starts with (None when it has none), ``body``
+    what follows, and ``body_line`` the line of the text the body starts on (1 without a
+    block), so a message about the body can count lines as the caller wrote them.
+    """
+
+    metadata: dict[str, Any] | None
+    body: str
+    body_line: int = 1
+
+
+def split_written(text: str, path: str = "<text>") -> Written:
+    """Content given to a write: a leading frontmatter block is its frontmatter, not body text.
+
+    A file's text and the content of a write are read the same way, so writing what a file
+    holds writes that file. A first line ``---`` that is never closed is a thematic break,
+    not a block: the whole text is the body. A body that must start with a block of its own
+    is written after an empty block (``---\n---\n``), as the file stores it
+    (:func:`as_content`). Invalid YAML in the block is a FrontmatterError, as in a file.
+    """
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is not None:
+        return Written(parse(text, path).metadata, block.body, block.body_line)
+    first, sep, rest = text.partition("\n")
+    if not sep or not _FENCE.match(first) or not any(_CLOSE.match(line) for line in rest.split("\n")):
+        return Written(None, text)
+    doc = parse(text, path)
+    return Written(doc.metadata, doc.body, text[: len(text) - len(doc.body)].count("\n") + 1)
+
+
+def as_content(rel: str, body: str) -> str:
+    """The content of a write to ``rel`` whose body is exactly ``body``: for text that is
+    stored as it is, never read as a document (``body`` itself unless ``rel`` is markdown
+    and ``body`` starts like frontmatter or with a BOM)."""
+    return serialize({}, body) if is_markdown(rel) else body
+
+
 def is_markdown(rel: str) -> bool:
     """Only markdown files carry frontmatter; every other file is stored exactly as written."""
     return rel.lower().endswith((".md", ".markdown"))
@@ -215,6 +292,8 @@ def load(data: bytes, rel: str) -> Document:
 def _check_value(key: str, value: Any, depth: int = 0) -> None:
     if depth > MAX_DEPTH:
         raise FrontmatterError(f"metadata {key!r} nests deeper than {MAX_DEPTH} levels; flatten it")
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+        raise FrontmatterError(f"metadata {key!r} holds {_TOO_LONG}")
     if value is None or isinstance(value, (str, bool, int, float)):
         return
     if isinstance(value, Mapping):
@@ -252,14 +331,35 @@ def serialize(metadata: Mapping[str, Any], body: str, *, previous: str | bytes |
         _check_value(key, value)
     # A body that starts like frontmatter (or with a BOM, which decode() drops) is
     # fenced off by an empty block so that parsing gives it back byte-for-byte.
-    if not metadata and not _FENCE.match(body.partition("\n")[0]) and not body.startswith("\ufeff"):
+    looks_like_block = bool(_FENCE.match(body.partition("\n")[0])) or frontmatter_formats.find_block(body) is not None
+    if not metadata and not looks_like_block and not body.startswith("\ufeff"):
         return body
     if not metadata:
         return "---\n---\n" + body
+    other = _other_format(metadata, previous) if previous else None
+    if other is not None:
+        return other + body
     kept = _keep_previous(metadata, previous) if previous else None
     if kept is not None:
         return f"---\n{kept}---\n{body}"
     return f"---\n{_dump(metadata)}\n---\n{body}"
+
+
+def _other_format(metadata: Mapping[str, Any], previous: str | bytes) -> str | None:
+    """The frontmatter in the previous text's format when it was TOML or JSON, else None."""
+    try:
+        text = decode(previous, "<previous>") if isinstance(previous, bytes) else previous
+    except ContextFSError:
+        return None
+    block = frontmatter_formats.find_block(text) if text[:1] in "+{" else None
+    if block is None:
+        return None
+    try:
+        old = frontmatter_formats.load(block, "<previous>", MAX_FRONTMATTER_BYTES, MAX_DEPTH)
+    except FrontmatterError:
+        old = {}
+    fresh = frontmatter_formats.dump(block, old, _plain(dict(metadata)), _same)
+    return f"+++\n{fresh}+++\n" if block.format == "toml" else fresh
 
 
 def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:

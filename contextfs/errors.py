@@ -22,7 +22,8 @@ CLI, ``list_context`` from an agent's tools::
     ├── MemoryLimitError                a core memory block over its token limit
     ├── PoisoningError                  instruction-like text refused by policy
     ├── ReviewError                     nothing to approve, an agent approving, a discarded session
-    └── EvolveError                     a failing or malformed model response
+    ├── EvolveError                     a failing or malformed model response
+    └── MissingExtraError (ModuleNotFoundError) an optional extra is not installed
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ __all__ = [
     "InvalidArgumentError",
     "InvalidPathError",
     "MemoryLimitError",
+    "MissingExtraError",
     "NotFoundError",
     "PoisoningError",
     "ReviewError",
@@ -134,3 +136,14 @@ class ReviewError(ContextFSError):
 
 class EvolveError(ContextFSError):
     """The evolving agent could not complete a step; nothing was written."""
+
+
+class MissingExtraError(ContextFSError, ModuleNotFoundError):
+    """An optional extra is not installed; the message ends with the ``pip install`` line.
+
+    A ModuleNotFoundError too, so code that catches an ImportError keeps working.
+    """
+
+    def __init__(self, message: str, *, name: str | None = None) -> None:
+        ContextFSError.__init__(self, message)
+        self.name = name

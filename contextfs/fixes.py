@@ -32,6 +32,22 @@ _FIXES: dict[str, dict[str, str]] = {
                 "cli": "replace it with `contextfs write {arg}` or pick another name",
                 "tools": "replace it with write_context or pick another name",
                 "memory-tool": "pick another name, or delete it first"},
+    "read": {"python": "copy it from ctx.read({path!r})", "cli": "copy it from `contextfs read {arg}`",
+             "tools": "copy it from read_context", "memory-tool": "copy it from the view command"},
+    "new-section": {"python": "to start a new section, pass new_section=True",
+                    "cli": "to start a new section, add --new-section",
+                    "tools": "use one of them", "memory-tool": "use one of them"},
+    "model": {"python": "pass a LangChain chat model, e.g. EvolvingAgent(ctx, llm=model)",
+              "cli": "pass --llm PROVIDER:MODEL (or set CONTEXTFS_LLM), e.g. --llm openai:gpt-4o-mini; "
+                     "--llm huggingface:MODEL_ID runs a local model, --llm python:MODULE:NAME one your code builds",
+              "tools": "ask a person to configure a model", "memory-tool": "ask a person to configure a model"},
+    "model-or-archive": {
+        "python": "pass a LangChain chat model, e.g. EvolvingAgent(ctx, llm=model), or record the outcome "
+                  "without one: agent.archive_task(task, result, success)",
+        "cli": "record the outcome without a model with --archive-only, or pass --llm PROVIDER:MODEL "
+               "(e.g. --llm openai:gpt-4o-mini; huggingface:MODEL_ID runs a local model, python:MODULE:NAME "
+               "one your code builds)",
+        "tools": "ask a person to configure a model", "memory-tool": "ask a person to configure a model"},
     "trash": {"python": "list the deleted entries with ctx.trash()", "cli": "list the deleted entries with `contextfs trash`",
               "tools": "restore_context takes the path a file had when it was deleted",
               "memory-tool": "deleted memories are kept in the store's trash; ask a person to restore them"},

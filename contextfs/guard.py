@@ -19,19 +19,30 @@ tiers alike — passes :meth:`WriteGuard.check` before a byte reaches the disk:
   a generic write of one by an agent is refused, so no tool call can forge a logged
   ``system`` message.
 
-Edits people make in an editor are not agent writes: sync scans them for secrets only,
-and holds back (uncommitted, reported) a file that holds one.
+The gate judges the text a file will hold after the change (an append or a partial edit
+is judged with what is already there), and the file's name with it: a name holding a
+secret is refused before anything else looks at it (so no later message repeats it), and
+a name that reads as an instruction counts like such text. A JSON Lines log is the one
+exception: its records stand alone, so an append to it is judged on the records it adds.
+
+:meth:`WriteGuard.check_history` is the same secret scan over everything else a commit
+carries (tree entry names, the message with its trailers, the author); the commit gate
+(:mod:`contextfs.history_gate`) calls it for every commit.
+
+Edits people make in an editor are not agent writes: sync scans them (content and name)
+for secrets only, and holds back (uncommitted, reported) a file that holds one.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from . import poisoning, secrets
 from .errors import ContentError, PoisoningError
+from .fencing import name_flags
 
 __all__ = ["TRUST_ORDER", "Decision", "WriteGuard", "is_agent", "is_library_log"]
 
@@ -71,23 +82,56 @@ class WriteGuard:
         self.poisoning = poisoning.policy_from_config(config)
 
     # ------------------------------------------------------------ secrets
-    def check_secrets(self, rel: str, text: str, *, actor: str) -> None:
-        """Refuse ``text`` when it holds a secret (ContentError that never echoes it)."""
+    def check_secrets(self, rel: str, text: str, *, actor: str, lines: tuple[int, int] = (1, 1)) -> None:
+        """Refuse ``text`` when it holds a secret (ContentError that never echoes it).
+
+        ``lines`` is (line of ``text`` where the caller's body starts, the caller's own number
+        for that line): a finding is reported on the caller's line, or in the frontmatter.
+        """
         policy = self.secrets
         if is_agent(actor) and policy.inline_allowlist:
             # The marker is for a person who knows the value is harmless; an agent that
             # read a refusal could otherwise add it to its own next write.
             policy = replace(policy, inline_allowlist=False)
-        secrets.check(text, path=rel, policy=policy)
+        secrets.check(text, path=rel, policy=policy, body_line=lines[0], written_line=lines[1])
+
+    def _refuse(self, what: str, text: str, fix: str) -> None:
+        # Names and messages carry no comments, so the inline marker never applies to them.
+        found = replace(self.secrets, inline_allowlist=False).findings(text) if text else []
+        if found:
+            listed = "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found[:8])
+            raise ContentError(
+                f"refused: {what} in this change holds a secret: {listed}. Nothing was written or committed; "
+                f"{fix} (store a reference to where the secret is kept instead), or, if it is not a secret, "
+                "add its fingerprint to allow in the [secrets] table of .contextfs/config.toml"
+            )
+
+    def check_history(self, *, names: Iterable[str] = (), message: str = "", author: str = "") -> None:
+        """Refuse a commit whose names, message (subject, body, trailers) or author hold a secret.
+
+        The message says which part and what kind, with fingerprints, and never repeats
+        the name or the value.
+        """
+        self.check_names(names)
+        self._refuse("the commit message (its subject, transaction message, session, turn or trailers)", message,
+                     "use a message, session id and turn that do not hold it")
+        self._refuse("the author name", author, "use an actor name that does not hold it")
+
+    def check_names(self, names: Iterable[str], *, what: str = "a file or folder name") -> None:
+        """Refuse names (paths; a store's keys and namespace labels) that hold a secret."""
+        self._refuse(what, "\n".join(names), "pick a name that does not hold it")
 
     # ------------------------------------------------------------ the whole gate
     def check(self, rel: str, text: str, *, actor: str, markdown: bool, library: bool,
-              requested_trust: str | None = None, scan: str | None = None) -> Decision:
+              requested_trust: str | None = None, scan: str | None = None,
+              lines: tuple[int, int] = (1, 1)) -> Decision:
         """Check one write of ``text`` to ``rel`` by ``actor``; the trust level to record.
 
-        ``scan`` is the part of ``text`` that is new (an append to a committed file needs
-        only its new part scanned for secrets); None scans all of it. ``library`` is True
-        inside :meth:`ContextManager.library_write`.
+        ``text`` is what the file will hold. ``scan`` is the part of it that is new: a
+        JSON Lines log, whose records stand alone, is judged on that part only; every
+        other file on the whole text. ``library`` is True inside
+        :meth:`ContextManager.library_write`. ``lines`` maps the text's lines to the
+        caller's, see :meth:`check_secrets`.
         """
         if is_library_log(rel) and is_agent(actor) and not library:
             raise ContentError(
@@ -95,18 +139,21 @@ class WriteGuard:
                 "it is written through its own operations (log a message, record an exchange), "
                 "not as a file; write notes to a .md file instead"
             )
-        self.check_secrets(rel, text if scan is None else scan, actor=actor)
+        self.check_names([rel])
+        judged = scan if scan is not None and is_library_log(rel) else text
+        self.check_secrets(rel, judged, actor=actor, lines=lines if judged is text else (1, 1))
         if not is_agent(actor) or is_library_log(rel):
             # People are trusted; a library log marks the trust of each line itself.
             return Decision(trust=_lowest(requested_trust))
-        verdict = poisoning.assess(text if scan is None else scan)
+        reasons = tuple(dict.fromkeys([*poisoning.assess(judged).reasons, *name_flags(rel)]))
+        verdict = poisoning.Verdict(bool(reasons), reasons)
         if not verdict.suspicious:
             return Decision(trust=_lowest(requested_trust))
         if not markdown:
             raise PoisoningError(
-                f"{rel} would hold text that reads as an instruction to the agent ({', '.join(verdict.reasons)}), "
-                "and a file without frontmatter cannot be marked untrusted; store it in a .md file, "
-                "or quote it as a fact (e.g. 'the user said: ...')"
+                f"{rel}: its text or its name reads as an instruction to the agent ({', '.join(verdict.reasons)}), "
+                "and a file without frontmatter cannot be marked untrusted; store it in a .md file under a name "
+                "that says what it holds, or quote it as a fact (e.g. 'the user said: ...')"
             )
         trust = poisoning.apply_policy(verdict, self.poisoning, what=rel, marked=requested_trust)
         return Decision(trust=_lowest(trust, requested_trust), reasons=verdict.reasons)

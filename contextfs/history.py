@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import paths, trash
 from .document import Document, decode, load
-from .errors import InvalidArgumentError, NotFoundError
+from .errors import ContentError, InvalidArgumentError, NotFoundError
 from .fixes import Fix
 from .provenance import check_token
 from .trash import TRASH_DIR
@@ -102,8 +102,13 @@ def diff(ctx: ContextManager, path: str, rev_a: str, rev_b: str | None) -> str:
     rel = ctx.gate(path)
     a = ctx.git.blob_at(rel, rev_a)
     b = ctx.git.blob_at(rel, rev_b) if rev_b is not None else ctx.files.read(rel)
-    text_a = decode(a, rel) if a is not None else ""
-    text_b = decode(b, rel) if b is not None else ""
+    try:
+        text_a = decode(a, rel) if a is not None else ""
+        text_b = decode(b, rel) if b is not None else ""
+    except ContentError:  # a file that is not text is compared as bytes, as git does
+        if a == b:
+            return ""
+        return f"Binary files a/{rel}@{rev_a} and b/{rel}@{rev_b or 'working'} differ\n"
     return "".join(
         difflib.unified_diff(
             text_a.splitlines(keepends=True),
@@ -128,7 +133,9 @@ def revert(ctx: ContextManager, path: str, rev: str) -> Document | None:
 
 def revert_session(ctx: ContextManager, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
-    assert sid is not None
+    if sid is None:
+        raise InvalidArgumentError("revert_session needs the id of the session to undo, not None; "
+                                   "pass a session id from context history")
     commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
     # A merge a session's sync made brought other machines' work: undoing the session never undoes that.
     commits = [c for c in commits if c.trailers.get("Contextfs-Op") not in ("revert-session", "init", "merge")]

@@ -12,10 +12,11 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from . import scratch
+from .document import blob_version
 from .errors import InvalidPathError, VersioningError
 from .files import typed_io
 from .fixes import Fix
-from .sync import ignore_rules, log_report, scan_outside_edits
+from .sync import gate_check, ignore_rules, log_report, scan_outside_edits
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -68,7 +69,7 @@ def ensure_root(ctx: ContextManager) -> None:
         adopted: dict[str, bytes | None] = {}
         if ctx.git.head() is None:
             # Adopting a folder: what is already in it becomes the first commit.
-            edits, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch)
+            edits, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx))
             log_report(report)
             adopted = {rel: data for rel, data in edits.items() if rel not in MANAGED}
         missing = {name: text.encode() for name, text in MANAGED.items() if ctx.files.read(name) != text.encode()}
@@ -78,5 +79,8 @@ def ensure_root(ctx: ContextManager) -> None:
             change.adoption_op, change.adoption_subject = "init", f"adopt {len(adopted)} file(s)"
             for rel, found in adopted.items():
                 change.adopt(rel, found, executable=ctx.is_executable(rel))
+                if found is not None:  # scanned above (names too) like every edit made outside
+                    change.vetted.add(blob_version(found))
             for name, data in missing.items():
                 change.write(name, data)
+                change.vetted.add(blob_version(data))

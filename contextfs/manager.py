@@ -1,18 +1,17 @@
 """The ``ContextManager`` façade: CRUD, trash, history and transactions on one root.
 
-Every mutating call follows the same cycle under the root's write lock: gate the paths,
-finish or undo whatever a killed process left (:func:`contextfs.recovery.recover`),
-snapshot what will be touched (committing first, as an outside edit, any version there
-that contextfs has not committed: :mod:`contextfs.transaction`), write through the
-confined file layer, commit exactly those paths, then tell the search index and other
-listeners. Inside ``transaction()`` the commit is deferred to the end of the outermost
-block, and an exception undoes every file instead. Reads take no lock: files are replaced atomically, so a reader sees one
-whole version and never waits for a writer.
+Every mutating call follows the same cycle under the root's write lock: gate the paths, finish or
+undo whatever a killed process left, snapshot what will be touched (committing first, as an outside
+edit, any version there that contextfs has not committed), write through the confined file layer,
+commit exactly those paths, then tell the search index and other listeners. Inside ``transaction()``
+the commit is deferred to the end of the outermost block, and an exception undoes every file
+instead. Reads take no lock: files are replaced atomically, so a reader sees one whole version and
+never waits for a writer.
 
 The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
-:mod:`~contextfs.transaction` (snapshots, journal, commit, recovery),
-:mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
-revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
+:mod:`~contextfs.transaction` and :mod:`~contextfs.writes` (snapshots, journal, commit),
+:mod:`~contextfs.recovery`, :mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log,
+diff, revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
 
 A read-only open imports neither GitPython (~37 ms), history and trash (~4 ms) nor the write
 side (the write gate, config, the commit cycle and its lock: ~10 ms); the methods needing them do.
@@ -36,6 +35,7 @@ from .document import Document, load
 from .errors import ContentError, InvalidArgumentError, NotFoundError, VersioningError
 from .files import TMP_SUFFIX, RootFiles
 from .fixes import Fix
+from .folders import make_private_folders
 from .lazy import exports
 from .provenance import Provenance, Writers, check_actor, check_token
 from .state import StateDir, locate_root
@@ -124,7 +124,7 @@ class ContextManager:
             self._git: GitStore | None = None
         else:
             try:
-                raw_root.mkdir(parents=True, exist_ok=True)
+                make_private_folders(raw_root)
             except OSError as exc:
                 raise ContentError(f"cannot create the context root {raw_root} ({exc.strerror}); pick a writable folder") from None
             self.root = raw_root.resolve()
@@ -139,11 +139,13 @@ class ContextManager:
         self.last_sync = SyncReport()
         self._writes: Writes | None = None
         if not read_only:
+            from . import history_gate  # the commit gate: writes only
             from .journal import Journal  # the journal and the commit cycle: writes only
             from .writes import Writes
             self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
-                                  notify=self._notify, outside_actor=self.outside_actor)
+                                  notify=self._notify, outside_actor=self.outside_actor,
+                                  gate=lambda change, message: history_gate.check(self, change, message))
             managed.ensure_root(self)
             if sync:
                 self.sync()
@@ -496,4 +498,3 @@ class ContextManager:
 
     def __repr__(self) -> str:
         return f"ContextManager({str(self.root)!r}, actor={self.current_provenance.actor!r})"
-

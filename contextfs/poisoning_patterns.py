@@ -84,9 +84,9 @@ class Shape:
 
 
 # An order: at the start of a sentence, a line or a list item, or after "please", "now"...
-_ORDER = re.compile(r"(?:^|[.!?:;\n]\s*|(?:^|\s)(?:you|and|now|please|so|then)\s+)(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+|[\"'“(\[]\s*)*$")
+_ORDER = re.compile(r"(?:^|[.!?:;\n]\s*|(?:^|\s)(?:you|and|now|please|so|then)\s+)(?:[-*+>]\s+|#{1,6}\s+|\d+[.)]\s+|[\"'“(\[]\s*)*\Z")
 # Markup that sets a line apart: a run of symbols, or an opening bracket.
-_MARKUP = re.compile(r"(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|~{3,}|\[|<)\s*$")
+_MARKUP = re.compile(r"(?:%{2,}|={3,}|#{3,}|-{3,}|\*{3,}|~{3,}|\[|<)\s*\Z")
 _BEFORE = 48  # how much text before a hit `before` sees
 
 PATTERNS: tuple[Shape, ...] = (

@@ -22,8 +22,8 @@ from .errors import InvalidArgumentError
 
 __all__ = ["Provenance", "Writers", "check_actor", "check_token", "email_of", "machine_name"]
 
-_ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)$")
-_TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}$")
+_ACTOR = re.compile(r"^(agent(:[A-Za-z0-9_.-]{1,64})?|human|remote)\Z")
+_TOKEN = re.compile(r"^[A-Za-z0-9_.:@-]{1,128}\Z")
 
 
 @dataclass(frozen=True)

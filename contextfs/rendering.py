@@ -47,6 +47,8 @@ def unchanged(old: Document | None, body: str, meta: Mapping[str, Any] | None) -
     """True when writing ``body`` (and ``meta``, if given) would change nothing a person wrote."""
     if old is None or body != old.body:
         return False
+    if meta is not None and not isinstance(meta, Mapping):
+        return False  # not a mapping: render() refuses it with a typed error
     return meta is None or ({k: v for k, v in meta.items() if k not in LIBRARY_KEYS}
                             == {k: v for k, v in old.metadata.items() if k not in LIBRARY_KEYS})
 
@@ -57,12 +59,14 @@ def _too_large(rel: str, size: int, limit: int) -> ContentError:
 
 def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Document | None, *,
            prov: Provenance, guard: WriteGuard, library: bool, max_bytes: int,
-           new_part: str | None = None, previous: bytes | None = None) -> bytes:
+           new_part: str | None = None, previous: bytes | None = None, body_line: int = 1) -> bytes:
     """The bytes to store for one write, after the write gate passed them.
 
     ``new_part`` is the only new text (an append to a committed file): the secret scan
     then looks at it alone, and the file keeps the trust it had at best. ``previous`` is
-    what the file holds now: its unchanged frontmatter keys keep their exact text.
+    what the file holds now (or the caller's text with its own frontmatter block): its
+    unchanged frontmatter keys keep their exact text. ``body_line`` is the line of the
+    caller's text the body starts on: a refusal names lines as the caller counts them.
     """
     check_text(rel, body)
     if not is_markdown(rel):
@@ -96,8 +100,14 @@ def render(rel: str, body: str, user_meta: Mapping[str, Any] | None, old: Docume
         else:
             base[key] = value
     draft = serialize(base, body, previous=previous)
+    # Lines of the draft from the body on are the caller's lines from body_line on; an
+    # append is judged with the whole file but counts from its own first line.
+    if new_part is not None and draft.endswith(new_part):
+        lines = (draft[: len(draft) - len(new_part)].count("\n") + 1, 1)
+    else:
+        lines = (draft[: len(draft) - len(body)].count("\n") + 1, body_line)
     decision = guard.check(rel, draft, actor=prov.actor, markdown=True, library=library,
-                           requested_trust=requested, scan=new_part)
+                           requested_trust=requested, scan=new_part, lines=lines)
     if decision.trust != "trusted" or "trust" in base:
         base["trust"] = decision.trust
         draft = serialize(base, body, previous=previous)

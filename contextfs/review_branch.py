@@ -184,6 +184,8 @@ def open_review(main: ContextManager, session: str) -> ReviewHandle:
     keeps two processes from creating the same work tree at once).
     """
     git = main.git
+    # The session id names the branch (encoded) before any commit on it could be gated.
+    main.guard().check_names([session], what="the review session id (it names a branch)")
     space = space_of(git)
     ref, folder = space.ref(session), space.folder(session)
     with main.write_lock():

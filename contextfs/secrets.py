@@ -117,7 +117,8 @@ class SecretFinding:
     fingerprint: str
 
     def __str__(self) -> str:
-        return f"{self.kind} on line {self.line} (fingerprint {self.fingerprint})"
+        where = f"on line {self.line}" if self.line > 0 else "in the frontmatter"
+        return f"{self.kind} {where} (fingerprint {self.fingerprint})"
 
 
 def _clip(value: object) -> str:
@@ -288,12 +289,20 @@ def describe(findings: Iterable[SecretFinding], *, path: str | None = None) -> s
     return f"{where} holds {noun}: {listed}{more}"
 
 
-def check(text: str, *, path: str | None = None, policy: SecretPolicy | None = None) -> None:
-    """Raise ContentError when ``policy`` (default: refuse) refuses a secret in ``text``."""
+def check(text: str, *, path: str | None = None, policy: SecretPolicy | None = None,
+          body_line: int = 1, written_line: int = 1) -> None:
+    """Raise ContentError when ``policy`` (default: refuse) refuses a secret in ``text``.
+
+    Line ``body_line`` of ``text`` is line ``written_line`` of what the caller wrote (a
+    write's text gets frontmatter above it): findings are reported on the caller's lines,
+    and one above ``body_line`` as in the frontmatter.
+    """
     policy = DEFAULT_POLICY if policy is None else policy
     if not isinstance(policy, SecretPolicy):
         raise InvalidArgumentError(f"policy must be a SecretPolicy, not {type(policy).__name__}")
-    found = policy.findings(text, path=path)
+    found = [f if f.line < 1 else SecretFinding(f.kind, f.line - body_line + written_line if f.line >= body_line else 0,
+                                                f.fingerprint)
+             for f in policy.findings(text, path=path)]
     if not found:
         return
     marker = (

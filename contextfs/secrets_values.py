@@ -146,11 +146,11 @@ _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _UUID_NAMES = re.compile(r"token|secret|passw|api|auth|cred|private", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_REFERENCE = re.compile(r"^\$|%\w+%|#\w+#|\{\{|\$\{|^<.*>$")
+_REFERENCE = re.compile(r"^\$|%\w+%|#\w+#|\{\{|\$\{|^<.*>\Z")
 _CLASSES = (str.islower, str.isupper, str.isdigit)
 _SYMBOLS = frozenset("!@#$%^&*+=?~")
 # A pattern, a structure or a file, not a value: `[0-9a-f]{1,4}`, `{hex}:{hex}`, `./data/x.csv`.
-_STRUCTURE = re.compile(r"\[.*\]|\{.*\}|\(.*\)|^\.{0,2}/|\.(?:csv|json|ya?ml|txt|md|py|js|ts|html|png|jpe?g|gz|zip|log|toml|ini|cfg|conf|sh)$")
+_STRUCTURE = re.compile(r"\[.*\]|\{.*\}|\(.*\)|^\.{0,2}/|\.(?:csv|json|ya?ml|txt|md|py|js|ts|html|png|jpe?g|gz|zip|log|toml|ini|cfg|conf|sh)\Z")
 
 
 def _classes(value: str) -> int:

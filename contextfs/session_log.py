@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 _CACHE = "session-log.jsonl"
 _HEADER = b"contextfs session log 4\n"
 _MAIN = "session-main.json"
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_HEX40 = re.compile(r"^[0-9a-f]{40}\Z")
 #: Past this many records the cache is not written (it would cost more to load than to read).
 _MAX_CACHED = 200_000
 

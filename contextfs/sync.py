@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import scratch
+from .document import blob_version
 from .errors import ConflictError, ContextFSError, InvalidPathError, VersioningError
 from .files import TMP_SUFFIX, RootFiles, typed_io
 from .fixes import Fix
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from .manager import ContextManager
     from .versioning import GitStore
 
-__all__ = ["SyncReport", "conflict_markers", "ignore_rules", "log_report", "refuse_conflicted",
+__all__ = ["SyncReport", "conflict_markers", "gate_check", "ignore_rules", "log_report", "refuse_conflicted",
            "scan_outside_edits", "strip_conflict_markers", "sync"]
 
 log = logging.getLogger(__name__)
@@ -153,6 +154,17 @@ def scan_outside_edits(
     return changes, report
 
 
+def gate_check(ctx: ContextManager) -> Callable[[str, bytes], None]:
+    """The write gate's check of an edit made outside: its name and its bytes, for secrets only."""
+    guard = ctx.guard()
+
+    def check(rel: str, data: bytes) -> None:
+        guard.check_names([rel])
+        guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
+
+    return check
+
+
 def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:
     """For root-relative paths: the rule that makes git ignore each ('<file>:<line> <pattern>').
 
@@ -190,11 +202,7 @@ def sync(ctx: ContextManager) -> list[str]:
     is in ``ctx.last_sync``.
     """
     with ctx.write_lock(), typed_io("sync"):
-        guard = ctx.guard()
-        changes, report = scan_outside_edits(
-            ctx.files, ctx.git, skip=scratch.is_scratch,
-            check=lambda rel, data: guard.check_secrets(rel, data.decode("utf-8", "replace"),
-                                                        actor=ctx.outside_actor))
+        changes, report = scan_outside_edits(ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx))
         log_report(report)
         ctx.last_sync = report
         if not changes:
@@ -203,6 +211,8 @@ def sync(ctx: ContextManager) -> list[str]:
         with ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
             for rel, data in changes.items():
                 change.adopt(rel, data, executable=data is not None and ctx.is_executable(rel))
+                if data is not None:  # scanned above, name and bytes
+                    change.vetted.add(blob_version(data))
         if ctx.git.head() == head:
             return []
         report.committed = sorted(changes)

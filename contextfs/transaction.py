@@ -49,14 +49,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import adoption, faults
 from .adoption import Seen, StaleRead
+from .commit_text import Header
 from .document import blob_version
 from .durability import Unflushed
 from .errors import ConflictError, ContextFSError, VersioningError
@@ -76,22 +75,6 @@ log = logging.getLogger(__name__)
 #: ``after`` of a snapshot taken to read a path: the change leaves there what it found, so far
 #: (never a blob id, which is 40 hex digits).
 _SNAPSHOT = "snapshot"
-
-
-@dataclass(frozen=True)
-class Header:
-    """Who makes a change and how its commit will read (journaled before anything else)."""
-
-    op: str
-    subject: str
-    actor: str
-    email: str
-    session: str | None
-    turn: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "subject": self.subject, "actor": self.actor, "email": self.email,
-                "session": self.session, "turn": self.turn, "pid": os.getpid(), "started": time.time()}
 
 
 class Change:
@@ -146,6 +129,9 @@ class Change:
         #: hand theirs here while the change runs.
         self.unflushed = Unflushed(files.root, git.common_dir, durable=files.durable)
         files.unflushed = git.objects.unflushed = journal.unflushed = self.unflushed
+        #: Blob ids of bytes a gate has judged in this change (the write gate, sync's scan);
+        #: the commit gate judges every other new byte (see contextfs.history_gate).
+        self.vetted: set[str] = set()
 
     # ------------------------------------------------------------ bookkeeping
     def merge_trailers(self, extra: Mapping[str, str] | None) -> None:
@@ -335,6 +321,13 @@ class Change:
             if old in self.executable:
                 self.executable.add(new)
 
+    def origin(self, rel: str) -> str:
+        """Where the file now at ``rel`` was before this change's renames (``rel`` when none moved it)."""
+        for src, dst in reversed(self._renames):
+            if rel == dst or rel.startswith(dst + "/"):
+                rel = src + rel[len(dst):]
+        return rel
+
     def changes(self) -> dict[str, bytes | None]:
         """Paths whose bytes this change altered, with their new bytes (outside versions aside)."""
         return {rel: data for rel, data in self.after.items() if data != self.before.get(rel)}
@@ -368,14 +361,19 @@ class Change:
                 self._journal = None
 
     # ------------------------------------------------------------ commit
-    def commit(self, message: str, *, when: float,
-               notify: Callable[[list[str]], None] | None = None) -> str | None:
+    def commit(self, message: str, *, when: float, notify: Callable[[list[str]], None] | None = None,
+               gate: Callable[[Change, str], None] | None = None) -> str | None:
         """Commit what changed, after the outside versions; None (and no commit) when nothing did.
 
-        A git commit made meanwhile is built on, unless it took up this change's own bytes.
+        ``gate`` judges the change and its message once its files are in place (the saves
+        found under them adopted) and before any object of the commit is written; what it
+        raises undoes the change. A git commit made meanwhile is built on, unless it took up
+        this change's own bytes.
         """
         try:
             self.files.publish()  # the change's files in place, after one flush
+            if gate is not None:
+                gate(self, message)
         except BaseException:
             self._undo()
             self._finish(flush=True)

@@ -42,7 +42,7 @@ __all__ = [
 
 TRASH_DIR = ".trash"
 ENTRY_FILE = "entry.json"
-_ID = re.compile(r"^\d{8}T\d{6}(\d{6})?Z-[0-9a-f]{6}$")
+_ID = re.compile(r"^\d{8}T\d{6}(\d{6})?Z-[0-9a-f]{6}\Z")
 
 
 @dataclass(frozen=True)
@@ -222,6 +222,8 @@ def purgeable(files: RootFiles, older_than: timedelta | float | None) -> list[Tr
     if isinstance(older_than, bool) or not (older_than is None or isinstance(older_than, (int, float, timedelta))):
         raise InvalidArgumentError(f"older_than must be a number of days or a timedelta, not {older_than!r}")
     if isinstance(older_than, (int, float)):
+        if not 0 <= older_than <= 36_500_000:  # NaN fails both sides; timedelta stops near 2.7 million years
+            raise InvalidArgumentError(f"older_than must be a number of days from 0 to 36,500,000, not {older_than!r}")
         older_than = timedelta(days=older_than)
     return [e for e in list_entries(files)
             if older_than is None or age_of(e) >= older_than.total_seconds()]

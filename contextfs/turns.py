@@ -26,7 +26,7 @@ __all__ = ["LOG_SUFFIX", "SESSIONS_DIR", "Turn", "format_line", "is_log", "known
 
 SESSIONS_DIR = "sessions"
 LOG_SUFFIX = ".jsonl"
-_LOG = re.compile(r"^sessions/[^/]+\.jsonl$")
+_LOG = re.compile(r"^sessions/[^/]+\.jsonl\Z")
 
 
 def is_log(rel: str) -> bool:

@@ -1,5 +1,6 @@
 """The write side of one root: its write lock, recovery, and the Change each mutating call
-opens or joins (:mod:`contextfs.transaction`), with the commit message it gets.
+opens or joins (:mod:`contextfs.transaction`), each commit judged by the commit gate before
+any object of it is written (:mod:`contextfs.history_gate`).
 
 A root opened read-only never makes a :class:`Writes`, so reading processes never import
 this module.
@@ -10,39 +11,23 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import clock
 from .adoption import Seen
+from .commit_text import Header, commit_message
 from .files import RootFiles, typed_io
 from .journal import Journal
 from .provenance import Provenance, email_of
 from .recovery import recover
 from .rendering import clean_line
-from .transaction import Change, Header
+from .transaction import Change
 
 if TYPE_CHECKING:
     from .state import RootLock
     from .versioning import GitStore
 
-__all__ = ["Writes", "commit_message"]
-
-
-def commit_message(change: Change, subject: str, prov: Any) -> str:
-    """``<op>: <path>`` subject, the list of operations, then the ``Contextfs-*`` trailers."""
-    body = "\n".join(f"- {op}" for op in change.ops[:50])
-    trailers = {"Contextfs-Op": change.header.op, "Contextfs-Machine": change.git.machine}
-    if prov.session:
-        trailers["Contextfs-Session"] = prov.session
-    if prov.turn:
-        trailers["Contextfs-Turn"] = prov.turn
-    for key, value in change.trailers.items():
-        if value:
-            trailers[key] = " ".join(str(value).split())[:120]
-    message = " ".join(str(subject).split())[:200] + "\n\n"
-    if body:
-        message += body + "\n\n"
-    return message + "".join(f"{k}: {v}\n" for k, v in trailers.items())
+__all__ = ["Writes"]
 
 
 class Writes:
@@ -56,7 +41,7 @@ class Writes:
 
     def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
                  provenance: Callable[[], Provenance], notify: Callable[[list[str]], None],
-                 outside_actor: str = "human") -> None:
+                 outside_actor: str = "human", gate: Callable[[Change, str], None] | None = None) -> None:
         self.files = files
         self.git = git
         self.journal = journal
@@ -66,6 +51,7 @@ class Writes:
         self.seen = Seen()
         self._provenance = provenance
         self._notify = notify
+        self._gate = gate
         self._local = threading.local()
 
     @contextlib.contextmanager
@@ -89,7 +75,9 @@ class Writes:
 
     def _commit(self, change: Change, subject: str) -> str | None:
         message = commit_message(change, subject, self._provenance())
-        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
+        # The gate runs inside the commit cycle: once the staged files are in place (saves
+        # found under them adopted, to be judged too) and before any object of the commit.
+        return change.commit(message, when=clock.now().timestamp(), notify=self._notify, gate=self._gate)
 
     @contextlib.contextmanager
     def change(self, op: str, subject_path: str, trailers: Mapping[str, str] | None) -> Iterator[Change]:

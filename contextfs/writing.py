@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from . import paths, rendering
 from .adoption import StaleRead
-from .document import LIBRARY_KEYS, Document, blob_version, decode, load
+from .document import (
+    LIBRARY_KEYS,
+    Document,
+    Written,
+    blob_version,
+    decode,
+    is_markdown,
+    load,
+    split_written,
+)
 from .errors import (
     AlreadyExistsError,
     ConflictError,
@@ -25,10 +34,12 @@ from .errors import (
     InvalidPathError,
     NotFoundError,
 )
+from .fencing import name_flags
 from .files import TMP_SUFFIX
 from .fixes import Fix
 from .guard import is_agent, is_library_log
 from .rendering import check_text
+from .replacing import replace_once
 
 if TYPE_CHECKING:
     from .manager import ContextManager
@@ -60,8 +71,8 @@ def settled(func: Callable[P, R]) -> Callable[P, R]:
 
     return wrapper
 
-__all__ = ["append", "check_version", "create", "edit", "files_under", "loaded", "move", "put", "settled",
-           "update_metadata", "write"]
+__all__ = ["append", "as_written", "check_version", "create", "edit", "files_under", "loaded", "merged_keys", "move",
+           "put", "rejudge", "settled", "update_metadata", "write"]
 
 
 def check_version(rel: str, old: Document | None, expected: str | None) -> None:
@@ -76,8 +87,14 @@ def check_version(rel: str, old: Document | None, expected: str | None) -> None:
 
 
 def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[str, Any] | None,
-        old: Document | None, new_part: str | None = None) -> Document:
-    """Render ``body`` through the write gate and write it as part of ``change``."""
+        old: Document | None, new_part: str | None = None, written: str | None = None,
+        body_line: int = 1) -> Document:
+    """Render ``body`` through the write gate and write it as part of ``change``.
+
+    ``written`` is the caller's own text when it came with a frontmatter block: its keys
+    keep their text as the caller wrote them. ``body_line`` is the line of that text the
+    body starts on (messages count lines as the caller wrote them).
+    """
     if rendering.unchanged(old, body, meta):
         check_text(rel, body)
         return old  # nothing changes: no write, no commit
@@ -85,8 +102,11 @@ def put(ctx: ContextManager, change: Change, rel: str, body: str, meta: Mapping[
         new_part = None  # what is there was never scanned as committed: scan all of it
     data = rendering.render(rel, body, meta, old, prov=ctx.current_provenance, guard=ctx.guard(),
                             library=ctx.in_library_write, max_bytes=ctx.max_file_bytes, new_part=new_part,
-                            previous=change.read(rel) if old is not None else None)
+                            previous=(written.encode("utf-8") if written is not None
+                                      else change.read(rel) if old is not None else None),
+                            body_line=body_line)
     change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.vetted.add(blob_version(data))
     return load(data, rel)
 
 
@@ -111,28 +131,53 @@ def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document 
         return None, Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))
 
 
+def as_written(rel: str, content: str) -> Written:
+    """The content of a write read as a document: a markdown file's content may start with
+    its frontmatter block (see :func:`contextfs.document.split_written`)."""
+    check_text(rel, content)
+    return split_written(content, rel) if is_markdown(rel) else Written(None, content)
+
+
+def merged_keys(written: Written, old: Document | None, metadata: Mapping[str, Any] | None,
+                ) -> Mapping[str, Any] | None:
+    """The user keys a write leaves: ``metadata`` replaces the file's keys (None keeps them),
+    and the keys of the content's own block are merged in under ``metadata``'s."""
+    if not written.metadata:
+        return metadata
+    base = metadata if metadata is not None else (old.metadata if old is not None else {})
+    keys = {k: v for k, v in base.items() if k not in LIBRARY_KEYS}
+    own = {k: v for k, v in written.metadata.items() if k not in LIBRARY_KEYS}
+    return {**keys, **own, **(metadata or {})}
+
+
 @settled
 def write(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None, *,
           expected_version: str | None = None, trailers: Mapping[str, str] | None = None) -> Document:
     """Create or replace a file. ``metadata`` replaces the user keys; omitted, they are kept.
 
-    A file whose frontmatter cannot be read is replaced whole (its old keys cannot be kept).
+    Content that starts with a frontmatter block brings its keys (merged under
+    ``metadata``'s, see :func:`merged_keys`). A file whose frontmatter cannot be read is
+    replaced whole (its old keys cannot be kept).
     """
     rel = ctx.gate(path, write=True)
+    written = as_written(rel, content)
     with ctx.change("write", rel, trailers=trailers) as change:
         refuse_folder(ctx, rel)
         old, broken = load_or_broken(change, rel)
         check_version(rel, old or broken, expected_version)
-        return put(ctx, change, rel, content, metadata, old)
+        return put(ctx, change, rel, written.body, merged_keys(written, old, metadata), old,
+                   written=content if written.metadata else None, body_line=written.body_line)
 
 
 def create(ctx: ContextManager, path: str, content: str, metadata: Mapping[str, Any] | None = None) -> Document:
     """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
     rel = ctx.gate(path, write=True)
+    written = as_written(rel, content)
     with ctx.change("create", rel) as change:
         if ctx.files.kind(rel) is not None:
             raise AlreadyExistsError(f"{rel} already exists", fix=Fix("replace", rel))
-        return put(ctx, change, rel, content, metadata, None)
+        return put(ctx, change, rel, written.body, merged_keys(written, None, metadata), None,
+                   written=content if written.metadata else None, body_line=written.body_line)
 
 
 @settled
@@ -164,11 +209,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
         if target is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
         check_version(rel, target, expected_version)
-        count = target.body.count(old_text)
-        if count != 1:
-            how = "does not occur" if count == 0 else f"occurs {count} times"
-            raise ConflictError(f"the text to replace {how} in {rel}; quote a longer, unique passage")
-        new_body = target.body.replace(old_text, new_text, 1)
+        new_body = replace_once(target.body, old_text, new_text, where=rel, path=rel)
         if broken is not None:
             # Broken frontmatter: the edit works on the raw text (that is how it gets
             # repaired), and the result is stored as written, through the write gate.
@@ -177,6 +218,7 @@ def edit(ctx: ContextManager, path: str, old_text: str, new_text: str, *, expect
                               library=ctx.in_library_write)
             data = new_body.encode("utf-8")
             change.write(rel, data, max_bytes=ctx.max_file_bytes)
+            change.vetted.add(blob_version(data))
             try:
                 return load(data, rel)
             except FrontmatterError:
@@ -242,4 +284,28 @@ def move(ctx: ContextManager, src: str, dst: str) -> str:
             change.rename(tmp, rel_dst, [tmp + rel[len(rel_src):] for rel in moved])
         else:
             change.rename(rel_src, rel_dst, moved)
+        if is_agent(ctx.current_provenance.actor):
+            for rel in moved:
+                rejudge(ctx, change, rel_dst + rel[len(rel_src):])
     return rel_dst
+
+
+def rejudge(ctx: ContextManager, change: Change, rel: str) -> None:
+    """Judge a file again under the name a move gave it, when that name reads as an instruction.
+
+    The file then gets the trust the write gate decides (or the move is refused, under
+    ``refuse`` and for files that cannot carry the mark), as if it had been written there.
+    """
+    if not name_flags(rel):
+        return
+    old, broken = load_or_broken(change, rel)
+    if old is None or not is_markdown(rel):
+        target = old or broken
+        ctx.guard().check(rel, target.body if target is not None else "", actor=ctx.current_provenance.actor,
+                          markdown=False, library=ctx.in_library_write)
+        return
+    data = rendering.render(rel, old.body, None, old, prov=ctx.current_provenance, guard=ctx.guard(),
+                            library=ctx.in_library_write, max_bytes=ctx.max_file_bytes,
+                            previous=change.read(rel))
+    change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.vetted.add(blob_version(data))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import EvolveError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
@@ -140,7 +141,7 @@ class EvolvingAgent:
     async def complete_task(self, task: str, result: str, success: bool) -> Outcome:
         """Archive the task, learn a lesson on failure and new facts; one commit."""
         task, result = self._check(task, result)
-        require_model(self.llm, "extracting lessons and facts from a task")
+        require_model(self.llm, "extracting lessons and facts from a task", offline="model-or-archive")
         facts_now = EntryFile(self.ctx.read(FACTS), "fact")
         candidates: list[_Candidate] = []
         if not success:
@@ -256,7 +257,7 @@ class EvolvingAgent:
         if assess(result).suspicious:
             meta["trust"] = "untrusted"
         body = doc.body.rstrip("\n") + f"\n\n## Outcome ({status}, {clock.iso()})\n\n{record}\n"
-        self.ctx.write(path, body, metadata=meta)
+        self.ctx.write(path, as_content(path, body), metadata=meta)
         return path
 
     def _apply(self, path: str, kind: Kind, cands: list[_Candidate], task: str, source: str | None) -> list[Change]:
@@ -273,7 +274,7 @@ class EvolvingAgent:
         rendered = file.render()
         if rendered != current:
             meta = None if current is not None else {"title": _TITLES[path]}
-            self.ctx.write(path, rendered, metadata=meta)
+            self.ctx.write(path, as_content(path, rendered), metadata=meta)
         return changes
 
     def _commit(self, task: str, result: str, success: bool, kept: list[_Candidate],

@@ -27,7 +27,7 @@ from typing import Any
 
 from contextfs import clock
 from contextfs.config import check_keys
-from contextfs.document import decode, parse
+from contextfs.document import as_content, decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import assess
@@ -326,7 +326,7 @@ def cleanup(
         for path, kind in plans.items():
             rendered, _ = _consolidate(ctx, path, kind, groups if kind == "lesson" else [])
             if rendered is not None:
-                ctx.write(path, rendered)
+                ctx.write(path, as_content(path, rendered))
     access.flush()
     after = ctx.git.head()
     report.commit = after if after != head else None

@@ -31,7 +31,9 @@ __all__ = ["demo", "evolve"]
 
 _llm_option = click.option(
     "--llm", "llm_spec", envvar="CONTEXTFS_LLM", default=None, metavar="PROVIDER:MODEL",
-    help="LangChain model via init_chat_model, e.g. openai:gpt-4o-mini (env CONTEXTFS_LLM).",
+    help="A LangChain chat model via init_chat_model, e.g. openai:gpt-4o-mini, ollama:llama3.1, or "
+         "huggingface:MODEL_ID (runs locally); python:MODULE:NAME uses a model your code builds "
+         "(env CONTEXTFS_LLM).",
 )
 _json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
@@ -89,8 +91,9 @@ def complete(ctx: ContextManager, task: str, result: str, failed: bool, archive_
 
 @evolve.command("summarize")
 @click.argument("paths", nargs=-1)
-@click.option("--all", "all_files", is_flag=True, help="Every markdown file, not only stale ones.")
-@click.option("--dry-run", is_flag=True, help="List the files that would be summarized.")
+@click.option("--all", "all_files", is_flag=True,
+              help="Redo every summary contextfs wrote, not only stale ones (a person's are kept).")
+@click.option("--dry-run", is_flag=True, help="List the files that would be summarized; write nothing.")
 @_llm_option
 @_json_option
 @translate_errors
@@ -99,7 +102,8 @@ def summarize_cmd(ctx: ContextManager, paths: tuple[str, ...], all_files: bool, 
                   llm_spec: str | None, as_json: bool) -> None:
     """Write abstract/overview frontmatter (extractive without --llm).
 
-    Without PATHS, summarizes every file whose body changed since its summary.
+    Without PATHS, summarizes every file whose body changed since its summary (a summary a
+    person wrote is kept); named PATHS are summarized whatever they hold.
 
     \b
     Example:
@@ -107,12 +111,7 @@ def summarize_cmd(ctx: ContextManager, paths: tuple[str, ...], all_files: bool, 
       contextfs evolve summarize --dry-run
     """
     llm = resolve_llm(llm_spec)
-    if paths:
-        if dry_run:
-            raise EvolveError("--dry-run lists stale files; drop the paths or drop --dry-run")
-        done = [summarize(ctx, p, llm=llm) for p in paths]
-    else:
-        done = summarize_all(ctx, llm=llm, stale_only=not all_files, dry_run=dry_run)
+    done = summarize_all(ctx, llm=llm, stale_only=not all_files, dry_run=dry_run, paths=list(paths) or None)
 
     def text(items: list[Any]) -> str:
         if not items:
@@ -168,8 +167,17 @@ def compact_cmd(ctx: ContextManager, session_id: str | None, file_path: str | No
 
 
 def _report_text(r: CleanupReport) -> str:
-    head = "dry run: would" if r.dry_run else "done:"
-    lines = [f"{head} {len(r.actions)} action(s) (cutoff {r.cutoff})"]
+    counts = {kind: sum(1 for a in r.actions if a.kind == kind) for kind in ("archive", "merge")}
+    planned = ", ".join(f"{verb} {counts[kind]} {noun}{'s' if counts[kind] != 1 else ''}"
+                        for kind, verb, noun in (("archive", "archive", "file"), ("merge", "merge", "lesson group"))
+                        if counts[kind])
+    if not r.actions:
+        head = f"nothing to do: no file has gone unread since {r.cutoff} and no lessons repeat each other"
+    elif r.dry_run:
+        head = f"dry run, nothing written: would {planned} (files unread since {r.cutoff})"
+    else:
+        head = f"done: {planned.replace('archive', 'archived').replace('merge', 'merged')}"
+    lines = [head]
     for a in r.actions:
         lines.append(f"  {a.kind} {a.path}" + (f" -> {a.to}" if a.to else "") + f"  [{a.reason}]")
     if r.commit:
@@ -235,5 +243,6 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     track_access(ctx)
     done = summarize(ctx, "project/glossary.md")
     report = cleanup(ctx, older_than_days=30, dry_run=True)
-    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: "
-        f"{len(report.actions)} action(s), access times start now in {ctx.state.file(ACCESS_FILE)}")
+    plan = f"would archive {len(report.actions)} file(s)" if report.actions else "nothing to archive yet"
+    say(f"summarize project/glossary.md offline ({done.summary_by}); cleanup --dry-run: {plan}, since "
+        f"reads are recorded from now on (in {ctx.state.file(ACCESS_FILE)})")

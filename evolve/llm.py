@@ -10,16 +10,19 @@ lesson".
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from contextfs.errors import EvolveError
+from contextfs.errors import EvolveError, MissingExtraError
+from contextfs.extras import require
+from contextfs.fixes import Fix
 
 from .parsing import message_text
 
-__all__ = ["AsyncModel", "LanguageModel", "NO_MODEL_HINT", "SyncModel", "ask", "require_model", "resolve_llm", "run_sync"]
+__all__ = ["AsyncModel", "LanguageModel", "SyncModel", "ask", "require_model", "resolve_llm", "run_sync"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -43,36 +46,62 @@ class SyncModel(Protocol):
 #: messages to an answer (a message, a string, or anything with ``content``).
 LanguageModel = AsyncModel | SyncModel | Callable[[Any], Any]
 
-NO_MODEL_HINT = (
-    "pass a LangChain chat model (EvolvingAgent(ctx, llm=...)) or use --llm provider:model, "
-    "e.g. --llm anthropic:claude-sonnet-4-5 after pip install 'contextfs-git[llm]' langchain-anthropic"
-)
+def require_model(llm: LanguageModel | None, step: str, *, offline: str | None = None) -> None:
+    """Refuse a step that needs judgment when no model is configured (never pretend).
 
-
-def require_model(llm: LanguageModel | None, step: str) -> None:
-    """Refuse a step that needs judgment when no model is configured (never pretend)."""
+    ``offline`` names the fix (a :class:`~contextfs.fixes.Fix` action) that does the part of
+    the step that needs no model, when there is one; else the fix says how to give a model.
+    """
     if llm is None:
-        raise EvolveError(f"{step} needs a language model and none is configured; nothing was written; {NO_MODEL_HINT}")
+        raise EvolveError(f"{step} needs a language model and none is configured; nothing was written",
+                          fix=Fix(offline or "model"))
+
+
+_PYTHON = "python:"
+
+
+def _model_object(target: str) -> LanguageModel:
+    """The model named by ``module:attribute`` (a chat model, or a function from messages to text)."""
+    module_name, sep, attribute = target.partition(":")
+    if not sep or not module_name or not attribute:
+        raise EvolveError(f"--llm python:{target!r} is not python:MODULE:NAME; write e.g. python:mymodels:local_model")
+    try:
+        value: Any = importlib.import_module(module_name)
+        for part in attribute.split("."):
+            value = getattr(value, part)
+    except ImportError as exc:
+        raise EvolveError(f"--llm python:{target} cannot import {module_name!r} ({exc}); install it or add "
+                          "its folder to PYTHONPATH") from None
+    except AttributeError:
+        raise EvolveError(f"--llm python:{target}: {module_name} has no {attribute!r}; name a chat model "
+                          "or a function in it") from None
+    if not isinstance(value, (AsyncModel, SyncModel)) and not callable(value):
+        raise EvolveError(f"--llm python:{target} is a {type(value).__name__}, not a chat model or a function; "
+                          "name a LangChain chat model or a function from messages to text")
+    return value
 
 
 def resolve_llm(spec: str | None) -> LanguageModel | None:
-    """A chat model for ``provider:model`` via LangChain's ``init_chat_model``.
+    """A chat model for ``provider:model`` via LangChain's ``init_chat_model``, or the
+    object ``python:module:attribute`` names (a model your code builds: a local one, a
+    scripted one).
 
     >>> resolve_llm(None) is None
     True
     """
     if not spec:
         return None
+    if spec.startswith(_PYTHON):
+        return _model_object(spec[len(_PYTHON):])
     provider, sep, model = spec.partition(":")
     if not sep or not provider.strip() or not model.strip():
         raise EvolveError(f"--llm {spec!r} is not provider:model; write e.g. openai:gpt-4o-mini or ollama:llama3.1")
-    try:  # 'langchain' is the optional [llm] extra: imported only when a model is asked for
-        from langchain.chat_models import init_chat_model
-    except ImportError:
-        raise EvolveError(
-            "--llm needs the 'langchain' package for init_chat_model; "
-            f"pip install 'contextfs-git[llm]' langchain-{provider.strip().lower()}"
-        ) from None
+    # 'langchain' is the optional [llm] extra: imported only when a model is asked for.
+    try:
+        init_chat_model = require("langchain.chat_models", "llm").init_chat_model
+    except MissingExtraError as exc:
+        # The model needs its provider's package as well: one pip line installs both.
+        raise MissingExtraError(f"{exc} langchain-{provider.strip().lower()}", name=exc.name) from None
     try:
         return init_chat_model(model.strip(), model_provider=provider.strip())
     except ImportError as exc:

@@ -4,17 +4,21 @@ The scoped-context tiers show a file at these levels when its body does not fit.
 summary records the git blob id of the body it describes (``summary_of``), so
 ``summarize_all(stale_only=True)`` redoes exactly the files whose body changed since.
 Hand-written summaries (an ``abstract`` and ``overview`` without ``summary_of``) are
-left alone unless ``stale_only=False``.
+left alone, even by ``stale_only=False``; naming a file in ``paths`` redoes it anyway.
 
 With a model the summaries are written by it; without one they are extractive (first
 heading and leading sentences, the same deterministic rule the tiers use), and
-``summary_by`` says which, so nobody mistakes one for the other.
+``summary_by`` says which, so nobody mistakes one for the other. A file that is a log of
+records — a heading per item, each followed only by ``- field: value`` lines, as decision
+logs and lesson files are — is summarized by its item headings instead, since its first
+sentence is one field of one item.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from contextfs import paths
@@ -22,14 +26,14 @@ from contextfs.document import Document, blob_version, decode, parse
 from contextfs.errors import ContextFSError, EvolveError
 from contextfs.manager import ContextManager
 from contextfs.poisoning import assess
-from contextfs.scopes.tiers import extract_abstract, extract_overview
+from contextfs.scopes.tiers import clip, extract_abstract, extract_overview
 from contextfs.tokens import get_counter
 
 from . import prompts
 from .llm import LanguageModel, ask, run_sync
 from .parsing import extract_json
 
-__all__ = ["Summary", "body_hash", "is_stale", "summarize", "summarize_all"]
+__all__ = ["Summary", "body_hash", "is_stale", "record_headings", "summarize", "summarize_all"]
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +41,8 @@ log = logging.getLogger(__name__)
 MAX_INPUT_TOKENS = 6000
 _MAX_ABSTRACT = 240
 _MAX_OVERVIEW = 1500
+_ITEM_HEADING = re.compile(r"#{2,4}[ \t]+(\S.*?)[ \t]*#*")
+_FIELD_LINE = re.compile(r"[-*][ \t]+[A-Za-z_][\w-]*[ \t]*:.*")
 
 
 @dataclass(frozen=True)
@@ -66,8 +72,33 @@ def is_stale(doc: Document) -> bool:
     return recorded != body_hash(doc.body)
 
 
+def _is_person_summary(doc: Document) -> bool:
+    meta = doc.metadata
+    return bool(str(meta.get("abstract") or "").strip() and str(meta.get("overview") or "").strip()
+                and meta.get("summary_of") is None)
+
+
+def record_headings(body: str) -> list[str]:
+    """The item headings of a log of records (two or more headings, every line under each
+    a ``- field: value`` line or blank), else []."""
+    headings: list[str] = []
+    for line in body.splitlines():
+        stripped = line.strip()
+        heading = _ITEM_HEADING.fullmatch(stripped)
+        if heading:
+            headings.append(heading.group(1))
+        elif stripped and headings and not _FIELD_LINE.fullmatch(stripped):
+            return []
+    return headings if len(headings) >= 2 else []
+
+
 def _extractive(doc: Document) -> tuple[str, str]:
     title = doc.metadata.get("title") if isinstance(doc.metadata.get("title"), str) else None
+    items = record_headings(doc.body)
+    if items:
+        head = title or doc.title
+        return (clip(f"{head}: {'; '.join(items)}", 30),
+                clip(f"{head}, {len(items)} entries: {'; '.join(items)}", 100))
     abstract = extract_abstract(doc.body, title) or doc.title
     overview = extract_overview(doc.body, title) or abstract
     return abstract, overview
@@ -138,22 +169,26 @@ def _markdown_files(ctx: ContextManager) -> list[str]:
 
 
 def summarize_all(
-    ctx: ContextManager, *, llm: LanguageModel | None = None, stale_only: bool = True, dry_run: bool = False
+    ctx: ContextManager, *, llm: LanguageModel | None = None, stale_only: bool = True, dry_run: bool = False,
+    paths: Sequence[str] | None = None,
 ) -> list[Summary]:
-    """Summarize every markdown file (or only stale ones); all in one commit.
+    """Summarize every markdown file (or only stale ones), or just ``paths``; one commit.
 
-    Every model call happens before the commit; one failure writes nothing.
+    ``stale_only=False`` redoes every summary the library wrote, never a person's; files
+    named in ``paths`` are summarized whatever they hold. ``dry_run`` lists the files
+    without summarizing them. Every model call happens before the commit; one failure
+    writes nothing.
     """
     docs = []
-    for rel in _markdown_files(ctx):
+    for rel in paths if paths is not None else _markdown_files(ctx):
         try:
             doc = _peek(ctx, rel)
         except ContextFSError as exc:  # an unreadable file must not stop the others
+            if paths is not None:
+                raise
             log.warning("skipping %s: %s", rel, exc)
             continue
-        if not doc.body.strip():
-            continue
-        if not stale_only or is_stale(doc):
+        if paths is not None or doc.body.strip() and not _is_person_summary(doc) and (not stale_only or is_stale(doc)):
             docs.append(doc)
     if dry_run:
         return [Summary(d.path, "", "", "pending", body_hash(d.body)) for d in docs]

@@ -4,7 +4,8 @@
   views, memory tiers and topics, built from the one tool table (:func:`all_specs`) that
   the MCP server uses too; :class:`ContextRetriever` is a LangChain retriever.
 - :class:`MemoryToolAdapter`: Anthropic's client-side memory tool on a context folder
-  (the SDK's abstract memory tool when the ``anthropic`` extra is installed).
+  (the SDK's abstract memory tool when the ``anthropic`` extra is installed);
+  :class:`AsyncMemoryToolAdapter` the same for async tool runners (needs the extra).
 - ``contextfs.integrations.langgraph_store.ContextStore`` (extra ``langgraph``) and
   ``contextfs.integrations.mcp_server.build_server`` (extra ``mcp``) import their
   optional packages, so they are not imported here; a missing extra gives an install hint.
@@ -12,12 +13,24 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from contextfs.lazy import exports
+
 from .langchain_retriever import ContextRetriever
 from .langchain_tools import ContextToolkit, make_tools
 from .memory_tool import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
 from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
 
+if TYPE_CHECKING:
+    from .memory_tool_async import AsyncMemoryToolAdapter
+
+# The async adapter needs the anthropic extra: imported on first use, so this package
+# imports without it.
+__getattr__, __dir__ = exports(__name__, {"AsyncMemoryToolAdapter": ".memory_tool_async"})
+
 __all__ = [
+    "AsyncMemoryToolAdapter",
     "ContextRetriever",
     "ContextToolkit",
     "GROUPS",

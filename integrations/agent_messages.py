@@ -57,7 +57,7 @@ ROLES = {
     "function": "tool",
     "system": "system",
 }
-_SPEAKER = re.compile(r"^[^\x00-\x1f\x7f:]{1,64}$")
+_SPEAKER = re.compile(r"^[^\x00-\x1f\x7f:]{1,64}\Z")
 #: Where a shortened message's full text is, so the model can fetch it.
 _CUT = (
     "\n[... cut to fit the prompt: {shown} of {total} tokens shown; the whole message is in the conversation "

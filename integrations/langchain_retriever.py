@@ -6,7 +6,9 @@ then read contextfs without knowing about it: each search hit becomes a
 so an answer can cite the file and a later write can pass the version back as
 ``expected_version``. A hit on a conversation turn (``sessions/*.jsonl``) is that one
 message, not the session's whole log: its metadata adds the line, who said it, in which
-role and session, and when.
+role and session, and when. A hit that is not trusted, or whose text, title or name
+reads as an instruction, comes back fenced as quoted data with its source (its title
+inside the fence), like every other answer an agent gets.
 
 >>> retriever = ContextRetriever(ctx, k=3, folder="project")       # doctest: +SKIP
 >>> retriever.invoke("which database do we use?", k=1)              # doctest: +SKIP
@@ -15,6 +17,7 @@ role and session, and when.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.callbacks import CallbackManagerForRetrieverRun
@@ -24,6 +27,8 @@ from pydantic import ConfigDict, Field
 
 from contextfs import ContextManager
 from contextfs.errors import InvalidArgumentError
+from contextfs.fencing import flags, name_flags
+from contextfs.poisoning import render_untrusted
 from contextfs.turns import session_of, turn_at
 
 if TYPE_CHECKING:
@@ -71,7 +76,11 @@ class ContextRetriever(BaseRetriever):
             raise InvalidArgumentError(f"k must be a whole number from 1 to 100, not {k!r}; pass e.g. k=4")
         folder = kwargs.get("folder", self.folder)
         whole_body = bool(kwargs.get("whole_body", self.whole_body))
-        filters = {**self.filters, **(kwargs.get("filters") or {})}
+        extra = kwargs.get("filters") or {}
+        if not isinstance(extra, Mapping) or not all(isinstance(key, str) for key in extra):
+            raise InvalidArgumentError(f"filters must be a mapping of filter names to values, not {type(extra).__name__}; "
+                                       "pass e.g. filters={'tags': ['ops']}")
+        filters = {**self.filters, **extra}
         hits = self.ctx.search(query, path=folder, limit=k, **filters)
         docs: list[Document] = []
         for hit in hits:
@@ -108,4 +117,12 @@ class ContextRetriever(BaseRetriever):
             content = body
         else:
             content = hit.snippet or self.ctx.read(hit.path) or ""
+        # Retrieved text that is untrusted, or whose text, title or name reads as an
+        # instruction, is quoted as data with its source (the title moves inside the fence).
+        title = metadata["title"]
+        reasons = tuple(dict.fromkeys([*flags(content), *flags(title or ""), *name_flags(hit.path)]))
+        if metadata["trust"] != "trusted" or reasons:
+            shown = f"title: {title}\n{content}" if title else content
+            content = render_untrusted(shown, f"{metadata['source']}, trust {metadata['trust']}", reasons=reasons)
+            metadata["title"] = None
         return Document(page_content=content, metadata=metadata)

@@ -27,29 +27,26 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidArgumentError
+from contextfs.extras import require
 
-from . import store_names
-from .store_index import Embedder, ItemIndex, cosine, query_words
+require("langgraph.store.base", "langgraph")  # the optional extra: its install line when missing
+from langgraph.store.base import (  # noqa: E402 - after the check above
+    BaseStore,
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
 
-try:
-    from langgraph.store.base import (
-        BaseStore,
-        GetOp,
-        IndexConfig,
-        Item,
-        ListNamespacesOp,
-        Op,
-        PutOp,
-        Result,
-        SearchItem,
-        SearchOp,
-    )
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "contextfs.integrations.langgraph_store needs LangGraph; install it with "
-        "pip install 'contextfs-git[langgraph]'"
-    ) from exc
+from . import store_names  # noqa: E402
+from .store_index import Embedder, ItemIndex, cosine, query_words  # noqa: E402
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -188,10 +185,14 @@ class ContextStore(BaseStore):
 
     @staticmethod
     def _render(value: Mapping[str, Any]) -> tuple[str, str]:
-        """(layout, body): a string ``content`` as prose, the rest as a JSON block."""
+        """(layout, body): a string ``content`` as prose, the rest as a JSON block.
+
+        A float NaN or infinity is written as Python's json module writes it (``NaN``,
+        ``Infinity``) and read back as the same float, as LangGraph's own stores keep it.
+        """
         try:
             rest_json = json.dumps({k: v for k, v in value.items() if k != "content"}, ensure_ascii=False,
-                                   indent=2, allow_nan=False)
+                                   indent=2)
         except (TypeError, ValueError) as exc:
             raise InvalidArgumentError(f"the value is not JSON-serializable ({exc}); store strings, numbers, "
                                        "booleans, None, lists and dicts") from None
@@ -200,7 +201,7 @@ class ContextStore(BaseStore):
             if len(value) == 1:
                 return "content", content
             return "content+json", f"{content}\n\n{_FENCE}{rest_json}{_END}"
-        whole = json.dumps(dict(value), ensure_ascii=False, indent=2, allow_nan=False)
+        whole = json.dumps(dict(value), ensure_ascii=False, indent=2)
         return "json", f"{_FENCE}{whole}{_END}"
 
     # ------------------------------------------------------------------ ops
@@ -254,6 +255,9 @@ class ContextStore(BaseStore):
         if not op.namespace:
             raise InvalidArgumentError("the namespace is empty; put items under a namespace such as ('users', '42')")
         rel = self._path(op.namespace, op.key)
+        # Keys and labels reach the tree encoded (base32), where the commit gate cannot read
+        # them; the write gate judges them as given.
+        self.ctx.guard().check_names([op.key, *op.namespace], what="a store key or namespace label")
         if op.value is not None:
             if not isinstance(op.value, Mapping) or not all(isinstance(k, str) for k in op.value):
                 raise InvalidArgumentError("a store value must be a dict with string keys; pass e.g. {'text': '...'}")
@@ -279,7 +283,7 @@ class ContextStore(BaseStore):
                     own["namespace"] = list(op.namespace)
                 if store_names.is_hashed(rel.rsplit("/", 1)[1][:-3]):
                     own["key"] = op.key
-                self.ctx.write(rel, body, {"langgraph": own})
+                self.ctx.write(rel, as_content(rel, body), {"langgraph": own})
         if self._index.semantic:
             stored = [s for s in (self._load(rel) for rel, op in puts.items() if op.value is not None) if s]
             self._index.vectors([(s.rel, s.version, s.value, s.index) for s in stored], embed)

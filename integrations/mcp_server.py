@@ -6,7 +6,10 @@ LangChain tools come from: same names, descriptions, argument bounds (they land 
 tool's JSON schema) and groups. Each tool carries MCP annotations (read-only,
 destructive, idempotent; never open-world). A refused call is a result with
 ``isError: true`` whose text is the message and its fix; the conversion from
-:class:`~contextfs.ContextFSError` happens in one place, :func:`_as_function`.
+:class:`~contextfs.ContextFSError` happens in one place, :func:`_as_function`, and
+arguments that do not fit a tool's schema are answered in the same words as the
+LangChain tools answer them (:func:`_checked_tool_class`). The server reports the
+installed contextfs version.
 
 Resources help clients that preload context: ``contextfs://scope/{scope}`` is the packed
 view of a scope within the default budget, ``contextfs://scope/subtask/{subtask}`` one
@@ -18,6 +21,7 @@ command can say how to install it when it is missing.
 
 from __future__ import annotations
 
+import importlib.metadata
 import inspect
 import logging
 import operator
@@ -25,13 +29,17 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
-from pydantic import Field
+from pydantic import Field, ValidationError
 
+import contextfs
 from contextfs.cliutil import open_manager, translate_errors
 from contextfs.errors import ContextFSError
+from contextfs.extras import require
 from contextfs.fixes import speaking
 
-from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
+from .langchain_tools import validation_message
+from .tool_output import seal
+from .toolkit import GROUPS, Toolkit, ToolSpec, all_specs, refusal, select_specs
 from .tools_scopes import scoped_view, view_header
 from .tools_topics import ListTopicsArgs
 
@@ -45,7 +53,6 @@ __all__ = ["DEFAULT_MCP_ACTOR", "build_server", "load_server_class", "mcp"]
 log = logging.getLogger(__name__)
 
 DEFAULT_MCP_ACTOR = "agent:mcp"
-_INSTALL_HINT = "the MCP server needs the 'mcp' package (2.x); install it with pip install 'contextfs-git[mcp]'"
 _INSTRUCTIONS = (
     "Context for this project lives in a tree of markdown files, versioned by git. Start with "
     "get_scoped_context, search before you write, read the file you change, keep facts in "
@@ -55,13 +62,41 @@ _INSTRUCTIONS = (
 
 
 def load_server_class() -> type[MCPServer]:
-    """``mcp.server.mcpserver.MCPServer`` (mcp 2.x), or an ImportError with the install hint."""
+    """``mcp.server.mcpserver.MCPServer`` (mcp 2.x), or MissingExtraError with the install line."""
+    server_class: type[MCPServer] = require("mcp.server.mcpserver", "mcp").MCPServer
+    return server_class
+
+
+def _version() -> str:
+    """The installed distribution's version, which the server reports to its clients."""
     try:
-        # The optional 'mcp' extra: imported only to serve.
-        from mcp.server.mcpserver import MCPServer
-    except ImportError as exc:
-        raise ImportError(_INSTALL_HINT) from exc
-    return MCPServer
+        return importlib.metadata.version("contextfs-git")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree without installing
+        return contextfs.__version__
+
+
+def _checked_tool_class(specs: dict[str, ToolSpec[Any]]) -> Any:
+    """MCP's Tool, with the arguments checked against the spec before MCP's own check.
+
+    A call whose arguments do not fit the schema is answered in the tools' own words
+    (:func:`~contextfs.integrations.langchain_tools.validation_message`: which argument,
+    why, and to call again), as the LangChain tools answer it, instead of pydantic's
+    report with its documentation links.
+    """
+    from mcp.server.mcpserver.exceptions import ToolError  # the optional 'mcp' extra
+    from mcp.server.mcpserver.tools import Tool  # the optional 'mcp' extra
+
+    class CheckedTool(Tool):
+        async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+            spec = specs.get(self.name)
+            if spec is not None:
+                try:
+                    spec.args.model_validate(self.fn_metadata.pre_parse_json(arguments))
+                except ValidationError as exc:
+                    raise ToolError(validation_message(exc)) from None
+            return await super().run(arguments, context, convert_result)
+
+    return CheckedTool
 
 
 def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
@@ -89,7 +124,7 @@ def _as_function(kit: Toolkit, spec: ToolSpec[Any]) -> Any:
             return kit.call(spec, spec.args(**kwargs))
         except ContextFSError as exc:
             log.info("tool %s refused: %s", spec.name, exc)
-            raise ToolError(str(exc)) from exc
+            raise ToolError(refusal(exc)) from exc
 
     call.__name__ = spec.name
     call.__doc__ = spec.description
@@ -120,9 +155,9 @@ def build_server(
 
     specs = select_specs(groups, allow_write=allow_write, allow_delete=allow_delete)
     kit = Toolkit(ctx, actor=actor, session=session, default_actor=DEFAULT_MCP_ACTOR)
-    server = server_cls(name="contextfs", instructions=_INSTRUCTIONS, log_level="WARNING")
-    for spec in specs:
-        server.add_tool(
+    tool_class = _checked_tool_class({spec.name: spec for spec in specs})
+    tools = [
+        tool_class.from_function(
             _as_function(kit, spec),
             name=spec.name,
             title=spec.name.replace("_", " ").capitalize(),
@@ -135,6 +170,10 @@ def build_server(
             ),
             structured_output=False,
         )
+        for spec in specs
+    ]
+    server = server_cls(name="contextfs", version=_version(), instructions=_INSTRUCTIONS, log_level="WARNING",
+                        tools=tools)
 
     @server.resource("contextfs://scope/{scope}", name="scoped-view", mime_type="text/markdown",
                      description="The packed context of a scope (project, task or subtask) within 4000 tokens.")
@@ -153,8 +192,8 @@ def build_server(
             with speaking("tools"):
                 view = scoped_view(ctx, scope, subtask)
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
-        return f"{view_header(view)}\n{view.text}"
+            raise ResourceError(refusal(exc)) from exc
+        return seal(f"{view_header(view)}\n{view.text}", f"the {scope} view")
 
     @server.resource("contextfs://topics", name="topic-index", mime_type="text/markdown",
                      description="Every topic with its status, size and one-line summary.")
@@ -162,7 +201,7 @@ def build_server(
         try:
             return kit.call(_spec("list_topics"), ListTopicsArgs())
         except ContextFSError as exc:
-            raise ResourceError(str(exc)) from exc
+            raise ResourceError(refusal(exc)) from exc
 
     return server
 
@@ -189,10 +228,7 @@ def mcp(click_ctx: click.Context, groups: tuple[str, ...], read_only: bool, allo
     """
     if read_only and allow_delete:
         raise click.UsageError("--read-only and --allow-delete exclude each other; pick one")
-    try:
-        load_server_class()
-    except ImportError as exc:
-        raise click.ClickException(str(exc)) from None
+    load_server_class()  # a missing extra is a MissingExtraError: one line naming the install command
     ctx = open_manager(click_ctx, index=True)
     server = build_server(ctx, groups=groups or None, allow_write=not read_only, allow_delete=allow_delete,
                           actor=actor, session=ctx.session)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from contextfs.document import as_content
 from contextfs.errors import ContentError, ContextFSError, InvalidPathError
 
 from .tool_output import as_data
@@ -58,13 +59,35 @@ class MemoryPaths:
                 continue
             if name == "..":
                 if not parts:
-                    raise InvalidPathError(f"Path {_shown(virtual)} would escape the {VIRTUAL_ROOT} directory; {_EXAMPLE}")
+                    raise InvalidPathError(f"Path {virtual} would escape {VIRTUAL_ROOT} directory; {_EXAMPLE}")
                 parts.pop()
                 continue
             parts.append(name)
         rel = "/".join([self.folder, *parts])
+        self._refuse_links(virtual, rel)
         self.ctx.exists(rel)  # the core gate, for every command before anything is touched
         return rel
+
+    def _refuse_links(self, virtual: str, rel: str) -> None:
+        """A path through a symbolic link is refused, said as the SDK says it for a link that
+        leads out; one that stays inside is refused too, since contextfs follows no link."""
+        parts = rel.split("/")
+        for i in range(len(self.folder.split("/")), len(parts) + 1):
+            kind = self.ctx.files.kind("/".join(parts[:i]))
+            if kind is None:
+                return  # nothing below a missing entry exists
+            if kind == "link":
+                link = self.virtual("/".join(parts[:i]))
+                raise InvalidPathError(f"Path {_shown(virtual)} would escape {VIRTUAL_ROOT} directory: {link} is a "
+                                       f"symbolic link, and links are never followed; {_EXAMPLE}")
+
+    def ensure_folder(self) -> None:
+        """The memory folder, made owner-only (0700) when the adapter has to create it."""
+        if self.ctx.read_only or self.is_dir(self.folder):
+            return
+        for folder in self.missing_dirs(self.folder + "/x"):
+            self.ctx.files.mkdir(folder)
+            self.ctx.files.chmod(folder, 0o700)
 
     def virtual(self, rel: str) -> str:
         return VIRTUAL_ROOT + rel[len(self.folder):]
@@ -145,10 +168,10 @@ class MemoryPaths:
         return as_data(shown, virtual, trust="untrusted" if trust == "trusted" else trust)
 
     def create(self, rel: str, text: str) -> None:
-        self.ctx.create(rel, text)
+        self.ctx.create(rel, as_content(rel, text))  # stored as the model wrote it, as the SDK does
 
     def replace(self, rel: str, text: str) -> None:
-        self.ctx.write(rel, text)
+        self.ctx.write(rel, as_content(rel, text))
 
     def move(self, src: str, dst: str) -> None:
         """Rename; a file changing between markdown and another kind is rewritten in the new form."""
@@ -158,7 +181,7 @@ class MemoryPaths:
         content, _ = self.read(src)
         with self.ctx.transaction(f"memory-tool: rename {src} -> {dst}", op="move"):
             self.ctx.move(src, dst)
-            self.ctx.write(dst, content)
+            self.ctx.write(dst, as_content(dst, content))
 
 
 def _shown(value: str) -> str:

@@ -30,7 +30,7 @@ from contextfs.errors import ContextFSError
 from contextfs.fixes import speaking
 
 from .memory_paths import VIRTUAL_ROOT, MemoryPaths
-from .tool_output import check_text_args
+from .tool_output import check_text_args, seal, seal_refusal
 
 if TYPE_CHECKING:
     from anthropic.types.beta import BetaCacheControlEphemeralParam, BetaMemoryTool20250818Param
@@ -59,6 +59,7 @@ _LINE_WIDTH = 6
 _COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 _FILE_MODE = 0o600
 _DIR_MODE = 0o700
+_MAX_LINES = 999_999  # the SDK's view limit
 
 
 class MemoryToolError(ContextFSError, _SDKToolError):
@@ -88,6 +89,7 @@ class MemoryToolAdapter(_Base):
         self.folder = self.paths.folder
         self._actor = actor
         self.session = session
+        self.paths.ensure_folder()  # as the SDK's tool makes its folder: there, owner-only
 
     @property
     def actor(self) -> str:
@@ -111,13 +113,41 @@ class MemoryToolAdapter(_Base):
         name = _arg(command, "command")
         if name not in _COMMANDS:
             raise MemoryToolError(f"Unknown command {name!r}; use one of {', '.join(_COMMANDS)}")
+        return self._command(name, command)
+
+    def _command(self, name: str, command: Any) -> str:
+        """Every command's one path, whether the runner calls it through :meth:`execute` or a
+        caller calls ``view``/``create``/... directly (as the SDK's own tests do): the
+        adapter's actor and session, fixes in the tool's terms, refusals as MemoryToolError.
+        Answers and refusals quote paths and file lines, so both leave sealed."""
         try:
             with speaking("memory-tool"), self.ctx.provenance(actor=self.actor, session=self.session):
-                return getattr(self, name)(command)
-        except MemoryToolError:
-            raise
+                answer: str = getattr(self, f"_{name}")(command)
+        except MemoryToolError as exc:
+            raise MemoryToolError(seal_refusal(str(exc), f"a refused {name} command, quoting its input")) from exc
         except ContextFSError as exc:
-            raise MemoryToolError(self.paths.in_tool_terms(exc)) from exc
+            raise MemoryToolError(seal_refusal(self.paths.in_tool_terms(exc),
+                                               f"a refused {name} command, quoting its input")) from exc
+        return seal(answer, f"the memory tool's {name} answer")
+
+    # The SDK's command methods, each through _command.
+    def view(self, command: Any) -> str:
+        return self._command("view", command)
+
+    def create(self, command: Any) -> str:
+        return self._command("create", command)
+
+    def str_replace(self, command: Any) -> str:
+        return self._command("str_replace", command)
+
+    def insert(self, command: Any) -> str:
+        return self._command("insert", command)
+
+    def delete(self, command: Any) -> str:
+        return self._command("delete", command)
+
+    def rename(self, command: Any) -> str:
+        return self._command("rename", command)
 
     def run(self, command: Mapping[str, Any]) -> str:
         """Like :meth:`execute`, but a refusal comes back as ``Error: ...`` text (for plain use)."""
@@ -135,19 +165,19 @@ class MemoryToolAdapter(_Base):
             return ToolMessage(content=f"Error: {exc}", tool_call_id=call_id, name="memory", status="error")
 
     # ------------------------------------------------------------------ commands
-    def view(self, command: Any) -> str:
+    def _view(self, command: Any) -> str:
         virtual = _text(command, "path")
         rel = self.paths.rel(virtual)
         view_range = _arg(command, "view_range")
         if self.paths.is_dir(rel) or rel == self.folder:
-            if view_range is not None:
-                raise MemoryToolError(f"view_range only applies to files, and {virtual} is a directory; view it without one")
-            return self._view_dir(virtual, rel)
+            return self._view_dir(virtual, rel)  # a range has no meaning here: ignored, as by the SDK
         if not self.ctx.exists(rel):
             raise MemoryToolError(f"The path {virtual} does not exist. Please provide a valid path.")
         content, trust = self.paths.read(rel)
         lines = content.split("\n")
-        start, end = _line_range(view_range, len(lines), virtual)
+        if len(lines) > _MAX_LINES:
+            raise MemoryToolError(f"File {virtual} exceeds maximum line limit of 999,999 lines.")
+        start, end = _line_range(view_range, len(lines))
         numbered = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{lines[n - 1]}" for n in range(start, end + 1))
         return f"Here's the content of {virtual} with line numbers:\n" + self.paths.as_data(numbered, virtual, trust, content)
 
@@ -161,7 +191,7 @@ class MemoryToolAdapter(_Base):
         header = f"Here're the files and directories up to 2 levels deep in {shown}, excluding hidden items:"
         return header + "\n" + "\n".join(lines)
 
-    def create(self, command: Any) -> str:
+    def _create(self, command: Any) -> str:
         virtual = _text(command, "path")
         text = _text(command, "file_text", allow_empty=True)
         rel = self.paths.rel(virtual)
@@ -174,7 +204,7 @@ class MemoryToolAdapter(_Base):
         self._secure(rel, made)
         return f"File created successfully at: {virtual}"
 
-    def str_replace(self, command: Any) -> str:
+    def _str_replace(self, command: Any) -> str:
         virtual = _text(command, "path")
         old = _text(command, "old_str")
         new = _text(command, "new_str", allow_empty=True)
@@ -194,12 +224,15 @@ class MemoryToolAdapter(_Base):
             updated = content.replace(old, new, 1)
             self.paths.replace(rel, updated)
         self._secure(rel, [])
+        stored, trust = self.paths.read(rel)
         new_lines = updated.split("\n")
         first, last = max(0, changed_line - 2), min(len(new_lines), changed_line + 3)
         snippet = "\n".join(f"{str(n).rjust(_LINE_WIDTH)}\t{new_lines[n - 1]}" for n in range(first + 1, last + 1))
-        return "The memory file has been edited. Here is the snippet showing the change (with line numbers):\n" + snippet
+        # The lines come from the file: fenced exactly as `view` fences them.
+        return ("The memory file has been edited. Here is the snippet showing the change (with line numbers):\n"
+                + self.paths.as_data(snippet, virtual, trust, stored))
 
-    def insert(self, command: Any) -> str:
+    def _insert(self, command: Any) -> str:
         virtual = _text(command, "path")
         at = _arg(command, "insert_line")
         text = _text(command, "insert_text", allow_empty=True)
@@ -219,17 +252,17 @@ class MemoryToolAdapter(_Base):
         self._secure(rel, [])
         return f"The file {virtual} has been edited."
 
-    def delete(self, command: Any) -> str:
+    def _delete(self, command: Any) -> str:
         virtual = _text(command, "path")
         rel = self.paths.rel(virtual)
         if rel == self.folder:
             raise MemoryToolError(f"Cannot delete the {VIRTUAL_ROOT} directory itself")
         if not (self.paths.is_dir(rel) or self.ctx.exists(rel)):
             raise MemoryToolError(f"The path {virtual} does not exist")
-        entry = self.ctx.delete(rel)
-        return f"Successfully deleted {virtual} (kept in the context root's trash as {entry.id})"
+        self.ctx.delete(rel)  # into the root's trash; the answer is the SDK's, the trash is for people
+        return f"Successfully deleted {virtual}"
 
-    def rename(self, command: Any) -> str:
+    def _rename(self, command: Any) -> str:
         old_virtual, new_virtual = _text(command, "old_path"), _text(command, "new_path")
         src, dst = self.paths.rel(old_virtual), self.paths.rel(new_virtual)
         if src == self.folder:
@@ -247,8 +280,10 @@ class MemoryToolAdapter(_Base):
 
     def clear_all_memory(self) -> str:
         """Move everything under ``/memories`` to the trash (one commit); the SDK's reset."""
-        if self.ctx.list(self.folder):
-            self.ctx.delete(self.folder)
+        with self.ctx.provenance(actor=self.actor, session=self.session):
+            if self.ctx.list(self.folder):
+                self.ctx.delete(self.folder)
+            self.paths.ensure_folder()
         return "All memory cleared"
 
     # ------------------------------------------------------------------ helpers
@@ -289,20 +324,22 @@ def _text(command: Any, name: str, *, allow_empty: bool = False) -> str:
     return value
 
 
-def _line_range(view_range: Any, count: int, virtual: str) -> tuple[int, int]:
-    """``[start, end]`` (1-based, inclusive; ``end`` -1 means the last line) checked against the file."""
+def _line_range(view_range: Any, count: int) -> tuple[int, int]:
+    """The lines ``view_range`` shows, by the SDK's rule: ``[start, end]`` 1-based and
+    inclusive, ``end`` -1 for the last line, a start below 1 read as 1, lines past the end
+    simply absent (an empty view); a list of another length shows the whole file. What is
+    not a list of whole numbers is refused (the SDK's typed command refuses it, and its
+    tool would fail on it)."""
     if view_range is None:
         return 1, count
-    if (not isinstance(view_range, (list, tuple)) or len(view_range) != 2
+    if (not isinstance(view_range, (list, tuple))
             or not all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
         raise MemoryToolError(
             f"view_range must be two whole numbers [start, end] (end -1 for the last line), not {view_range!r}")
+    if len(view_range) != 2:
+        return 1, count
     start, end = view_range
-    end = count if end == -1 else end
-    if start < 1 or start > count or end < start:
-        raise MemoryToolError(f"view_range {list(view_range)} is outside {virtual}'s lines 1..{count}; "
-                              "pick a start within the file and an end after it (or -1)")
-    return start, min(end, count)
+    return max(1, start), count if end == -1 else min(end, count)
 
 
 def _size(n: int) -> str:

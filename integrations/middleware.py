@@ -41,6 +41,8 @@ from langchain_core.messages import (
 )
 from langchain_core.tools import BaseTool
 
+from contextfs.extras import require
+
 try:
     from langchain.agents.middleware import (
         AgentMiddleware,
@@ -53,11 +55,11 @@ try:
     from langgraph.graph.message import REMOVE_ALL_MESSAGES
     from langgraph.runtime import Runtime
     from langgraph.types import Command
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "contextfs.integrations.middleware needs LangChain's agents; install them with "
-        "pip install 'contextfs-git[agents]'"
-    ) from exc
+except ImportError:
+    # Without the extra, require() raises MissingExtraError with its pip line; any other
+    # failure of the import is its own.
+    require("langchain.agents.middleware", "agents")
+    raise
 
 from contextfs.evolve import EvolvingAgent, LanguageModel
 from contextfs.manager import ContextManager

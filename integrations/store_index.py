@@ -19,11 +19,13 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from langgraph.store.base import ensure_embeddings
-from langgraph.store.base.embed import get_text_at_path, tokenize_path
-
 from contextfs import text as contextfs_text
 from contextfs.errors import ConfigError
+from contextfs.extras import require
+
+require("langgraph.store.base", "langgraph")  # the optional extra: its install line when missing
+from langgraph.store.base import ensure_embeddings  # noqa: E402 - after the check above
+from langgraph.store.base.embed import get_text_at_path, tokenize_path  # noqa: E402
 
 __all__ = ["Embedder", "ItemIndex", "cosine", "query_words"]
 

@@ -33,8 +33,8 @@ __all__ = ["HASHED", "MAX_NAME", "decode", "encode_key", "encode_label", "is_has
 #: Longest folder or file stem this encoding produces (file names get ``.md`` on top).
 MAX_NAME = 100
 HASHED = "~~"
-_PLAIN_LABEL = re.compile(r"^[a-z0-9_-]{1,100}$")
-_PLAIN_KEY = re.compile(r"^[a-z0-9_-](?:[a-z0-9_.-]{0,98}[a-z0-9_-])?$")
+_PLAIN_LABEL = re.compile(r"^[a-z0-9_-]{1,100}\Z")
+_PLAIN_KEY = re.compile(r"^[a-z0-9_-](?:[a-z0-9_.-]{0,98}[a-z0-9_-])?\Z")
 _DEVICES = {"con", "prn", "aux", "nul"} | {f"{p}{i}" for p in ("com", "lpt") for i in range(10)}
 
 

@@ -2,12 +2,14 @@
 
 Everything a tool hands back that was *read* (a file body, a search snippet, a recalled
 memory, a topic summary) may carry instructions someone planted in it. The tools never
-return such text bare: each piece comes with the place it came from, and text that is
-marked ``trust: untrusted``/``quarantined`` in its frontmatter, or that the poisoning
-guard flags now, is fenced by :func:`contextfs.scopes.render_untrusted` as quoted data
-(scoped views come fenced from the packer, which counts the fences in the budget).
-Outputs longer than :data:`MAX_OUTPUT_CHARS` are cut with a marker the model can see and
-act on, so a huge file cannot crowd out the rest of the prompt unnoticed.
+return such text bare: each piece comes with the place it came from
+(:func:`contextfs.fencing.as_data`), and text that is marked ``trust: untrusted``/
+``quarantined`` in its frontmatter, or that the poisoning guard flags now, is fenced as
+quoted data (scoped views come fenced from the packer, which counts the fences in the
+budget). Then the whole answer is sealed (:func:`contextfs.fencing.seal`): names, titles,
+subjects and refusals that read as instructions are fenced too. Outputs longer than
+:data:`MAX_OUTPUT_CHARS` are cut with a marker the model can see and act on, so a huge
+file cannot crowd out the rest of the prompt unnoticed.
 """
 
 from __future__ import annotations
@@ -15,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from contextfs.errors import ContentError, InvalidArgumentError
-from contextfs.scopes import assess, render_untrusted
+from contextfs.fencing import as_data, seal, seal_refusal
 
-__all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "short_version"]
+__all__ = ["MAX_OUTPUT_CHARS", "as_data", "cap", "check_text_args", "seal", "seal_refusal", "short_version"]
 
 #: The longest answer a tool gives (characters); longer ones end with a visible marker.
 MAX_OUTPUT_CHARS = 20_000
@@ -33,21 +35,6 @@ def cap(text: str, limit: int = MAX_OUTPUT_CHARS, *, hint: str = "narrow the req
 
 def short_version(version: object) -> str:
     return str(version)[:12] if version else "-"
-
-
-def as_data(text: str, source: str, *, trust: object = "trusted", flagged: Iterable[str] = ()) -> str:
-    """Retrieved ``text`` for a prompt: a source line, then the text; fenced when untrusted.
-
-    Trust comes from two places and either one fences: what the file says about itself
-    (``trust`` other than ``trusted``, or reasons recorded in ``flagged``) and what the
-    guard finds in the text as it is now (a hand edit may have added an instruction).
-    """
-    verdict = assess(text)
-    reasons = tuple(dict.fromkeys([*flagged, *verdict.reasons]))
-    if trust in (None, "trusted") and not reasons:
-        return f"[from {source}]\n{text}"
-    label = source if trust in (None, "trusted") else f"{source}, trust {trust}"
-    return render_untrusted(text, label, reasons=reasons)
 
 
 def check_text_args(args: dict[str, object]) -> None:

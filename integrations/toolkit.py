@@ -27,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 from pydantic import BaseModel
 
 from contextfs.errors import ConfigError
+from contextfs.fencing import seal_refusal
 from contextfs.fixes import speaking
 
-from .tool_output import cap, check_text_args
+from .tool_output import cap, check_text_args, seal
 
 if TYPE_CHECKING:
     from contextfs import ContextManager
@@ -41,6 +42,7 @@ __all__ = [
     "Toolkit",
     "all_specs",
     "format_error",
+    "refusal",
     "select_specs",
 ]
 
@@ -55,9 +57,14 @@ A = TypeVar("A", bound=BaseModel)
 L = TypeVar("L")  # a layer object a toolkit keeps
 
 
+def refusal(exc: Exception) -> str:
+    """A refusal's message for a model, sealed: it may quote the request (a path, a name)."""
+    return seal_refusal(str(exc), "a refused call, quoting its arguments")
+
+
 def format_error(exc: Exception) -> str:
     """The text a model sees for a refused call: ``Error:`` then the message and its fix."""
-    return f"Error: {exc}"
+    return f"Error: {refusal(exc)}"
 
 
 @dataclass(frozen=True)
@@ -124,10 +131,10 @@ class Toolkit:
         check_text_args(args.model_dump())
         with speaking("tools"), self.writing():  # a refusal's fix names the tools, not Python calls
             out = spec.run(self, args)
-        return cap(out)
+        return cap(seal(out, f"the {spec.name} answer"))
 
 
-_SLUG = re.compile(r"^[a-z][a-z_]*$")
+_SLUG = re.compile(r"^[a-z][a-z_]*\Z")
 
 
 def all_specs() -> list[ToolSpec[Any]]:

@@ -59,7 +59,7 @@ def view_header(view: ContextView) -> str:
 
 def get_scoped(kit: Toolkit, a: ScopedArgs) -> str:
     view = scoped_view(kit.ctx, a.scope, a.subtask, a.budget, a.query, a.topic)
-    return f"{view_header(view)}\n{view.text}"
+    return f"{view_header(view)}\n{view.text}"  # sealed with every answer (Toolkit.call)
 
 
 SCOPE_TOOLS: list[ToolSpec[Any]] = [

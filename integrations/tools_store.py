@@ -144,12 +144,16 @@ def search(kit: Toolkit, a: SearchArgs) -> str:
         return f"No matches for {a.query!r}. Try other words or list_context to browse."
     parts = []
     for n, hit in enumerate(hits, 1):
-        head = f"{n}. {hit.path}"
-        if hit.title:
-            head += f" — {hit.title}"
-        head += f" (score {float(hit.score):.2f}, version {short_version(hit.version)})"
+        trust = hit.trust or "trusted"
+        title = " ".join(str(hit.title or "").split())
         snippet = " ".join(str(hit.snippet or "").split())
-        parts.append(head + ("\n" + as_data(snippet, hit.path, trust=hit.trust or "trusted") if snippet else ""))
+        head = f"{n}. {hit.path}"
+        if title and trust == "trusted":
+            head += f" — {title}"
+        elif title:
+            snippet = f"title: {title}\n{snippet}"  # a flagged file's title is its text: quoted with it
+        head += f" (score {float(hit.score):.2f}, version {short_version(hit.version)})"
+        parts.append(head + ("\n" + as_data(snippet, hit.path, trust=trust) if snippet else ""))
     return "\n".join(parts) + "\nRead a file with read_context to see all of it."
 
 

@@ -14,7 +14,7 @@ from .rules import SCOPES
 from .scoped import ScopedContext
 from .views import left_out_note
 
-__all__ = ["context", "demo"]
+__all__ = ["WORKED_BUDGETS", "WORKED_QUERY", "budget_views", "context", "demo"]
 
 
 def _summary(view: Any) -> str:
@@ -32,7 +32,7 @@ def _summary(view: Any) -> str:
 @click.option("--budget", type=click.IntRange(min=1), default=None, help="Hard token budget for the view.")
 @click.option("--query", default=None, help="Page in the best matches for this query; excerpts follow it.")
 @click.option("--topic", default=None, help="Add a topic's where-are-we, topic and decisions files.")
-@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this commit (HEAD~N or an id).")
+@click.option("--as-of", "as_of", default=None, help="Assemble the view as it was at this revision (HEAD~N, an id, a branch or a tag).")
 @click.option("--encoding", default=None, help="tiktoken encoding (default cl100k_base).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest, items, drops and token accounting as JSON.")
 @translate_errors
@@ -66,13 +66,22 @@ def context(
         click.echo(_summary(view))
 
 
+#: The worked example's scope, query and budgets: the demo prints them and docs/scopes.md
+#: shows them as a table generated from the same run (cog), so its numbers cannot drift.
+WORKED_QUERY = "webhook retry backoff dead-letter queue"
+WORKED_BUDGETS = (8000, 2000, 500)
+
+
+def budget_views(ctx: Any) -> list[tuple[int, Any]]:
+    """The task scope for :data:`WORKED_QUERY` at each of :data:`WORKED_BUDGETS`."""
+    scoped = ScopedContext(ctx)
+    return [(budget, scoped.assemble("task", budget=budget, query=WORKED_QUERY)) for budget in WORKED_BUDGETS]
+
+
 def demo(ctx: Any, say: Callable[[str], None]) -> None:
     """The same task scope at 8000, 2000 and 500 tokens, and what stepped down a tier."""
-    scoped = ScopedContext(ctx)
-    query = "webhook retry backoff dead-letter queue"
     previous: dict[str, str] = {}
-    for budget in (8000, 2000, 500):
-        view = scoped.assemble("task", budget=budget, query=query)
+    for budget, view in budget_views(ctx):
         tiers: dict[str, int] = {}
         for item in view.items:
             tiers[item.tier] = tiers.get(item.tier, 0) + 1
@@ -82,5 +91,5 @@ def demo(ctx: Any, say: Callable[[str], None]) -> None:
         say(f"budget {budget}: {view.tokens} tokens, {len(view.items)} items ({counts}), {len(view.dropped)} dropped"
             + (f"; e.g. {', '.join(steps[:2])}" if steps else ""))
         previous = {i.path: i.tier for i in view.items}
-    say(f"(the task scope, query {query!r}) pinned core memory stays full; the rest steps down")
+    say(f"(the task scope, query {WORKED_QUERY!r}) pinned core memory stays full; the rest steps down")
     say("full > excerpt > overview > abstract > cue; assemble(..., as_of=<commit>) gives the same bytes later.")

@@ -121,6 +121,46 @@ def spawn(ctx: ContextManager, title: str, from_line: int, description: str, nam
 
 
 @topic.command(
+    "record",
+    epilog="""\b
+Example:
+  contextfs topic record "Why did the GPU job fail?" "The driver is older than CUDA 12 needs"
+""",
+)
+@click.argument("user")
+@click.argument("agent")
+@click.option("--topic", "name", default=None, help="The topic to record into (default: the active one).")
+@translate_errors
+@pass_manager
+def record(ctx: ContextManager, user: str, agent: str, name: str | None) -> None:
+    """Record one exchange (what the user said, what the agent answered) in a topic."""
+    topics = Topics(ctx)
+    topics.record(user, agent, topic=name)  # without --topic: the active one, or a TopicError saying so
+    target = topics.get(name) if name is not None else topics.active()
+    if target is not None:
+        line = len(topics.exchanges.lines(target.name))
+        click.echo(f"recorded exchange {line} in {target.name} (spawn --from-line {line} starts a topic here)")
+
+
+@topic.command(
+    "exchanges",
+    epilog="""\b
+Example:
+  contextfs topic exchanges gpu-cluster -n 20
+""",
+)
+@click.argument("name")
+@click.option("-n", "--limit", default=20, show_default=True, type=click.IntRange(min=1),
+              help="How many of the newest exchanges to show.")
+@translate_errors
+@pass_reader
+def exchanges(ctx: ContextManager, name: str, limit: int) -> None:
+    """A topic's newest exchanges, numbered as spawn --from-line counts them."""
+    topics = Topics(ctx)
+    click.echo(topics.exchanges.render(topics.get(name).name, limit).rstrip("\n") or "(no exchanges)")
+
+
+@topic.command(
     "close",
     epilog="""\b
 Example:
@@ -184,15 +224,16 @@ Examples:
 @click.argument("name")
 @click.argument("action", type=click.Choice(["append", "complete", "finalize", "clear-notifications"]))
 @click.argument("args", nargs=-1)
+@click.option("--new-section", is_flag=True, help="With append: start SECTION when the file has no such section.")
 @translate_errors
 @pass_manager
-def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...]) -> None:
+def state(ctx: ContextManager, name: str, action: str, args: tuple[str, ...], new_section: bool) -> None:
     """Change where-are-we: append SECTION TEXT, complete ITEM, finalize, clear-notifications."""
     topics = Topics(ctx)
     if action == "append":
         if len(args) != 2:
             raise click.UsageError(f"append needs SECTION and TEXT; sections: {', '.join(SECTIONS)}")
-        click.echo(topics.where.append(name, args[0], args[1]))
+        click.echo(topics.where.append(name, args[0], args[1], new_section=new_section))
     elif action == "complete":
         if len(args) != 1:
             raise click.UsageError("complete needs the item's text (or a unique part of it)")
@@ -337,12 +378,16 @@ def demo(ctx: ContextManager, say: Callable[[str], None]) -> None:
     topics.create("Home network", "The home Wi-Fi and router upgrade; relevant when the router, mesh or ISP comes up",
                   name="home-network", vocabulary=["mesh", "VLAN"])
     topics.where.append("home-network", "Key Facts", "The mesh backhaul runs on channel 149 with SSID tw-home-5g.")
+    def isolation(text: str, own: str, other: str) -> str:
+        if own in text and other not in text:
+            return f"holds its own fact ({own!r}) and not the other topic's ({other!r})"
+        return f"{'holds' if own in text else 'MISSES'} {own!r} and {'HOLDS' if other in text else 'not'} {other!r}"
+
     a = topics.switch("school-run", budget=3000)
-    say(f"switch -> school-run: a {a.tokens}-token boot context that sees 'gate B': {'gate B' in a.text}, "
-        f"'channel 149': {'channel 149' in a.text}")
+    say(f"switch -> school-run: its {a.tokens}-token boot context {isolation(a.text, 'gate B', 'channel 149')}")
     topics.record("Who picks up on Tuesday?", "You do, 15:10 at gate B.")
     b = topics.switch("home-network", budget=3000)
-    say(f"switch -> home-network: sees 'channel 149': {'channel 149' in b.text}, 'gate B': {'gate B' in b.text}")
+    say(f"switch -> home-network: its boot context {isolation(b.text, 'channel 149', 'gate B')}")
     later = topics.route("the school run rota for next term is out")
     say(f"a result for the paged topic is {later.action} under {later.topic}'s Pending Notifications")
     did = topics.decisions.decide("home-network", "Use a wired backhaul", reason="Channel 149 drops at night")

@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from contextfs.errors import BudgetError, ConfigError
+from contextfs.fencing import seal
 from contextfs.poisoning import render_untrusted
 from contextfs.tokens import TokenCounter, get_counter
 
@@ -466,7 +467,10 @@ def _ordered(slots: list[_Slot]) -> list[_Slot]:
 
 
 def _join(header: str | None, slots: list[_Slot], paged: list[_Paged]) -> str:
+    """The view's text. Each part is sealed (:func:`contextfs.fencing.seal`): a heading or a
+    header that names a file whose name reads as an instruction is fenced like its text
+    (judgements are cached, so the packer's repeated joins cost one judgement per part)."""
     parts = [header] if header else []
     parts += [s.text for s in _ordered(slots) if s.text is not None and s.level < _DROPPED]
     parts += [s.text for s in paged if s.text]
-    return "\n\n".join(parts)
+    return "\n\n".join(seal(part, "the view's headings") for part in parts)

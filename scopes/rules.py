@@ -46,7 +46,7 @@ LEVELS = ("always", "project", "task", "subtask")
 #: long design notes and runbooks), leaving the most room for the scope's own items.
 DEFAULT_PAGE_SHARE = 0.5
 _GLOB = re.compile(r"[*?\[]")
-_SUBTASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SUBTASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,8 @@ class Rule:
         if "{subtask}" not in self.path:
             return set()
         parts = [_glob_rx(part)[1:-1] for part in self.path.split("{subtask}")]
-        rx = re.compile("^" + f"({_SUBTASK_ID.pattern[1:-1]})".join(parts) + "$")
+        subtask = _SUBTASK_ID.pattern.removeprefix("^").removesuffix(r"\Z")  # the id, unanchored
+        rx = re.compile("^" + f"({subtask})".join(parts) + r"\Z")
         return {m.group(1) for p in paths if (m := rx.match(p)) and all(g == m.group(1) for g in m.groups())}
 
 

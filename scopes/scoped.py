@@ -28,6 +28,7 @@ from contextfs.errors import (
     NotFoundError,
     TopicError,
 )
+from contextfs.fencing import seal
 from contextfs.fixes import Fix
 
 from .arguments import check_choice, check_int, check_number, check_strings, check_text
@@ -288,7 +289,7 @@ class ScopedContext:
                 label = "Lessons Learned"
             else:
                 label = path
-            parts.append(plain_section(label, body))
+            parts.append(seal(plain_section(label, body), "the view's headings"))
         text = "\n\n---\n\n".join(parts)
         notes = "\n".join(left_out_note(d) for d in left_out)  # a reader sees what is missing, and why
         return f"{text}\n\n{notes}" if text and notes else text or notes

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from contextfs import text as contextfs_text
+from contextfs.fencing import seal
 from contextfs.poisoning import assess, render_untrusted
 from contextfs.turns import is_log
 
@@ -47,6 +48,7 @@ __all__ = [
     "query_terms",
     "render",
     "render_passages",
+    "sealed",
     "terms_of",
 ]
 
@@ -225,12 +227,18 @@ def flags(text: str) -> tuple[str, ...]:
     return assess(text).reasons
 
 
+@lru_cache(maxsize=8192)
+def sealed(text: str, source: str) -> str:
+    """:func:`~contextfs.fencing.seal`, kept: packing renders the same passages many times."""
+    return seal(text, source)
+
+
 def _fence(src: Source, text: str, trust: str | None = None) -> str:
-    """``text`` as shown: fenced when it (or its file, or its turn: ``trust``) is not trusted, or is flagged."""
-    reasons = flags(text)
-    if src.trust == "trusted" and trust in (None, "trusted") and not reasons:
-        return text
-    return render_untrusted(text, src.source_label, reasons=reasons)
+    """``text`` as shown: fenced when its file (or its turn: ``trust``) is not trusted; otherwise
+    sealed (what reads as an instruction is fenced; text fenced already stays as it is)."""
+    if src.trust == "trusted" and trust in (None, "trusted"):
+        return sealed(text, src.source_label)
+    return render_untrusted(text, src.source_label, reasons=flags(text))
 
 
 def _turn_fence(src: Source) -> Callable[[str, str], str]:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextfs import paths
-from contextfs.document import blob_version, decode, parse
-from contextfs.errors import ContextFSError, NotFoundError
+from contextfs.document import blob_version, decode, is_markdown, parse
+from contextfs.errors import ContentError, ContextFSError, NotFoundError
+from contextfs.fencing import seal
 
 from .tiers import Source
 
@@ -174,7 +175,7 @@ def left_out_note(item: DroppedItem) -> str:
     """One line for a text view saying what was left out and why (an HTML comment, so markdown
     renderers hide it; ``-->`` inside is broken up so the comment cannot be closed early)."""
     body = f"left out: {item.path} ({item.reason})".replace("-->", "-- >")
-    return f"<!-- {body} -->"
+    return seal(f"<!-- {body} -->", "a note on what the view left out")  # it names a file
 
 
 def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Source | DroppedItem | None:
@@ -187,6 +188,13 @@ def load_or_drop(ctx: ContextManager, cand: Candidate, rev: str | None) -> Sourc
     try:
         return load_source(ctx, cand, rev)
     except NotFoundError:
+        return None
+    except ContentError as exc:
+        if is_markdown(cand.path):
+            log.warning("leaving %s out of the view: %s", cand.path, exc)
+            return DroppedItem(cand.path, f"unreadable: {exc}")
+        # A binary or non-UTF-8 file a glob matched is kept in the root but is no document.
+        log.debug("%s is not text; not a candidate: %s", cand.path, exc)
         return None
     except ContextFSError as exc:
         log.warning("leaving %s out of the view: %s", cand.path, exc)

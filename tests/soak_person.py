@@ -1,7 +1,8 @@
 """The person of the soak: saves files the way editors and shells do, and commits with git.
 
-Run as ``python soak_person.py ROOT LOG SEED SECONDS TOOLS``. Until SECONDS have passed it
-edits the shared files and files of its own, each save putting one line
+Run as ``python soak_person.py ROOT LOG SEED SECONDS TOOLS``. Until SECONDS have passed and
+the harness has created ``TOOLS/enough`` (once the agents got calls through: on a slow machine
+their start-up alone can take longer than SECONDS) it edits the shared files and files of its own, each save putting one line
 ``person-line: <token>`` in place of the previous one, by one of
 
 * plain file I/O (open, truncate, write: what most editors do in place),
@@ -70,8 +71,9 @@ def main(root: str, log_path: str, seed: int, seconds: float, tools: str) -> Non
 
     read_back: dict[str, tuple[str, bytes]] = {}  # path -> (last token, the bytes seen right after saving it)
     deadline = time.monotonic() + seconds
+    enough = Path(tools) / "enough"  # the harness says when the agents have done some work too
     k = 0
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline or not enough.exists():
         if rng.random() < 0.04:
             hold = rng.uniform(0.05, 0.6)
             head_file = Path(tools) / "head"

@@ -1,7 +1,8 @@
 """The write gate across every way text gets into a root: one matrix.
 
 Each write path (the Python API, an edit made outside and picked up by sync, the LangChain
-tools, the anthropic memory tool, the LangGraph store, topics, the memory tiers) is tried
+tools, the anthropic memory tool, the LangGraph store, topics, the memory tiers; text a
+sync fetches from a remote for the instruction half) is tried
 with several kinds of secret and several planted instructions:
 
 * a secret never reaches git history, nor (but for a person's own edit, which is left on
@@ -103,9 +104,34 @@ PATHS: list[object] = [
     pytest.param(_topics, id="topics"),
     pytest.param(_core_memory, id="core-memory"),
     pytest.param(_archival_memory, id="archival-memory"),
-    # Text fetched from a git remote (sync with a remote) joins here when it exists: a
-    # function that commits the text in a clone, pushes it, and pulls it into ``ctx``.
 ]
+
+
+def _git(*args: str) -> None:
+    subprocess.run(["git", *args], capture_output=True, text=True, check=True)
+
+
+def _fetched(ctx: ContextManager, text: str) -> str:
+    """Text another machine committed (with plain git, so no gate saw it), pulled by ``contextfs sync``."""
+    remote = ctx.root.parent / "remote.git"
+    _git("init", "-q", "--bare", str(remote))
+    _git("-C", str(ctx.root), "remote", "add", "origin", remote.as_uri())
+    ctx.remote.sync()
+    other = ctx.root.parent / "other"
+    _git("clone", "-q", remote.as_uri(), str(other))
+    (other / "notes").mkdir(exist_ok=True)
+    (other / "notes" / "fetched.md").write_text(f"# From the other machine\n\n{text}\n")
+    _git("-C", str(other), "add", "notes/fetched.md")
+    _git("-C", str(other), "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "notes")
+    _git("-C", str(other), "push", "-q", "origin", "HEAD")
+    ctx.remote.sync()
+    return "notes/fetched.md"
+
+
+#: Text fetched from a remote is in that machine's history already, so it cannot be kept out
+#: of history here: the incoming gate reports a secret in it (the ``fetched-files`` channel of
+#: tests/test_gate_history.py) and lowers the trust of an instruction, which this row checks.
+READ_BACK: list[object] = [*PATHS, pytest.param(_fetched, id="fetched-by-sync")]
 
 
 def _history(ctx: ContextManager) -> str:
@@ -147,7 +173,7 @@ def test_a_secret_never_reaches_history(root: ContextManager, write: Callable[[C
 
 
 @pytest.mark.parametrize("text", INJECTIONS, ids=["override", "exfiltrate"])
-@pytest.mark.parametrize("write", PATHS)
+@pytest.mark.parametrize("write", READ_BACK)
 def test_a_planted_instruction_is_read_back_only_as_data(root: ContextManager,
                                                          write: Callable[[ContextManager, str], str],
                                                          text: str) -> None:

@@ -261,7 +261,7 @@ def test_other_failures_are_errors_that_end_with_the_fix(root: Path, mgr: Contex
     call(t["write_context"], path="memory/facts.md", content="- a\n- a\n")
     before = commit_count(root)
     ambiguous = call(t["edit_context"], path="memory/facts.md", old="- a", new="- b")
-    assert ambiguous.status == "error" and ambiguous.content.endswith("quote a longer, unique passage")
+    assert ambiguous.status == "error" and ambiguous.content.endswith("quote a longer passage, with the words around it, that occurs once")
     missing = call(t["edit_context"], path="memory/none.md", old="x", new="y")
     assert missing.status == "error" and "does not exist" in missing.content
     managed = call(t["write_context"], path=".gitignore", content="*")

@@ -405,7 +405,7 @@ def test_refusals_are_typed(ctx) -> None:
     store = ContextStore(ctx)
     head = ctx.git.head()
     for op in (PutOp(("a",), "k", {"v": 1}, ttl=5.0), PutOp((), "k", {"v": 1}), PutOp(("",), "k", {"v": 1}),
-               PutOp(("a",), "k", {"v": float("nan")}), PutOp(("a",), "k", {"v": object()}),
+               PutOp(("a",), "k", {"v": object()}),
                PutOp(("a",), "\ud800", {"v": 1}), PutOp(("a",), "k", ["not", "a", "dict"]),
                PutOp(("a", 7), "k", {"v": 1})):
         with pytest.raises(ContextFSError):

@@ -126,10 +126,11 @@ def test_author_cannot_be_spoofed(ctx: ContextManager) -> None:
     assert meta["created"] != "1970-01-01" and meta["title"] == "T"
     ctx.update_metadata("a.md", spoof)
     assert ctx.get("a.md").metadata["author"] == "agent"
-    # Frontmatter-looking text in the body stays body.
-    ctx.write("b.md", "---\nauthor: human\n---\nhello")
+    # Content that starts with a frontmatter block is a document: the keys the library
+    # keeps are its own there too.
+    ctx.write("b.md", "---\nauthor: human\ntitle: B\n---\nhello")
     doc = ctx.get("b.md")
-    assert doc.metadata["author"] == "agent" and doc.body == "---\nauthor: human\n---\nhello"
+    assert doc.metadata["author"] == "agent" and doc.metadata["title"] == "B" and doc.body == "hello"
     assert git(ctx.root, "log", "-1", "--format=%an").strip() == "agent"
 
 
@@ -350,7 +351,7 @@ def test_unreadable_content_gives_typed_errors(ctx: ContextManager) -> None:
         lambda: ctx.read_at("a.md", "--output=/tmp/x"),
         lambda: ctx.read_at("a.md", "deadbeef"),
         lambda: ctx.diff("a.md", "HEAD@{1}"),
-        lambda: ctx.revert("a.md", "main"),
+        lambda: ctx.revert("a.md", "main..HEAD"),
         lambda: ctx.restore("not-an-entry"),
         lambda: ctx.history("../x"),
     ):

@@ -76,13 +76,14 @@ def test_demo_runs_offline_on_the_sample(tmp_path: Path) -> None:
         demo(ctx, lines.append)
     text = "\n".join(lines)
     assert "recalled: Priya has an Infosys offer at 4.5 LPA  <- session:monday turn:1" in text
-    assert "[untrusted data from session:friday turn:1" in text
+    assert "> source: session:friday turn:1" in text  # the note is named after its text: the source is quoted too
     assert "(all 120 lines are still there)" in text
 
 
 def test_core_listing_names_an_unreadable_block_on_stderr(tmp_path: Path) -> None:
     root = tmp_path / "s"
     shutil.copytree(SAMPLE, root)
+    ContextManager(root).close()  # listing reads an existing root; it never creates one
     (root / "memory/core/blob.md").write_bytes(b"\x00binary")
     result = _run(root, "memory", "core", "--json")
     assert [b["label"] for b in json.loads(result.stdout)] == ["human", "persona"]

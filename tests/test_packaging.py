@@ -127,6 +127,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    (tmp / "build.log").write_text(proc.stdout + proc.stderr, "utf-8")
     wheels = list(out.glob("contextfs_git-*.whl"))
     assert len(wheels) == 1, list(out.iterdir())
     return wheels[0]
@@ -146,6 +147,15 @@ def test_wheel_maps_sibling_folders_into_the_namespace(wheel: Path) -> None:
     ).decode()
     assert "Name: contextfs-git" in metadata
     assert "Requires-Python: >=3.10" in metadata
+
+
+@pytest.mark.slow
+def test_the_build_prints_no_warning_wall(wheel: Path) -> None:
+    """The sample context is package data; setuptools must not take its folders for packages
+    ("Package would be ignored", one block of 30 lines per folder)."""
+    log = (wheel.parent.parent / "build.log").read_text("utf-8")
+    for noise in ("would be ignored", "is absent from the `packages` configuration", "Warning:", "!!"):
+        assert noise not in log, log
 
 
 @pytest.mark.slow
@@ -184,6 +194,13 @@ def test_demo_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None
     where = run(str(python), "-c", "import contextfs.demo as d; print(d.__file__); print(d.find_sample_context())")
     assert all(line.startswith(purelib) for line in where.split()), where  # not the checkout
     target = tmp_path / "demo-root"
-    out = run(str(venv / "bin" / "contextfs"), "demo", "--dir", str(target))
+    demo = subprocess.run([str(venv / "bin" / "contextfs"), "demo", "--dir", str(target)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, check=False)
+    out = demo.stdout
+    assert demo.returncode == 0 and demo.stderr == "", demo.stderr  # the walkthrough alone, no log lines in it
     assert f"the context root is {target.resolve()}" in out
     assert "git log:" in out and (target / ".git").is_dir() and (target / "project" / "README.md").is_file()
+    # A folder named like the package next to the script (a clone of contextfs, a root
+    # called contextfs/) does not hide an installed package.
+    (tmp_path / "contextfs").mkdir()
+    run(str(python), "-c", "from contextfs import ContextManager")

@@ -177,7 +177,7 @@ def test_where_are_we_round_trips(sections: dict[str, list[str]]) -> None:
     state = WhereAreWe.parse("# Where are we\n")
     for name, items in sections.items():
         for text in items:
-            state.append(name, text)
+            state.append(name, text, new_section=True)
     rendered = state.render()
     again = WhereAreWe.parse(rendered)
     assert again.render() == rendered

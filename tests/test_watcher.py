@@ -283,6 +283,10 @@ def test_watch_once_commits_outside_edits(tmp_path: Path) -> None:
 
 
 def test_watch_once_reports_errors_in_one_line(tmp_path: Path) -> None:
+    missing = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(tmp_path / "r")})
+    assert missing.exit_code == 1 and missing.output.startswith("error: there is no context root")
+    assert not (tmp_path / "r").exists()  # watching never creates a root
+    ContextManager(tmp_path / "r").close()
     result = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(tmp_path / "r"), "actor": "root!"})
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and result.output.startswith("error: actor 'root!' is not accepted")

@@ -120,7 +120,7 @@ def test_topic_writes_are_guarded_and_fenced(sample_root) -> None:  # type: igno
     ctx = ContextManager(sample_root)
     topics = Topics(ctx)
     name = topics.list()[0].name
-    topics.where.append(name, "Next", INJECTION)
+    topics.where.append(name, "Next Actions", INJECTION)
     topics.record("what next?", INJECTION, topic=name)
     boot = topics.boot(name, budget=6000).text
     planted = [line for line in boot.splitlines() if "Ignore all previous instructions" in line]

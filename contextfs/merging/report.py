@@ -32,7 +32,7 @@ NOTE_KINDS = (
     "trust",  # incoming content's trust marking was recomputed
 )
 
-_COPY = re.compile(r"^(?P<stem>.+)\.conflict-(?P<id>[0-9a-f]{8})(?P<ext>\.[A-Za-z0-9]{1,12})?$")
+_COPY = re.compile(r"^(?P<stem>.+)\.conflict-(?P<id>[0-9a-f]{8})(?P<ext>\.[A-Za-z0-9]{1,12})?\Z")
 
 
 @dataclass(frozen=True)

@@ -118,8 +118,22 @@ def _check_unseen(ctx: ContextManager, changes: dict[str, Any], ours: str | None
                                   "them: fix or commit them first, then run contextfs sync again")
 
 
+def _note_line(note: MergeNote, ctx: ContextManager) -> str:
+    """A note as the merge message lists it: a path that holds a secret (a name another machine
+    committed) is named by what was found in it, never repeated, as the commit gate requires."""
+    found = ctx.guard().secrets.findings(note.path)
+    line = str(note)
+    if found:
+        folder = note.path.rpartition("/")[0]
+        withheld = "[a name holding " + "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found) + "]"
+        line = line.replace(note.path, f"{folder}/{withheld}" if folder else withheld)
+    if ctx.guard().secrets.findings(line):  # the detail quotes it some other way: keep only the kind
+        line = f"a {note.kind} note that would repeat a secret (see the sync's report)"
+    return line
+
+
 def _message(subject: str, notes: list[MergeNote], ctx: ContextManager, merged: str) -> str:
-    body = "\n".join(f"- {n}" for n in notes[:50])
+    body = "\n".join(f"- {_note_line(n, ctx)}" for n in notes[:50])
     trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": ctx.git.machine}
     if ctx.session:
         trailers["Contextfs-Session"] = ctx.session

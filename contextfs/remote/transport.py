@@ -38,8 +38,8 @@ __all__ = ["Pushed", "Target", "fetch", "push", "resolve_target"]
 
 log = logging.getLogger(__name__)
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+_BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 _SCHEMES = ("file://", "git://", "ssh://", "http://", "https://")
 _SCP = re.compile(r"^(?:[A-Za-z0-9._-]+@)?[A-Za-z0-9._-]+:(?!//)")
 _RETRYABLE = ("fetch first", "non-fast-forward", "stale info", "failed to lock", "cannot lock ref",

@@ -12,19 +12,27 @@ Whoosh release from corrupting or silently mis-ranking an index:
 * :func:`native` switches both off — Whoosh's own codec and matchers, Whoosh's own scoring
   — when ``CONTEXTFS_SEARCH_NATIVE=1`` is set or the installed Whoosh is outside the tested
   range. The stamp's codec id differs between the two, so switching rebuilds the index.
+
+One more hook is a repair: Whoosh names segments and temporary files with the process's
+global ``random``, so a program that seeds it (``random.seed(0)``, common in evaluation
+scripts) makes two segments share a name and the next commit fail. :func:`own_names`
+gives each Whoosh module that draws names a generator of its own (:data:`NAME_USERS`).
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import random
 from typing import Any
 
 import whoosh
+from whoosh.util import IDCHARS
 
 from .codec import CODEC_ID, PackedCodec
 
-__all__ = ["HOOKS", "TESTED", "codec", "codec_id", "native"]
+__all__ = ["HOOKS", "NAME_USERS", "TESTED", "codec", "codec_id", "native", "own_names"]
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +55,11 @@ HOOKS: tuple[tuple[str, str | None, str, tuple[str, ...] | None], ...] = (
     ("whoosh.codec.whoosh3", "W3PerDocReader", "_cached_reader", ("self", "fieldname", "column")),
     ("whoosh.index", "FileIndex", "_read_toc", ("self",)),
     ("whoosh.query.terms", "PatternQuery", "_btexts", ("self", "ixreader")),
+    ("whoosh.util", None, "random_name", ("size",)),
 )
+#: Whoosh modules that name segments and temporary files with ``random_name`` (imported by name).
+NAME_USERS = ("whoosh.codec.base", "whoosh.filedb.filestore", "whoosh.filedb.compound", "whoosh.writing",
+              "whoosh.multiproc")
 #: Private attributes read on instances (checked on real objects by the test).
 INSTANCE_ATTRIBUTES = {
     "W3LeafMatcher": ("_data", "_byteids", "_blocklength"),
@@ -85,3 +97,21 @@ def codec() -> Any:
 def codec_id() -> str:
     """What the index stamp records for the codec: segments written otherwise are rebuilt."""
     return NATIVE_CODEC_ID if native() else CODEC_ID
+
+
+_names = random.Random()  # seeded from the OS once; a caller's random.seed() never reaches it
+
+
+def _random_name(size: int = 28) -> str:
+    return "".join(_names.choice(IDCHARS) for _ in range(size))
+
+
+def own_names() -> None:
+    """Give Whoosh's modules a name generator of their own (see the module docstring)."""
+    for module in NAME_USERS:
+        owner = importlib.import_module(module)
+        if getattr(owner, "random_name", None) is not _random_name:
+            owner.random_name = _random_name  # type: ignore[attr-defined]
+
+
+own_names()  # on import: every index this process opens names its files with it

@@ -406,7 +406,8 @@ def extract(files: RootFiles, rel: str) -> list[dict[str, Any]] | None:
         body = data.decode("utf-8", errors="replace")
         version, title = stored, ""
     except ContentError as exc:
-        log.warning("not indexing %s: %s", rel, exc)
+        # A binary or non-UTF-8 file is kept in the root but is no document: expected, so quiet.
+        log.debug("not indexing %s: %s", rel, exc)
         return None
     body = body[:_MAX_INDEXED_CHARS]
     in_trash = top == ".trash"

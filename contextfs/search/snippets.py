@@ -9,15 +9,21 @@ from __future__ import annotations
 import itertools
 import re
 
+from ..frontmatter_formats import find_block
+
 __all__ = ["make_snippet", "strip_frontmatter"]
 
 _SPACE = re.compile(r"\s+")
 
 
 def strip_frontmatter(text: str) -> str:
-    """The body of a markdown file, found without parsing YAML (snippets only need text)."""
+    """The body of a markdown file, found without parsing YAML (snippets only need text);
+    a TOML (``+++``) or JSON block is found by the codec's own rule."""
     if text.startswith("\ufeff"):
         text = text[1:]
+    if text[:1] in "+{":
+        block = find_block(text)
+        return block.body if block is not None else text
     if not text.startswith("---"):
         return text
     first_nl = text.find("\n")

@@ -20,8 +20,8 @@ from .gitcmd import GitCommand
 __all__ = ["REF_NAME", "Branches", "RefInfo"]
 
 #: The only ref names this module reads or moves: contextfs's own namespaces.
-REF_NAME = re.compile(r"^refs/(heads/contextfs|contextfs)(/[A-Za-z0-9_-]{1,120}){1,6}$")
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+REF_NAME = re.compile(r"^refs/(heads/contextfs|contextfs)(/[A-Za-z0-9_-]{1,120}){1,6}\Z")
+_HEX40 = re.compile(r"^[0-9a-f]{40}\Z")
 
 
 @dataclass(frozen=True)

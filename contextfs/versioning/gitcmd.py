@@ -8,7 +8,8 @@ all of them off — for filters, one override per driver name configured at any 
 read once per repository — and an environment reduced to what git needs, so variables
 such as ``GIT_CONFIG_PARAMETERS`` or ``GIT_EXTERNAL_DIFF`` from the caller cannot add
 them back. LLM text never reaches git as an option: revisions are validated by
-:func:`check_rev` and paths always follow ``--``.
+:func:`check_rev` (a name git's ref rules allow, never starting with ``-``) and paths
+always follow ``--``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ from ..fixes import Fix
 
 __all__ = ["GitCommand", "check_rev"]
 
-_REV = re.compile(r"^(HEAD|[0-9a-fA-F]{4,40})([~^][0-9]{0,4})*$")
+# A revision is a name (HEAD, a commit id, a branch, a tag, a remote branch such as
+# origin/main) followed by ~N / ^N steps back. Names follow git's check-ref-format rules
+# (no space, control character, ~ ^ : ? * [ \ or "..", no "@{", no part starting with
+# "." or ending in ".lock"), which also keeps a name from reading as an option or a path.
+_REV = re.compile(r"(?P<name>[^\x00-\x20\x7f~^:?*\[\\]{1,255}?)(?P<steps>(?:[~^][0-9]{0,4})*)")
 _SAFE_CONFIG = (
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.fsmonitor=false",
@@ -45,10 +50,22 @@ _KEEP_ENV = ("PATH", "HOME", "TMPDIR", "SYSTEMROOT", "GIT_CONFIG_GLOBAL", "GIT_C
 
 
 def check_rev(rev: object) -> str:
-    """Accept only a commit id (4-40 hex digits) or HEAD with ~N/^N suffixes."""
-    if not isinstance(rev, str) or not _REV.match(rev):
-        raise NotFoundError(f"revision {rev!r} is not accepted (a commit id or HEAD~N)", path=None, fix=Fix("history"))
-    return rev
+    """Accept a commit id, HEAD, a branch, tag or remote branch name, each with ~N/^N steps.
+
+    What the name points at is looked up in-process (:meth:`GitStore.resolve`); this only
+    decides that the text is a revision and nothing else (an option, a range, a path).
+    """
+    text = rev if isinstance(rev, str) else ""
+    match = _REV.fullmatch(text)
+    name = match.group("name") if match else ""
+    parts = name.split("/")
+    if (match is None or name.startswith("-") or ".." in name or "@{" in name or name == "@"
+            or not name.isprintable()
+            or name.endswith((".", "/")) or any(not p or p.startswith(".") or p.endswith(".lock") for p in parts)):
+        shown = repr(rev) if not isinstance(rev, str) or len(rev) <= 80 else repr(rev[:77]) + "..."
+        raise NotFoundError(f"revision {shown} is not accepted (a commit id, HEAD~N, a branch or a tag such as "
+                            "main or origin/main)", path=None, fix=Fix("history"))
+    return text
 
 
 def _env() -> dict[str, str]:

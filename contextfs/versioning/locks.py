@@ -40,7 +40,7 @@ __all__ = ["LockMark", "MarkedLock", "boot_time", "release_if_ours", "remove_lef
 log = logging.getLogger(__name__)
 
 _SCRATCH = "cfs-lock-"
-_SCRATCH_NAME = re.compile(r"^cfs-lock-(\d+)-[0-9a-f]+$")
+_SCRATCH_NAME = re.compile(r"^cfs-lock-(\d+)-[0-9a-f]+\Z")
 #: The largest lock file whose content is compared with a mark (git's index, for a big tree).
 _MAX_MARKED = 1 << 30
 #: How often a wait looks at a lock again.

@@ -39,7 +39,7 @@ EXEC_MODE = 0o100755
 _TMP_PREFIX = "tmp_obj_cfs-"
 #: Above this many new objects, one filesystem flush is cheaper than an fsync each.
 _BATCH = 16
-_TMP_NAME = re.compile(r"^tmp_obj_cfs-(\d+)-[0-9a-f]+$")
+_TMP_NAME = re.compile(r"^tmp_obj_cfs-(\d+)-[0-9a-f]+\Z")
 
 #: (binary sha, mode, name) as git stores a tree entry.
 TreeEntry = tuple[bytes, int, str]

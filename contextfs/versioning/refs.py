@@ -29,7 +29,7 @@ from .locks import LockMark, MarkedLock, stale_lock, wait_for
 
 __all__ = ["BranchMoved", "RefUpdate", "Refs", "operation_in_progress"]
 
-_HEX40 = re.compile(r"^[0-9a-f]{40}$")
+_HEX40 = re.compile(r"^[0-9a-f]{40}\Z")
 #: Marker files of operations in progress, and how a person finishes each.
 _IN_PROGRESS = (
     ("rebase-merge", "a rebase", "git rebase --continue or git rebase --abort"),

@@ -7,13 +7,13 @@ import webbrowser
 import click
 
 from contextfs.cliutil import open_manager, translate_errors
+from contextfs.extras import require
 
-__all__ = ["INSTALL_HINT", "ui"]
+__all__ = ["UI_PACKAGES", "ui"]
 
-INSTALL_HINT = (
-    "the page needs the 'ui' extra (Starlette, uvicorn, Jinja2, markdown-it-py); "
-    "install it with pip install 'contextfs-git[ui]'"
-)
+#: What the 'ui' extra installs: Starlette and uvicorn serve the page, Jinja2 and
+#: markdown-it-py render it.
+UI_PACKAGES = ("starlette", "uvicorn", "jinja2", "markdown_it")
 
 
 @click.command("ui")
@@ -52,10 +52,9 @@ def ui(click_ctx: click.Context, write: bool, port: int, host: str, open_browser
       pip install 'contextfs-git[ui]'
       contextfs --root ./context ui --write
     """
-    try:
-        from .server import UIServer  # the optional 'ui' extra (Starlette, uvicorn, Jinja2)
-    except ImportError as exc:
-        raise click.ClickException(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+    for package in UI_PACKAGES:  # a missing one is MissingExtraError with the pip line
+        require(package, "ui")
+    from .server import UIServer  # the optional 'ui' extra, checked above
     ctx = open_manager(click_ctx, index=True, read_only=not write)
     server = UIServer(ctx.root, write=write, host=host, port=port, ctx=ctx)
     mode = (

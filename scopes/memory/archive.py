@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import ContentError, InvalidPathError, NotFoundError
 from contextfs.manager import ContextManager
 from contextfs.paths import slugify
@@ -36,7 +37,7 @@ __all__ = ["Archive", "check_tags"]
 
 log = logging.getLogger(__name__)
 
-_TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
+_TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
 
 
 def check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
@@ -139,7 +140,7 @@ class Archive:
         meta.update({k: v for k, v in (extra or {}).items() if k not in meta})
         rel = self._new_path(text, fp)
         with self._ctx.transaction(f"memory: archive {rel}", op="memory-archive", trailers={"Contextfs-Memory": "archive"}):
-            self._ctx.create(rel, text.strip("\n") + "\n", meta)
+            self._ctx.create(rel, as_content(rel, text.strip("\n") + "\n"), meta)
             self.duplicates.refresh(rel, text)
         return self._note(rel, verdict=verdict)
 

@@ -29,6 +29,7 @@ from datetime import datetime
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import BudgetError, ContentError, ContextFSError
 from contextfs.text import content_words, raw_words
 from contextfs.tokens import TokenCounter
@@ -420,4 +421,5 @@ class ConversationBuffer:
             meta["carried_from"] = self.carried_from
         if self.label is not None:
             meta["label"] = self.label
-        self.ctx.write(self.summary_path, self.summary + "\n" if self.summary else "", meta)
+        text = self.summary + "\n" if self.summary else ""
+        self.ctx.write(self.summary_path, as_content(self.summary_path, text), meta)

@@ -48,8 +48,8 @@ __all__ = ["ConversationLog", "check_speaker"]
 
 log = logging.getLogger(__name__)
 
-_SPEAKER = re.compile(r"^[^\x00-\x1f\x7f:]{1,64}$")
-_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_SPEAKER = re.compile(r"^[^\x00-\x1f\x7f:]{1,64}\Z")
+_SESSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 def check_speaker(speaker: object) -> str | None:

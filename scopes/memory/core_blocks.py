@@ -15,8 +15,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from contextfs.document import as_content
 from contextfs.errors import (
-    ConflictError,
     ContentError,
     ContextFSError,
     InvalidPathError,
@@ -25,6 +25,7 @@ from contextfs.errors import (
 )
 from contextfs.manager import ContextManager
 from contextfs.poisoning import Verdict, apply_policy, assess, trust_of
+from contextfs.replacing import replace_once
 
 from ..packing import DroppedItem
 from .archive import Archive
@@ -34,7 +35,7 @@ __all__ = ["CoreMemory"]
 
 log = logging.getLogger(__name__)
 
-_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
 _MANAGED = ("created", "updated", "author", "session", "turn")
 
 
@@ -132,7 +133,7 @@ class CoreMemory:
                 meta.pop("flagged", None)
             meta["source"] = provenance(ctx)[2]
             meta = {k: v for k, v in meta.items() if k not in _MANAGED}
-            ctx.write(path, body, meta, expected_version=old.version if old else None)
+            ctx.write(path, as_content(path, body), meta, expected_version=old.version if old else None)
         doc = ctx.get(path)
         return self._block(label, path, doc.body, doc.metadata, verdict)
 
@@ -153,11 +154,7 @@ class CoreMemory:
             raise NotFoundError(f"core block {label!r} does not exist; create it with core_memory_append", path=path)
 
         def body(current: str) -> str:
-            count = current.count(old)
-            if count != 1:
-                how = "does not occur" if count == 0 else f"occurs {count} times"
-                raise ConflictError(f"the text to replace {how} in core block {label!r}; quote a longer, unique passage")
-            return current.replace(old, new, 1)
+            return replace_once(current, old, new, where=f"core block {label!r}", path=path)
         return self._write(label, new, body, "replace")
 
     def rethink(self, label: str, text: str) -> CoreBlock:

@@ -117,21 +117,23 @@ class Memory:
         """
         return self._core.blocks()
 
-    def core(self, section: str) -> CoreBlock:
+    # A block is named by its ``label`` everywhere: these calls, the agent tools'
+    # arguments, the CLI's LABEL and CoreBlock.label.
+    def core(self, label: str) -> CoreBlock:
         """One core block (NotFoundError when it does not exist yet)."""
-        return self._core.block(section)
+        return self._core.block(label)
 
-    def core_memory_append(self, section: str, text: str) -> CoreBlock:
+    def core_memory_append(self, label: str, text: str) -> CoreBlock:
         """Pin ``text`` as a new line of a core block (creating the block if needed)."""
-        return self._core.append(section, text)
+        return self._core.append(label, text)
 
-    def core_memory_replace(self, section: str, old: str, new: str) -> CoreBlock:
+    def core_memory_replace(self, label: str, old: str, new: str) -> CoreBlock:
         """Replace ``old`` with ``new`` in a core block; ``old`` must occur exactly once."""
-        return self._core.replace(section, old, new)
+        return self._core.replace(label, old, new)
 
-    def core_memory_rethink(self, section: str, text: str) -> CoreBlock:
+    def core_memory_rethink(self, label: str, text: str) -> CoreBlock:
         """Rewrite a core block as a whole (the old version stays in git history)."""
-        return self._core.rethink(section, text)
+        return self._core.rethink(label, text)
 
     # ------------------------------------------------------------ archival memory
     def archival_memory_insert(self, text: str, tags: Sequence[str] | None = None, *,

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import NotFoundError
 from contextfs.tokens import TokenCounter
 
@@ -66,7 +67,7 @@ class Block:
         meta.update(changes)
         text = old_body if body is None else (body.strip() + "\n" if body.strip() else "")
         with self._catalog.transaction(op, subject, subject):
-            self._catalog.ctx.write(STATE_FILE, text, meta)
+            self._catalog.ctx.write(STATE_FILE, as_content(STATE_FILE, text), meta)
 
     def general_summary(self) -> str:
         """The general summary: what belongs to no topic in particular (written by the compactor)."""
@@ -105,7 +106,8 @@ class Block:
         merged = dict(doc.metadata)
         merged.update(meta)
         with self._catalog.transaction("summary", topic.name, topic.name):
-            ctx.write(topic.path(), summary.strip() + "\n" if summary.strip() else "", merged)
+            text = summary.strip() + "\n" if summary.strip() else ""
+            ctx.write(topic.path(), as_content(topic.path(), text), merged)
         return self._catalog.get(topic.name)
 
     def create_initial(self) -> list[str]:
@@ -189,4 +191,4 @@ class Block:
             parts.append(f"## {kind} (call open_topic with a name to read one)\n\n"
                          + "\n".join(f"- {t.name} — {t.description or t.title}" for t in cues) + "\n")
         parts.append("[End of context block]\n")
-        return "\n".join(parts)
+        return "\n".join(parts)  # views and tools seal it where it reaches an agent

@@ -15,6 +15,7 @@ a round trip instead of being silently dropped.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from typing import Any
 
 from contextfs import paths
 from contextfs.errors import TopicError
+from contextfs.fixes import Fix
 
 __all__ = [
     "DECISIONS_FILE",
@@ -60,7 +62,7 @@ STATE_FILE = f"{TOPICS_DIR}/_state.md"
 #: The where-are-we sections, in the order they are written and loaded.
 SECTIONS = ("Key Facts", "In Progress", "Pending Notifications", "Recently Completed", "Next Actions")
 
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}\Z")
 _HEADING = re.compile(r"^##[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _DECISION = re.compile(r"^##[ \t]+([A-Za-z][A-Za-z0-9_-]{0,31})[ \t]*:[ \t]*(.*?)[ \t]*$")
 _FIELD = re.compile(r"^-[ \t]+([A-Za-z_][A-Za-z0-9_]*)[ \t]*:[ \t]?(.*)$")
@@ -178,8 +180,28 @@ class WhereAreWe:
     def section(self, name: str) -> list[str]:
         return self.sections.setdefault(canonical_section(name), [])
 
-    def append(self, section: str, text: str) -> str:
-        """Add ``- text`` (continuation lines indented) to a section; return the raw item."""
+    def existing(self, name: str) -> str:
+        """The section ``name`` stands for (case and separators aside), refusing one the file
+        does not have: the five standard sections and any a person added are the list."""
+        known = canonical_section(name)
+        names = list(self.sections)
+        folded = re.sub(r"[^a-z0-9]", "", known.casefold())
+        same = [n for n in names if re.sub(r"[^a-z0-9]", "", n.casefold()) == folded]
+        if same:
+            return same[0]
+        close = difflib.get_close_matches(known.casefold(), [n.casefold() for n in names], n=1, cutoff=0.6)
+        guess = next((n for n in names if close and n.casefold() == close[0]), None)
+        hint = f"did you mean {guess!r}? The sections are" if guess else "the sections are"
+        raise TopicError(f"there is no section {known!r}; {hint}: {', '.join(names)}", fix=Fix("new-section"))
+
+    def append(self, section: str, text: str, *, new_section: bool = False) -> str:
+        """Add ``- text`` (continuation lines indented) to a section; return the raw item.
+
+        The section must exist unless ``new_section`` asks for a new one, so a typo is
+        refused instead of starting a section of its own.
+        """
+        if not new_section:
+            section = self.existing(section)
         lines = [ln.rstrip() for ln in str(text).strip().split("\n")]
         if not lines or not lines[0]:
             raise TopicError("the item text is empty; pass the text to add")

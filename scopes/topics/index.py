@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from contextfs.errors import ContextFSError
+from contextfs.fencing import seal
 from contextfs.files import TMP_SUFFIX
 from contextfs.tokens import TokenCounter
 
@@ -109,4 +110,4 @@ class TopicIndex:
         archived = len(entries) - len(shown)
         if archived:
             lines.append(f"- ({archived} archived topic(s) not listed)")
-        return "\n".join(lines) + "\n"
+        return seal("\n".join(lines), "the topic index (names, titles and summaries from topic files)") + "\n"

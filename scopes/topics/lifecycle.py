@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from contextfs import clock
+from contextfs.document import as_content
 from contextfs.errors import TopicError
 
 from ..arguments import check_strings, check_text
@@ -93,7 +94,7 @@ class Lifecycle:
             meta["tasks"] = list(as_terms(terms["tasks"]))
         body = summary.strip() + "\n" if summary.strip() else ""
         with self._catalog.transaction("create", slug, slug):
-            ctx.write(topic_path(slug), body, meta)
+            ctx.write(topic_path(slug), as_content(topic_path(slug), body), meta)
             ctx.write(topic_path(slug, WHERE_FILE), new_where_body(title), {"title": f"{title}: where are we"})
             ctx.write(topic_path(slug, DECISIONS_FILE), new_decisions_body(title), {"title": f"{title}: decisions"})
             ctx.write(topic_path(slug, EXCHANGES_FILE), "")
@@ -158,6 +159,8 @@ class Lifecycle:
         """Page out the active topic and activate ``name`` (one commit); the target."""
         target = self._catalog.get(name)
         before = self._catalog.active()
+        if before is not None and before.name == target.name and not self._catalog.legacy_active():
+            return target  # already the active topic: nothing to page out, nothing to commit
         source = before.name if before else "-"
         with self._catalog.transaction("switch", f"{source} -> {target.name}", target.name,
                                        {"Contextfs-Topic-From": source}):

@@ -38,11 +38,15 @@ class WhereState:
         with self._catalog.transaction(op, topic.name, topic.name, trailers):
             ctx.write(rel, state.render(), meta)
 
-    def append(self, name: str, section: str, text: str) -> str:
-        """Add an item to a where-are-we section; returns the raw item written."""
+    def append(self, name: str, section: str, text: str, *, new_section: bool = False) -> str:
+        """Add an item to a where-are-we section; returns the raw item written.
+
+        The section is one the file has (the five standard ones, and any added since);
+        ``new_section=True`` starts a new one instead of refusing the name.
+        """
         topic = self._catalog.get(name)
         state = self.state(topic.name)
-        raw = state.append(canonical_section(section), text)
+        raw = state.append(canonical_section(section), text, new_section=new_section)
         self._save(topic, "state", state)
         return raw
 

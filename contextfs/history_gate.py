@@ -1,0 +1,100 @@
+"""The commit gate: nothing enters git history that the secret scan has not seen.
+
+A commit carries more than the bodies the write gate renders: the names of its tree
+entries (paths, move and restore targets, the memory tool's paths, topic names, the
+LangGraph store's keys), its subject and body, the ``Contextfs-*`` trailers (session,
+turn, the caller's own), its author, and bytes no write gate rendered (a person's
+uncommitted edit carried along by a move or a delete, an old version brought back by a
+revert, a trash entry's record). :func:`check` runs on every commit, after the change's
+files are in place and before any object of the commit is written; a refusal undoes the
+change (see :meth:`contextfs.writes.Writes.change`):
+
+* the names of every path that gets bytes, the whole message and the author pass
+  :meth:`~contextfs.guard.WriteGuard.check_history`;
+* bytes that no gate judged in this change (:attr:`Change.vetted`) and that HEAD does not
+  already hold at a path the change moved or touched (an unchanged file moved or deleted, a
+  conflict copy taken back as the file) are scanned like an edit made outside contextfs,
+  which is what they are;
+* the outside versions the change found and is about to commit first (:attr:`Change.adopted`:
+  a person's save under an agent's write, see :mod:`contextfs.adoption`) are a person's edits:
+  their names and bytes pass the scan sync gives such edits (unless sync or opening a root
+  scanned them already). A secret there refuses the whole change; the person's version stays
+  on disk, uncommitted, as sync leaves it.
+
+A change that publishes a commit built elsewhere (:attr:`Change.prepared`: a sync's merge or
+fast-forward) brings files from another machine's history; those pass the incoming gate
+(:mod:`contextfs.remote.incoming`), which reports a secret there instead of refusing it,
+since it is in that history already. What the merge commit itself adds — its message and
+author, written here — passes :meth:`~contextfs.guard.WriteGuard.check_history`; a
+fast-forward to a commit that came from the remote adds nothing of its own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .document import blob_version
+from .errors import ContentError
+
+if TYPE_CHECKING:
+    from .manager import ContextManager
+    from .transaction import Change
+    from .versioning import Prepared
+
+__all__ = ["check"]
+
+
+def check(ctx: ContextManager, change: Change, message: str) -> None:
+    """Refuse (ContentError, nothing echoed) a commit whose names, message, author or new bytes hold a secret."""
+    guard = ctx.guard()
+    _check_adopted(ctx, change)
+    if change.prepared is not None:
+        written = _written_here(ctx, change.prepared)
+        if written is not None:
+            guard.check_history(message=written[0], author=written[1])
+        return
+    changed = {rel: data for rel, data in change.changes().items() if data is not None}
+    guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
+    # Bytes HEAD already holds at a path this change moved or touched (a move, a delete into
+    # the trash, a conflict copy taken back as the file) are in history as they are.
+    known: set[str | None] | None = None
+    for rel, data in sorted(changed.items()):
+        blob = blob_version(data)
+        if blob in change.vetted:
+            continue
+        if known is None:
+            touched = set(change.before) | {change.origin(r) for r in changed}
+            known = {ctx.git.head_blob(p) for p in sorted(touched)}
+        if blob in known:
+            continue
+        guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
+
+
+def _check_adopted(ctx: ContextManager, change: Change) -> None:
+    """Refuse a change whose outside versions (committed first, as a person's) hold a secret."""
+    guard = ctx.guard()
+    for layer in change.adopted:
+        kept = {rel: data for rel, data in layer.items() if data is not None}
+        guard.check_names(sorted(kept), what="the name of a file saved outside contextfs")
+        for rel, data in sorted(kept.items()):
+            if blob_version(data) in change.vetted:
+                continue
+            try:
+                guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
+            except ContentError as exc:
+                raise ContentError(
+                    f"{rel} holds a version saved outside contextfs and not committed yet, which this change "
+                    f"would commit first; nothing was written or committed and that version stays on disk. {exc}; "
+                    "then make the call again") from None
+
+
+def _written_here(ctx: ContextManager, prepared: Prepared) -> tuple[str, str] | None:
+    """(message, author) of a prepared commit written in this process; None for one that came
+    from elsewhere (its committer line is not the signature it was prepared with)."""
+    kind, raw = ctx.git.objects.read(bytes.fromhex(prepared.sha))
+    head, _, body = raw.partition(b"\n\n")
+    lines = head.split(b"\n")
+    if kind != "commit" or b"committer " + prepared.signature not in lines:
+        return None
+    author = next((line[len(b"author "):] for line in lines if line.startswith(b"author ")), b"")
+    return body.decode("utf-8", "replace"), author.decode("utf-8", "replace")
