@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -156,23 +157,48 @@ def test_a_lock_older_than_the_last_boot_is_removed(tmp_path: Path) -> None:
         assert_clean(root)
 
 
+def _racy_entry(app: Path, rel: str, data: bytes) -> None:
+    """Record ``rel`` with git, file and index dated 5 seconds ago (the same second): a racily
+    clean entry, as after a write made just before the index was written."""
+    when = time.time_ns() - 5 * 10**9
+    (app / rel).write_bytes(data)
+    os.utime(app / rel, ns=(when, when))
+    git(app, "add", rel)
+    os.utime(app / ".git" / "index", ns=(when, when))
+
+
 def test_racily_clean_entries_are_smudged(tmp_path: Path) -> None:
-    """A file changed in the same second the index was written, with the same size, is
-    re-read by git: its entry's size is set to 0 when the index is next written."""
-    root = tmp_path / "ctx"
-    with ContextManager(root, index=False) as ctx:
-        ctx.write("a.md", "aaaa")
-        st = os.lstat(root / "a.md")
-        index_mtime = os.stat(root / ".git" / "index").st_mtime_ns
-        data = (root / "a.md").read_bytes()
-        (root / "a.md").write_bytes(data.replace(b"aaaa", b"bbbb"))
-        os.utime(root / "a.md", ns=(st.st_atime_ns, st.st_mtime_ns))
-        os.utime(root / ".git" / "index", ns=(index_mtime, index_mtime))
-        ctx.files.unflushed = None
-        ctx.git.record(["other.md"])  # rewrites the index; a.md is not among the paths
-        debug = git(root, "ls-files", "--debug", "--", "a.md")
-        assert re.search(r"size: 0\b", debug), debug
-        assert git(root, "status", "--porcelain", "--untracked-files=no") == " M a.md\n"
+    """A file changed in the second the index was written, with the same size, is re-read
+    by git: its entry's size is set to 0 when the index is next written in a later second."""
+    from conftest import application_repository
+
+    app = application_repository(tmp_path)
+    _racy_entry(app, "notes.md", b"aaaa")
+    st = os.lstat(app / "notes.md")
+    (app / "notes.md").write_bytes(b"bbbb")  # same size, same second: the stat data matches
+    os.utime(app / "notes.md", ns=(st.st_atime_ns, st.st_mtime_ns))
+    with ContextManager(app / "context", index=False) as ctx:
+        ctx.write("a.md", "a")  # rewrites the index; notes.md is not among the paths
+    debug = git(app, "ls-files", "--debug", "--", "notes.md")
+    assert re.search(r"size: 0\b", debug), debug
+    assert git(app, "status", "--porcelain", "--untracked-files=no") == "AM notes.md\n"  # staged, then changed
+
+
+def test_racily_clean_entries_that_did_not_change_are_left_as_git_leaves_them(tmp_path: Path) -> None:
+    """A racily clean file whose bytes are the recorded ones keeps its entry, and one written
+    in the new index's second stays racily clean unread: a person's ``git status`` afterwards
+    rewrites git's index to the same bytes."""
+    from conftest import application_repository
+
+    app = application_repository(tmp_path)
+    _racy_entry(app, "notes.md", b"aaaa")
+    with ContextManager(app / "context", index=False) as ctx:
+        ctx.write("a.md", "a")
+        ctx.write("b.md", "b")
+    assert not re.search(r"size: 0\b", git(app, "ls-files", "--debug"))
+    index = (app / ".git" / "index").read_bytes()
+    assert git(app, "status", "--porcelain", "--untracked-files=all") == "A  notes.md\n"
+    assert (app / ".git" / "index").read_bytes() == index
 
 
 def test_recorded_paths_under_an_application_repository(tmp_path: Path) -> None:

@@ -79,9 +79,11 @@ class MarkedLock:
 
     ``scratch`` is a folder on the lock's file system where the private file is made (the
     repository's git folder), so linking it into place never crosses file systems.
+    ``mtime_ns`` dates the file (git's index: its date decides which entries are racily clean).
     """
 
-    def __init__(self, path: Path, content: bytes, scratch: Path, *, durable: bool = False) -> None:
+    def __init__(self, path: Path, content: bytes, scratch: Path, *, durable: bool = False,
+                 mtime_ns: int | None = None) -> None:
         self.path = path
         self.taken = False
         self._scratch: Path | None = scratch / f"{_SCRATCH}{os.getpid()}-{secrets.token_hex(4)}"
@@ -91,6 +93,8 @@ class MarkedLock:
                 view = memoryview(content)
                 while view:
                     view = view[os.write(fd, view):]
+                if mtime_ns is not None:  # the date the lock's content is valid from (git's index)
+                    os.utime(fd, ns=(mtime_ns, mtime_ns))
                 if durable:
                     fsync_fd(fd)
                 st = os.fstat(fd)

@@ -18,7 +18,9 @@ what ``git update-index --add --remove`` did, without a process:
   asks (a large batch), the entries are folded into a new shared index, as git does;
 * what git would do alongside is done too: the cache tree (``TREE``) is invalidated on the
   changed folders, entries that are *racily clean* (modified in the second the old index
-  was written, with unchanged stat data) get their size smudged to 0 so git re-reads them,
+  was written, with unchanged stat data) and whose bytes changed get their size smudged to
+  0 so git re-reads them (the new index is dated to the start of its second, so entries
+  modified in that second stay racily clean without being read),
   and the extensions that describe the work tree as a whole (``UNTR``, ``FSMN``, ``EOIE``,
   ``IEOT`` and unknown optional ones) are dropped, which git accepts and rebuilds.
   ``REUC`` is kept. A sparse index or an extension git marks required that is not
@@ -34,9 +36,11 @@ from __future__ import annotations
 import bisect
 import contextlib
 import dataclasses
+import hashlib
 import logging
 import os
 import secrets
+import stat
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -56,6 +60,9 @@ _KEEP = (b"REUC",)
 #: Split-part size (entries) above which it is folded into a new shared index.
 _FOLD_MIN, _FOLD_MAX = 50, 500
 _SHARED_EXPIRE = 14 * 86400
+#: Racily clean files up to this size are hashed to see whether they changed; larger ones
+#: are smudged unread (git re-reads them at its next look).
+_RACY_READ_MAX = 4 * 1024 * 1024
 
 
 class UnsupportedIndex(VersioningError):
@@ -187,13 +194,16 @@ class IndexWriter:
             except OSError as exc:
                 raise VersioningError(f"cannot read git's index ({exc.strerror}); check .git permissions") from None
             pending = PendingIndex(self.path)
+            # The new index is dated to the start of this second (see _smudge): an entry
+            # modified from then on is racily clean in it, and git re-reads it by itself.
+            window = (stamp, time.time_ns() // 10**9)
             try:
                 index = parse(data) if data else IndexData(2, [])
-                out = self._apply(index, changes, stamp, fold, pending)
+                out = self._apply(index, changes, window, fold, pending)
             except IndexFormatError as exc:
                 raise VersioningError(f"git's index cannot be read ({exc}); rebuild it with 'git read-tree HEAD' "
                                       "(staged changes are lost)") from None
-            pending.lock = MarkedLock(lock, out, self.git_dir)
+            pending.lock = MarkedLock(lock, out, self.git_dir, mtime_ns=window[1] * 10**9)
             try:
                 if journal is not None:
                     journal([pending.lock.mark])
@@ -218,7 +228,7 @@ class IndexWriter:
                                   "finished, or delete the lock if no git is running")
 
     # ---------------------------------------------------------------- applying
-    def _apply(self, index: IndexData, changes: Mapping[bytes, Record | None], stamp: int, fold: bool,
+    def _apply(self, index: IndexData, changes: Mapping[bytes, Record | None], window: tuple[int, int], fold: bool,
                pending: PendingIndex) -> bytes:
         for sig, _payload in index.extensions:
             if sig == b"sdir":
@@ -235,15 +245,16 @@ class IndexWriter:
                 extensions.append((sig, payload))
         link = index.extension(b"link")
         if link is not None and link[:20] != bytes(20):
-            return self._apply_split(index, link, extensions, changes, stamp, fold, pending)
+            return self._apply_split(index, link, extensions, changes, window, fold, pending)
         entries = _merge(index.entries, changes)
-        self._smudge(entries, stamp, set(changes))
+        self._smudge(entries, window, set(changes))
         if self.split and (fold or len(entries) >= _FOLD_MIN):
             return self._write_shared(index.version, entries, extensions, pending)
         return serialize(IndexData(index.version, entries, extensions))
 
     def _apply_split(self, index: IndexData, link: bytes, extensions: list[tuple[bytes, bytes]],
-                     changes: Mapping[bytes, Record | None], stamp: int, fold: bool, pending: PendingIndex) -> bytes:
+                     changes: Mapping[bytes, Record | None], window: tuple[int, int], fold: bool,
+                     pending: PendingIndex) -> bytes:
         shared = self._shared(link[:20])
         try:
             deleted, offset = ewah.decode(link, 20)
@@ -277,12 +288,12 @@ class IndexWriter:
                 added[(name, 0)] = _entry(name, record)
         ours = set(changes)
         live = list(replacements.values()) + list(added.values())
-        self._smudge(live, stamp, ours)
-        if shared.newest >= stamp:  # an entry only in the shared index may be racily clean
+        self._smudge(live, window, ours)
+        if shared.newest >= window[0]:  # an entry only in the shared index may be racily clean
             for pos, entry in enumerate(shared.entries):
-                if entry.mtime[0] >= stamp and pos not in replacements and pos not in gone:
+                if window[0] <= entry.mtime[0] < window[1] and pos not in replacements and pos not in gone:
                     copy = dataclasses.replace(entry)
-                    if self._smudge([copy], stamp, ours):
+                    if self._smudge([copy], window, ours):
                         replacements[pos] = copy
         limit = min(_FOLD_MAX, max(_FOLD_MIN, size // 5))
         if fold or len(replacements) + len(added) > limit:
@@ -359,27 +370,43 @@ class IndexWriter:
             if os.stat(path).st_mtime < time.time() - 3600:
                 os.utime(path)
 
-    def _smudge(self, entries: list[Entry], stamp: int, ours: set[bytes]) -> bool:
-        """Set the size of racily clean entries to 0 (modified within the second the old
-        index was written, with stat data still matching), so git re-reads them. True if any.
+    def _smudge(self, entries: list[Entry], window: tuple[int, int], ours: set[bytes]) -> bool:
+        """Set the size of racily clean entries whose file changed to 0, so git re-reads them,
+        as git does when it writes an index. True if any.
 
-        The files are not read to see whether they really changed (git does): a smudged
-        entry only costs git one hash at its next look, and the write path reads no file
-        beyond the ones it changes.
+        An entry is racily clean when its file was modified in or after the second the old
+        index was written (``window[0]``) with its stat data still matching: git cannot tell
+        a later edit of the same size from the stat data. Those modified from ``window[1]``
+        on need nothing: the new index is dated ``window[1]``, so they stay racily clean in
+        it. The others are read and hashed, and smudged only if their bytes changed:
+        smudging a clean entry would make the next ``git status`` rewrite the index.
+        Anything but a small regular file is smudged without being read.
         """
         smudged = False
         for entry in entries:
-            if entry.mtime[0] < stamp or entry.name in ours or entry.size == 0 or entry.stage:
+            if not window[0] <= entry.mtime[0] < window[1] or entry.name in ours or entry.size == 0 or entry.stage:
                 continue
+            path = self.work_tree / os.fsdecode(entry.name)
             try:
-                st = os.lstat(self.work_tree / os.fsdecode(entry.name))
+                st = os.lstat(path)
+                if (st.st_mtime_ns // 10**9, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF) != \
+                        (entry.mtime[0], entry.size, entry.ino):
+                    continue  # git sees the change from the stat data alone
+                if stat.S_ISREG(st.st_mode) and st.st_size <= _RACY_READ_MAX and _blob_id(path) == entry.sha:
+                    continue
             except OSError:
-                continue
-            if (st.st_mtime_ns // 10**9, st.st_size & 0xFFFFFFFF, st.st_ino & 0xFFFFFFFF) == \
-                    (entry.mtime[0], entry.size, entry.ino):
-                entry.size = 0  # else git sees the change from the stat data alone
-                smudged = True
+                pass  # unreadable or gone: git looks again anyway
+            entry.size = 0
+            smudged = True
         return smudged
+
+
+def _blob_id(path: Path) -> bytes:
+    """git's blob id of the file's bytes as they are (no filters: a filtered file is smudged)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(_RACY_READ_MAX + 1)
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).digest()
 
 
 def _conflicts(existing: bytes, name: bytes) -> bool:
