@@ -218,9 +218,8 @@ class ContextManager:
         return self._writes
 
     def write_lock(self) -> AbstractContextManager[None]:
-        """The root's write lock (shared by every process), with anything a killed writer
-        left finished or undone first. Mutating calls take it; layers that must read and
-        commit as one step (sync) take it around both. Reads never need it."""
+        """The root's write lock (every process; a killed writer's change finished or undone
+        first), for layers that must read and commit as one step. Reads never need it."""
         return self._writer().locked()
 
     def is_executable(self, rel: str) -> bool:

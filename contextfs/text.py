@@ -59,6 +59,7 @@ __all__ = [
     "RULES_VERSION",
     "SCORE_DIGITS",
     "STOP_WORDS",
+    "VARIANTS",
     "WORD",
     "TermIndex",
     "address_names",
@@ -82,7 +83,7 @@ __all__ = [
 ]
 
 #: Bump when any rule below changes what a text's terms are (the search index rebuilds).
-RULES_VERSION = 2
+RULES_VERSION = 3
 #: What a word is, before normalisation.
 WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*", re.UNICODE)
 MAX_TERM_CHARS = 40
@@ -101,6 +102,21 @@ STOP_WORDS: frozenset[str] = frozenset(
     don didn doesn isn aren wasn weren haven hasn hadn won wouldn couldn shouldn ll ve re
     """.split()  # noqa: SIM905 - a word list reads better as text
 )
+
+#: Short forms people type for a longer word, read as that word in texts and queries alike,
+#: so ``postgres`` finds "PostgreSQL" and "Database" is found by ``DB`` (and the other way
+#: round). Only forms with one usual meaning in notes about software and work; an ambiguous
+#: one (``auth``: authentication or authorization?) is left as written. Prefixes are the
+#: query's own business (``postg*``) and compounds stay one word (``PostgreSQL``).
+VARIANTS: dict[str, str] = {
+    "db": "database", "dbs": "databases", "postgres": "postgresql", "pg": "postgresql",
+    "mongo": "mongodb", "k8s": "kubernetes", "js": "javascript", "ts": "typescript",
+    "py": "python", "repo": "repository", "repos": "repositories", "config": "configuration",
+    "configs": "configurations", "cfg": "configuration", "env": "environment",
+    "envs": "environments", "prod": "production", "docs": "documentation",
+    "msg": "message", "msgs": "messages", "info": "information", "infra": "infrastructure",
+    "app": "application", "apps": "applications", "dept": "department", "mgmt": "management",
+}
 
 _STEMMER = snowballstemmer.stemmer("english")
 _STEM_LOCK = threading.Lock()
@@ -145,7 +161,7 @@ def term(word: str) -> str | None:
     if norm in STOP_WORDS or size > MAX_TERM_CHARS or (size < 2 and not norm.isdigit()):
         out: str | None = None
     else:
-        out = stem(norm)
+        out = stem(VARIANTS.get(norm, norm))
     if len(_TERMS) > _TERMS_LIMIT:
         _TERMS.clear()
     _TERMS[word] = out

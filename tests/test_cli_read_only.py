@@ -12,6 +12,7 @@ whose root exists, where it must succeed and still change nothing.
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -93,7 +94,9 @@ def test_without_a_root_nothing_is_created(tmp_path: Path, monkeypatch: pytest.M
     (sub / "app.py").write_text("print('x')\n", "utf-8")
     before = snapshot(app)
     code, output = _run(args, sub, monkeypatch)
-    assert code != 0 and output.startswith("error: ") and output.count("\n") == 1, output
+    # One error line: plain, or the JSON form --json asks for.
+    assert code != 0 and output.count("\n") == 1, output
+    assert output.startswith("error: ") or "error" in json.loads(output), output
     assert snapshot(app) == before
 
 

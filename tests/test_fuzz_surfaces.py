@@ -191,7 +191,9 @@ def test_the_cli(arena: Any, planted: Any, which: int, args: list[str], flags: l
             raise result.exception
         assert "Traceback" not in result.output, result.output
         if result.exit_code not in (0, None):
-            assert result.output.rstrip("\n").splitlines()[-1].startswith("error: ") or result.exit_code == 1
+            last = result.output.rstrip("\n").splitlines()[-1]
+            # One error line, plain or (with --json) the JSON form.
+            assert last.startswith(("error: ", '{"error": ')) or result.exit_code == 1, last
 
     out.run(f"contextfs {show(argv, 200)}", check)
 
