@@ -25,11 +25,13 @@ import os
 import secrets
 import stat
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-from .durability import fsync_path
+from .durability import fsync_fd, fsync_path
 from .errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
+from .fileerrors import io_error, typed_io
+from .staged import ReplaceHook, StagedWrites
 from .walking import FileStat, walk_fd, walk_paths
 
 __all__ = [
@@ -59,31 +61,14 @@ def _symlink_error(rel: str) -> InvalidPathError:
     )
 
 
-def io_error(rel: str, exc: OSError) -> ContextFSError:
-    """The typed error for an OSError met while working on ``rel``."""
-    if exc.errno == errno.ENOSPC or exc.errno == errno.EDQUOT:
-        return ContentError(f"{rel}: no space left on the device; free disk space and retry")
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return ContentError(f"{rel}: {exc.strerror}; check that the folder is writable")
-    return ContentError(f"{rel}: {exc.strerror or exc}; check permissions and free disk space")
-
-
-@contextlib.contextmanager
-def typed_io(what: str) -> Iterator[None]:
-    """Turn an OSError escaping the block into the typed error for ``what``."""
-    try:
-        yield
-    except OSError as exc:
-        raise io_error(what, exc) from None
-
-
-class RootFiles:
+class RootFiles(StagedWrites):
     """Confined file operations on one context root (paths are root-relative POSIX)."""
 
     def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root
         #: fsync written files and their folders (off only for benchmarks and scratch roots).
         self.durable = durable
+        super().__init__()
 
     # ------------------------------------------------------------ folders
     def _open_root(self) -> int:
@@ -106,7 +91,7 @@ class RootFiles:
         found = [e for e in entries if e != name and unicodedata.normalize("NFC", e) == name]
         return found[0] if len(found) == 1 else None
 
-    def _step(self, fd: int, name: str, rel: str, *, create: bool) -> tuple[int, str]:
+    def _step(self, fd: int, name: str, rel: str, *, create: bool, at: str = "") -> tuple[int, str]:
         """Open the folder ``name`` under ``fd`` without following links; (fd, on-disk name)."""
         for _ in range(3):
             try:
@@ -123,9 +108,9 @@ class RootFiles:
                     os.mkdir(name, 0o777, dir_fd=fd)
                 except FileExistsError:
                     continue
-                # The new folder is an entry of its parent: flushed before anything is
-                # written into it, or a power cut can take it with every file inside.
-                self._fsync_dir(fd)
+                # The new folder is an entry of its parent: flushed with the change (or now),
+                # or a power cut can take it with every file inside.
+                self._dirty_dir(fd, f"{at}/{name}" if at else name)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.EMLINK):
                     raise _symlink_error(rel) from None
@@ -153,7 +138,7 @@ class RootFiles:
         disk: list[str] = []
         try:
             for name in parts[:-1]:
-                new, real = self._step(fd, name, rel, create=create)
+                new, real = self._step(fd, name, rel, create=create, at="/".join(disk))
                 os.close(fd)
                 fd = new
                 disk.append(real)
@@ -198,6 +183,7 @@ class RootFiles:
         """The entry's own status (a link is reported as a link), None when missing."""
         if not rel:
             return os.stat(self.root)
+        self._observe(rel)
         try:
             with self._parent(rel) as (fd, name, _disk):
                 return os.stat(name, follow_symlinks=False, **self._at(fd, name))
@@ -226,6 +212,7 @@ class RootFiles:
         """``rel`` as spelled on disk (NFC/NFD differences resolved), for git."""
         if not rel or rel.isascii():
             return rel
+        self._observe(rel)
         try:
             with self._parent(rel) as (_fd, _name, disk):
                 return disk
@@ -235,6 +222,7 @@ class RootFiles:
     def case_twin(self, rel: str) -> str | None:
         """An existing sibling whose name differs from ``rel``'s only in case, if any."""
         folder, _, name = rel.rpartition("/")
+        self._observe(folder, tree=True)
         folded = name.casefold()
         for other in self.listdir(folder):
             if other != name and unicodedata.normalize("NFC", other).casefold() == folded \
@@ -244,6 +232,7 @@ class RootFiles:
 
     def listdir(self, rel: str) -> list[str]:
         """Names in a folder ([] when it is missing); a link is refused."""
+        self._observe(rel, tree=True)
         try:
             if not rel:
                 fd = self._open_root()
@@ -273,10 +262,18 @@ class RootFiles:
         """
         return self.read_stat(rel)[0]
 
-    def read_stat(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
-        """Like :meth:`read`, with the status of the very file that was read (None, None when missing)."""
+    def read_stat(self, rel: str, *, staged: bool = True) -> tuple[bytes | None, os.stat_result | None]:
+        """Like :meth:`read`, with the status of the very file that was read (None, None when missing).
+
+        A write staged by this thread's change is read from its temporary file, unless
+        ``staged`` is False (what is on disk: a save somebody made meanwhile).
+        """
+        entry = self._staged.get(rel) if staged else None
+        staged_name = entry[0] if entry is not None else None
         try:
             with self._parent(rel) as (fd, name, _disk):
+                if staged_name is not None:
+                    name = staged_name
                 try:
                     handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
                                      **self._at(fd, name))
@@ -317,6 +314,7 @@ class RootFiles:
         ``skip_top`` names folders of the root that are not walked (``.git`` always is).
         """
         skip = skip_top | {".git"}
+        self._observe(rel, tree=True)
         try:
             if rel:
                 with self._parent(rel) as (pfd, name, disk):
@@ -340,20 +338,22 @@ class RootFiles:
 
     # ------------------------------------------------------------ writing
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None,
-              before_replace: Callable[[], object] | None = None) -> None:
+              before_replace: ReplaceHook | None = None) -> None:
         """Replace (or create) the file ``rel`` with ``data`` atomically and durably.
 
         Parents are created as needed. An existing folder at ``rel`` is refused before
         anything is written, and an existing file keeps its permission bits.
         ``before_replace`` runs when the new bytes are on disk, just before they replace
-        the old ones (the commit cycle looks there for a save made in the meantime).
+        the old ones (the commit cycle looks there for a save made in the meantime); inside
+        a change that is when the staged write is put in place (see
+        :data:`contextfs.staged.ReplaceHook`).
         """
         if max_bytes is not None and len(data) > max_bytes:
             raise ContentError(
                 f"content is {len(data)} bytes, over the {max_bytes}-byte limit; split it into several files"
             )
         try:
-            with self._parent(rel, create=True) as (fd, name, _disk):
+            with self._parent(rel, create=True) as (fd, name, disk):
                 at = self._at(fd, name)
                 mode = 0o644
                 try:
@@ -372,18 +372,32 @@ class RootFiles:
                 tmp = tmp_name if fd >= 0 else os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW
                                  | getattr(os, "O_CLOEXEC", 0), 0o600, **at)
+                pending = self.unflushed
                 try:
                     try:
                         view = memoryview(data)
                         while view:
                             view = view[os.write(handle, view):]
                         os.fchmod(handle, mode)
-                        if self.durable:
-                            os.fsync(handle)
+                        if self.durable and (pending is None or fd < 0):
+                            fsync_fd(handle)
+                        staged_at = os.fstat(handle).st_ctime_ns
                     finally:
                         os.close(handle)
+                    if pending is not None and fd >= 0:
+                        # Staged: renamed into place by publish(), after one flush for all,
+                        # where ``before_replace`` runs just before the rename.
+                        pending.add(self.root / (disk.rpartition("/")[0] + "/" + tmp_name).lstrip("/"))
+                        previous = self._staged.pop(disk, None)
+                        if previous is not None:
+                            with contextlib.suppress(OSError):
+                                os.unlink(previous[0], dir_fd=fd)
+                        self._staged[disk] = (tmp_name, before_replace, staged_at)
+                        return
                     if before_replace is not None:
-                        before_replace()
+                        before_replace(None)
+                    if pending is not None:
+                        pending.flush()  # the journal lines saying how to undo this, before it is in place
                     if fd >= 0:
                         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                     else:
@@ -392,7 +406,7 @@ class RootFiles:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp, **at)
                     raise
-                self._fsync_dir(fd)
+                self._dirty_dir(fd, disk)
         except ContextFSError:
             raise
         except IsADirectoryError:
@@ -402,6 +416,7 @@ class RootFiles:
 
     def chmod(self, rel: str, mode: int) -> None:
         """Set the permission bits of the file or folder ``rel``; a link is refused, never followed."""
+        self._observe(rel, tree=True)
         try:
             with self._parent(rel) as (fd, name, _disk):
                 handle = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
@@ -431,14 +446,15 @@ class RootFiles:
 
     def remove(self, rel: str) -> None:
         """Unlink one file (not a folder) and prune the folders it leaves empty."""
+        self._before_destroy()
         try:
-            with self._parent(rel) as (fd, name, _disk):
+            with self._parent(rel) as (fd, name, disk):
                 at = self._at(fd, name)
                 st = os.stat(name, follow_symlinks=False, **at)
                 if stat.S_ISDIR(st.st_mode):
                     raise InvalidPathError(f"{rel} is a folder; remove the files in it instead")
                 os.unlink(name, **at)
-                self._fsync_dir(fd)
+                self._dirty_dir(fd, disk)
         except (FileNotFoundError, NotADirectoryError):
             return
         except ContextFSError:
@@ -451,17 +467,18 @@ class RootFiles:
         """Remove ``folder`` and its parents while they are empty (never the root)."""
         while folder:
             try:
-                with self._parent(folder) as (fd, name, _disk):
+                with self._parent(folder) as (fd, name, disk):
                     os.rmdir(name, **self._at(fd, name))
-                    self._fsync_dir(fd)
+                    self._dirty_dir(fd, disk)
             except (OSError, ContextFSError):
                 return
             folder = folder.rpartition("/")[0]
 
     def rename(self, src: str, dst: str) -> None:
         """Move a file or folder to ``dst`` (which must not exist), creating its parents."""
+        self._before_destroy()
         try:
-            with self._parent(src) as (sfd, sname, _sdisk), self._parent(dst, create=True) as (dfd, dname, _ddisk):
+            with self._parent(src) as (sfd, sname, sdisk), self._parent(dst, create=True) as (dfd, dname, ddisk):
                 if sfd >= 0:
                     try:
                         os.stat(dname, dir_fd=dfd, follow_symlinks=False)
@@ -469,8 +486,8 @@ class RootFiles:
                     except FileNotFoundError:
                         pass
                     os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
-                    self._fsync_dir(dfd)
-                    self._fsync_dir(sfd)
+                    self._dirty_dir(dfd, ddisk)
+                    self._dirty_dir(sfd, sdisk)
                 else:
                     if os.path.lexists(dname):
                         raise InvalidPathError(f"{dst} already exists; move it away first")
@@ -481,9 +498,3 @@ class RootFiles:
             raise
         except OSError as exc:
             raise io_error(src, exc) from None
-
-    def _fsync_dir(self, fd: int) -> None:
-        if fd < 0 or not self.durable:
-            return
-        with contextlib.suppress(OSError):
-            os.fsync(fd)

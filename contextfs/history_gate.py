@@ -7,7 +7,7 @@ turn, the caller's own), its author, and bytes no write gate rendered (a person'
 uncommitted edit carried along by a move or a delete, an old version brought back by a
 revert, a trash entry's record). :func:`check` runs on every commit, after the change's
 files are in place and before any object of the commit is written; a refusal undoes the
-change (see :meth:`contextfs.transaction.Writes.change`):
+change (see :meth:`contextfs.writes.Writes.change`):
 
 * the names of every path that gets bytes, the whole message and the author pass
   :meth:`~contextfs.guard.WriteGuard.check_history`;

@@ -1,18 +1,17 @@
 """The ``ContextManager`` façade: CRUD, trash, history and transactions on one root.
 
-Every mutating call follows the same cycle under the root's write lock: gate the paths,
-finish or undo whatever a killed process left (:func:`contextfs.recovery.recover`),
-snapshot what will be touched (committing first, as an outside edit, any version there
-that contextfs has not committed: :mod:`contextfs.transaction`), write through the
-confined file layer, commit exactly those paths, then tell the search index and other
-listeners. Inside ``transaction()`` the commit is deferred to the end of the outermost
-block, and an exception undoes every file instead. Reads take no lock: files are replaced atomically, so a reader sees one
-whole version and never waits for a writer.
+Every mutating call follows the same cycle under the root's write lock: gate the paths, finish or
+undo whatever a killed process left, snapshot what will be touched (committing first, as an outside
+edit, any version there that contextfs has not committed), write through the confined file layer,
+commit exactly those paths, then tell the search index and other listeners. Inside ``transaction()``
+the commit is deferred to the end of the outermost block, and an exception undoes every file
+instead. Reads take no lock: files are replaced atomically, so a reader sees one whole version and
+never waits for a writer.
 
 The concerns live in their own modules: :mod:`~contextfs.files` (confined I/O),
-:mod:`~contextfs.transaction` (snapshots, journal, commit, recovery),
-:mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log, diff,
-revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
+:mod:`~contextfs.transaction` and :mod:`~contextfs.writes` (snapshots, journal, commit),
+:mod:`~contextfs.recovery`, :mod:`~contextfs.trash` (soft delete), :mod:`~contextfs.history` (log,
+diff, revert), :mod:`~contextfs.sync` (edits made outside), :mod:`~contextfs.versioning` (git).
 
 A read-only open imports neither GitPython (~37 ms), history and trash (~4 ms) nor the write
 side (the write gate, config, the commit cycle and its lock: ~10 ms); the methods needing them do.
@@ -51,9 +50,10 @@ if TYPE_CHECKING:
     from .remote import Remote
     from .review_branch import ReviewHandle
     from .search import SearchHit, SearchIndex
-    from .transaction import Change, Writes
+    from .transaction import Change
     from .trash import TrashEntry
     from .versioning import GitStore
+    from .writes import Writes
 
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
@@ -141,7 +141,7 @@ class ContextManager:
         if not read_only:
             from . import history_gate  # the commit gate: writes only
             from .journal import Journal  # the journal and the commit cycle: writes only
-            from .transaction import Writes
+            from .writes import Writes
             self._writes = Writes(self.files, self.git, Journal(self.state.file("journal"), durable=durable),
                                   self.state.lock("lock"), provenance=lambda: self.current_provenance,
                                   notify=self._notify, outside_actor=self.outside_actor,
@@ -497,4 +497,3 @@ class ContextManager:
 
     def __repr__(self) -> str:
         return f"ContextManager({str(self.root)!r}, actor={self.current_provenance.actor!r})"
-

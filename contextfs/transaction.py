@@ -7,10 +7,20 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
    git blob named in the journal, with the blob id the change is about to leave there),
    so the change can be undone in this process or, after a crash, by the next one;
 2. files are written, removed and renamed through :class:`~contextfs.files.RootFiles`;
-3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, records
-   the paths in git's index and only then moves the branch. A failure before the branch
-   moved undoes the files (renames are reversed first, so undoing a delete needs no free
-   space) and leaves HEAD, git's index and every file as they were.
+3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, writes
+   git's index and the branch into their lock files, flushes, and only then moves the
+   branch and the index into place and flushes again. A failure before the branch moved
+   undoes the files (renames are reversed first, so undoing a delete needs no free space)
+   and leaves HEAD, git's index and every file as they were.
+
+**Flushes.** Nothing a change writes is flushed on its own (:class:`~contextfs.durability.Unflushed`).
+Its writes are staged (:meth:`~contextfs.files.RootFiles.publish`): one flush before they are
+put in place (their bytes and the journal lines saying how to undo them), one before the
+branch moves (files, objects, journal, index and the branch's lock), one after (the moved
+branch and index). A single write, or a transaction of any number of writes, costs three;
+a remove, move or look at a staged file inside a transaction flushes once more first, and
+so does a save somebody made over a staged path while the change ran (its snapshot's
+journal line is made durable before the change's bytes replace it).
 
 **Adoption: a change never erases bytes it has not seen.** When a change first touches a
 path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.adoption`). Bytes
@@ -29,9 +39,9 @@ would (with :attr:`Change.outside_author` set to ``remote``). One place decides 
 outside version is attributed to and where it sits in history.
 
 :func:`contextfs.recovery.recover` finishes or undoes the changes a killed process left.
-:class:`Writes` is the write side of one root: its lock, recovery, and the Change that
-each mutating call opens or joins. A root opened read-only never makes one, so reading
-processes never import this module.
+:class:`contextfs.writes.Writes` is the write side of one root: its lock, recovery, and the
+Change that each mutating call opens or joins. A root opened read-only never makes one, so
+reading processes never import this module.
 """
 
 from __future__ import annotations
@@ -39,28 +49,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from . import adoption, clock, faults
+from . import adoption, faults
 from .adoption import Seen, StaleRead
-from .commit_text import Header, commit_message
+from .commit_text import Header
 from .document import blob_version
+from .durability import Unflushed
 from .errors import ConflictError, ContextFSError, VersioningError
-from .files import RootFiles, io_error, typed_io
+from .files import RootFiles, io_error
 from .journal import Journal, JournalFile
-from .provenance import Provenance, email_of
 from .recovery import commit_outside, recover, undo
-from .rendering import clean_line
 from .versioning.refs import BranchMoved
 
 if TYPE_CHECKING:
-    from .state import RootLock
     from .versioning import GitStore, Prepared
+    from .versioning.locks import LockMark
 
-__all__ = ["Change", "Header", "Writes", "commit_message", "recover"]
+__all__ = ["Change", "Header", "recover"]
 
 log = logging.getLogger(__name__)
 
@@ -112,6 +120,15 @@ class Change:
         #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
         #: from HEAD and the changed paths; its tree must hold exactly what was written.
         self.prepared: Prepared | None = None
+        #: Per path, the bytes the change last saw or left on disk (a staged write is not
+        #: on disk until it is put in place): what a save made meanwhile is told from.
+        self._disk: dict[str, bytes | None] = {}
+        #: Staged writes computed from what the change read: stale if somebody saves first.
+        self._derived: set[str] = set()
+        #: What the change wrote and has not flushed yet; the files, objects and journal
+        #: hand theirs here while the change runs.
+        self.unflushed = Unflushed(files.root, git.common_dir, durable=files.durable)
+        files.unflushed = git.objects.unflushed = journal.unflushed = self.unflushed
         #: Blob ids of bytes a gate has judged in this change (the write gate, sync's scan);
         #: the commit gate judges every other new byte (see contextfs.history_gate).
         self.vetted: set[str] = set()
@@ -156,7 +173,7 @@ class Change:
         ``_SNAPSHOT``: the bytes found, when the path is only read so far); it is journaled
         with the snapshot, so recovery can tell the dead writer's bytes from anybody's later ones.
         """
-        data, st = self.files.read_stat(rel)
+        data, st = self.files.read_stat(rel, staged=False)  # what is on disk, a save made meanwhile too
         if self._seen is not None:
             blob = self._seen.blob(rel, data, st)
             outside = blob != self.git.head_blob(rel)
@@ -168,9 +185,11 @@ class Change:
             outside = False
             if blob is not None:
                 self.git.objects.flush()
-        # The line is durable before the path is touched, for a new path too: a power cut
-        # can keep the new file (it is flushed when written) and lose an unflushed line,
-        # and recovery would then take the half-made change for a person's edit.
+        # The line is durable before the path is touched, for a new path too: it goes with
+        # the flush that comes before the change's bytes are put in place (a staged write
+        # is renamed into place only after it), so a power cut never keeps a new file and
+        # loses the line, which would make recovery take the half-made change for a
+        # person's edit.
         left = blob if after == _SNAPSHOT else after
         entry: dict[str, Any] = {"touch": rel, "blob": blob, "after": left}
         if outside:
@@ -180,6 +199,7 @@ class Change:
         faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data
+        self._disk[rel] = data
         executable = st is not None and bool(st.st_mode & 0o100)
         if executable:
             self.executable.add(rel)
@@ -220,22 +240,54 @@ class Change:
     def _recheck(self, rel: str, digest: str | None) -> bool:
         """Snapshot ``rel`` again if somebody saved it since the change last looked; True if so.
 
-        Runs just before the change's bytes replace a file, so that version is committed first
-        too. New bytes computed from what the change read are stale then: :class:`StaleRead`.
+        Runs before the change's bytes replace a file, so that version is committed first too
+        (a write the change staged there is dropped: the save came after it). New bytes
+        computed from what the change read are stale then: :class:`StaleRead`.
         """
-        if self.files.read(rel) == self.after[rel]:
+        if self.files.read_stat(rel, staged=False)[0] == self._disk.get(rel):
             return False
+        self.files.unstage(rel)
+        self._derived.discard(rel)
         self._touch(rel, digest)
         if rel in self._reading:
             raise StaleRead(f"{rel} was saved by somebody else while this change was working on it; nothing "
                             "was written; retry with what it holds now", retryable=self.standalone)
         return True
 
+    def _replacing(self, rel: str, data: bytes, digest: str, staged_at: int | None) -> bool | None:
+        """Runs just before the change's bytes replace the file at ``rel`` (a staged write: when
+        it is put in place, after the change's first flush; see :data:`~contextfs.staged.ReplaceHook`).
+
+        A save somebody made since the change last saw the file is snapshotted, to be
+        committed first, and True returned: its journal line is flushed before the rename
+        (bytes computed from what the change read are stale then: :class:`StaleRead`). A save
+        made *after* the write was staged supersedes it, as if the bytes had been in place and
+        the person saved over them: None, and the save stays for the next look to adopt.
+        """
+        found, st = self.files.read_stat(rel, staged=False)
+        derived = rel in self._derived
+        self._derived.discard(rel)
+        if found == self._disk.get(rel):
+            self._disk[rel] = data
+            return False
+        # File times come from a coarse clock: a save in the same tick counts as after.
+        if staged_at is not None and st is not None and st.st_ctime_ns >= staged_at:
+            return None
+        self._touch(rel, digest)
+        self.after[rel] = data
+        if derived:
+            raise StaleRead(f"{rel} was saved by somebody else while this change was working on it; nothing "
+                            "was written; retry with what it holds now", retryable=self.standalone)
+        self._disk[rel] = data
+        return True
+
     # ------------------------------------------------------------ operations
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
         self._intend(rel, data)
         digest = blob_version(data)
-        self.files.write(rel, data, max_bytes=max_bytes, before_replace=lambda: self._recheck(rel, digest))
+        if rel in self._reading:
+            self._derived.add(rel)
+        self.files.write(rel, data, max_bytes=max_bytes, before_replace=lambda at: self._replacing(rel, data, digest, at))
         self.after[rel] = data
         self._reading.discard(rel)
         faults.point("change.written")
@@ -245,6 +297,7 @@ class Change:
         self._recheck(rel, None)
         self.files.remove(rel)
         self.after[rel] = None
+        self._disk[rel] = None
         self._reading.discard(rel)
 
     def rename(self, src: str, dst: str, moved: list[str]) -> None:
@@ -263,8 +316,8 @@ class Change:
         faults.point("change.renamed")
         contents = {old: self.after[old] for old, _new in pairs}
         for old, new in pairs:
-            self.after[new] = contents[old]
-            self.after[old] = None
+            self.after[new] = self._disk[new] = contents[old]
+            self.after[old] = self._disk[old] = None
             if old in self.executable:
                 self.executable.add(new)
 
@@ -283,29 +336,49 @@ class Change:
     def rollback(self) -> None:
         """Put every touched path back; nothing about the change stays on disk."""
         self._undo()
-        self._finish()
+        self._finish(flush=True)
 
     def _undo(self) -> None:
         """Undo the files; outside versions found on paths somebody saved over since are committed."""
+        self.files.discard()  # staged writes were never in place
         kept = undo(self.files, self._renames, self.before, self._left)
+        self.files.publish()
         layers = [{rel: self.git.store_blob(data) if data is not None else None
                    for rel, data in layer.items() if rel in kept} for layer in self.adopted]
         if any(layers):
             with contextlib.suppress(ContextFSError):
                 commit_outside(self.git, [layer for layer in layers if layer], self.outside_author, time.time())
 
-    def _finish(self) -> None:
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+    def _finish(self, *, flush: bool = False) -> None:
+        """Forget the journal (``flush``: once what was undone is durable) and stop collecting."""
+        try:
+            if flush:
+                self.unflushed.flush()
+        finally:
+            self.files.unflushed = self.git.objects.unflushed = self.journal.unflushed = None
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
 
     # ------------------------------------------------------------ commit
-    def commit(self, message: str, *, when: float,
-               notify: Callable[[list[str]], None] | None = None) -> str | None:
+    def commit(self, message: str, *, when: float, notify: Callable[[list[str]], None] | None = None,
+               gate: Callable[[Change, str], None] | None = None) -> str | None:
         """Commit what changed, after the outside versions; None (and no commit) when nothing did.
 
-        A git commit made meanwhile is built on, unless it took up this change's own bytes.
+        ``gate`` judges the change and its message once its files are in place (the saves
+        found under them adopted) and before any object of the commit is written; what it
+        raises undoes the change. A git commit made meanwhile is built on, unless it took up
+        this change's own bytes.
         """
+        try:
+            self.files.publish()  # the change's files in place, after one flush
+            if gate is not None:
+                gate(self, message)
+        except BaseException:
+            self._undo()
+            self._finish(flush=True)
+            raise
+        faults.point("change.published")
         own = self.changes()
         paths = sorted(set(own).union(*self.adopted))
         if not paths and self.prepared is None:
@@ -327,7 +400,7 @@ class Change:
             self._undo()
             with contextlib.suppress(ContextFSError):
                 self.git.record(paths)
-            self._finish()
+            self._finish(flush=True)
             raise
         faults.point("commit.published")
         self._finish()
@@ -365,13 +438,25 @@ class Change:
             ready["adopted"] = [entry for _prepared, entry in outside]
         self._record({"ready": ready})
         faults.point("commit.ready")
+        # git's index and the branch (from the HEAD the commits were built on, to the top one)
+        # written into their locks, whose marks are journaled first.
+        publication = self.git.publication(dataclasses.replace(top, parent=base), paths, journal=self._mark_locks)
         faults.point("record.locked")
-        self.git.record(paths)
         faults.point("commit.recorded")
-        # The branch moves from the HEAD the commits were built on, to the top one.
-        self.git.publish(dataclasses.replace(top, parent=base),
-                         journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}))
+        try:
+            # One flush: files, objects, the journal's ready line, the index and the
+            # branch's new value, all written into place or into their locks.
+            self.unflushed.flush()
+            publication.commit()
+        except BaseException:
+            publication.abort()
+            raise
+        self.unflushed.add(self.git.git_dir)
+        self.unflushed.flush()  # the moved branch and index
         return top
+
+    def _mark_locks(self, marks: list[LockMark]) -> None:
+        self._record({"locks": [m.to_json() for m in marks]})
 
     def _check_not_taken(self, own: Mapping[str, bytes | None], head: str | None) -> None:
         """Refuse to commit when a git commit made during the change already holds its new bytes.
@@ -389,95 +474,3 @@ class Change:
 
     def _blobs(self, changes: Mapping[str, bytes | None]) -> dict[str, str | None]:
         return {rel: (None if data is None else self.git.store_blob(data)) for rel, data in changes.items()}
-
-
-class Writes:
-    """The write side of one root: the write lock, recovery, and one Change per call or transaction.
-
-    Every mutating call runs inside :meth:`change`, which joins the Change of an open
-    :meth:`transaction` (per thread) or makes its own commit. ``outside_actor`` is who
-    outside versions are attributed to; ``check_outside`` turns the comparison that finds
-    them off (only the commit benchmark does, to measure what it costs).
-    """
-
-    def __init__(self, files: RootFiles, git: GitStore, journal: Journal, lock: RootLock, *,
-                 provenance: Callable[[], Provenance], notify: Callable[[list[str]], None],
-                 outside_actor: str = "human", gate: Callable[[Change, str], None] | None = None) -> None:
-        self.files = files
-        self.git = git
-        self.journal = journal
-        self.lock = lock
-        self.outside_actor = outside_actor
-        self.check_outside = True
-        self.seen = Seen()
-        self._provenance = provenance
-        self._notify = notify
-        self._gate = gate
-        self._local = threading.local()
-
-    @contextlib.contextmanager
-    def locked(self) -> Iterator[None]:
-        """The write lock, with anything a killed writer left finished or undone first."""
-        with self.lock.held():
-            if getattr(self._local, "txn", None) is None:
-                recover(self.files, self.git, self.journal)
-            yield
-
-    def _start(self, op: str, subject: str, trailers: Mapping[str, str] | None) -> Change:
-        """A new change; a git command holding git's index (a person's ``git commit`` waiting
-        for its message) is waited for first, for a bounded time: nothing is written under it."""
-        self.git.check_writable()
-        self.git.wait_for_index()
-        prov = self._provenance()
-        header = Header(op=op, subject=clean_line(subject), actor=prov.actor, email=email_of(prov.actor),
-                        session=prov.session, turn=prov.turn)
-        return Change(self.files, self.git, self.journal, header, trailers, outside_author=self.outside_actor,
-                      seen=self.seen if self.check_outside else None)
-
-    def _commit(self, change: Change, subject: str) -> str | None:
-        message = commit_message(change, subject, self._provenance())
-        if self._gate is not None:
-            try:
-                self._gate(change, message)  # before any object of the commit is written
-            except BaseException:
-                change.rollback()
-                raise
-        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
-
-    @contextlib.contextmanager
-    def change(self, op: str, subject_path: str, trailers: Mapping[str, str] | None) -> Iterator[Change]:
-        with self.locked(), typed_io(subject_path):
-            txn: Change | None = getattr(self._local, "txn", None)
-            if txn is not None:
-                txn.ops.append(f"{op}: {subject_path}")
-                txn.merge_trailers(trailers)
-                yield txn
-                return
-            change = self._start(op, f"{op}: {subject_path}", trailers)
-            change.standalone = True
-            change.ops.append(f"{op}: {subject_path}")
-            try:
-                yield change
-            except BaseException:
-                change.rollback()
-                raise
-            self._commit(change, f"{op}: {subject_path}")
-
-    @contextlib.contextmanager
-    def transaction(self, message: str, op: str, trailers: Mapping[str, str] | None) -> Iterator[None]:
-        subject = clean_line(message) or "transaction"
-        with self.locked(), typed_io(subject):
-            outer: Change | None = getattr(self._local, "txn", None)
-            if outer is not None:
-                outer.merge_trailers(trailers)
-                yield
-                return
-            txn = self._local.txn = self._start(op, subject, trailers)
-            try:
-                yield
-            except BaseException:
-                self._local.txn = None
-                txn.rollback()
-                raise
-            self._local.txn = None
-            self._commit(txn, subject)

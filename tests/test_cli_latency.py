@@ -26,7 +26,7 @@ from contextfs.cli import cli
 from contextfs.tokens import TokenCounter
 
 # What only writing, history or other layers need: no reading command may import these.
-WRITE_SIDE = ("contextfs.transaction", "contextfs.journal", "contextfs.writing", "contextfs.rendering",
+WRITE_SIDE = ("contextfs.transaction", "contextfs.writes", "contextfs.journal", "contextfs.writing", "contextfs.rendering",
               "contextfs.guard", "contextfs.config", "filelock")
 GIT = ("git", "gitdb", "contextfs.versioning.repository", "contextfs.versioning.objects")
 LAYERS = ("contextfs.scopes", "contextfs.evolve", "contextfs.integrations", "langchain_core")
