@@ -31,12 +31,13 @@ __all__ = ["POINTS", "arm", "disarm", "point"]
 #: Every fault point in the code, in the order a change passes them.
 POINTS = (
     "change.touched",  # a snapshot is journaled, the file not yet changed
-    "change.written",  # one file of the change is written
+    "change.written",  # one file of the change is written (staged beside its place)
     "change.renamed",  # one rename of the change is done
+    "change.published",  # the change's staged files are in place; its commit not yet built
     "commit.prepared",  # the commit's objects are written, the journal not yet 'ready'
     "commit.ready",  # the journal says 'ready'; git's index not yet updated
-    "record.locked",  # git's index.lock exists (as while git update-index runs)
-    "commit.recorded",  # git's index is updated; the branch not yet moved
+    "record.locked",  # git's index.lock exists, holding the new index
+    "commit.recorded",  # git's index and the branch's new id are in their locks; neither moved yet
     "publish.locked",  # the branch's .lock file exists
     "commit.published",  # the branch moved; the journal not yet removed
     "index.filling",  # a search index rebuild has added documents, not yet swapped in

@@ -1,13 +1,12 @@
 """The ``ContextManager`` façade: CRUD, trash, history and transactions on one root.
 
-Every mutating call follows the same cycle under the root's write lock: gate the paths,
-finish or undo whatever a killed process left (:func:`contextfs.changes.recovery.recover`),
-snapshot what will be touched (committing first, as an outside edit, any version there
-that contextfs has not committed: :mod:`contextfs.changes.transaction`), write through the
-confined file layer, commit exactly those paths, then tell the search index and other
-listeners. Inside ``transaction()`` the commit is deferred to the end of the outermost
-block, and an exception undoes every file instead. Reads take no lock: files are replaced atomically, so a reader sees one
-whole version and never waits for a writer.
+Every mutating call follows the same cycle under the root's write lock: gate the paths, finish or
+undo whatever a killed process left, snapshot what will be touched (committing first, as an outside
+edit, any version there that contextfs has not committed), write through the confined file layer,
+commit exactly those paths, then tell the search index and other listeners. Inside ``transaction()``
+the commit is deferred to the end of the outermost block, and an exception undoes every file
+instead. Reads take no lock: files are replaced atomically, so a reader sees one whole version and
+never waits for a writer.
 
 The façade holds the user API only (what docs/store.md documents); the open root's parts
 — files, derived state, git, the commit cycle, the path and write gates, listeners — are one

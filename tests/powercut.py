@@ -400,8 +400,12 @@ def crash_states(
     return model
 
 
-def materialize(model: Model, dest: Path) -> None:
-    """Write the modelled tree to ``dest`` (a folder that does not exist yet)."""
+def materialize(model: Model, dest: Path, *, mtime: float | None = None) -> None:
+    """Write the modelled tree to ``dest`` (a folder that does not exist yet).
+
+    ``mtime`` gives every file and folder that modification time: after a power cut,
+    everything on the disk was last changed before the machine booted again.
+    """
 
     def put(number: int, where: Path) -> None:
         where.mkdir()
@@ -411,5 +415,9 @@ def materialize(model: Model, dest: Path) -> None:
                 put(child, where / name)
             else:
                 (where / name).write_bytes(bytes(node.data))
+                if mtime is not None:
+                    os.utime(where / name, (mtime, mtime))
+        if mtime is not None:
+            os.utime(where, (mtime, mtime))
 
     put(0, dest)

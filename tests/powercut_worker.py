@@ -6,8 +6,9 @@ the root, and an ``ack`` line after the call returns; the harness finds those wr
 the trace and cuts the power around them.
 
 ``POWERCUT_SKIP=<what>`` turns the process's own flushes of one kind of file into no-ops
-(``file``, ``folder``, ``journal``, ``objects``, ``branch``), so a test can check that the
-harness notices each missing flush.
+(``file``, ``folder``, ``journal``, ``objects``, ``branch``; syncfs is then off, so each
+kind is flushed on its own), or makes every ``syncfs`` claim success without flushing
+(``syncfs``), so a test can check that the harness notices each missing flush.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ PLAN: list[tuple[str, dict[str, object], dict[str, str | None]]] = [
 
 def _skip_flushes(root: str, what: str) -> None:
     """Make this process's fsync a no-op for one kind of file (the harness's self-test)."""
+    from contextfs.files import durability
+
+    if what == "syncfs":
+        durability._SYNCFS = lambda fd: 0  # type: ignore[assignment]
+        return
+    # Without syncfs a change flushes each file, folder, object and lock it wrote by itself.
+    durability._SYNCFS = None
     real = os.fsync
     git = os.path.join(root, ".git")
 

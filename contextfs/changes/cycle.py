@@ -2,8 +2,9 @@
 
 :class:`Writes` is what :class:`~contextfs.parts.RootParts` drives: every mutating call
 takes the write lock (finishing or undoing what a killed writer left first), makes one
-:class:`~.transaction.Change` (or joins the open transaction), and commits it, or undoes
-it on an exception.
+:class:`~.transaction.Change` (or joins the open transaction), and commits it, each commit
+judged by the commit gate (:mod:`contextfs.gate.history`) before any object of it is
+written, or undoes it on an exception.
 """
 
 from __future__ import annotations
@@ -102,13 +103,11 @@ class Writes:
 
     def _commit(self, change: Change, subject: str) -> str | None:
         message = commit_message(change, subject, self._provenance())
-        if self._gate is not None:
-            try:
-                self._gate(change, message)  # before any object of the commit is written
-            except BaseException:
-                change.rollback()
-                raise
-        return change.commit(message, when=clock.now().timestamp(), notify=self._notify)
+        # The gate runs inside the commit cycle: once the staged files are in place (saves
+        # found under them adopted, to be judged too) and before any object of the commit.
+        return change.commit(
+            message, when=clock.now().timestamp(), notify=self._notify, gate=self._gate
+        )
 
     @contextlib.contextmanager
     def change(

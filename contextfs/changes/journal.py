@@ -17,8 +17,11 @@ whole call) and recovers:
 * with one it is **rolled forward**: the recorded commit is published (or rebuilt on
   top of whatever HEAD became), with its original author, session and message.
 
-Lines are appended with one ``write`` each and ``fsync``-ed, so a journal is never torn
-in the middle of a line that matters; a torn last line is ignored.
+Lines are appended with one ``write`` each, so a kill never tears one; a torn last line is
+ignored. Inside a change the journal is not flushed on its own: its lines ride on the
+change's flushes (:class:`contextfs.files.durability.Unflushed`), the first of which comes before
+the change replaces or removes a byte that was on disk, so the line saying how to put it
+back is always durable first.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ..files.durability import Unflushed, fsync_fd, fsync_path
 
 __all__ = ["Journal", "JournalFile", "Pending"]
 
@@ -71,19 +76,25 @@ class Pending:
 class JournalFile:
     """The journal of one change in progress."""
 
-    def __init__(self, path: Path, durable: bool) -> None:
+    def __init__(self, path: Path, durable: bool, unflushed: Unflushed | None = None) -> None:
         self.path = path
         self.durable = durable
+        self.unflushed = unflushed
         self._fd: int | None = None
 
     def record(self, entry: dict[str, Any], *, durable: bool = True) -> None:
-        """Append one line; ``durable`` fsyncs it (and every line before it)."""
+        """Append one line; ``durable`` fsyncs it (and every line before it), or hands it to
+        the change's flush."""
         line = (json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o600)
         os.write(self._fd, line)
-        if self.durable and durable:
-            os.fsync(self._fd)
+        if not (self.durable and durable):
+            return
+        if self.unflushed is not None:
+            self.unflushed.add(self.path)
+        else:
+            fsync_fd(self._fd)
 
     def close(self) -> None:
         """The change is complete (or undone): forget it."""
@@ -100,19 +111,20 @@ class Journal:
     def __init__(self, folder: Path, *, durable: bool = True) -> None:
         self.folder = folder
         self.durable = durable
+        #: The flush of the change in progress (None: each durable line is fsynced at once).
+        self.unflushed: Unflushed | None = None
 
     def begin(self, header: dict[str, Any]) -> JournalFile:
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"{time.time_ns()}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
-        handle = JournalFile(self.folder / name, self.durable)
+        handle = JournalFile(self.folder / name, self.durable, self.unflushed)
         handle.record({"begin": header})
         if self.durable:
-            with contextlib.suppress(OSError):
-                fd = os.open(self.folder, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            if self.unflushed is not None:
+                self.unflushed.add(self.folder)
+            else:
+                with contextlib.suppress(OSError):
+                    fsync_path(self.folder)
         return handle
 
     def pending(self, *, exclude: set[Path] | None = None) -> list[Pending]:

@@ -14,6 +14,10 @@ belongs to a process that died. Its change is
   the writer was removing it). A path a person saved after the kill — or that the writer
   never reached — is left as it is, for the next change to adopt as their edit.
 
+A ``ready`` commit whose objects a power cut did not let reach the disk (they are flushed
+before the branch moves) was never acknowledged, and is rolled back instead. A torn git index
+is rebuilt from HEAD, and empty loose objects a power cut left are removed.
+
 Git lock files are removed only when the journal's marks prove the dead process made them
 (:mod:`contextfs.versioning.locks`); a lock of a live git is waited for, never removed.
 Temporary files of atomic writes, private lock files and temporary git objects of dead
@@ -25,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import time
 from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Any
@@ -41,7 +46,7 @@ from .journal import Journal, Pending
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
 
-__all__ = ["commit_outside", "recover", "undo"]
+__all__ = ["commit_outside", "heal_index", "recover", "undo"]
 
 log = logging.getLogger(__name__)
 
@@ -134,8 +139,9 @@ def commit_outside(
             top = made or top
     if top is None:
         return None
-    git.record(sorted(set().union(*layers)))
-    git.publish(dataclasses.replace(top, parent=base), journal=journal)
+    git.publication(
+        dataclasses.replace(top, parent=base), sorted(set().union(*layers)), journal=journal
+    ).commit()
     log.warning(
         "committed %d version(s) saved outside contextfs that an undone change had found",
         sum(len(layer) for layer in layers),
@@ -168,6 +174,12 @@ def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
         if ready is not None:
             git.wait_for_index()  # raises while a live git holds it: the journal stays for the next call
         try:
+            heal_index(git)
+            if ready is not None and git.head() != ready.get("sha") and not _complete(git, ready):
+                log.warning(
+                    "the objects of %s did not all reach the disk; undoing it", pending.path
+                )
+                ready = None
             if ready is not None:
                 sha = _roll_forward(files, git, pending, ready)
                 done.append(f"finished {pending.header.get('subject', '?')} as {sha[:12]}")
@@ -182,11 +194,69 @@ def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
             pending.path.unlink()
     if done:
         git.objects.remove_leftovers()
+        git.objects.remove_empty()
         for folder in {git.git_dir, git.common_dir}:
             remove_leftover_scratch(folder)
         for line in done:
             log.warning("recovered an interrupted change: %s", line)
     return done
+
+
+def heal_index(git: GitStore) -> bool:
+    """Rebuild git's index from HEAD when it cannot be read; True when it was rebuilt.
+
+    A power cut before the flush that covers a new index can leave it torn. This runs
+    ``git read-tree`` (recovery only, never on the write path), and whatever was staged is
+    lost with the torn file; the paths of the change being recovered are recorded after.
+    """
+    if git.index.readable():
+        return False
+    log.warning("git's index in %s cannot be read; rebuilding it from HEAD", git.git_dir)
+    with contextlib.suppress(OSError):
+        os.unlink(git.git_dir / "index")
+    if git.head() is not None:
+        git.git("read-tree", "HEAD")
+    return True
+
+
+def _complete(git: GitStore, ready: dict[str, Any]) -> bool:
+    """Whether every object the journaled commit needs is there and intact.
+
+    The commit's objects are flushed before the branch moves, so a power cut before that
+    flush can leave them empty or missing while the journal line survived: such a change
+    was never acknowledged, and is undone instead.
+    """
+    objects = git.objects
+    try:
+        commit = bytes.fromhex(str(ready["sha"]))
+        if not objects.intact(commit):
+            return False
+        tree = objects.commit_tree(commit.hex())
+        if not objects.intact(tree):
+            return False
+        layers = [e for e in (ready.get("adopted") or []) if isinstance(e, dict)]
+        for layer in layers:
+            for blob in dict(layer.get("changes") or {}).values():
+                if blob is not None and not objects.intact(bytes.fromhex(blob)):
+                    return False
+        for rel, blob in dict(ready["changes"]).items():
+            if blob is not None and not objects.intact(bytes.fromhex(blob)):
+                return False
+            current: bytes | None = tree
+            for name in (git.prefix + str(rel)).split("/")[:-1]:
+                entry = (
+                    next((e for e in objects.tree(current) if e[2] == name), None)
+                    if current
+                    else None
+                )
+                if entry is None:
+                    break
+                if not objects.intact(entry[0]):
+                    return False
+                current = entry[0]
+    except (ValueError, KeyError, TypeError, ContextFSError):
+        return False
+    return True
 
 
 def _release_own_locks(pending: Pending) -> None:
@@ -240,10 +310,11 @@ def _roll_forward(files: RootFiles, git: GitStore, pending: Pending, ready: dict
                 git.record(paths_)
                 return head or sha
             top = rebuilt
-        git.record(paths_)
-        git.publish(
-            top, journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]})
-        )
+        git.publication(
+            top,
+            paths_,
+            journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}),
+        ).commit()
         sha = top.sha
     else:
         git.record(paths_)

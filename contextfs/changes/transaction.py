@@ -7,10 +7,21 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
    git blob named in the journal, with the blob id the change is about to leave there),
    so the change can be undone in this process or, after a crash, by the next one;
 2. files are written, removed and renamed through :class:`~contextfs.files.confined.RootFiles`;
-3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, records
-   the paths in git's index and only then moves the branch. A failure before the branch
-   moved undoes the files (renames are reversed first, so undoing a delete needs no free
-   space) and leaves HEAD, git's index and every file as they were.
+3. :meth:`Change.commit` writes the commit's objects, marks the journal ``ready``, writes
+   git's index and the branch into their lock files, flushes, and only then moves the
+   branch and the index into place and flushes again. A failure before the branch moved
+   undoes the files (renames are reversed first, so undoing a delete needs no free space)
+   and leaves HEAD, git's index and every file as they were.
+
+**Flushes.** Nothing a change writes is flushed on its own
+(:class:`~contextfs.files.durability.Unflushed`). Its writes are staged
+(:meth:`~contextfs.files.confined.RootFiles.publish`): one flush before they are
+put in place (their bytes and the journal lines saying how to undo them), one before the
+branch moves (files, objects, journal, index and the branch's lock), one after (the moved
+branch and index). A single write, or a transaction of any number of writes, costs three;
+a remove, move or look at a staged file inside a transaction flushes once more first, and
+so does a save somebody made over a staged path while the change ran (its snapshot's
+journal line is made durable before the change's bytes replace it).
 
 **Adoption: a change never erases bytes it has not seen.** When a change first touches a
 path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.changes.adoption`). Bytes
@@ -29,9 +40,9 @@ would (with :attr:`Change.outside_author` set to ``remote``). One place decides 
 outside version is attributed to and where it sits in history.
 
 :func:`contextfs.changes.recovery.recover` finishes or undoes the changes a killed process left.
-:class:`Writes` is the write side of one root: its lock, recovery, and the Change that
-each mutating call opens or joins. A root opened read-only never makes one, so reading
-processes never import this module.
+:class:`contextfs.changes.cycle.Writes` is the write side of one root: its lock, recovery, and
+the Change that each mutating call opens or joins. A root opened read-only never makes one, so
+reading processes never import this module.
 """
 
 from __future__ import annotations
@@ -45,20 +56,23 @@ from typing import TYPE_CHECKING, Any
 
 from .. import faults
 from ..document import blob_version
-from ..errors import ConflictError, ContextFSError, VersioningError
+from ..errors import ContextFSError
 from ..files.confined import RootFiles
+from ..files.durability import Unflushed
 from ..files.fileerrors import io_error
 from ..versioning.refs import BranchMoved
 from . import adoption
 from .adoption import Seen, StaleRead
-from .commit_text import Header, commit_message
+from .building import blob_ids, build_commits
+from .commit_text import Header
 from .journal import Journal, JournalFile
 from .recovery import commit_outside, recover, undo
 
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
+    from ..versioning.locks import LockMark
 
-__all__ = ["Change", "Header", "commit_message", "recover"]
+__all__ = ["Change", "Header", "recover"]
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +132,15 @@ class Change:
         #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
         #: from HEAD and the changed paths; its tree must hold exactly what was written.
         self.prepared: Prepared | None = None
+        #: Per path, the bytes the change last saw or left on disk (a staged write is not
+        #: on disk until it is put in place): what a save made meanwhile is told from.
+        self._disk: dict[str, bytes | None] = {}
+        #: Staged writes computed from what the change read: stale if somebody saves first.
+        self._derived: set[str] = set()
+        #: What the change wrote and has not flushed yet; the files, objects and journal
+        #: hand theirs here while the change runs.
+        self.unflushed = Unflushed(files.root, git.common_dir, durable=files.durable)
+        files.unflushed = git.objects.unflushed = journal.unflushed = self.unflushed
         #: Blob ids of bytes a gate has judged in this change (the write gate, sync's scan);
         #: the commit gate judges every other new byte (see contextfs.gate.history).
         self.vetted: set[str] = set()
@@ -162,7 +185,9 @@ class Change:
         ``_SNAPSHOT``: the bytes found, when the path is only read so far); it is journaled
         with the snapshot, so recovery can tell the dead writer's bytes from anybody's later ones.
         """
-        data, st = self.files.read_stat(rel)
+        data, st = self.files.read_stat(
+            rel, staged=False
+        )  # what is on disk, a save made meanwhile too
         if self._seen is not None:
             blob = self._seen.blob(rel, data, st)
             outside = blob != self.git.head_blob(rel)
@@ -174,9 +199,11 @@ class Change:
             outside = False
             if blob is not None:
                 self.git.objects.flush()
-        # The line is durable before the path is touched, for a new path too: a power cut
-        # can keep the new file (it is flushed when written) and lose an unflushed line,
-        # and recovery would then take the half-made change for a person's edit.
+        # The line is durable before the path is touched, for a new path too: it goes with
+        # the flush that comes before the change's bytes are put in place (a staged write
+        # is renamed into place only after it), so a power cut never keeps a new file and
+        # loses the line, which would make recovery take the half-made change for a
+        # person's edit.
         left = blob if after == _SNAPSHOT else after
         entry: dict[str, Any] = {"touch": rel, "blob": blob, "after": left}
         if outside:
@@ -186,6 +213,7 @@ class Change:
         faults.point("change.touched")
         self.before[rel] = data
         self.after[rel] = data
+        self._disk[rel] = data
         executable = st is not None and bool(st.st_mode & 0o100)
         if executable:
             self.executable.add(rel)
@@ -229,11 +257,14 @@ class Change:
     def _recheck(self, rel: str, digest: str | None) -> bool:
         """Snapshot ``rel`` again if somebody saved it since the change last looked; True if so.
 
-        Runs just before the change's bytes replace a file, so that version is committed first
-        too. New bytes computed from what the change read are stale then: :class:`StaleRead`.
+        Runs before the change's bytes replace a file, so that version is committed first too
+        (a write the change staged there is dropped: the save came after it). New bytes
+        computed from what the change read are stale then: :class:`StaleRead`.
         """
-        if self.files.read(rel) == self.after[rel]:
+        if self.files.read_stat(rel, staged=False)[0] == self._disk.get(rel):
             return False
+        self.files.unstage(rel)
+        self._derived.discard(rel)
         self._touch(rel, digest)
         if rel in self._reading:
             raise StaleRead(
@@ -243,12 +274,47 @@ class Change:
             )
         return True
 
+    def _replacing(self, rel: str, data: bytes, digest: str, staged_at: int | None) -> bool | None:
+        """Runs just before the change's bytes replace the file at ``rel`` (a staged write: when
+        it is put in place, after the change's first flush; see :data:`~contextfs.files.staged.ReplaceHook`).
+
+        A save somebody made since the change last saw the file is snapshotted, to be
+        committed first, and True returned: its journal line is flushed before the rename
+        (bytes computed from what the change read are stale then: :class:`StaleRead`). A save
+        made *after* the write was staged supersedes it, as if the bytes had been in place and
+        the person saved over them: None, and the save stays for the next look to adopt.
+        """
+        found, st = self.files.read_stat(rel, staged=False)
+        derived = rel in self._derived
+        self._derived.discard(rel)
+        if found == self._disk.get(rel):
+            self._disk[rel] = data
+            return False
+        # File times come from a coarse clock: a save in the same tick counts as after.
+        if staged_at is not None and st is not None and st.st_ctime_ns >= staged_at:
+            return None
+        self._touch(rel, digest)
+        self.after[rel] = data
+        if derived:
+            raise StaleRead(
+                f"{rel} was saved by somebody else while this change was working on it; nothing "
+                "was written; retry with what it holds now",
+                retryable=self.standalone,
+            )
+        self._disk[rel] = data
+        return True
+
     # ------------------------------------------------------------ operations
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
         self._intend(rel, data)
         digest = blob_version(data)
+        if rel in self._reading:
+            self._derived.add(rel)
         self.files.write(
-            rel, data, max_bytes=max_bytes, before_replace=lambda: self._recheck(rel, digest)
+            rel,
+            data,
+            max_bytes=max_bytes,
+            before_replace=lambda at: self._replacing(rel, data, digest, at),
         )
         self.after[rel] = data
         self._reading.discard(rel)
@@ -259,6 +325,7 @@ class Change:
         self._recheck(rel, None)
         self.files.remove(rel)
         self.after[rel] = None
+        self._disk[rel] = None
         self._reading.discard(rel)
 
     def rename(self, src: str, dst: str, moved: list[str]) -> None:
@@ -280,8 +347,8 @@ class Change:
         faults.point("change.renamed")
         contents = {old: self.after[old] for old, _new in pairs}
         for old, new in pairs:
-            self.after[new] = contents[old]
-            self.after[old] = None
+            self.after[new] = self._disk[new] = contents[old]
+            self.after[old] = self._disk[old] = None
             if old in self.executable:
                 self.executable.add(new)
 
@@ -300,11 +367,13 @@ class Change:
     def rollback(self) -> None:
         """Put every touched path back; nothing about the change stays on disk."""
         self._undo()
-        self._finish()
+        self._finish(flush=True)
 
     def _undo(self) -> None:
         """Undo the files; outside versions found on paths somebody saved over since are committed."""
+        self.files.discard()  # staged writes were never in place
         kept = undo(self.files, self._renames, self.before, self._left)
+        self.files.publish()
         layers = [
             {
                 rel: self.git.store_blob(data) if data is not None else None
@@ -319,19 +388,42 @@ class Change:
                     self.git, [layer for layer in layers if layer], self.outside_author, time.time()
                 )
 
-    def _finish(self) -> None:
-        if self._journal is not None:
-            self._journal.close()
-            self._journal = None
+    def _finish(self, *, flush: bool = False) -> None:
+        """Forget the journal (``flush``: once what was undone is durable) and stop collecting."""
+        try:
+            if flush:
+                self.unflushed.flush()
+        finally:
+            self.files.unflushed = self.git.objects.unflushed = self.journal.unflushed = None
+            if self._journal is not None:
+                self._journal.close()
+                self._journal = None
 
     # ------------------------------------------------------------ commit
     def commit(
-        self, message: str, *, when: float, notify: Callable[[list[str]], None] | None = None
+        self,
+        message: str,
+        *,
+        when: float,
+        notify: Callable[[list[str]], None] | None = None,
+        gate: Callable[[Change, str], None] | None = None,
     ) -> str | None:
         """Commit what changed, after the outside versions; None (and no commit) when nothing did.
 
-        A git commit made meanwhile is built on, unless it took up this change's own bytes.
+        ``gate`` judges the change and its message once its files are in place (the saves
+        found under them adopted) and before any object of the commit is written; what it
+        raises undoes the change. A git commit made meanwhile is built on, unless it took up
+        this change's own bytes.
         """
+        try:
+            self.files.publish()  # the change's files in place, after one flush
+            if gate is not None:
+                gate(self, message)
+        except BaseException:
+            self._undo()
+            self._finish(flush=True)
+            raise
+        faults.point("change.published")
         own = self.changes()
         paths = sorted(set(own).union(*self.adopted))
         if not paths and self.prepared is None:
@@ -353,7 +445,7 @@ class Change:
             self._undo()
             with contextlib.suppress(ContextFSError):
                 self.git.record(paths)
-            self._finish()
+            self._finish(flush=True)
             raise
         faults.point("commit.published")
         self._finish()
@@ -366,45 +458,7 @@ class Change:
     ) -> Prepared | None:
         """Build the commits on HEAD (or take :attr:`prepared`), journal them ``ready``, record the
         paths and move the branch."""
-        base, last, ours = self.git.head(), None, self.prepared
-        outside: list[tuple[Prepared, dict[str, Any]]] = []
-        if ours is not None:  # a merge built elsewhere: nothing may sit under it, so saves it found
-            if any(
-                self.adopted
-            ):  # are committed on their own, and the merge is to be made again on them
-                commit_outside(
-                    self.git,
-                    [adoption.blobs(self.git, layer) for layer in self.adopted],
-                    self.outside_author,
-                    when,
-                )
-                raise ConflictError(
-                    f"{', '.join(sorted(set().union(*self.adopted)))[:200]} changed while the merge was "
-                    "written (committed as an edit made outside contextfs); run the merge again"
-                )
-            base = ours.parent
-        else:
-            if base != self.started_on:
-                self._check_not_taken(own, base)
-            outside, last = adoption.prepare(
-                self.git,
-                self.adopted,
-                self.outside_author,
-                self.adoption_op,
-                self.adoption_subject,
-                when=when,
-                executable=self.executable,
-            )
-            if own:
-                ours = self.git.prepare(
-                    own,
-                    message,
-                    self.header.actor,
-                    self.header.email,
-                    when=when,
-                    executable=self.executable & set(own),
-                    parent=last if last is not None else False,
-                )
+        base, outside, ours = build_commits(self, own, message, when)
         top = ours or (outside[-1][0] if outside else None)
         if top is None:
             self.git.record(paths)
@@ -413,7 +467,7 @@ class Change:
         ready: dict[str, Any] = {
             "parent": base,
             "sha": top.sha,
-            "changes": self._blobs(own),
+            "changes": blob_ids(self.git, own),
             "message": message,
             "when": when,
             "executable": sorted(self.executable & set(paths)),
@@ -422,33 +476,24 @@ class Change:
             ready["adopted"] = [entry for _prepared, entry in outside]
         self._record({"ready": ready})
         faults.point("commit.ready")
-        faults.point("record.locked")
-        self.git.record(paths)
-        faults.point("commit.recorded")
-        # The branch moves from the HEAD the commits were built on, to the top one.
-        self.git.publish(
-            dataclasses.replace(top, parent=base),
-            journal=lambda marks: self._record({"locks": [m.to_json() for m in marks]}),
+        # git's index and the branch (from the HEAD the commits were built on, to the top one)
+        # written into their locks, whose marks are journaled first.
+        publication = self.git.publication(
+            dataclasses.replace(top, parent=base), paths, journal=self._mark_locks
         )
+        faults.point("record.locked")
+        faults.point("commit.recorded")
+        try:
+            # One flush: files, objects, the journal's ready line, the index and the
+            # branch's new value, all written into place or into their locks.
+            self.unflushed.flush()
+            publication.commit()
+        except BaseException:
+            publication.abort()
+            raise
+        self.unflushed.add(self.git.git_dir)
+        self.unflushed.flush()  # the moved branch and index
         return top
 
-    def _check_not_taken(self, own: Mapping[str, bytes | None], head: str | None) -> None:
-        """Refuse to commit when a git commit made during the change already holds its new bytes.
-
-        A person's ``git commit -a`` between this change's writes and its commit sweeps
-        them up under the person's name; committing on top would then record nothing of
-        the change's own, so it fails (and is undone) instead, for the caller to retry.
-        """
-        for rel, data in own.items():
-            new = blob_version(data) if data is not None else None
-            if self.git.head_blob(rel, head) == new != self.git.head_blob(rel, self.started_on):
-                raise VersioningError(
-                    f"a git commit made while this change was under way ({str(head)[:12]}) already holds its "
-                    f"version of {rel}; nothing was committed; retry the call"
-                )
-
-    def _blobs(self, changes: Mapping[str, bytes | None]) -> dict[str, str | None]:
-        return {
-            rel: (None if data is None else self.git.store_blob(data))
-            for rel, data in changes.items()
-        }
+    def _mark_locks(self, marks: list[LockMark]) -> None:
+        self._record({"locks": [m.to_json() for m in marks]})

@@ -25,12 +25,14 @@ import os
 import secrets
 import stat
 import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
-from .durability import fsync_path
+from .durability import fsync_fd
 from .fileerrors import io_error, symlink_error
+from .opening import FD_OPS, NOFOLLOW, NONBLOCK, ConfinedFolders
+from .staged import ReplaceHook
 from .walking import FileStat, walk_fd, walk_paths
 
 __all__ = [
@@ -45,139 +47,22 @@ TMP_SUFFIX = ".cfs-tmp"
 #: multi-gigabyte file must not exhaust memory.
 MAX_READ_BYTES = 64 * 1024 * 1024
 
-_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_FD_OPS = bool(_NOFOLLOW) and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd
 
-
-class RootFiles:
+class RootFiles(ConfinedFolders):
     """Confined file operations on one context root (paths are root-relative POSIX)."""
 
     def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root
         #: fsync written files and their folders (off only for benchmarks and scratch roots).
         self.durable = durable
-
-    # ------------------------------------------------------------ folders
-    def _open_root(self) -> int:
-        try:
-            return os.open(self.root, _DIR_FLAGS)
-        except FileNotFoundError:
-            raise NotFoundError(
-                f"the context root {self.root} does not exist; create it first", path=""
-            ) from None
-        except OSError as exc:
-            raise io_error(str(self.root), exc) from None
-
-    @staticmethod
-    def _match_nfc(fd: int, name: str) -> str | None:
-        """The on-disk spelling of ``name`` when only its Unicode normal form differs."""
-        if name.isascii():
-            return None
-        try:
-            entries = os.listdir(fd)
-        except OSError:
-            return None
-        found = [e for e in entries if e != name and unicodedata.normalize("NFC", e) == name]
-        return found[0] if len(found) == 1 else None
-
-    def _step(self, fd: int, name: str, rel: str, *, create: bool) -> tuple[int, str]:
-        """Open the folder ``name`` under ``fd`` without following links; (fd, on-disk name)."""
-        for _ in range(3):
-            try:
-                return os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=fd), name
-            except FileNotFoundError:
-                other = self._match_nfc(fd, name)
-                if other is not None:
-                    name = other
-                    continue
-                if not create:
-                    raise
-                # Made by someone else in between: open it (or fail on a link).
-                try:
-                    os.mkdir(name, 0o777, dir_fd=fd)
-                except FileExistsError:
-                    continue
-                # The new folder is an entry of its parent: flushed before anything is
-                # written into it, or a power cut can take it with every file inside.
-                self._fsync_dir(fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.EMLINK):
-                    raise symlink_error(rel) from None
-                if exc.errno == errno.ENOTDIR:
-                    try:
-                        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                    except OSError:
-                        st = None
-                    if st is not None and stat.S_ISLNK(st.st_mode):
-                        raise symlink_error(rel) from None
-                    raise InvalidPathError(
-                        f"invalid path {rel!r}: {name!r} is a file, not a folder; pick a path under a folder"
-                    ) from None
-                raise io_error(rel, exc) from None
-        raise InvalidPathError(
-            f"invalid path {rel!r}: the folder keeps changing under contextfs; retry"
-        )
-
-    @contextlib.contextmanager
-    def _parent(self, rel: str, *, create: bool = False) -> Iterator[tuple[int, str, str]]:
-        """Yield (descriptor of the parent folder, final name, on-disk rel) for ``rel``."""
-        if not _FD_OPS:
-            yield from self._parent_by_path(rel, create=create)
-            return
-        parts = rel.split("/")
-        fd = self._open_root()
-        disk: list[str] = []
-        try:
-            for name in parts[:-1]:
-                new, real = self._step(fd, name, rel, create=create)
-                os.close(fd)
-                fd = new
-                disk.append(real)
-            final = parts[-1]
-            try:
-                os.stat(final, dir_fd=fd, follow_symlinks=False)
-            except FileNotFoundError:
-                final = self._match_nfc(fd, final) or final
-            except OSError:
-                pass
-            disk.append(final)
-            yield fd, final, "/".join(disk)
-        finally:
-            os.close(fd)
-
-    def _parent_by_path(self, rel: str, *, create: bool) -> Iterator[tuple[int, str, str]]:
-        # Without dir_fd the best available: refuse links on every component just before use.
-        current = self.root
-        for name in rel.split("/")[:-1]:
-            current = current / name
-            try:
-                st = os.lstat(current)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                current.mkdir(exist_ok=True)
-                if self.durable:
-                    fsync_path(current.parent)  # the new folder's entry (see _step)
-                st = os.lstat(current)
-            if stat.S_ISLNK(st.st_mode):
-                raise symlink_error(rel)
-            if not stat.S_ISDIR(st.st_mode):
-                raise InvalidPathError(
-                    f"invalid path {rel!r}: {current.name!r} is a file, not a folder"
-                )
-        yield -1, str(current / rel.split("/")[-1]), rel
-
-    @staticmethod
-    def _at(fd: int, name: str) -> dict[str, int]:
-        return {"dir_fd": fd} if fd >= 0 else {}
+        super().__init__()
 
     # ------------------------------------------------------------ looking
     def lstat(self, rel: str) -> os.stat_result | None:
         """The entry's own status (a link is reported as a link), None when missing."""
         if not rel:
             return os.stat(self.root)
+        self._observe(rel)
         try:
             with self._parent(rel) as (fd, name, _disk):
                 return os.stat(name, follow_symlinks=False, **self._at(fd, name))
@@ -206,6 +91,7 @@ class RootFiles:
         """``rel`` as spelled on disk (NFC/NFD differences resolved), for git."""
         if not rel or rel.isascii():
             return rel
+        self._observe(rel)
         try:
             with self._parent(rel) as (_fd, _name, disk):
                 return disk
@@ -215,6 +101,7 @@ class RootFiles:
     def case_twin(self, rel: str) -> str | None:
         """An existing sibling whose name differs from ``rel``'s only in case, if any."""
         folder, _, name = rel.rpartition("/")
+        self._observe(folder, tree=True)
         folded = name.casefold()
         for other in self.listdir(folder):
             if (
@@ -227,11 +114,12 @@ class RootFiles:
 
     def listdir(self, rel: str) -> list[str]:
         """Names in a folder ([] when it is missing); a link is refused."""
+        self._observe(rel, tree=True)
         try:
             if not rel:
                 fd = self._open_root()
                 try:
-                    return os.listdir(fd) if _FD_OPS else os.listdir(self.root)
+                    return os.listdir(fd) if FD_OPS else os.listdir(self.root)
                 finally:
                     os.close(fd)
             with self._parent(rel) as (pfd, name, _disk):
@@ -256,14 +144,24 @@ class RootFiles:
         """
         return self.read_stat(rel)[0]
 
-    def read_stat(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
-        """Like :meth:`read`, with the status of the very file that was read (None, None when missing)."""
+    def read_stat(
+        self, rel: str, *, staged: bool = True
+    ) -> tuple[bytes | None, os.stat_result | None]:
+        """Like :meth:`read`, with the status of the very file that was read (None, None when missing).
+
+        A write staged by this thread's change is read from its temporary file, unless
+        ``staged`` is False (what is on disk: a save somebody made meanwhile).
+        """
+        entry = self._staged.get(rel) if staged else None
+        staged_name = entry[0] if entry is not None else None
         try:
             with self._parent(rel) as (fd, name, _disk):
+                if staged_name is not None:
+                    name = staged_name
                 try:
                     handle = os.open(
                         name,
-                        os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                        os.O_RDONLY | NOFOLLOW | NONBLOCK | getattr(os, "O_CLOEXEC", 0),
                         **self._at(fd, name),
                     )
                 except OSError as exc:
@@ -307,6 +205,7 @@ class RootFiles:
         ``skip_top`` names folders of the root that are not walked (``.git`` always is).
         """
         skip = skip_top | {".git"}
+        self._observe(rel, tree=True)
         try:
             if rel:
                 with self._parent(rel) as (pfd, name, disk):
@@ -320,7 +219,7 @@ class RootFiles:
                     yield from walk_fd(fd, disk + "/", skip, top=False)
             else:
                 fd = self._open_root()
-                if not _FD_OPS:
+                if not FD_OPS:
                     os.close(fd)
                     yield from walk_paths(self.root, "", skip)
                     return
@@ -335,21 +234,23 @@ class RootFiles:
         data: bytes,
         *,
         max_bytes: int | None = None,
-        before_replace: Callable[[], object] | None = None,
+        before_replace: ReplaceHook | None = None,
     ) -> None:
         """Replace (or create) the file ``rel`` with ``data`` atomically and durably.
 
         Parents are created as needed. An existing folder at ``rel`` is refused before
         anything is written, and an existing file keeps its permission bits.
         ``before_replace`` runs when the new bytes are on disk, just before they replace
-        the old ones (the commit cycle looks there for a save made in the meantime).
+        the old ones (the commit cycle looks there for a save made in the meantime); inside
+        a change that is when the staged write is put in place (see
+        :data:`contextfs.files.staged.ReplaceHook`).
         """
         if max_bytes is not None and len(data) > max_bytes:
             raise ContentError(
                 f"content is {len(data)} bytes, over the {max_bytes}-byte limit; split it into several files"
             )
         try:
-            with self._parent(rel, create=True) as (fd, name, _disk):
+            with self._parent(rel, create=True) as (fd, name, disk):
                 at = self._at(fd, name)
                 mode = 0o644
                 try:
@@ -368,22 +269,38 @@ class RootFiles:
                 tmp = tmp_name if fd >= 0 else os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(
                     tmp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
                     0o600,
                     **at,
                 )
+                pending = self.unflushed
                 try:
                     try:
                         view = memoryview(data)
                         while view:
                             view = view[os.write(handle, view) :]
                         os.fchmod(handle, mode)
-                        if self.durable:
-                            os.fsync(handle)
+                        if self.durable and (pending is None or fd < 0):
+                            fsync_fd(handle)
+                        staged_at = os.fstat(handle).st_ctime_ns
                     finally:
                         os.close(handle)
+                    if pending is not None and fd >= 0:
+                        # Staged: renamed into place by publish(), after one flush for all,
+                        # where ``before_replace`` runs just before the rename.
+                        pending.add(
+                            self.root / (disk.rpartition("/")[0] + "/" + tmp_name).lstrip("/")
+                        )
+                        previous = self._staged.pop(disk, None)
+                        if previous is not None:
+                            with contextlib.suppress(OSError):
+                                os.unlink(previous[0], dir_fd=fd)
+                        self._staged[disk] = (tmp_name, before_replace, staged_at)
+                        return
                     if before_replace is not None:
-                        before_replace()
+                        before_replace(None)
+                    if pending is not None:
+                        pending.flush()  # the journal lines saying how to undo this, before it is in place
                     if fd >= 0:
                         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                     else:
@@ -392,7 +309,7 @@ class RootFiles:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp, **at)
                     raise
-                self._fsync_dir(fd)
+                self._dirty_dir(fd, disk)
         except ContextFSError:
             raise
         except IsADirectoryError:
@@ -404,11 +321,12 @@ class RootFiles:
 
     def chmod(self, rel: str, mode: int) -> None:
         """Set the permission bits of the file or folder ``rel``; a link is refused, never followed."""
+        self._observe(rel, tree=True)
         try:
             with self._parent(rel) as (fd, name, _disk):
                 handle = os.open(
                     name,
-                    os.O_RDONLY | _NOFOLLOW | _NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                    os.O_RDONLY | NOFOLLOW | NONBLOCK | getattr(os, "O_CLOEXEC", 0),
                     **self._at(fd, name),
                 )
                 try:
@@ -436,14 +354,15 @@ class RootFiles:
 
     def remove(self, rel: str) -> None:
         """Unlink one file (not a folder) and prune the folders it leaves empty."""
+        self._before_destroy()
         try:
-            with self._parent(rel) as (fd, name, _disk):
+            with self._parent(rel) as (fd, name, disk):
                 at = self._at(fd, name)
                 st = os.stat(name, follow_symlinks=False, **at)
                 if stat.S_ISDIR(st.st_mode):
                     raise InvalidPathError(f"{rel} is a folder; remove the files in it instead")
                 os.unlink(name, **at)
-                self._fsync_dir(fd)
+                self._dirty_dir(fd, disk)
         except (FileNotFoundError, NotADirectoryError):
             return
         except ContextFSError:
@@ -456,19 +375,20 @@ class RootFiles:
         """Remove ``folder`` and its parents while they are empty (never the root)."""
         while folder:
             try:
-                with self._parent(folder) as (fd, name, _disk):
+                with self._parent(folder) as (fd, name, disk):
                     os.rmdir(name, **self._at(fd, name))
-                    self._fsync_dir(fd)
+                    self._dirty_dir(fd, disk)
             except (OSError, ContextFSError):
                 return
             folder = folder.rpartition("/")[0]
 
     def rename(self, src: str, dst: str) -> None:
         """Move a file or folder to ``dst`` (which must not exist), creating its parents."""
+        self._before_destroy()
         try:
             with (
-                self._parent(src) as (sfd, sname, _sdisk),
-                self._parent(dst, create=True) as (dfd, dname, _ddisk),
+                self._parent(src) as (sfd, sname, sdisk),
+                self._parent(dst, create=True) as (dfd, dname, ddisk),
             ):
                 if sfd >= 0:
                     try:
@@ -477,8 +397,8 @@ class RootFiles:
                     except FileNotFoundError:
                         pass
                     os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
-                    self._fsync_dir(dfd)
-                    self._fsync_dir(sfd)
+                    self._dirty_dir(dfd, ddisk)
+                    self._dirty_dir(sfd, sdisk)
                 else:
                     if os.path.lexists(dname):
                         raise InvalidPathError(f"{dst} already exists; move it away first")
@@ -489,9 +409,3 @@ class RootFiles:
             raise
         except OSError as exc:
             raise io_error(src, exc) from None
-
-    def _fsync_dir(self, fd: int) -> None:
-        if fd < 0 or not self.durable:
-            return
-        with contextlib.suppress(OSError):
-            os.fsync(fd)

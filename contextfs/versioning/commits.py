@@ -1,12 +1,18 @@
-"""What a commit is to contextfs: who it is attributed to, one read back from the log, and
-one whose objects are written but which no branch points at yet (no GitPython needed)."""
+"""What a commit is to contextfs: who it is attributed to, one read back from the log, one
+whose objects are written but which no branch points at yet, and its publication (git's index
+and the branch in their locks); no GitPython needed."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-__all__ = ["Author", "Commit", "Prepared"]
+if TYPE_CHECKING:
+    from .refs import RefUpdate
+    from .staging import PendingIndex
+
+__all__ = ["Author", "Commit", "Prepared", "Publication"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +46,29 @@ class Prepared:
     paths: tuple[str, ...]
     subject: str
     signature: bytes
+
+
+@dataclass
+class Publication:
+    """git's index and the branch written into their locks, not yet in place."""
+
+    index: PendingIndex | None = None
+    branch: RefUpdate | None = None
+
+    def commit(self) -> None:
+        """Move the branch (compare-and-swap: :class:`~.refs.BranchMoved` when it moved), then
+        put the index in place."""
+        try:
+            if self.branch is not None:
+                self.branch.commit()
+        except BaseException:
+            self.abort()
+            raise
+        if self.index is not None:
+            self.index.commit()
+
+    def abort(self) -> None:
+        """Release both locks; the branch and the index stay as they were."""
+        for lock in (self.branch, self.index):
+            if lock is not None:
+                lock.abort()

@@ -1,7 +1,7 @@
 """Running git as a subprocess without letting the repository run programs.
 
-contextfs calls git for a few plumbing steps (``update-index``, ``status``, ``log``,
-``diff-tree``). A repository's configuration can make those steps run programs: hooks,
+contextfs calls git for a few steps off the write path (``status``, ``log``, ``diff-tree``,
+rebuilding a torn index in recovery). A repository's configuration can make those steps run programs: hooks,
 ``core.fsmonitor``, pagers, external diff drivers, and ``filter.<name>.clean`` drivers
 assigned through ``.gitattributes``. Every call here gets ``-c`` overrides that switch
 all of them off — for filters, one override per driver name configured at any level,

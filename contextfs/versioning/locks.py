@@ -33,13 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VersioningError
+from ..files.durability import fsync_fd
 
-__all__ = ["LockMark", "MarkedLock", "release_if_ours", "remove_leftover_scratch", "wait_for"]
+__all__ = [
+    "LockMark",
+    "MarkedLock",
+    "boot_time",
+    "release_if_ours",
+    "remove_leftover_scratch",
+    "stale_lock",
+    "wait_for",
+]
 
 log = logging.getLogger(__name__)
 
 _SCRATCH = "cfs-lock-"
 _SCRATCH_NAME = re.compile(r"^cfs-lock-(\d+)-[0-9a-f]+\Z")
+#: The largest lock file whose content is compared with a mark (git's index, for a big tree).
+_MAX_MARKED = 1 << 30
 #: How often a wait looks at a lock again.
 _POLL = 0.02
 
@@ -76,9 +87,18 @@ class MarkedLock:
 
     ``scratch`` is a folder on the lock's file system where the private file is made (the
     repository's git folder), so linking it into place never crosses file systems.
+    ``mtime_ns`` dates the file (git's index: its date decides which entries are racily clean).
     """
 
-    def __init__(self, path: Path, content: bytes, scratch: Path, *, durable: bool = False) -> None:
+    def __init__(
+        self,
+        path: Path,
+        content: bytes,
+        scratch: Path,
+        *,
+        durable: bool = False,
+        mtime_ns: int | None = None,
+    ) -> None:
         self.path = path
         self.taken = False
         self._scratch: Path | None = scratch / f"{_SCRATCH}{os.getpid()}-{secrets.token_hex(4)}"
@@ -88,8 +108,10 @@ class MarkedLock:
                 view = memoryview(content)
                 while view:
                     view = view[os.write(fd, view) :]
+                if mtime_ns is not None:  # the date the lock's content is valid from (git's index)
+                    os.utime(fd, ns=(mtime_ns, mtime_ns))
                 if durable:
-                    os.fsync(fd)
+                    fsync_fd(fd)
                 st = os.fstat(fd)
             finally:
                 os.close(fd)
@@ -151,10 +173,13 @@ def is_ours(mark: LockMark) -> bool:
     """True while ``mark.path`` is the very file contextfs made, still holding what it wrote."""
     try:
         st = os.lstat(mark.path)
-        if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size > 4096:
+        if (st.st_dev, st.st_ino) != (mark.dev, mark.ino) or st.st_size > _MAX_MARKED:
             return False
+        digest = hashlib.sha1()
         with open(mark.path, "rb") as fh:
-            return _digest(fh.read()) == mark.digest
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        return digest.hexdigest() == mark.digest
     except OSError:
         return False
 
@@ -167,6 +192,35 @@ def release_if_ours(mark: LockMark) -> bool:
         os.unlink(mark.path)
     except OSError:
         return False
+    return True
+
+
+def boot_time() -> float | None:
+    """When the machine booted (Linux: ``btime`` in /proc/stat), or None when unknown."""
+    try:
+        with open("/proc/stat", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"btime "):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def stale_lock(path: Path) -> bool:
+    """Remove ``path`` if it was made before the machine booted (no live process owns it)."""
+    booted = boot_time()
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if booted is None or st.st_mtime >= booted - 1:
+        return False
+    log.warning(
+        "removing %s: it was left before the machine last started, so no process holds it", path
+    )
+    with contextlib.suppress(OSError):
+        os.unlink(path)
     return True
 
 

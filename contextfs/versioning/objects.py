@@ -7,10 +7,12 @@ cost follows the depth of the changed paths, not the number of files.
 
 Each loose object is written to a temporary file in the objects folder and renamed into
 place; :meth:`ObjectStore.flush`, called before a commit is published, makes them durable
-as git does with ``core.fsync=committed``: a few objects are ``fsync``-ed one by one with
-their folders, a batch (a large transaction) is flushed with one ``syncfs`` where Linux
-offers it. Temporary names carry the writer's pid, so what a killed process left can be
-told from a live one's.
+as git does with ``core.fsync=committed``. Inside a change (:attr:`ObjectStore.unflushed`
+set) the objects are handed to the change's flush, which covers them together with the
+files, the journal and git's index in one ``syncfs``; otherwise they are flushed at once
+(one ``syncfs`` for a batch, an ``fsync`` each for a few). Temporary names carry the
+writer's pid, so what a killed process left can be told from a live one's. An object file
+that a power cut left empty is written again instead of being taken for the object.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from git.objects.fun import tree_entries_from_data
 from gitdb import GitDB
 
 from ..errors import VersioningError
-from ..files.durability import fsync_path, sync_filesystem
+from ..files.durability import Unflushed, fsync_path, sync_filesystem
 
 __all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
 
@@ -70,6 +72,8 @@ class ObjectStore:
         self._reader = GitDB(objects_dir)
         self._trees: dict[bytes, list[TreeEntry]] = {}
         self._commit_trees: dict[str, bytes] = {}
+        #: The flush of the change in progress, which takes the objects written (None: flush here).
+        self.unflushed: Unflushed | None = None
 
     # ------------------------------------------------------------ writing
     def store(self, kind: bytes, data: bytes) -> bytes:
@@ -79,15 +83,19 @@ class ObjectStore:
         hexsha = binsha.hex()
         folder = os.path.join(self.dir, hexsha[:2])
         final = os.path.join(folder, hexsha[2:])
-        if os.path.exists(final) or self._packed(binsha):
-            return binsha
+        try:
+            if os.stat(final).st_size > 0:
+                return binsha
+        except OSError:
+            if self._packed(binsha):
+                return binsha
         tmp = os.path.join(self.dir, f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
         try:
             if folder not in self._known_dirs:
                 try:
                     os.mkdir(folder)
-                    # A new fan-out folder is an entry of objects/: without flushing that
-                    # too, a power cut can take the folder and every object in it.
+                    # A new fan-out folder is an entry of objects/: flushed too, or a power
+                    # cut can take the folder and every object in it.
                     self._dirty_dirs.add(self.dir)
                 except FileExistsError:
                     pass
@@ -129,6 +137,9 @@ class ObjectStore:
         self._unsynced, self._dirty_dirs = [], set()
         if not self.durable or not written:
             return
+        if self.unflushed is not None:
+            self.unflushed.add(*written, *folders)
+            return
         if len(written) > _BATCH and sync_filesystem(self.dir):
             return
         try:
@@ -138,6 +149,25 @@ class ObjectStore:
             raise VersioningError(
                 f"cannot make git objects durable ({exc.strerror}); check the disk"
             ) from None
+
+    def remove_empty(self) -> int:
+        """Delete loose object files that are empty (a power cut kept the name, not the bytes),
+        so git does not report them and the next write of that object makes it again."""
+        removed = 0
+        try:
+            folders = [f for f in os.listdir(self.dir) if len(f) == 2]
+        except OSError:
+            return 0
+        for folder in folders:
+            path = os.path.join(self.dir, folder)
+            with contextlib.suppress(OSError):
+                for name in os.listdir(path):
+                    full = os.path.join(path, name)
+                    with contextlib.suppress(OSError):
+                        if os.lstat(full).st_size == 0:
+                            os.unlink(full)
+                            removed += 1
+        return removed
 
     def remove_leftovers(self) -> int:
         """Delete temporary object files of processes that are no longer running."""
@@ -153,6 +183,19 @@ class ObjectStore:
                     os.unlink(os.path.join(self.dir, name))
                     removed += 1
         return removed
+
+    def intact(self, binsha: bytes) -> bool:
+        """True when git has the object and its bytes hash to its id (a power cut can leave
+        a loose object empty or cut short)."""
+        hexsha = binsha.hex()
+        try:
+            with open(os.path.join(self.dir, hexsha[:2], hexsha[2:]), "rb") as fh:
+                raw = zlib.decompress(fh.read())
+        except FileNotFoundError:
+            return self._packed(binsha)
+        except (OSError, zlib.error):
+            return False
+        return hashlib.sha1(raw).digest() == binsha
 
     # ------------------------------------------------------------ reading
     def read(self, binsha: bytes) -> tuple[str, bytes]:

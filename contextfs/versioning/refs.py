@@ -1,10 +1,11 @@
 """HEAD, the branch it names, and moving it safely.
 
-The branch is moved with git's own lock-file protocol: the new id is written and
-``fsync``-ed into ``<ref>.lock`` (created exclusively, with a marker that proves it is
-contextfs's own: see :mod:`.locks`), which is renamed over the ref, then the folder is
-``fsync``-ed. The old value is compared under the lock (compare-and-swap), so a commit made
-meanwhile by anyone else is never overwritten. Refs are read straight from their files: GitPython's reference objects
+The branch is moved with git's own lock-file protocol: the new id is written into
+``<ref>.lock`` (created exclusively, with a marker that proves it is contextfs's own: see
+:mod:`.locks`), which is renamed over the ref. The old value is compared under the lock
+(compare-and-swap), so a commit made meanwhile by anyone else is never overwritten. A commit
+takes the lock as a :class:`RefUpdate` before its one flush (which then covers the lock's bytes
+with everything else) and renames it after. Refs are read straight from their files: GitPython's reference objects
 cost about half a millisecond per look-up, paid several times per commit.
 
 A repository in the middle of a merge, rebase, cherry-pick, revert or bisect is reported
@@ -18,13 +19,15 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from .. import faults
 from ..errors import VersioningError
-from .locks import MarkedLock, wait_for
+from ..files.durability import Unflushed, fsync_path
+from .locks import LockMark, MarkedLock, stale_lock, wait_for
 
-__all__ = ["BranchMoved", "Refs", "operation_in_progress"]
+__all__ = ["BranchMoved", "RefUpdate", "Refs", "operation_in_progress"]
 
 _HEX40 = re.compile(r"^[0-9a-f]{40}\Z")
 #: Marker files of operations in progress, and how a person finishes each.
@@ -52,11 +55,7 @@ def operation_in_progress(git_dir: Path) -> tuple[str, str] | None:
 
 def _fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_path(folder)
 
 
 class Refs:
@@ -143,7 +142,7 @@ class Refs:
         ref = self.branch() or "HEAD"
         return Path(self.git_dir if ref == "HEAD" else self.common_dir, ref)
 
-    def lock_for(self, new: str) -> MarkedLock:
+    def lock_for(self, new: str, *, durable: bool | None = None) -> MarkedLock:
         """The branch's lock file holding ``new``, prepared (its mark ready to journal), not taken."""
         path = self.ref_path()
         try:
@@ -157,45 +156,29 @@ class Refs:
             self.git_dir if path.name == "HEAD" and path.parent == self.git_dir else self.common_dir
         )
         return MarkedLock(
-            path.with_name(path.name + ".lock"), new.encode() + b"\n", scratch, durable=self.durable
+            path.with_name(path.name + ".lock"),
+            new.encode() + b"\n",
+            scratch,
+            durable=self.durable if durable is None else durable,
         )
 
     def move(
-        self, old: str | None, new: str, reflog_line: bytes, lock: MarkedLock, *, wait: float = 0.0
+        self,
+        old: str | None,
+        new: str,
+        reflog_line: bytes,
+        *,
+        journal: Callable[[list[LockMark]], None] | None = None,
+        wait: float = 0.0,
     ) -> None:
-        """Point the branch at ``new`` if it still points at ``old``, through ``lock`` (from :meth:`lock_for`).
+        """Point the branch at ``new`` if it still points at ``old`` (flushed here).
 
-        A lock somebody else holds is waited for, up to ``wait`` seconds.
+        ``journal`` receives the lock's mark before it is taken; a lock somebody else holds is
+        waited for, up to ``wait`` seconds.
         """
-        path = self.ref_path()
-        if not lock.take():
-            wait_for(lock.path, wait, "the branch")
-            if not lock.take():
-                raise VersioningError(
-                    f"{lock.path} exists: another git process is updating the branch; "
-                    "retry when it has finished"
-                )
-        try:
-            faults.point("publish.locked")
-            current = self.head()
-            if current != old:
-                raise BranchMoved(
-                    f"the branch moved during the commit (now {current}); retry the call"
-                )
-            os.replace(lock.path, path)
-            lock.taken = False  # it is the branch now
-        except BaseException as exc:
-            lock.release()
-            if isinstance(exc, OSError):
-                raise VersioningError(
-                    f"cannot move the branch ({exc.strerror}); check .git permissions and disk space"
-                ) from None
-            raise
-        if self.durable:
-            _fsync_dir(path.parent)
-        self._reflog(path, reflog_line)
+        RefUpdate(self, old, new, reflog_line, journal=journal, wait=wait).commit()
 
-    def _reflog(self, ref_path: Path, line: bytes) -> None:
+    def append_reflog(self, ref_path: Path, line: bytes) -> None:
         ref = ref_path.relative_to(
             self.git_dir if ref_path.name == "HEAD" else self.common_dir
         ).as_posix()
@@ -214,3 +197,86 @@ class Refs:
                     os.close(fd)
             except OSError:
                 pass  # the reflog is a convenience; the commit itself is what must not be lost
+
+
+class RefUpdate:
+    """Moving the branch in two steps: the lock taken and written now, renamed by :meth:`commit`.
+
+    The lock is a :class:`~.locks.MarkedLock`: its mark goes to ``journal`` before it is
+    linked into place, so a killed process's lock is provably its own. A lock somebody else
+    holds is waited for (``wait`` seconds); one left from before the machine last started is
+    removed (no process can hold it). With ``pending`` the lock's bytes and the renamed ref
+    are handed to the change's flush; without, each is flushed here.
+    """
+
+    def __init__(
+        self,
+        refs: Refs,
+        old: str | None,
+        new: str,
+        reflog_line: bytes,
+        pending: Unflushed | None = None,
+        *,
+        journal: Callable[[list[LockMark]], None] | None = None,
+        wait: float = 0.0,
+    ) -> None:
+        self.refs = refs
+        self.old = old
+        self.new = new
+        self.line = reflog_line
+        self.pending = pending
+        self.path = refs.ref_path()
+        self.done = False
+        self.lock = refs.lock_for(new, durable=refs.durable and pending is None)
+        try:
+            if journal is not None:
+                journal([self.lock.mark])
+            self._take(wait)
+        except BaseException:
+            self.lock.discard()
+            raise
+        if refs.durable and pending is not None:
+            pending.add(self.lock.path)
+
+    def _take(self, wait: float) -> None:
+        if self.lock.take():
+            return
+        if not stale_lock(self.lock.path):
+            wait_for(self.lock.path, wait, "the branch")
+        if not self.lock.take():
+            raise VersioningError(
+                f"{self.lock.path} exists: another git process is updating the branch; "
+                "retry when it has finished"
+            )
+
+    def commit(self) -> None:
+        """Rename the lock over the branch if the branch still points where the commit was built."""
+        try:
+            faults.point("publish.locked")
+            current = self.refs.head()
+            if current != self.old:
+                raise BranchMoved(
+                    f"the branch moved during the commit (now {current}); retry the call"
+                )
+            os.replace(self.lock.path, self.path)
+            self.lock.taken = False  # it is the branch now
+            self.done = True
+        except BaseException as exc:
+            self.abort()
+            if isinstance(exc, OSError):
+                raise VersioningError(
+                    f"cannot move the branch ({exc.strerror}); check .git permissions and disk space"
+                ) from None
+            raise
+        if self.refs.durable:
+            if self.pending is not None:
+                self.pending.add(self.path.parent)
+            else:
+                _fsync_dir(self.path.parent)
+        self.refs.append_reflog(self.path, self.line)
+
+    def abort(self) -> None:
+        """Release the lock (if it is still ours) without moving the branch."""
+        if not self.done:
+            self.lock.release()
+            self.done = True

@@ -1,8 +1,8 @@
 """The git gate: a repository seen from a context root (which may be a sub-folder of it).
 
 :class:`GitStore` is the only way the rest of contextfs touches git. A commit is built by
-tree surgery (:mod:`.objects`), recorded in git's index for exactly its paths
-(``git update-index``, with a split index so that step stays flat as the tree grows), and
+tree surgery (:mod:`.objects`), recorded in git's index for exactly its paths (in-process,
+:mod:`.staging`, with a split index so that step stays flat as the tree grows), and
 published by moving the branch (:mod:`.refs`). Building, recording and publishing are
 separate steps so the caller can journal between them: nothing is published until every
 earlier step succeeded, so a failed call leaves HEAD where it was.
@@ -14,7 +14,7 @@ sub-folder of a larger repository never sweeps up anybody else's staged work.
 from __future__ import annotations
 
 import functools
-import os
+import logging
 import time
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
@@ -26,16 +26,20 @@ from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
 from ..provenance import machine_name
 from .branches import Branches
-from .commits import Author, Commit, Prepared
+from .commits import Author, Commit, Prepared, Publication
 from .gitcmd import GitCommand, check_rev
-from .locks import LockMark, wait_for
+from .indexentries import Record, record_of
+from .locks import LockMark, stale_lock, wait_for
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
-from .refs import Refs, operation_in_progress
+from .refs import Refs, RefUpdate, operation_in_progress
+from .staging import IndexWriter
 
 if TYPE_CHECKING:  # annotations inside GitStore, whose git() method hides the module name
     from git.objects import Commit as GitCommit
 
 __all__ = ["GitStore"]
+
+log = logging.getLogger(__name__)
 
 #: Paths in one commit above which the index changes are folded into the shared index.
 _FOLD_AFTER = 200
@@ -89,6 +93,7 @@ class GitStore:
         self.refs = Refs(self.git_dir, self.common_dir, durable=durable)
         self.cmd = GitCommand(self.workdir, self.git_dir)
         self.branches = Branches(self.cmd)
+        self.index = IndexWriter(self.git_dir, self.workdir, split=not self.prefix)
 
     # ---------------------------------------------------------------- setup
     @staticmethod
@@ -254,66 +259,75 @@ class GitStore:
 
     def wait_for_index(self) -> None:
         """Return once no git command holds the index; after :attr:`lock_wait` raise VersioningError."""
-        wait_for(self.git_dir / "index.lock", self.lock_wait, "git's index")
+        lock = self.git_dir / "index.lock"
+        stale_lock(lock)  # left before the machine last started: nobody holds it
+        wait_for(lock, self.lock_wait, "git's index")
 
-    def publish(
-        self, prepared: Prepared, *, journal: Callable[[list[LockMark]], None] | None = None
-    ) -> None:
-        """Move the branch from the prepared commit's parent to it (compare-and-swap).
+    def publication(
+        self,
+        prepared: Prepared | None,
+        paths: Collection[str] = (),
+        *,
+        journal: Callable[[list[LockMark]], None] | None = None,
+    ) -> Publication:
+        """git's index for ``paths`` and the branch's move to ``prepared`` (its parent to it),
+        written into their locks; :meth:`Publication.commit` puts both in place.
 
-        A git command holding git's index (a person's ``git commit``, which read HEAD when
-        it started) is waited for first, so the branch never moves under it. ``journal``
-        receives the mark of the branch's lock before it is taken: a process killed while
-        holding it leaves what proves the lock is its own (see :mod:`.locks`).
+        Each path gets the blob id and stat data of what is on disk now (a missing file or a
+        folder removes its entry); after a big batch (adoption, a large transaction) the
+        entries are folded into the shared index, so later updates stay small. ``journal``
+        receives each lock's mark before the lock is taken, so a killed process's locks are
+        provably its own (see :mod:`.locks`). A git command holding the index (a person's
+        ``git commit``, which read HEAD when it started) is waited for, up to :attr:`lock_wait`
+        seconds, so the branch never moves under it. Inside a change the locks' bytes go with
+        the change's flush (``objects.unflushed``); nothing is flushed here.
         """
-        zero = "0" * 40
-        line = (
-            f"{prepared.parent or zero} {prepared.sha} ".encode()
-            + prepared.signature
-            + b"\t"
-            + prepared.subject.encode("utf-8", "surrogateescape")
-            + b"\n"
-        )
-        ref = self.refs.lock_for(prepared.sha)
+        out = Publication()
         try:
-            if journal is not None:
-                journal([ref.mark])
-            self.wait_for_index()
-            self.refs.move(prepared.parent, prepared.sha, line, ref, wait=self.lock_wait)
-        finally:
-            ref.discard()
+            if paths:
+                records: dict[bytes, Record | None] = {}
+                for rel in paths:
+                    full = self.prefix + rel
+                    records[full.encode("utf-8", "surrogateescape")] = record_of(
+                        self.workdir / full
+                    )
+                out.index = self.index.prepare(
+                    records,
+                    fold=not self.prefix and len(records) >= _FOLD_AFTER,
+                    journal=journal,
+                    wait=self.lock_wait,
+                )
+                if self.objects.unflushed is not None:
+                    self.objects.unflushed.add(*out.index.written)
+            elif prepared is not None:
+                self.wait_for_index()
+            if prepared is not None:
+                zero = "0" * 40
+                line = (
+                    f"{prepared.parent or zero} {prepared.sha} ".encode()
+                    + prepared.signature
+                    + b"\t"
+                    + prepared.subject.encode("utf-8", "surrogateescape")
+                    + b"\n"
+                )
+                out.branch = RefUpdate(
+                    self.refs,
+                    prepared.parent,
+                    prepared.sha,
+                    line,
+                    self.objects.unflushed,
+                    journal=journal,
+                    wait=self.lock_wait,
+                )
+        except BaseException:
+            out.abort()
+            raise
+        return out
 
     def record(self, paths: Collection[str]) -> None:
-        """Bring git's index in line with the files on disk for exactly these paths.
-
-        A git command holding the index (a person's commit) is waited for, up to
-        :attr:`lock_wait` seconds.
-        """
-        full = [self.prefix + rel for rel in paths]
-        for start in range(0, len(full), 2000):
-            chunk = full[start : start + 2000]
-            # After a big batch (adoption, a large transaction) the entries would stay in
-            # the split part of the index, which every later update rewrites whole: at
-            # 10,000 files that part was ~400 KB per single-file commit. '--split-index'
-            # given again folds them into the shared index so later updates stay small.
-            fold = (
-                ["--split-index"]
-                if not self.prefix and len(full) >= _FOLD_AFTER and start + 2000 >= len(full)
-                else []
-            )
-            deadline = time.monotonic() + self.lock_wait
-            while True:
-                self.wait_for_index()
-                try:
-                    self.cmd.run("update-index", *fold, "--add", "--remove", "--", *chunk)
-                    break
-                except VersioningError:
-                    # A git command took the index between the wait and the update: wait again.
-                    if (
-                        not os.path.lexists(self.git_dir / "index.lock")
-                        or time.monotonic() >= deadline
-                    ):
-                        raise
+        """Bring git's index in line with the files on disk for exactly these paths."""
+        if paths:
+            self.publication(None, paths).commit()
 
     def commit(
         self,
@@ -331,8 +345,7 @@ class GitStore:
         if prepared is None:
             self.record(list(changes))
             return None
-        self.record(list(changes))
-        self.publish(prepared)
+        self.publication(prepared, list(changes)).commit()
         return prepared.sha
 
     # ---------------------------------------------------------------- reading

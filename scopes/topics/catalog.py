@@ -11,10 +11,11 @@ import builtins  # annotations in Catalog, whose list() method shadows the built
 import contextlib
 import dataclasses
 import logging
+import stat
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from contextfs.errors import NotFoundError, TopicError
+from contextfs.errors import ContextFSError, NotFoundError, TopicError
 from contextfs.fixes import Fix
 from contextfs.manager import ContextManager
 
@@ -86,9 +87,11 @@ class Catalog:
         editor's save changes at least one of them.
         """
         rel = topic_path(name)
-        try:
-            st = (self.ctx.root / rel).stat()
-        except OSError:
+        try:  # through the root's file layer, which sees what a transaction in progress wrote
+            st = self.ctx.parts.files.lstat(rel)
+        except ContextFSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
             self._cache.pop(name, None)
             return None
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
@@ -116,19 +119,25 @@ class Catalog:
         return sorted(out)
 
     def _topic_files(self) -> list[str]:
-        """``topics/<x>/topic.md`` for each folder, without walking every file (exchanges can be big)."""
-        base = self.ctx.root / TOPICS_DIR
-        if not base.is_dir() or base.is_symlink():
-            return []
+        """``topics/<x>/topic.md`` for each folder, without walking every file (exchanges can be big).
+
+        Read through the root's file layer, which sees what a transaction in progress wrote.
+        """
+        files = self.ctx.parts.files
         out = []
-        for child in base.iterdir():
-            if (
-                child.is_dir()
-                and not child.is_symlink()
-                and (child / TOPIC_FILE).is_file()
-                and not (child / TOPIC_FILE).is_symlink()
-            ):
-                out.append(f"{TOPICS_DIR}/{child.name}/{TOPIC_FILE}")
+        try:
+            if files.kind(TOPICS_DIR) != "dir":
+                return []
+            names = files.listdir(TOPICS_DIR)
+        except ContextFSError:
+            return []
+        for name in names:
+            rel = f"{TOPICS_DIR}/{name}/{TOPIC_FILE}"
+            try:
+                if files.kind(f"{TOPICS_DIR}/{name}") == "dir" and files.kind(rel) == "file":
+                    out.append(rel)
+            except ContextFSError:
+                continue  # a name the path gate refuses is no topic
         return out
 
     def list(self, *, include_archived: bool = True) -> list[Topic]:

@@ -24,6 +24,7 @@ from contextfs import (
     NotFoundError,
     TrashEntry,
 )
+from contextfs.files import durability
 
 
 def raw(ctx: ContextManager, rel: str) -> str:
@@ -454,6 +455,7 @@ def test_setting_up_a_project_context_end_to_end(
 
 def test_disk_failure_is_typed_and_leaves_no_trace(ctx: ContextManager) -> None:
     """An OSError from the disk (EIO, ENOSPC) surfaces as ContentError; no commit, no temp file."""
+    import ctypes
     import errno
 
     ctx.write("a.md", "original")
@@ -463,8 +465,13 @@ def test_disk_failure_is_typed_and_leaves_no_trace(ctx: ContextManager) -> None:
     def failing_fsync(fd: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
+    def failing_syncfs(fd: int) -> int:
+        ctypes.set_errno(errno.ENOSPC)
+        return -1
+
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(os, "fsync", failing_fsync)
+        patch.setattr(durability, "_SYNCFS", failing_syncfs)
         with pytest.raises(ContentError, match="free disk space"):
             ctx.write("a.md", "new")
         with pytest.raises(ContentError):

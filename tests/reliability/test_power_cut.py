@@ -11,9 +11,9 @@ others drop a random part of them. Each tree is then opened (recovery runs) and 
   clean under ``CONTEXTFS_STRESS``) and attributed to the worker (never ``human``);
 * the operation in flight done completely or not at all.
 
-A plain kill (no operation lost) and the worst case are checked at every cut point; the
-states in between (a random part of the unflushed operations lost) are not yet all
-recovered: see ``test_recovery_heals_any_mix_of_lost_operations``.
+A plain kill (no operation lost) and the worst case are checked at every cut point, and
+the states in between (a random part of the unflushed operations lost):
+``test_recovery_heals_any_mix_of_lost_operations``.
 
 The self-tests run the same workload with one kind of flush turned off (a file, its
 folder, the journal, the git objects, the branch) and require the check to fail: the
@@ -39,11 +39,15 @@ from powercut import Model, Op, crash_states, materialize, ops_of, record, strac
 from powercut_worker import ACTOR, PLAN, SESSION
 
 from contextfs import ContextFSError, ContextManager
+from contextfs.versioning.locks import boot_time
 
 WORKER = TESTS / "powercut_worker.py"
 STRESS = int(os.environ.get("CONTEXTFS_STRESS", "0"))
 SEED = {"notes/seed.md": "seed note"}
 CAUSES = (AssertionError, ContextFSError, subprocess.CalledProcessError)
+#: A crash state is a disk after a power cut: every file on it predates the boot that follows.
+_BOOTED = boot_time()
+BEFORE_BOOT = None if _BOOTED is None else _BOOTED - 60
 
 
 @dataclass
@@ -166,7 +170,7 @@ def violations(
             n += 1
             # At the root's own path: the journal names git's lock files by absolute path.
             shutil.rmtree(run.root)
-            materialize(model, run.root)
+            materialize(model, run.root, mtime=BEFORE_BOOT)
             try:
                 _check_state(run.root, acked, flight)
             except CAUSES as exc:
@@ -187,21 +191,13 @@ def test_acknowledged_writes_survive_every_power_cut(tmp_path: Path) -> None:
     assert violations(run, drops=(1.0, 0.0) if STRESS else (1.0,)) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "git writes its index without fsync, and a power cut that keeps part of it stops "
-        "recovery (index file corrupt); an interrupted change can leave an empty loose object "
-        "that git fsck reports: recovery does not yet rebuild either"
-    ),
-)
 def test_recovery_heals_any_mix_of_lost_operations(tmp_path: Path) -> None:
     """States between the two: each unflushed operation lost or kept at random."""
     run = _record(tmp_path)
     assert violations(run, drops=(0.5,) * max(1, STRESS // 20), seed=STRESS, first=True) == []
 
 
-@pytest.mark.parametrize("skip", ["file", "folder", "journal", "objects", "branch"])
+@pytest.mark.parametrize("skip", ["file", "folder", "journal", "objects", "branch", "syncfs"])
 def test_the_harness_sees_a_missing_flush(tmp_path: Path, skip: str) -> None:
     """With one kind of flush turned off, some power cut loses an acknowledged write."""
     run = _record(tmp_path, skip=skip)

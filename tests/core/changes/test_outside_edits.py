@@ -309,7 +309,9 @@ def test_a_person_commit_that_sweeps_up_an_agents_write_fails_that_write(
             "mine",
         )
 
-    faults.arm("change.written", person_commits)
+    faults.arm(
+        "change.published", person_commits
+    )  # the agent's file is in place, its commit not yet made
     try:
         with pytest.raises(VersioningError, match="retry"):
             agent.write("memory/facts.md", "- the agent's version\n")
@@ -382,9 +384,9 @@ def test_a_person_commit_made_while_an_agent_commits_is_built_on(agent: ContextM
             "notes.md",
         )
 
-    faults.arm(
-        "commit.recorded", person_commits_another_file
-    )  # between the agent's commit and its branch move
+    # Between the agent's commit and its branch move: the last moment git's index is free (it
+    # is then locked, with the branch, until the branch has moved, as git commit does).
+    faults.arm("commit.ready", person_commits_another_file)
     try:
         agent.write("memory/facts.md", "- Database: PostgreSQL 17\n")
     finally:

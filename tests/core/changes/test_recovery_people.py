@@ -74,7 +74,7 @@ def test_recovery_keeps_an_edit_saved_after_the_writer_died(tmp_path: Path, faul
 
 def test_recovery_still_undoes_what_the_dead_writer_left(tmp_path: Path) -> None:
     root = _prepare(tmp_path)
-    _kill_writer(root, "change.written")
+    _kill_writer(root, "change.published")  # the change's file is in place, its commit not made
     assert (root / "memory" / "facts.md").read_text().endswith("- the agent's version\n")
     with ContextManager(root, index=False) as ctx:
         assert ctx.read("memory/facts.md") == "- committed\n"
@@ -149,9 +149,9 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str, timeout: float = 30
 
 def test_recovery_waits_for_a_live_gits_index_lock(tmp_path: Path) -> None:
     root = _prepare(tmp_path)
-    _kill_writer(
-        root, "publish.locked"
-    )  # killed holding the branch's lock: a leftover of contextfs's own
+    # Killed with its commit journaled 'ready' (git's index and the branch are locked together
+    # just after, and a person's git cannot start while they are): recovery must publish it.
+    _kill_writer(root, "commit.ready")
     (root / "memory" / "facts.md").write_bytes(PERSON)
     person = _person_commits(root, tmp_path)
     agent = subprocess.Popen(

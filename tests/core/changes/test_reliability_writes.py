@@ -13,7 +13,7 @@ import os
 import subprocess
 import time
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -27,6 +27,7 @@ from contextfs import (
     VersioningError,
     faults,
 )
+from contextfs.files import durability
 
 
 @pytest.fixture(autouse=True)
@@ -240,6 +241,8 @@ def test_acknowledged_writes_are_fsynced(
     if not Path("/proc/self/fd").exists():
         pytest.skip("needs /proc to name file descriptors")
     monkeypatch.setattr(os, "fsync", spy)
+    # Without syncfs (as on macOS) a change's single flush fsyncs each thing it wrote.
+    monkeypatch.setattr(durability, "_SYNCFS", None)
     ctx.write("memory/facts.md", "- durable fact")
     head = git(ctx.root, "rev-parse", "HEAD").strip()
     objects = {f"{head[:2]}/{head[2:]}"}
@@ -248,11 +251,39 @@ def test_acknowledged_writes_are_fsynced(
     objects |= {f"{tree[:2]}/{tree[2:]}", f"{blob[:2]}/{blob[2:]}"}
     joined = "\n".join(synced)
     assert any(p.endswith("memory/facts.md") or ".cfs-tmp" in p for p in synced)  # the file itself
-    # The branch's new value: written to the lock's private file (linked into place as
-    # refs/heads/main.lock, then renamed over the branch), fsynced before either step.
-    assert "/.git/cfs-lock-" in joined
+    # The branch's new value and git's new index: written into their lock files (linked into
+    # place from private files), fsynced by the change's flush before either is renamed.
+    assert any("/.git/refs/heads/" in p and p.endswith(".lock") for p in synced), joined
+    assert any(p.endswith("/.git/index.lock") for p in synced), joined
     assert all(any(p.endswith(obj) for p in synced) for obj in objects)  # every new object
     assert any(p.endswith("/.git/refs/heads") for p in synced)  # the rename of the branch
+
+
+@pytest.mark.skipif(
+    not durability.syncfs_available(), reason="counts the flushes of Linux's syncfs path"
+)
+def test_a_write_costs_at_most_three_flushes(ctx: ContextManager) -> None:
+    """Counted, not estimated: a new file, a replaced file, a removal and a transaction of
+    many new files each take at most three flush calls; a transaction pays one more per file
+    it replaces."""
+    ctx.write("notes/old.md", "old")
+
+    def flushes(action: Callable[[], object]) -> int:
+        before = durability.FLUSHES.calls
+        action()
+        return durability.FLUSHES.calls - before
+
+    assert flushes(lambda: ctx.write("notes/new.md", "new")) <= 3
+    assert flushes(lambda: ctx.write("notes/old.md", "replaced")) <= 3
+    assert flushes(lambda: ctx.delete("notes/new.md")) <= 3
+
+    def many() -> None:
+        with ctx.transaction("many"):
+            for i in range(40):
+                ctx.write(f"batch/n{i:02d}.md", f"note {i}")
+
+    assert flushes(many) <= 3
+    assert_clean(ctx.root)
 
 
 # ----------------------------------------------------------------- modes and spellings
@@ -461,3 +492,29 @@ def test_readers_never_wait_for_a_writer(tmp_path: Path) -> None:
     finally:
         release.touch()
         holder.wait(timeout=60)
+
+
+def test_a_transaction_sees_its_staged_writes_and_other_threads_do_not(ctx: ContextManager) -> None:
+    """Writes of a transaction are staged until its commit: the transaction reads, lists and
+    moves them as written; a reader in another thread sees the committed root meanwhile."""
+    import threading
+
+    ctx.write("notes/a.md", "committed")
+    seen: list[object] = []
+
+    def reader() -> None:
+        seen.append((ctx.read("notes/a.md"), ctx.exists("notes/b.md")))
+
+    with ctx.transaction("staged"):
+        ctx.write("notes/a.md", "staged")
+        ctx.write("notes/b.md", "new")
+        assert ctx.read("notes/a.md") == "staged"
+        thread = threading.Thread(target=reader)
+        thread.start()
+        thread.join()
+        assert "notes/b.md" in ctx.list("notes")
+        ctx.move("notes/b.md", "moved/b.md")
+    assert seen == [("committed", False)]
+    assert ctx.read("notes/a.md") == "staged"
+    assert ctx.read("moved/b.md") == "new" and not ctx.exists("notes/b.md")
+    assert_clean(ctx.root)

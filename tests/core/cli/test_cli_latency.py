@@ -28,6 +28,7 @@ from contextfs.text.tokens import TokenCounter
 # What only writing, history or other layers need: no reading command may import these.
 WRITE_SIDE = (
     "contextfs.changes.transaction",
+    "contextfs.changes.cycle",
     "contextfs.changes.journal",
     "contextfs.changes.writing",
     "contextfs.changes.rendering",

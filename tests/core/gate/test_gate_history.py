@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import re
 import subprocess
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -440,3 +441,29 @@ def test_a_merge_message_never_repeats_a_secret_bearing_incoming_name(root: Cont
     _git(
         server.root, "merge-base", "--is-ancestor", str(laptop.parts.git.head()), "HEAD"
     )  # merged: in step
+
+
+def test_a_save_made_while_the_write_is_under_way_is_judged(root: ContextManager) -> None:
+    """A person's save made after an agent's write looked at the file is found before the
+    write's commit, to be committed first as theirs: the commit gate judges it as their edit."""
+    from contextfs import faults
+
+    base = root.root / "notes" / "base.md"
+    head = root.parts.head()
+
+    def person_saves() -> None:
+        base.write_text(f"token: {GH}\n", "utf-8")
+        time.sleep(
+            0.05
+        )  # the save is older than the staged write by more than the file clock's tick
+
+    faults.arm("change.touched", person_saves)  # right after the write's first snapshot
+    try:
+        with pytest.raises(ContentError) as caught:
+            root.write("notes/base.md", "# Base\n\nRewritten by the agent.\n")
+    finally:
+        faults.disarm()
+    _not_echoed(str(caught.value))
+    assert root.parts.head() == head
+    assert GH not in history_text(root.root)
+    assert base.read_text("utf-8") == f"token: {GH}\n"  # left as they saved it, uncommitted

@@ -155,7 +155,10 @@ def test_render_memory_cites_trusted_and_fences_the_rest() -> None:
 @given(st.text(), st.text(min_size=1, max_size=40))
 def test_every_line_of_untrusted_text_is_quoted(text: str, source: str) -> None:
     out = render_untrusted(text, source).splitlines()
-    assert out[0].startswith("[untrusted data from ")
+    # A source that itself reads as an instruction (or hides characters) is quoted inside.
+    assert out[0].startswith(
+        ("[untrusted data from ", "[untrusted data; its source and text are quoted")
+    )
     assert out[-1] == "[end of untrusted data]"
     assert all(line.startswith(">") for line in out[1:-1])
 

@@ -1,0 +1,168 @@
+"""Staged writes: a change's files put in place after one flush for all of them.
+
+Inside a change (:attr:`StagedWrites.unflushed` set, in the thread that runs it),
+:meth:`contextfs.files.confined.RootFiles.write` writes the new bytes to a temporary file beside the
+target and stages it; :meth:`StagedWrites.publish` flushes once (the staged bytes, the
+journal lines saying how to undo them, the snapshots) and renames each into place. A power
+cut therefore never finds a file in place whose bytes or undo record were not on the disk,
+and a transaction of a thousand writes flushes once instead of a thousand times.
+
+Anything that looks at a staged path (its status, a listing of its folder, a walk) publishes
+first, a read is served from the staged file, and a remove or move publishes (or flushes)
+once before it destroys bytes that were on disk; so nothing in the change can tell. Other
+threads see the root as it is on disk, and outside a change every write is flushed by itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ContextFSError
+from .durability import Unflushed, fsync_fd
+from .fileerrors import io_error
+
+__all__ = ["ReplaceHook", "Staged", "StagedWrites"]
+
+#: Runs just before a write replaces the file, with the time its bytes were staged (the
+#: temporary file's ctime, ns; None: not staged, the write replaces the file at once). It
+#: returns True when something it journaled must be flushed before the rename, and None
+#: when the write is superseded (somebody saved the file after it was staged) and must not
+#: be put in place.
+ReplaceHook = Callable[[int | None], "bool | None"]
+#: A staged write: its temporary file's name, its hook, when it was staged.
+Staged = tuple[str, ReplaceHook | None, int]
+
+
+class StagedWrites:
+    """The staging part of :class:`contextfs.files.confined.RootFiles`."""
+
+    root: Path
+    durable: bool
+
+    if TYPE_CHECKING:
+
+        def _parent(
+            self, rel: str, *, create: bool = False
+        ) -> contextlib.AbstractContextManager[tuple[int, str, str]]: ...
+
+    def __init__(self) -> None:
+        # The change in progress belongs to one thread; another thread (a reader) sees the
+        # root as it is on disk, and writes outside a change are flushed one by one.
+        self._change = threading.local()
+
+    @property
+    def unflushed(self) -> Unflushed | None:
+        """While a change runs in this thread: what it writes is added here and flushed with
+        the rest of the change (see :meth:`publish`)."""
+        return getattr(self._change, "unflushed", None)
+
+    @unflushed.setter
+    def unflushed(self, value: Unflushed | None) -> None:
+        self._change.unflushed = value
+
+    @property
+    def _staged(self) -> dict[str, Staged]:
+        """Writes of this thread's change not yet in place: on-disk path -> (temporary name,
+        what to run just before it is renamed into place)."""
+        staged: dict[str, Staged] | None = getattr(self._change, "staged", None)
+        if staged is None:
+            staged = self._change.staged = {}
+        return staged
+
+    @_staged.setter
+    def _staged(self, value: dict[str, Staged]) -> None:
+        self._change.staged = value
+
+    def publish(self) -> None:
+        """Put every staged write in place: one flush (the new bytes, and the journal lines
+        saying how to undo them), then a rename each.
+
+        Inside a change, :meth:`write` stages: the new bytes go to a temporary file beside
+        the target and are renamed into place here, so that a thousand writes of a
+        transaction need one flush, not one each, and a power cut never finds a file in
+        place whose bytes were not yet on the disk. Any call that looks at a staged path
+        (or lists a folder holding one) publishes first, so nothing can tell. Each write's
+        ``before_replace`` hook runs just before its rename; when it reports a journal line
+        (a save somebody made meanwhile), that is flushed before the rename.
+        """
+        if not self._staged:
+            return
+        staged, self._staged = self._staged, {}
+        if self.unflushed is not None:
+            self.unflushed.flush()
+        done: list[str] = []
+        try:
+            for disk, (tmp_name, before_replace, staged_at) in staged.items():
+                with self._parent(disk, create=True) as (fd, name, _where):
+                    verdict = False if before_replace is None else before_replace(staged_at)
+                    if verdict is None:  # superseded by a later save: never put in place
+                        os.unlink(tmp_name, dir_fd=fd)
+                        done.append(disk)
+                        continue
+                    if verdict and self.unflushed is not None:
+                        self.unflushed.flush()
+                    os.replace(tmp_name, name, src_dir_fd=fd, dst_dir_fd=fd)
+                    done.append(disk)
+                    self._dirty_dir(fd, disk)
+        except (OSError, ContextFSError) as exc:
+            self._staged = {d: t for d, t in staged.items() if d not in done}
+            failed = next(iter(self._staged))
+            self.discard()
+            if isinstance(exc, ContextFSError):
+                raise
+            raise io_error(failed, exc) from None
+
+    def discard(self) -> None:
+        """Drop every staged write (the change is being undone): its files were never in place."""
+        staged, self._staged = self._staged, {}
+        for disk, (tmp_name, _hook, _at) in staged.items():
+            with (
+                contextlib.suppress(OSError, ContextFSError),
+                self._parent(disk) as (fd, _name, _where),
+            ):
+                os.unlink(tmp_name, dir_fd=fd)
+
+    def unstage(self, rel: str) -> None:
+        """Drop the staged write of ``rel`` (somebody saved the file since: theirs supersedes it)."""
+        entry = self._staged.pop(rel, None)
+        if entry is not None:
+            with (
+                contextlib.suppress(OSError, ContextFSError),
+                self._parent(rel) as (fd, _name, _where),
+            ):
+                os.unlink(entry[0], dir_fd=fd)
+
+    def _observe(self, rel: str, *, tree: bool = False) -> None:
+        """Publish the staged writes before ``rel`` (with ``tree``, anything under it) is looked at."""
+        if not self._staged:
+            return
+        if rel in self._staged or (
+            tree and (not rel or any(d.startswith(rel + "/") for d in self._staged))
+        ):
+            self.publish()
+
+    def _before_destroy(self) -> None:
+        """A file is about to be removed or moved: what the change wrote so far (the journal
+        naming its old place and bytes, staged files) is flushed first, in one flush."""
+        if self._staged:
+            self.publish()
+        elif self.unflushed is not None:
+            self.unflushed.flush()
+
+    def _dirty_dir(self, fd: int, rel: str) -> None:
+        """The folder holding ``rel`` (open as ``fd``) changed: flushed now, or with the change."""
+        if not self.durable:
+            return
+        if self.unflushed is not None:
+            folder = rel.rpartition("/")[0]
+            self.unflushed.add(self.root / folder if folder else self.root)
+            return
+        if fd < 0:
+            return
+        with contextlib.suppress(OSError):
+            fsync_fd(fd)
