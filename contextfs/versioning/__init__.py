@@ -3,7 +3,7 @@
 - :mod:`.objects` writes and reads loose objects and rebuilds trees (tree surgery);
 - :mod:`.refs` reads HEAD and moves the branch with git's lock-file protocol;
 - :mod:`.staging` records paths in git's index in-process (:mod:`.indexfile` is the file
-  format, :mod:`.ewah` the split index's bitmaps);
+  format, :mod:`.indexentries` its entries, :mod:`.ewah` the split index's bitmaps);
 - :mod:`.gitcmd` runs the few git subprocesses with risky configuration disabled;
 - :mod:`.repository` is the :class:`GitStore` façade the rest of contextfs uses.
 
