@@ -56,6 +56,15 @@ def _kept(ref: BetaLocalFilesystemMemoryTool, listing: list[str]) -> list[str]:
     return [p for p in listing if not p.endswith("/") or has_file(p)]
 
 
+def _prune_empty(ref: BetaLocalFilesystemMemoryTool) -> None:
+    """Remove the reference's folders that hold no file (a refused rename can leave the
+    destination's new folder behind there; a context root keeps no empty folder)."""
+    memories = Path(ref.base_path) / "memories"
+    for folder, _dirs, _files in sorted(os.walk(memories), key=lambda w: -len(w[0])):
+        if Path(folder) != memories and not any(Path(folder).iterdir()):
+            Path(folder).rmdir()
+
+
 def _same(
     command: dict[str, Any],
     ref: tuple[str, str],
@@ -204,5 +213,6 @@ def test_generated_sessions_answer_as_the_sdk(
     try:
         for command in script:
             _same(command, _answer(ref, command), _answer(ours, command), ref)
+            _prune_empty(ref)
     finally:
         ctx.close()
