@@ -320,16 +320,23 @@ class ObjectStore:
         """
         tree = self._editable(base)
         nested: dict[str, dict[str, tuple[bytes, int] | None]] = {}
+        added: dict[str, tuple[bytes, int]] = {}
         for name, value in changes.items():
             head, sep, tail = name.partition("/")
             if sep:
                 nested.setdefault(head, {})[tail] = value
+            elif value is None:
+                tree.put(head, None)
             else:
-                tree.put(head, None if value is None else (value[0], value[1], head))
+                added[head] = value
+        # Removals, then folders, then files: a file that takes the place of a folder emptied
+        # in the same change (or the other way round) is kept, whatever the order of changes.
         for head, sub in nested.items():
             old = tree.get(head)
             new = self.rewrite(old[0] if old and old[1] == TREE_MODE else None, sub)
             tree.put(head, None if new is None else (new, TREE_MODE, head))
+        for head, (sha, mode) in added.items():
+            tree.put(head, (sha, mode, head))
         if not tree.entries:
             return None
         binsha = self.store(b"tree", b"".join(tree.pieces))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from contextfs.versioning.objects import ObjectStore
@@ -25,6 +25,9 @@ def _repo(tmp: Path) -> Path:
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(st.lists(st.lists(_CHANGE, min_size=1, max_size=6), min_size=1, max_size=6))
+@example(
+    steps=[[("a/b", True), ("a/b", False), ("a", True)]]
+)  # a file in place of an emptied folder
 def test_each_edited_tree_equals_one_built_from_scratch(tmp_path_factory, steps) -> None:  # type: ignore[no-untyped-def]
     root = _repo(tmp_path_factory.mktemp("repo"))
     store = ObjectStore(str(root / ".git" / "objects"), durable=False)
