@@ -15,8 +15,8 @@ modules are given: :mod:`~contextfs.changes.writing`, :mod:`~contextfs.changes.t
 :mod:`~contextfs.changes.history`, :mod:`~contextfs.changes.outside` (edits made outside),
 :mod:`~contextfs.remote` (sharing), :mod:`~contextfs.search` (the index).
 
-A read-only open imports neither GitPython (~37 ms), history and trash (~4 ms) nor the write
-side (the write gate, config, the commit cycle and its lock: ~10 ms); the methods needing them do.
+A read-only open imports neither GitPython (~37 ms), history and trash (~4 ms) nor the write side
+(the write gate, adoption of outside edits, the commit cycle: ~10 ms); the methods needing them do.
 """
 
 from __future__ import annotations
@@ -31,9 +31,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import clock
-from .changes import setup
-from .changes.adoption import SyncReport
-from .changes.outside import sync as sync_outside_edits
 from .document import Document
 from .errors import ContentError, InvalidArgumentError, NotFoundError
 from .files.folders import make_private_folders
@@ -46,6 +43,7 @@ from .provenance import Provenance, Writers, check_actor, check_token
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from .changes.adoption import SyncReport
     from .changes.history import HistoryEntry, RevertReport
     from .changes.trash import TrashEntry
     from .remote import Remote
@@ -56,10 +54,10 @@ if TYPE_CHECKING:
 __all__ = ["ContextManager", "HistoryEntry", "Provenance", "RevertReport", "SyncReport"]
 
 
-# Re-exported on first use, with the history module (see above).
+# Re-exported on first use (see above): a reading command never loads history or adoption.
+_HISTORY, _ADOPTION = "contextfs.changes.history", "contextfs.changes.adoption"
 __getattr__, __dir__ = exports(
-    __name__,
-    {"HistoryEntry": "contextfs.changes.history", "RevertReport": "contextfs.changes.history"},
+    __name__, {"HistoryEntry": _HISTORY, "RevertReport": _HISTORY, "SyncReport": _ADOPTION}
 )
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -176,6 +174,8 @@ class ContextManager:
         )
         self._index: SearchIndex | None = None
         if not read_only:
+            from .changes import setup  # the write side: adoption, outside edits, the gate
+
             setup.ensure_root(self.parts)
             if sync:
                 self.sync()
@@ -422,6 +422,8 @@ class ContextManager:
 
         Raises VersioningError on a read-only root or when git refuses the commit.
         """
+        from .changes.outside import sync as sync_outside_edits  # the write side, on demand
+
         return sync_outside_edits(self.parts)
 
     @property
