@@ -4,7 +4,7 @@ and the branch in their locks); no GitPython needed."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from .refs import RefUpdate
     from .staging import PendingIndex
 
-__all__ = ["Author", "Commit", "Prepared", "Publication"]
+__all__ = ["Author", "Commit", "Prepared", "Publication", "commit_text"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,18 @@ class Author:
 
     def signature(self, when: float) -> bytes:
         return f"{self.name} <{self.email}> {int(when)} +0000".encode()
+
+
+def commit_text(tree: bytes, parents: Iterable[str], signature: bytes, message: str) -> bytes:
+    """The body of a git commit object: its tree, parents, author and committer (the same
+    signature: contextfs never commits on someone's behalf later) and the message, ending in
+    a newline as git writes it."""
+    raw = b"tree " + tree.hex().encode() + b"\n"
+    for parent in parents:
+        raw += b"parent " + parent.encode() + b"\n"
+    raw += b"author " + signature + b"\ncommitter " + signature + b"\n\n"
+    raw += message.encode("utf-8", "surrogateescape")
+    return raw if raw.endswith(b"\n") else raw + b"\n"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import VersioningError
-from .commits import Author, Prepared
+from .commits import Author, Prepared, commit_text
 from .gitcmd import check_rev
 
 if TYPE_CHECKING:
@@ -37,20 +37,7 @@ def write_commit(
     ``head`` is what the branch must still point at when the commit is published.
     """
     sig = Author(author, email).signature(time.time() if when is None else when)
-    raw = b"tree " + tree.hex().encode() + b"\n"
-    for parent in parents:
-        raw += b"parent " + parent.encode() + b"\n"
-    raw += (
-        b"author "
-        + sig
-        + b"\ncommitter "
-        + sig
-        + b"\n\n"
-        + message.encode("utf-8", "surrogateescape")
-    )
-    if not raw.endswith(b"\n"):
-        raw += b"\n"
-    commit = git.objects.store(b"commit", raw).hex()
+    commit = git.objects.store(b"commit", commit_text(tree, parents, sig, message)).hex()
     git.objects.flush()
     return Prepared(
         parent=head, sha=commit, paths=(), subject=message.splitlines()[0][:200], signature=sig

@@ -26,7 +26,7 @@ from ..errors import NotFoundError, VersioningError
 from ..fixes import Fix
 from ..provenance import machine_name
 from .branches import Branches
-from .commits import Author, Commit, Prepared, Publication
+from .commits import Author, Commit, Prepared, Publication, commit_text
 from .gitcmd import GitCommand, check_rev
 from .indexentries import Record, record_of
 from .locks import LockMark, stale_lock, wait_for
@@ -234,20 +234,8 @@ class GitStore:
             self.objects.flush()
             return None
         sig = Author(author, email).signature(when)
-        raw = b"tree " + tree.hex().encode() + b"\n"
-        if base_commit is not None:
-            raw += b"parent " + base_commit.encode() + b"\n"
-        raw += (
-            b"author "
-            + sig
-            + b"\ncommitter "
-            + sig
-            + b"\n\n"
-            + message.encode("utf-8", "surrogateescape")
-        )
-        if not raw.endswith(b"\n"):
-            raw += b"\n"
-        commit = self.objects.store(b"commit", raw).hex()
+        parents = () if base_commit is None else (base_commit,)
+        commit = self.objects.store(b"commit", commit_text(tree, parents, sig, message)).hex()
         self.objects.flush()
         return Prepared(
             parent=base_commit,
