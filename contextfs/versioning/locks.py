@@ -40,6 +40,7 @@ __all__ = [
     "MarkedLock",
     "boot_time",
     "release_if_ours",
+    "remove_dead_writers_files",
     "remove_leftover_scratch",
     "stale_lock",
     "wait_for",
@@ -253,17 +254,24 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def remove_leftover_scratch(folder: Path) -> int:
-    """Delete private lock files of processes that are no longer running."""
+def remove_dead_writers_files(folder: str | os.PathLike[str], name: re.Pattern[str]) -> int:
+    """Delete the files in ``folder`` whose ``name`` (group 1: the writer's process id) says
+    they belong to a process that is no longer running; the count removed. A live writer's
+    files, this process's included, are never touched."""
     removed = 0
     try:
         names = os.listdir(folder)
     except OSError:
         return 0
-    for name in names:
-        match = _SCRATCH_NAME.match(name)
+    for entry in names:
+        match = name.match(entry)
         if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
             with contextlib.suppress(OSError):
-                os.unlink(folder / name)
+                os.unlink(os.path.join(folder, entry))
                 removed += 1
     return removed
+
+
+def remove_leftover_scratch(folder: Path) -> int:
+    """Delete private lock files of processes that are no longer running."""
+    return remove_dead_writers_files(folder, _SCRATCH_NAME)

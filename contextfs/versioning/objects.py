@@ -31,6 +31,7 @@ from gitdb import GitDB
 
 from ..errors import VersioningError
 from ..files.durability import Unflushed, fsync_path, sync_filesystem
+from .locks import remove_dead_writers_files
 
 __all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
 
@@ -97,16 +98,6 @@ class _Tree:
             self.entries.insert(at, entry)
             self.keys.insert(at, key)
             self.pieces.insert(at, _piece(entry))
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class ObjectStore:
@@ -221,18 +212,7 @@ class ObjectStore:
 
     def remove_leftovers(self) -> int:
         """Delete temporary object files of processes that are no longer running."""
-        removed = 0
-        try:
-            names = os.listdir(self.dir)
-        except OSError:
-            return 0
-        for name in names:
-            match = _TMP_NAME.match(name)
-            if match and int(match.group(1)) != os.getpid() and not _alive(int(match.group(1))):
-                with contextlib.suppress(OSError):
-                    os.unlink(os.path.join(self.dir, name))
-                    removed += 1
-        return removed
+        return remove_dead_writers_files(self.dir, _TMP_NAME)
 
     def intact(self, binsha: bytes) -> bool:
         """True when git has the object and its bytes hash to its id (a power cut can leave
