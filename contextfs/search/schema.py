@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from typing import Any
 
 from whoosh.fields import DATETIME, ID, KEYWORD, STORED, TEXT, Schema
@@ -21,6 +21,7 @@ from ..errors import ContentError, ContextFSError, FrontmatterError
 from ..files import paths
 from ..files.confined import TMP_SUFFIX, RootFiles
 from ..text import analysis as contextfs_text
+from ..text.periods import aware_moment
 from ..text.turns import is_log, known_as, read_turns
 from .analyzers import FormsAnalyzer, StemFrequency, StemPositions, TextAnalyzer
 
@@ -140,23 +141,8 @@ def walk_indexable(files: RootFiles) -> dict[str, tuple[int, int]]:
 
 def parse_when(value: Any) -> datetime | None:
     """A frontmatter date (ISO string, date, datetime) as naive UTC, or None."""
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, date):
-        moment = datetime(value.year, value.month, value.day)
-    elif isinstance(value, str) and value.strip():
-        text = value.strip()
-        if text.endswith(("Z", "z")):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text)
-        except ValueError:
-            return None
-    else:
-        return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment
+    moment = aware_moment(value)
+    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment is not None else None
 
 
 def _ancestors(rel: str) -> list[str]:

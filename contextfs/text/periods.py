@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
 
-__all__ = ["DAY_REACH", "Period", "day_of", "moment_of", "periods", "within"]
+__all__ = ["DAY_REACH", "Period", "aware_moment", "day_of", "moment_of", "periods", "within"]
 
 _MONTHS = (
     "january",
@@ -140,8 +140,9 @@ def periods(text: str | None) -> tuple[Period, ...]:
     return tuple(p for _, p in sorted(found, key=lambda item: item[0]))
 
 
-def _aware(value: object) -> datetime | None:
-    """A time as logged or written in frontmatter, as an aware datetime (UTC when no zone)."""
+def aware_moment(value: object) -> datetime | None:
+    """A time as logged or written in frontmatter (ISO text, a date or a datetime) as an aware
+    datetime (UTC when it names no zone), or None when it names no time."""
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, date):
@@ -159,28 +160,17 @@ def _aware(value: object) -> datetime | None:
 
 def moment_of(value: object) -> float:
     """A time as a POSIX timestamp, for ordering (0.0, the oldest, when it names no time)."""
-    moment = _aware(value)
+    moment = aware_moment(value)
     return moment.timestamp() if moment is not None else 0.0
 
 
 def day_of(value: object) -> date | None:
     """The calendar day of a time as logged or written in frontmatter (ISO text, a date or a
     datetime; the day in UTC when the time has a zone), or None when it names no day."""
-    if isinstance(value, datetime):
-        moment = value
-    elif isinstance(value, date):
+    if isinstance(value, date) and not isinstance(value, datetime):
         return value
-    elif isinstance(value, str) and value.strip():
-        text = value.strip()
-        try:
-            moment = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in "Zz" else text)
-        except ValueError:
-            return None
-    else:
-        return None
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
-    return moment.date()
+    moment = aware_moment(value)
+    return moment.astimezone(timezone.utc).date() if moment is not None else None
 
 
 def within(moment: date | datetime | None, named: tuple[Period, ...]) -> bool:
