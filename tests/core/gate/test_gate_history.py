@@ -253,6 +253,20 @@ def _overwritten_bytes(ctx: ContextManager) -> None:
         assert GH in (ctx.root / "notes" / "base.md").read_text("utf-8")  # left as they saved it
 
 
+def _undone_outside_version(ctx: ContextManager) -> None:
+    # A person's unsaved-to-history edit under an agent's write; they save again while the
+    # agent's transaction runs, and it fails: the version the change had found would be in no
+    # commit, so the undo commits it on its own, through the same check as on the normal path.
+    base = ctx.root / "notes" / "base.md"
+    base.write_text(f"token: {GH}\n", "utf-8")
+    with pytest.raises(RuntimeError), ctx.transaction("tidy the notes"):
+        ctx.write("notes/base.md", "# Base\n\nRewritten by the agent.\n")
+        base.write_text("# Base\n\nTheir next save.\n", "utf-8")
+        raise RuntimeError("the agent's next step failed")
+    assert base.read_text("utf-8") == "# Base\n\nTheir next save.\n"  # left as they saved it
+    raise HeldBack("held back")
+
+
 def _outside_name(ctx: ContextManager) -> None:
     (ctx.root / "notes" / f"{GH}.md").write_text("a person's note\n", "utf-8")
     committed = ctx.sync()
@@ -333,6 +347,7 @@ INTO_HISTORY: dict[str, Callable[[ContextManager], None]] = {
     "moved-bytes": _moved_bytes,
     "deleted-bytes": _deleted_bytes,
     "overwritten-bytes": _overwritten_bytes,
+    "undone-outside-version": _undone_outside_version,
     "outside-edit-name": _outside_name,
     "adopted-files": _outside_content_at_init,
     "reverted-bytes": _reverted_bytes,
@@ -365,6 +380,7 @@ def test_a_credential_cannot_enter_history_through(root: ContextManager, channel
         "moved-bytes",
         "deleted-bytes",
         "overwritten-bytes",
+        "undone-outside-version",
         "outside-edit-name",
         "reverted-bytes",
         "restore-target",
