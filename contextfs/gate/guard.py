@@ -42,7 +42,6 @@ from typing import Any
 
 from ..errors import ContentError, PoisoningError
 from . import poisoning, secrets
-from .poisoning import name_flags
 
 __all__ = ["TRUST_ORDER", "Decision", "WriteGuard", "is_agent", "is_library_log"]
 
@@ -179,8 +178,7 @@ class WriteGuard:
         if not is_agent(actor) or is_library_log(rel):
             # People are trusted; a library log marks the trust of each line itself.
             return Decision(trust=_lowest(requested_trust))
-        reasons = tuple(dict.fromkeys([*poisoning.assess(judged).reasons, *name_flags(rel)]))
-        verdict = poisoning.Verdict(bool(reasons), reasons)
+        verdict = poisoning.assess_file(judged, rel)
         if not verdict.suspicious:
             return Decision(trust=_lowest(requested_trust))
         if not markdown:

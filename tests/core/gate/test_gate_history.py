@@ -130,6 +130,37 @@ def _fetched_files(ctx: ContextManager) -> None:
     raise Reported("reported")
 
 
+def _fetched_names(ctx: ContextManager) -> None:
+    # A file another machine added, or renamed, under a name holding a token, with an innocent
+    # body: the incoming gate runs the name check a local path passes, and reports it like
+    # fetched text (rotate it); nothing this machine writes repeats it.
+    laptop, server = _machines(ctx)
+    (laptop.root / "notes").mkdir()
+    (laptop.root / "notes" / f"{GH}.md").write_text("an innocent body\n", "utf-8")
+    _git(laptop.root, "add", "notes")
+    _git(laptop.root, "mv", "project/README.md", f"project/{SLACK}.md")
+    _git(
+        laptop.root,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "names",
+    )
+    laptop.remote.sync()
+    server.write("notes/server.md", "from the server\n")
+    result = server.remote.sync()
+    reported = {n.path for n in result.notes if n.kind == "secret" and "its name" in n.detail}
+    assert reported == {f"notes/{GH}.md", f"project/{SLACK}.md"}, result.notes
+    for note in result.notes:
+        _not_echoed(note.detail)
+    own = _git(server.root, "log", "--format=%B%n%an", "--author=remote", "-n", "1")
+    _not_echoed(own)
+    raise Reported("reported")
+
+
 class Reported(ContentError):
     """What a fetch brings holding a secret ends in: taken (it is in the remote's history) and reported."""
 
@@ -354,9 +385,10 @@ INTO_HISTORY: dict[str, Callable[[ContextManager], None]] = {
     "merge-message": _merge_message,
     "review-branch": _review_branch,
     "fetched-files": _fetched_files,
+    "fetched-names": _fetched_names,
 }
 #: Channels whose test commits the token with plain git first (what is checked is that it is not brought back).
-_ALLOWED_ON_PURPOSE = {"reverted-bytes", "fetched-files"}
+_ALLOWED_ON_PURPOSE = {"reverted-bytes", "fetched-files", "fetched-names"}
 
 
 @pytest.fixture
