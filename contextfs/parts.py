@@ -100,6 +100,11 @@ class RootParts:
                 gate=None
                 if commit_gate is None
                 else (lambda change, message: commit_gate(self, change, message)),
+                # The same check of a person's version the commit gate makes, for those an
+                # undone change commits on its own.
+                outside_check=lambda rel, data: self.guard().check_outside(
+                    rel, data, actor=self.outside_actor
+                ),
             )
 
     # ------------------------------------------------------------ the repository

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..document import blob_version
 from ..errors import ConflictError, VersioningError
 from . import adoption
-from .recovery import commit_outside
+from .recovery import OutsideCheck, commit_outside
 
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
@@ -29,6 +29,7 @@ class Building(Protocol):
     header: Header
     adopted: list[dict[str, bytes | None]]
     outside_author: str
+    outside_check: OutsideCheck | None
     adoption_op: str
     adoption_subject: str | None
     executable: set[str]
@@ -51,6 +52,7 @@ def build_commits(
                 [adoption.blobs(git, layer) for layer in change.adopted],
                 change.outside_author,
                 when,
+                check=change.outside_check,
             )
             raise ConflictError(
                 f"{', '.join(sorted(set().union(*change.adopted)))[:200]} changed while the merge "

@@ -22,7 +22,7 @@ from ..provenance import Provenance, email_of
 from .adoption import Seen
 from .commit_text import Header, commit_message
 from .journal import Journal
-from .recovery import recover
+from .recovery import OutsideCheck, recover
 from .rendering import clean_line
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ class Writes:
     Every mutating call runs inside :meth:`change`, which joins the Change of an open
     :meth:`transaction` (per thread) or makes its own commit. ``outside_actor`` is who
     outside versions are attributed to; ``check_outside`` turns the comparison that finds
-    them off (only the commit benchmark does, to measure what it costs).
+    them off (only the commit benchmark does, to measure what it costs). ``gate`` is the commit
+    gate; ``outside_check`` its check of an outside version an undone change commits on its own.
     """
 
     def __init__(
@@ -56,6 +57,7 @@ class Writes:
         notify: Callable[[list[str]], None],
         outside_actor: str = "human",
         gate: Callable[[Change, str], None] | None = None,
+        outside_check: OutsideCheck | None = None,
     ) -> None:
         self.files = files
         self.git = git
@@ -67,6 +69,7 @@ class Writes:
         self._provenance = provenance
         self._notify = notify
         self._gate = gate
+        self._outside_check = outside_check
         self._local = threading.local()
 
     @contextlib.contextmanager
@@ -74,7 +77,7 @@ class Writes:
         """The write lock, with anything a killed writer left finished or undone first."""
         with self.lock.held():
             if getattr(self._local, "txn", None) is None:
-                recover(self.files, self.git, self.journal)
+                recover(self.files, self.git, self.journal, check=self._outside_check)
             yield
 
     def _start(self, op: str, subject: str, trailers: Mapping[str, str] | None) -> Change:
@@ -99,6 +102,7 @@ class Writes:
             trailers,
             outside_author=self.outside_actor,
             seen=self.seen if self.check_outside else None,
+            outside_check=self._outside_check,
         )
 
     def _commit(self, change: Change, subject: str) -> str | None:

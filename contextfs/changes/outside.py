@@ -138,12 +138,7 @@ def scan_outside_edits(
 def gate_check(ctx: RootParts) -> Callable[[str, bytes], None]:
     """The write gate's check of an edit made outside: its name and its bytes, for secrets only."""
     guard = ctx.guard()
-
-    def check(rel: str, data: bytes) -> None:
-        guard.check_names([rel])
-        guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
-
-    return check
+    return lambda rel, data: guard.check_outside(rel, data, actor=ctx.outside_actor)
 
 
 def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:

@@ -46,7 +46,7 @@ from .journal import Journal, Pending
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
 
-__all__ = ["commit_outside", "heal_index", "recover", "undo"]
+__all__ = ["OutsideCheck", "commit_outside", "heal_index", "recover", "undo"]
 
 log = logging.getLogger(__name__)
 
@@ -111,19 +111,35 @@ def undo(
     return untouched
 
 
+#: The commit gate's check of a version a person saved outside contextfs, its name and bytes
+#: (:meth:`~contextfs.gate.guard.WriteGuard.check_outside`): a ContextFSError holds it back.
+OutsideCheck = Callable[[str, bytes], None]
+
+
 def commit_outside(
     git: GitStore,
     layers: list[dict[str, str | None]],
     author: str,
     when: float,
+    *,
+    check: OutsideCheck | None,
     journal: Callable[[list[LockMark]], None] | None = None,
-) -> str | None:
+) -> dict[str, str]:
     """Commit outside versions (path -> blob id) that a change saw but never committed.
 
     A change undone after somebody saved over what it wrote leaves their newest bytes in
     place; the version the change had found there (and was to commit first) would then be
     in no commit. Each layer becomes a commit of its own, oldest first, on HEAD.
+
+    Each version passes ``check`` first, as every version a person saved does before it is
+    committed (sync, the outside versions a change commits first): one it refuses is held
+    back (never committed; what is on disk is left as it is, and the bytes stay in git's
+    object store) and reported in the log and in what is returned (path -> why, the reason
+    naming kinds and fingerprints, never the value).
     """
+    held: dict[str, str] = {}
+    if check is not None:
+        layers = [_passed(git, layer, check, held) for layer in layers]
     base = git.head()
     top: Prepared | None = None
     for layer in layers:
@@ -138,7 +154,7 @@ def commit_outside(
             )
             top = made or top
     if top is None:
-        return None
+        return held
     git.publication(
         dataclasses.replace(top, parent=base), sorted(set().union(*layers)), journal=journal
     ).commit()
@@ -146,7 +162,29 @@ def commit_outside(
         "committed %d version(s) saved outside contextfs that an undone change had found",
         sum(len(layer) for layer in layers),
     )
-    return top.sha
+    return held
+
+
+def _passed(
+    git: GitStore, layer: dict[str, str | None], check: OutsideCheck, held: dict[str, str]
+) -> dict[str, str | None]:
+    """The versions of ``layer`` that ``check`` lets through; the others go into ``held``."""
+    kept: dict[str, str | None] = {}
+    for rel, blob in layer.items():
+        if blob is not None:
+            try:
+                check(rel, git.read_blob(blob))
+            except ContextFSError as exc:
+                # The check names the path only once its name passed (the name goes first).
+                held[rel] = f"{exc} (its bytes stay in git's object store as blob {blob})"
+                log.warning(
+                    "not committing a version saved outside contextfs that an undone change had "
+                    "found: %s",
+                    held[rel],
+                )
+                continue
+        kept[rel] = blob
+    return kept
 
 
 def _gated(files: RootFiles, rel: object) -> str | None:
@@ -158,12 +196,15 @@ def _gated(files: RootFiles, rel: object) -> str | None:
         return None
 
 
-def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
+def recover(
+    files: RootFiles, git: GitStore, journal: Journal, *, check: OutsideCheck | None
+) -> list[str]:
     """Finish or undo every change a dead process left; returns a line per change handled.
 
     A git command holding git's index is waited for before anything is published (a
     VersioningError naming the lock when it takes too long): nothing is committed under a
-    person's running ``git commit``.
+    person's running ``git commit``. ``check`` judges the outside versions an undone change
+    had found before they are committed (see :func:`commit_outside`).
     """
     done: list[str] = []
     pendings = journal.pending()
@@ -184,8 +225,15 @@ def recover(files: RootFiles, git: GitStore, journal: Journal) -> list[str]:
                 sha = _roll_forward(files, git, pending, ready)
                 done.append(f"finished {pending.header.get('subject', '?')} as {sha[:12]}")
             else:
-                _roll_back(files, git, pending)
-                done.append(f"undid {pending.header.get('subject', '?')}")
+                held = _roll_back(files, git, pending, check)
+                done.append(
+                    f"undid {pending.header.get('subject', '?')}"
+                    + (
+                        f"; held back {len(held)} version(s) saved outside it had found"
+                        if held
+                        else ""
+                    )
+                )
             _remove_temporaries(files, pending)
         except ContextFSError as exc:
             log.error("could not recover the change journaled in %s: %s", pending.path, exc)
@@ -369,7 +417,10 @@ def _is_ancestor(git: GitStore, ancestor: str, head: str) -> bool:
         return False
 
 
-def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
+def _roll_back(
+    files: RootFiles, git: GitStore, pending: Pending, check: OutsideCheck | None
+) -> dict[str, str]:
+    """Undo a dead change's files; the outside versions it found that were held back (path -> why)."""
     renames = []
     for mark in pending.marks("rename"):
         src, dst = _gated(files, mark["rename"][0]), _gated(files, mark["rename"][1])
@@ -414,14 +465,16 @@ def _roll_back(files: RootFiles, git: GitStore, pending: Pending) -> None:
         if rel in layers[-1]:
             layers.append({})
         layers[-1][rel] = mark["blob"]
-    if layers[0]:
-        commit_outside(
-            git,
-            layers,
-            author,
-            time.time(),
-            journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}),
-        )
+    if not layers[0]:
+        return {}
+    return commit_outside(
+        git,
+        layers,
+        author,
+        time.time(),
+        check=check,
+        journal=lambda marks: pending.record({"locks": [m.to_json() for m in marks]}),
+    )
 
 
 def _remove_temporaries(files: RootFiles, pending: Pending) -> None:

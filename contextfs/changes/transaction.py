@@ -66,7 +66,7 @@ from .adoption import Seen, StaleRead
 from .building import blob_ids, build_commits
 from .commit_text import Header
 from .journal import Journal, JournalFile
-from .recovery import commit_outside, recover, undo
+from .recovery import OutsideCheck, commit_outside, recover, undo
 
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
@@ -99,6 +99,7 @@ class Change:
         *,
         outside_author: str = "human",
         seen: Seen | None = None,
+        outside_check: OutsideCheck | None = None,
     ) -> None:
         self.files = files
         self.git = git
@@ -115,6 +116,8 @@ class Change:
         self.adopted: list[dict[str, bytes | None]] = [{}]
         #: Who outside versions are attributed to, and how their commit reads.
         self.outside_author = outside_author
+        #: The commit gate's check of an outside version committed on its own (undoing).
+        self.outside_check = outside_check
         self.adoption_op = adoption.DEFAULT_OP
         self.adoption_subject: str | None = None
         self._seen = seen
@@ -334,10 +337,8 @@ class Change:
         for old, new in pairs:
             self._intend(old, None)
             self._intend(new, self.after[old])
-        for (
-            old,
-            new,
-        ) in pairs:  # saved since the snapshot: that version moves, and is committed first
+        # Saved since the snapshot: that version moves, and is committed first.
+        for old, new in pairs:
             if self._recheck(old, None):
                 self._intend(new, self.after[old])
         self._record({"rename": [src, dst]})
@@ -374,18 +375,14 @@ class Change:
         self.files.discard()  # staged writes were never in place
         kept = undo(self.files, self._renames, self.before, self._left)
         self.files.publish()
-        layers = [
-            {
-                rel: self.git.store_blob(data) if data is not None else None
-                for rel, data in layer.items()
-                if rel in kept
-            }
-            for layer in self.adopted
+        found = [
+            {rel: data for rel, data in layer.items() if rel in kept} for layer in self.adopted
         ]
-        if any(layers):
+        layers = [adoption.blobs(self.git, layer) for layer in found if layer]
+        if layers:
             with contextlib.suppress(ContextFSError):
                 commit_outside(
-                    self.git, [layer for layer in layers if layer], self.outside_author, time.time()
+                    self.git, layers, self.outside_author, time.time(), check=self.outside_check
                 )
 
     def _finish(self, *, flush: bool = False) -> None:

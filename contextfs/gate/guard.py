@@ -42,7 +42,6 @@ from typing import Any
 
 from ..errors import ContentError, PoisoningError
 from . import poisoning, secrets
-from .poisoning import name_flags
 
 __all__ = ["TRUST_ORDER", "Decision", "WriteGuard", "is_agent", "is_library_log"]
 
@@ -98,8 +97,7 @@ class WriteGuard:
         secrets.check(text, path=rel, policy=policy, body_line=lines[0], written_line=lines[1])
 
     def _refuse(self, what: str, text: str, fix: str) -> None:
-        # Names and messages carry no comments, so the inline marker never applies to them.
-        found = replace(self.secrets, inline_allowlist=False).findings(text) if text else []
+        found = self._strict_findings(text)
         if found:
             listed = "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found[:8])
             raise ContentError(
@@ -127,6 +125,25 @@ class WriteGuard:
     def check_names(self, names: Iterable[str], *, what: str = "a file or folder name") -> None:
         """Refuse names (paths; a store's keys and namespace labels) that hold a secret."""
         self._refuse(what, "\n".join(names), "pick a name that does not hold it")
+
+    def name_findings(self, names: Iterable[str]) -> list[secrets.SecretFinding]:
+        """What :meth:`check_names` refuses names for (the inline marker never applies to a name)."""
+        return self._strict_findings("\n".join(names))
+
+    def _strict_findings(self, text: str) -> list[secrets.SecretFinding]:
+        # Names and messages carry no comments, so the inline marker never applies to them.
+        return replace(self.secrets, inline_allowlist=False).findings(text) if text else []
+
+    def check_outside(self, rel: str, data: bytes, *, actor: str) -> None:
+        """Refuse a version a person saved outside contextfs (``actor``: who it is attributed to)
+        whose name or bytes hold a secret: the one check before such a version is committed.
+
+        Sync, the adoption of a folder, the outside versions a change commits first and the
+        ones an undone change commits all call it; a refused version is held back, never
+        committed. The name goes first, so no later message repeats a secret-bearing path.
+        """
+        self.check_names([rel])
+        self.check_secrets(rel, data.decode("utf-8", "replace"), actor=actor)
 
     # ------------------------------------------------------------ the whole gate
     def check(
@@ -161,8 +178,7 @@ class WriteGuard:
         if not is_agent(actor) or is_library_log(rel):
             # People are trusted; a library log marks the trust of each line itself.
             return Decision(trust=_lowest(requested_trust))
-        reasons = tuple(dict.fromkeys([*poisoning.assess(judged).reasons, *name_flags(rel)]))
-        verdict = poisoning.Verdict(bool(reasons), reasons)
+        verdict = poisoning.assess_file(judged, rel)
         if not verdict.suspicious:
             return Decision(trust=_lowest(requested_trust))
         if not markdown:

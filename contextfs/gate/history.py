@@ -19,7 +19,12 @@ change (see :meth:`contextfs.changes.cycle.Writes.change`):
   a person's save under an agent's write, see :mod:`contextfs.changes.adoption`) are a person's edits:
   their names and bytes pass the scan sync gives such edits (unless sync or opening a root
   scanned them already). A secret there refuses the whole change; the person's version stays
-  on disk, uncommitted, as sync leaves it.
+  on disk, uncommitted, as sync leaves it;
+* an outside version an undone change commits on its own (somebody saved over the change's
+  bytes before it was undone, here or by recovery after a kill: see
+  :func:`contextfs.changes.recovery.commit_outside`) passes the same check of a person's
+  version (:meth:`~contextfs.gate.guard.WriteGuard.check_outside`), and one holding a secret
+  is held back and logged instead of committed.
 
 A change that publishes a commit built elsewhere (:attr:`Change.prepared`: a sync's merge or
 fast-forward) brings files from another machine's history; those pass the incoming gate
@@ -75,12 +80,13 @@ def _check_adopted(ctx: RootParts, change: Change) -> None:
     guard = ctx.guard()
     for layer in change.adopted:
         kept = {rel: data for rel, data in layer.items() if data is not None}
+        # Names first, all of them: the message below names the path whose bytes are refused.
         guard.check_names(sorted(kept), what="the name of a file saved outside contextfs")
         for rel, data in sorted(kept.items()):
             if blob_version(data) in change.vetted:
                 continue
             try:
-                guard.check_secrets(rel, data.decode("utf-8", "replace"), actor=ctx.outside_actor)
+                guard.check_outside(rel, data, actor=ctx.outside_actor)
             except ContentError as exc:
                 raise ContentError(
                     f"{rel} holds a version saved outside contextfs and not committed yet, which this change "

@@ -36,6 +36,7 @@ __all__ = [
     "Verdict",
     "apply_policy",
     "assess",
+    "assess_file",
     "check_policy",
     "flags",
     "name_flags",
@@ -201,3 +202,10 @@ def name_flags(rel: str) -> tuple[str, ...]:
     name as words, one per line, the extension left out."""
     stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
     return flags(name_words(stem.replace("/", "\n")))
+
+
+def assess_file(text: str, rel: str) -> Verdict:
+    """The guard's opinion of a file: its text and its name (see :func:`name_flags`), as the
+    write gate judges a write and the incoming gate a fetched file."""
+    reasons = tuple(dict.fromkeys([*assess(text).reasons, *name_flags(rel)]))
+    return Verdict(bool(reasons), reasons)

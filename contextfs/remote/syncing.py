@@ -39,7 +39,7 @@ from ..provenance import email_of
 from ..versioning.graph import commit_time, existing, merge_base, write_commit
 from ..versioning.objects import TREE_MODE
 from ..versioning.refs import operation_in_progress
-from .incoming import gate_incoming
+from .incoming import gate_incoming, note_line
 from .result import SyncResult
 from .transport import Target, fetch, push, resolve_target
 
@@ -91,28 +91,8 @@ def _check_unseen(ctx: RootParts, changes: dict[str, Any], ours: str | None) -> 
             )
 
 
-def _note_line(note: MergeNote, ctx: RootParts) -> str:
-    """A note as the merge message lists it: a path that holds a secret (a name another machine
-    committed) is named by what was found in it, never repeated, as the commit gate requires."""
-    found = ctx.guard().secrets.findings(note.path)
-    line = str(note)
-    if found:
-        folder = note.path.rpartition("/")[0]
-        withheld = (
-            "[a name holding "
-            + "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found)
-            + "]"
-        )
-        line = line.replace(note.path, f"{folder}/{withheld}" if folder else withheld)
-    if ctx.guard().secrets.findings(
-        line
-    ):  # the detail quotes it some other way: keep only the kind
-        line = f"a {note.kind} note that would repeat a secret (see the sync's report)"
-    return line
-
-
 def _message(subject: str, notes: list[MergeNote], ctx: RootParts, merged: str) -> str:
-    body = "\n".join(f"- {_note_line(n, ctx)}" for n in notes[:50])
+    body = "\n".join(f"- {note_line(n, ctx.guard())}" for n in notes[:50])
     trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": ctx.git.machine}
     if ctx.session:
         trailers["Contextfs-Session"] = ctx.session

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from ..merging import merge_trees, original_of
 from ..provenance import email_of
-from ..remote.incoming import gate_incoming
+from ..remote.incoming import gate_incoming, note_line
 from ..versioning.graph import commit_time, merge_base, write_commit
 from ..versioning.objects import TREE_MODE
 
@@ -86,7 +86,8 @@ def merge_branch(ctx: RootParts, session: str, head: str, tip: str) -> ApproveRe
     full = {git.prefix + rel: change for rel, change in merged.changes.items()}
     ours = git.objects.commit_tree(head)
     tree = (git.objects.rewrite(ours, full) if full else ours) or git.objects.store(b"tree", b"")
-    notes = [str(note) for note in merged.notes]
+    # As the merge message lists them: a path holding a secret is named by kind and fingerprint.
+    notes = [note_line(note, ctx.guard()) for note in merged.notes]
     actor = ctx.current_provenance.actor
     prepared = write_commit(
         git,

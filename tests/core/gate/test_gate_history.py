@@ -130,6 +130,37 @@ def _fetched_files(ctx: ContextManager) -> None:
     raise Reported("reported")
 
 
+def _fetched_names(ctx: ContextManager) -> None:
+    # A file another machine added, or renamed, under a name holding a token, with an innocent
+    # body: the incoming gate runs the name check a local path passes, and reports it like
+    # fetched text (rotate it); nothing this machine writes repeats it.
+    laptop, server = _machines(ctx)
+    (laptop.root / "notes").mkdir()
+    (laptop.root / "notes" / f"{GH}.md").write_text("an innocent body\n", "utf-8")
+    _git(laptop.root, "add", "notes")
+    _git(laptop.root, "mv", "project/README.md", f"project/{SLACK}.md")
+    _git(
+        laptop.root,
+        "-c",
+        "user.name=dev",
+        "-c",
+        "user.email=dev@x.invalid",
+        "commit",
+        "-qm",
+        "names",
+    )
+    laptop.remote.sync()
+    server.write("notes/server.md", "from the server\n")
+    result = server.remote.sync()
+    reported = {n.path for n in result.notes if n.kind == "secret" and "its name" in n.detail}
+    assert reported == {f"notes/{GH}.md", f"project/{SLACK}.md"}, result.notes
+    for note in result.notes:
+        _not_echoed(note.detail)
+    own = _git(server.root, "log", "--format=%B%n%an", "--author=remote", "-n", "1")
+    _not_echoed(own)
+    raise Reported("reported")
+
+
 class Reported(ContentError):
     """What a fetch brings holding a secret ends in: taken (it is in the remote's history) and reported."""
 
@@ -253,6 +284,20 @@ def _overwritten_bytes(ctx: ContextManager) -> None:
         assert GH in (ctx.root / "notes" / "base.md").read_text("utf-8")  # left as they saved it
 
 
+def _undone_outside_version(ctx: ContextManager) -> None:
+    # A person's unsaved-to-history edit under an agent's write; they save again while the
+    # agent's transaction runs, and it fails: the version the change had found would be in no
+    # commit, so the undo commits it on its own, through the same check as on the normal path.
+    base = ctx.root / "notes" / "base.md"
+    base.write_text(f"token: {GH}\n", "utf-8")
+    with pytest.raises(RuntimeError), ctx.transaction("tidy the notes"):
+        ctx.write("notes/base.md", "# Base\n\nRewritten by the agent.\n")
+        base.write_text("# Base\n\nTheir next save.\n", "utf-8")
+        raise RuntimeError("the agent's next step failed")
+    assert base.read_text("utf-8") == "# Base\n\nTheir next save.\n"  # left as they saved it
+    raise HeldBack("held back")
+
+
 def _outside_name(ctx: ContextManager) -> None:
     (ctx.root / "notes" / f"{GH}.md").write_text("a person's note\n", "utf-8")
     committed = ctx.sync()
@@ -333,15 +378,17 @@ INTO_HISTORY: dict[str, Callable[[ContextManager], None]] = {
     "moved-bytes": _moved_bytes,
     "deleted-bytes": _deleted_bytes,
     "overwritten-bytes": _overwritten_bytes,
+    "undone-outside-version": _undone_outside_version,
     "outside-edit-name": _outside_name,
     "adopted-files": _outside_content_at_init,
     "reverted-bytes": _reverted_bytes,
     "merge-message": _merge_message,
     "review-branch": _review_branch,
     "fetched-files": _fetched_files,
+    "fetched-names": _fetched_names,
 }
 #: Channels whose test commits the token with plain git first (what is checked is that it is not brought back).
-_ALLOWED_ON_PURPOSE = {"reverted-bytes", "fetched-files"}
+_ALLOWED_ON_PURPOSE = {"reverted-bytes", "fetched-files", "fetched-names"}
 
 
 @pytest.fixture
@@ -365,6 +412,7 @@ def test_a_credential_cannot_enter_history_through(root: ContextManager, channel
         "moved-bytes",
         "deleted-bytes",
         "overwritten-bytes",
+        "undone-outside-version",
         "outside-edit-name",
         "reverted-bytes",
         "restore-target",

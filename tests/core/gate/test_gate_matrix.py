@@ -1,9 +1,11 @@
 """The write gate across every way text gets into a root: one matrix.
 
 Each write path (the Python API, an edit made outside and picked up by sync, the LangChain
-tools, the anthropic memory tool, the LangGraph store, topics, the memory tiers; text a
-sync fetches from a remote for the instruction half) is tried
-with several kinds of secret and several planted instructions:
+tools, the anthropic memory tool, the LangGraph store, topics, the memory tiers; the paths
+that commit bytes the change did not write: a folder adopted as a root, a trash entry
+restored, a person's version an undone change had found; text a sync fetches from a remote
+for the instruction half) is tried with several kinds of secret and several planted
+instructions:
 
 * a secret never reaches git history, nor (but for a person's own edit, which is left on
   disk uncommitted) a file in the root; the refusal is typed and changes nothing;
@@ -94,6 +96,41 @@ def _archival_memory(ctx: ContextManager, text: str) -> str:
     return Memory(ctx).archival_memory_insert(text).path
 
 
+def _adopted_folder(ctx: ContextManager, text: str) -> str:
+    """A folder holding a person's files becomes a root (``contextfs init``, first open)."""
+    folder = ctx.root.parent / "adopted"
+    (folder / "notes").mkdir(parents=True)
+    (folder / "notes" / "edited.md").write_text(f"# Edited by hand\n\n{text}\n")
+    ContextManager(folder, index=False).close()
+    return "notes/edited.md"
+
+
+def _trash_restore(ctx: ContextManager, text: str) -> str:
+    """A person edits a trash entry by hand; restoring it moves their edit back into the tree."""
+    ctx.write("notes/gone.md", "# Gone\n\nA note deleted and then restored.\n")
+    ctx.delete("notes/gone.md")
+    (entry,) = ctx.trash()
+    kept = ctx.root.joinpath(*entry.stored_path.split("/"))
+    kept.write_text(f"# Gone\n\n{text}\n")
+    ctx.restore("notes/gone.md")
+    return "notes/gone.md"
+
+
+def _undone_outside_version(ctx: ContextManager, text: str) -> str:
+    """A person's save under an agent's write; they save again while the agent's transaction
+    runs, and it fails: the version the change had found is committed on its own on the undo
+    path (nobody else would keep it in history), through the same check."""
+    note = ctx.root / "notes" / "undone.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text(f"# Undone\n\n{text}\n")
+    with pytest.raises(RuntimeError), ctx.transaction("tidy the notes"):
+        ctx.write("notes/undone.md", "# Undone\n\nRewritten by the agent.\n")
+        note.write_text("# Undone\n\nThe person's next save.\n")
+        raise RuntimeError("the agent's next step failed")
+    assert note.read_text() == "# Undone\n\nThe person's next save.\n"  # left as they saved it
+    return "notes/undone.md"
+
+
 PATHS: list[object] = [
     pytest.param(_api_write, id="api-write"),
     pytest.param(_api_append, id="api-append"),
@@ -104,7 +141,22 @@ PATHS: list[object] = [
     pytest.param(_topics, id="topics"),
     pytest.param(_core_memory, id="core-memory"),
     pytest.param(_archival_memory, id="archival-memory"),
+    pytest.param(_trash_restore, id="trash-restore"),
 ]
+#: Paths that commit bytes into another repository, or none that stay readable in this root
+#: (the undone change's version is replaced by the person's next save): the secret half only.
+ELSEWHERE: list[object] = [
+    pytest.param(_adopted_folder, id="adopted-folder"),
+    pytest.param(_undone_outside_version, id="undone-outside-version"),
+]
+#: Paths whose secret comes from a person's own edit, which stays on disk uncommitted (path
+#: under the test's folder), and whether sync's report lists it.
+PERSON_EDITS: dict[object, tuple[list[str], bool]] = {
+    _outside_edit: (["ctx/notes/edited.md"], True),
+    _adopted_folder: (["adopted/notes/edited.md"], False),
+    _trash_restore: ([], False),  # the trash entry's path is drawn at random: checked below
+    _undone_outside_version: ([], False),  # their next save replaced it (it is in git's objects)
+}
 
 
 def _git(*args: str) -> None:
@@ -145,17 +197,27 @@ READ_BACK: list[object] = [*PATHS, pytest.param(_fetched, id="fetched-by-sync")]
 
 
 def _history(ctx: ContextManager) -> str:
-    return subprocess.run(
-        ["git", "log", "--all", "-p"], cwd=ctx.root, capture_output=True, text=True, check=True
-    ).stdout
+    """The history of every repository in the test's folder (a path may make one of its own)."""
+    return "\n".join(
+        subprocess.run(
+            ["git", "log", "--all", "-p"],
+            cwd=git.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for git in sorted(ctx.root.parent.rglob(".git"))
+    )
 
 
 def _files_holding(ctx: ContextManager, needle: str) -> list[str]:
+    """Files in the test's folder (the root and any folder a path made) that hold ``needle``."""
+    base = ctx.root.parent
     return [
-        p.relative_to(ctx.root).as_posix()
-        for p in ctx.root.rglob("*")
+        p.relative_to(base).as_posix()
+        for p in sorted(base.rglob("*"))
         if p.is_file()
-        and ".git" not in p.relative_to(ctx.root).parts
+        and ".git" not in p.relative_to(base).parts
         and needle in p.read_text("utf-8", errors="replace")
     ]
 
@@ -169,7 +231,7 @@ def root(tmp_path: Path) -> ContextManager:
 
 
 @pytest.mark.parametrize("kind", SECRETS)
-@pytest.mark.parametrize("write", PATHS)
+@pytest.mark.parametrize("write", PATHS + ELSEWHERE)
 def test_a_secret_never_reaches_history(
     root: ContextManager, write: Callable[[ContextManager, str], str], kind: str
 ) -> None:
@@ -181,10 +243,13 @@ def test_a_secret_never_reaches_history(
         assert secret.payload[:12] not in str(exc)  # the refusal never echoes it
     assert secret.payload[:16] not in _history(root)
     held = _files_holding(root, secret.payload[:16])
-    if write is _outside_edit:
-        assert held == ["notes/edited.md"] and "notes/edited.md" in root.parts.last_sync.held
+    if write is _trash_restore:  # their edit stays in the trash entry, uncommitted
+        assert len(held) == 1 and held[0].startswith("ctx/.trash/"), held
     else:
-        assert held == [], held
+        expected, reported = PERSON_EDITS.get(write, ([], False))
+        assert held == expected, held
+        if reported:
+            assert "notes/edited.md" in root.parts.last_sync.held
     assert root.parts.git.head() == head or secret.payload[:16] not in _history(root)
 
 
