@@ -20,8 +20,8 @@ from click.testing import CliRunner
 from helpers import commit_count, git
 
 from contextfs import ConfigError, ContextManager
+from contextfs.cli import cli
 from contextfs.cli.watch import demo
-from contextfs.cli.watch import watch as watch_cmd
 from contextfs.files.scratch import is_scratch
 from contextfs.watcher import Watcher, is_ignored, watch
 
@@ -319,25 +319,25 @@ def test_watch_once_commits_outside_edits(tmp_path: Path) -> None:
     (root / "memory").mkdir()
     (root / "memory" / "facts.md").write_text("- edited in vim\n", "utf-8")
     runner = CliRunner()
-    result = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
+    result = runner.invoke(cli, ["--root", str(root), "watch", "--once"])
     assert result.exit_code == 0, result.output
     assert result.output == "committed 1 file(s) edited outside contextfs: memory/facts.md\n"
     assert (
         git(root, "log", "-1", "--format=%an|%s")
         == "human|sync: 1 file(s) edited outside contextfs\n"
     )
-    again = runner.invoke(watch_cmd, ["--once"], obj={"root": str(root)})
+    again = runner.invoke(cli, ["--root", str(root), "watch", "--once"])
     assert again.exit_code == 0 and again.output.startswith("nothing to commit")
-    assert "Example" in runner.invoke(watch_cmd, ["--help"]).output
+    assert "Example" in runner.invoke(cli, ["watch", "--help"]).output
 
 
 def test_watch_once_reports_errors_in_one_line(tmp_path: Path) -> None:
-    missing = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(tmp_path / "r")})
+    missing = CliRunner().invoke(cli, ["--root", str(tmp_path / "r"), "watch", "--once"])
     assert missing.exit_code == 1 and missing.output.startswith("error: there is no context root")
     assert not (tmp_path / "r").exists()  # watching never creates a root
     ContextManager(tmp_path / "r").close()
     result = CliRunner().invoke(
-        watch_cmd, ["--once"], obj={"root": str(tmp_path / "r"), "actor": "root!"}
+        cli, ["--root", str(tmp_path / "r"), "--actor", "root!", "watch", "--once"]
     )
     assert result.exit_code == 1
     assert result.output.count("\n") == 1 and result.output.startswith(

@@ -15,14 +15,13 @@ from click.testing import CliRunner
 from helpers import application_repository, git
 
 from contextfs import ContextManager, VersioningError
-from contextfs.cli import cli as cli_main
-from contextfs.cli.watch import watch as watch_cmd
+from contextfs.cli import cli
 
 HELD = 3  # the exit status of 'watch --once' when it held something back
 
 
 def _once(root: Path) -> tuple[int, str]:
-    result = CliRunner().invoke(watch_cmd, ["--once"], obj={"root": str(root)})
+    result = CliRunner().invoke(cli, ["--root", str(root), "watch", "--once"])
     return result.exit_code, result.output
 
 
@@ -85,7 +84,7 @@ def test_a_root_the_application_ignores_is_refused_with_the_fix(tmp_path: Path) 
     app = application_repository(tmp_path)
     (app / ".gitignore").write_text("context/\n")
     head = git(app, "rev-parse", "HEAD")
-    result = CliRunner().invoke(cli_main, ["--root", str(app / "context"), "init"])
+    result = CliRunner().invoke(cli, ["--root", str(app / "context"), "init"])
     assert result.exit_code == 1
     assert "ignore" in result.output and "--own-repository" in result.output
     assert git(app, "rev-parse", "HEAD") == head  # nothing committed into the application's history
@@ -98,7 +97,7 @@ def test_init_own_repository_gives_the_root_its_own_history(tmp_path: Path) -> N
     (app / ".gitignore").write_text("context/\n")
     head = git(app, "rev-parse", "HEAD")
     root = app / "context"
-    result = CliRunner().invoke(cli_main, ["--root", str(root), "init", "--own-repository"])
+    result = CliRunner().invoke(cli, ["--root", str(root), "init", "--own-repository"])
     assert result.exit_code == 0, result.output
     assert (root / ".git").is_dir() and git(app, "rev-parse", "HEAD") == head
     (root / "memory").mkdir()
