@@ -101,6 +101,8 @@ def test_search_on_an_index_that_matches_the_files_takes_no_lock_and_loads_no_gi
         == []
     )
     assert _among(loaded, NEVER) == []
+    # the name generators are put in place for writers only (contextfs.search.compat.codec)
+    assert _among(loaded, ("whoosh.writing", "whoosh.multiproc", "multiprocessing")) == []
 
 
 def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) -> None:
