@@ -27,11 +27,6 @@ from typing import Any, NamedTuple
 
 from .errors import FrontmatterError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 __all__ = ["Block", "dump", "find_block", "load"]
 
 _TOML_FENCE = re.compile(r"\+\+\+[ \t]*\r?")
@@ -48,6 +43,17 @@ class Block(NamedTuple):
 
 
 @functools.cache
+def _toml_loads() -> Callable[[str], dict[str, Any]]:
+    """The TOML parser, imported on the first TOML block: importing tomllib compiles its
+    patterns (a few ms of every command's start-up), and most roots hold no TOML frontmatter."""
+    if sys.version_info >= (3, 11):
+        import tomllib  # startup cost: see the docstring
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # startup cost: see the docstring
+    return tomllib.loads
+
+
+@functools.cache
 def _handlers() -> dict[str, Any]:
     """python-frontmatter's handler objects, on first use (it imports PyYAML)."""
     import tomli_w  # lazy: only a TOML block is written with it
@@ -60,7 +66,7 @@ def _handlers() -> dict[str, Any]:
         START_DELIMITER = END_DELIMITER = "+++"
 
         def load(self, fm: str, **kwargs: object) -> Any:
-            return tomllib.loads(fm)
+            return _toml_loads()(fm)
 
         def export(self, metadata: dict[str, object], **kwargs: object) -> str:
             return str(tomli_w.dumps(metadata))
@@ -176,7 +182,7 @@ def _toml_entries(text: str) -> tuple[list[tuple[str, str, str]], str] | None:
         for j in range(i, len(lines)):  # the entry ends where it parses as one key
             own = "\n".join(lines[i : j + 1]) + "\n"
             try:
-                parsed = tomllib.loads(own)
+                parsed = _toml_loads()(own)
             except ValueError:
                 continue
             if len(parsed) != 1:

@@ -16,7 +16,6 @@ the only module that composes every layer, and it does so by name.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import logging
 import sys
@@ -327,6 +326,8 @@ class LazyGroup(click.Group):
             name = args[0] if args else ""
             if self.get_command(ctx, name) is not None or name.startswith("-"):
                 raise
+            import difflib  # startup cost: only a mistyped command needs it
+
             raise UnknownCommand(
                 name, difflib.get_close_matches(name, self.list_commands(ctx)), ctx
             ) from None

@@ -17,6 +17,9 @@ One more hook is a repair: Whoosh names segments and temporary files with the pr
 global ``random``, so a program that seeds it (``random.seed(0)``, common in evaluation
 scripts) makes two segments share a name and the next commit fail. :func:`own_names`
 gives each Whoosh module that draws names a generator of its own (:data:`NAME_USERS`).
+Names are drawn only while a writer works, and every writer this package makes is given
+:func:`codec`, so that is where it runs: a process that only searches never imports
+Whoosh's writing and multiprocessing modules (about 2 ms of a search's start-up).
 """
 
 from __future__ import annotations
@@ -99,7 +102,12 @@ def native() -> bool:
 
 
 def codec() -> Any:
-    """The codec new segments are written with (None: Whoosh's default)."""
+    """The codec new segments are written with (None: Whoosh's default).
+
+    Every writer (``ix.writer``, ``ix.optimize``) is made with it, so the name generators
+    are put in place here, before the writer draws a name (see the module docstring).
+    """
+    own_names()
     return None if native() else PackedCodec()
 
 
@@ -121,6 +129,3 @@ def own_names() -> None:
         owner = importlib.import_module(module)
         if getattr(owner, "random_name", None) is not _random_name:
             owner.random_name = _random_name  # type: ignore[attr-defined]
-
-
-own_names()  # on import: every index this process opens names its files with it

@@ -202,6 +202,8 @@ def test_opening_a_root_mid_merge_never_commits_conflict_markers(tmp_path: Path)
 # ----------------------------------------------------------------- failed writes
 def test_a_failed_write_leaves_no_commit_behind(ctx: ContextManager) -> None:
     ctx.write("a.md", "old")
+    # How long a write waits for another command's lock is not what is tested here (10 s each).
+    ctx.parts.git.lock_wait = 0.2
     lock = ctx.root / ".git" / "index.lock"
     lock.write_text("")  # another git process, or one that was killed
     before = state(ctx.root)

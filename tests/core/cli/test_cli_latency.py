@@ -39,6 +39,10 @@ WRITE_SIDE = (
 GIT = ("git", "gitdb", "contextfs.versioning.repository", "contextfs.versioning.objects")
 LAYERS = ("contextfs.scopes", "contextfs.evolve", "contextfs.integrations", "langchain_core")
 SEARCH = ("whoosh", "numpy", "contextfs.search")
+#: What no command on the sample loads: the TOML parser (no file there has TOML frontmatter),
+#: difflib (only a mistyped command is answered with it) and the pure-Python stemmers of
+#: every language (PyStemmer gives snowballstemmer's English stems, tests/core/text/test_stems.py).
+NEVER = ("tomllib", "difflib", "snowballstemmer.english_stemmer", "snowballstemmer.arabic_stemmer")
 
 
 def _among(loaded: set[str], names: tuple[str, ...]) -> list[str]:
@@ -65,7 +69,9 @@ def _settle_index(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_read_and_ls_load_neither_git_nor_the_write_side(root: Path, tmp_path: Path) -> None:
     for args in (("read", "memory/facts.md"), ("ls", "memory")):
         loaded = modules_after(tmp_path, "--root", str(root), *args)
-        assert _among(loaded, WRITE_SIDE + GIT + LAYERS + SEARCH + ("tiktoken",)) == [], args
+        assert _among(loaded, WRITE_SIDE + GIT + LAYERS + SEARCH + NEVER + ("tiktoken",)) == [], (
+            args
+        )
         assert "contextfs.manager" in loaded
     assert "yaml" not in modules_after(
         tmp_path, "--root", str(root), "ls", "memory"
@@ -94,6 +100,9 @@ def test_search_on_an_index_that_matches_the_files_takes_no_lock_and_loads_no_gi
         _among(loaded, WRITE_SIDE + GIT + LAYERS + ("tiktoken", "numpy", "contextfs.search.rank"))
         == []
     )
+    assert _among(loaded, NEVER) == []
+    # the name generators are put in place for writers only (contextfs.search.compat.codec)
+    assert _among(loaded, ("whoosh.writing", "whoosh.multiproc", "multiprocessing")) == []
 
 
 def test_a_repeated_context_view_loads_no_encoder(root: Path, tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import whoosh
+import whoosh.util
 from helpers import SAMPLE
 
 from contextfs import ContextManager
@@ -98,3 +99,11 @@ def test_the_pin_matches_the_tested_range() -> None:
     low, high = (".".join(map(str, v)) for v in compat.TESTED)
     assert f'"Whoosh-Reloaded>={low},<{high[:3]}"' in text
     assert compat.TESTED[0] <= compat.installed() < compat.TESTED[1]
+
+
+def test_every_writer_draws_names_from_the_generator_of_its_own(ctx: ContextManager) -> None:
+    """Whoosh's name-drawing modules are given contextfs's generator before a writer runs."""
+    ctx.write("notes/a.md", "a note\n")
+    assert ctx.search("note")
+    drawers = {importlib.import_module(name).random_name for name in compat.NAME_USERS}
+    assert len(drawers) == 1 and whoosh.util.random_name not in drawers

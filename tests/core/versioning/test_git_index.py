@@ -143,6 +143,7 @@ def test_a_person_holding_the_index_lock_is_never_overridden(tmp_path: Path) -> 
     root = tmp_path / "ctx"
     with ContextManager(root, index=False) as ctx:
         ctx.write("a.md", "one")
+        ctx.parts.git.lock_wait = 0.2  # how long it waits is not what is tested (10 s by default)
         head = git(root, "rev-parse", "HEAD")
         lock = root / ".git" / "index.lock"
         lock.write_bytes(b"a person's git commit, waiting for its message")
