@@ -29,7 +29,9 @@ that prefer Whoosh's field boosts and query syntax and do not need ``as_of`` rep
 
 from __future__ import annotations
 
+import bisect
 import logging
+import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
@@ -47,7 +49,15 @@ from contextfs.text.periods import Period, day_of, moment_of, periods, within
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
-from .passages import Chunk, chunk_terms, chunks_of, is_heading, speakers_of
+from .passages import (
+    TRANSCRIPT_LINES,
+    Chunk,
+    chunk_terms,
+    chunks_of,
+    is_heading,
+    labels_of,
+    speakers_of,
+)
 from .tiers import query_terms
 
 if TYPE_CHECKING:
@@ -103,7 +113,23 @@ class _FileStats:
     texts: tuple[
         str, ...
     ] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
+    labels: tuple[str, ...] = ()  # the ``Name:`` label opening each passage, if any
+    #: (session, turn) the file was written in, from its frontmatter: a note an agent wrote
+    #: during a conversation sits in that session's thread, between the notes written
+    #: before and after it (a note per message, or a few facts per turn).
+    thread: tuple[str, float] | None = None
     quarantined: bool = False
+
+
+def _thread_of(meta: dict[str, Any]) -> tuple[str, float] | None:
+    session, turn = meta.get("session"), meta.get("turn")
+    if not isinstance(session, str) or not session.strip() or isinstance(turn, bool):
+        return None
+    try:
+        at = float(turn) if isinstance(turn, int | float | str) else math.nan
+    except ValueError:
+        return None
+    return (session.strip(), at) if math.isfinite(at) else None
 
 
 def _passages_of(rel: str, data: bytes) -> _FileStats:
@@ -137,6 +163,8 @@ def _passages_of(rel: str, data: bytes) -> _FileStats:
         moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
         aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),
         texts=tuple(f"{ch.speaker}: {ch.text}" if ch.speaker else ch.text for ch in chunks),
+        labels=labels_of(chunks),
+        thread=None if is_log(rel) else _thread_of(meta),
     )
 
 
@@ -153,6 +181,11 @@ class _TreeIndex:
             Counter()
         )  # (other name, speaker) -> how many files
         self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
+        self.labels: Counter[str] = Counter()  # ``Name:`` label -> passages it opens, tree-wide
+        # session -> its notes in writing order ((turn, path)); path -> (session, position)
+        self.threads: dict[str, list[tuple[float, str]]] = {}
+        self.places: dict[str, tuple[str, int]] = {}
+        self.unplaced: set[str] = set()  # sessions whose notes moved since places was made
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
         with _LOCK:
@@ -180,6 +213,14 @@ class _TreeIndex:
         self.speakers += Counter()  # drop the names no file has any more
         self.aliases.subtract(stats.aliases)
         self.aliases += Counter()
+        self.labels.subtract(label for label in stats.labels if label)
+        self.labels += Counter()
+        if stats.thread is not None:
+            notes = self.threads.get(stats.thread[0], [])
+            if (stats.thread[1], rel) in notes:
+                notes.remove((stats.thread[1], rel))
+                self.places.pop(rel, None)
+                self.unplaced.add(stats.thread[0])
         for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
@@ -191,7 +232,11 @@ class _TreeIndex:
         self.files[rel] = stats
         self.speakers.update(set(stats.speakers) - {""})
         self.aliases.update(stats.aliases)
+        self.labels.update(label for label in stats.labels if label)
         self.usable[rel] = frozenset(i for i, counts in enumerate(stats.counts) if counts)
+        if stats.thread is not None and len(self.usable[rel]) == 1:
+            bisect.insort(self.threads.setdefault(stats.thread[0], []), (stats.thread[1], rel))
+            self.unplaced.add(stats.thread[0])
         for i, counts in enumerate(stats.counts):
             if counts:
                 self.index.add((rel, i), counts)
@@ -214,6 +259,57 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
+    def speaker(self, stats: _FileStats, i: int) -> str:
+        """Who said passage ``i``: its file's speaker (:func:`.passages.speakers_of`) or a
+        ``Name:`` label opening at least :data:`.passages.TRANSCRIPT_LINES` passages across
+        the tree (one note per message, each "Caroline: ...", is a transcript too)."""
+        if stats.speakers[i]:
+            return stats.speakers[i]
+        label = stats.labels[i] if stats.labels else ""
+        return label if label and self.labels[label] >= TRANSCRIPT_LINES else ""
+
+    def named(self, terms: tuple[str, ...]) -> set[str]:
+        """The speakers (and labels that stand for one) a query's terms name."""
+        labels = [label for label, n in self.labels.items() if n >= TRANSCRIPT_LINES]
+        return (
+            contextfs_text.names_in(terms, self.speakers)
+            | contextfs_text.names_in(terms, labels)
+            | {speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])}
+        )
+
+    def _place(self, rel: str) -> tuple[str, int] | None:
+        """A one-passage note's session and position in that session's thread."""
+        if self.unplaced:
+            for session in self.unplaced:
+                for k, (_turn, path) in enumerate(self.threads.get(session, ())):
+                    self.places[path] = (session, k)
+                if not self.threads.get(session):
+                    self.threads.pop(session, None)
+            self.unplaced.clear()
+        return self.places.get(rel)
+
+    def beside(self, rel: str, i: int, d: int) -> list[tuple[str, int]]:
+        """The passages ``d`` steps before and after passage ``i`` of ``rel`` (previous
+        first): within a conversation log up to ``NEIGHBOUR_REACH`` messages away; between
+        the notes of one session's thread as far; in prose one passage away."""
+        reach = scoring.NEIGHBOUR_REACH
+        if is_log(rel):
+            ok = self.usable.get(rel, frozenset())
+            return [(rel, n) for n in (i - d, i + d) if n in ok] if d <= reach else []
+        place = self._place(rel)
+        if place is not None:
+            if d > reach:
+                return []
+            notes = self.threads[place[0]]
+            out = []
+            for k in (place[1] - d, place[1] + d):
+                if 0 <= k < len(notes):
+                    other = notes[k][1]
+                    out.extend((other, n) for n in self.usable.get(other, ()))
+            return out
+        ok = self.usable.get(rel, frozenset())
+        return [(rel, n) for n in (i - d, i + d) if n in ok] if d <= 1 else []
+
     def _priors(
         self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]
     ) -> dict[Any, float]:
@@ -225,7 +321,7 @@ class _TreeIndex:
         for key, s in scores.items():
             stats = files.get(key[0])
             if stats is not None:
-                if named and stats.speakers[key[1]] in named:
+                if named and self.speaker(stats, key[1]) in named:
                     s *= prior
                 if when and within(stats.days[key[1]], when):
                     s *= prior
@@ -242,7 +338,7 @@ class _TreeIndex:
         allow: Callable[[str], bool] | None,
     ) -> list[tuple[float, str, int]]:
         scores = self._priors(
-            _with_neighbours(self.index.scores(terms, weights), self.usable), named, when
+            _with_neighbours(self.index.scores(terms, weights), self.beside), named, when
         )
         files = self.files
         ranked = sorted(
@@ -288,9 +384,7 @@ class _TreeIndex:
         self, query: str, exclude: set[str], allow: Callable[[str], bool] | None = None
     ) -> list[tuple[float, str, int]]:
         terms = query_terms(query)
-        named = contextfs_text.names_in(terms, self.speakers) | {
-            speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])
-        }
+        named = self.named(terms)
         written = query_forms(query)
         weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
         return self._ranked((*terms, *written), weights, named, periods(query), exclude, allow)
@@ -306,32 +400,29 @@ class _TreeIndex:
 
 
 def _with_neighbours(
-    scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]
+    scores: dict[tuple[str, int], float],
+    beside: Callable[[str, int, int], list[tuple[str, int]]],
 ) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
-    away, in a fixed order (own, then by distance, previous before next) so the sum is the
-    same whatever order the index holds them in. Messages of a conversation reach
-    ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
-    light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
-    first tree of bench-scopes)."""
+    away (``beside``), in a fixed order (own, then by distance, previous before next) so the
+    sum is the same whatever order the index holds them in. Messages of a conversation and
+    the notes of a session's thread reach ``NEIGHBOUR_REACH`` steps, as in the index; prose
+    one (two steps of sentence windows light up whole stretches of a long file: recall at
+    1,000 tokens 0.95 → 0.85 on the first tree of bench-scopes)."""
     w, reach = scoring.NEIGHBOUR_WEIGHT, scoring.NEIGHBOUR_REACH
     if not w or not scores:
         return scores
     keys = set(scores)
     for rel, i in scores:
-        ok = usable.get(rel, frozenset())
-        keys.update(
-            (rel, n)
-            for d in range(1, (reach if is_log(rel) else 1) + 1)
-            for n in (i - d, i + d)
-            if n in ok
-        )
+        for d in range(1, reach + 1):
+            keys.update(beside(rel, i, d))
     out = {}
     for rel, i in keys:
         total = scores.get((rel, i), 0.0)
-        for d in range(1, (reach if is_log(rel) else 1) + 1):
+        for d in range(1, reach + 1):
             share = w**d
-            total += share * scores.get((rel, i - d), 0.0) + share * scores.get((rel, i + d), 0.0)
+            for other in beside(rel, i, d):
+                total += share * scores.get(other, 0.0)
         out[(rel, i)] = total
     return out
 
