@@ -30,6 +30,7 @@ that prefer Whoosh's field boosts and query syntax and do not need ``as_of`` rep
 from __future__ import annotations
 
 import bisect
+import heapq
 import logging
 import math
 import threading
@@ -186,6 +187,10 @@ class _TreeIndex:
         self.threads: dict[str, list[tuple[float, str]]] = {}
         self.places: dict[str, tuple[str, int]] = {}
         self.unplaced: set[str] = set()  # sessions whose notes moved since places was made
+        # passage -> its neighbours one, two, ... steps away (beside), kept until its file
+        # or its session's thread changes: a query reads them for every passage it matches.
+        self.near: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
+        self.near_reach = scoring.NEIGHBOUR_REACH
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
         with _LOCK:
@@ -203,12 +208,23 @@ class _TreeIndex:
                 _BLOB_CACHE.popitem(last=False)
         return stats
 
+    def _forget(self, rel: str, stats: _FileStats) -> None:
+        """Drop the neighbours known of ``rel``'s passages and of its session's notes."""
+        for i in range(len(stats.counts)):
+            self.near.pop((rel, i), None)
+        if stats.thread is not None:
+            for _turn, other in self.threads.get(stats.thread[0], ()):
+                for i in self.usable.get(other, ()):
+                    self.near.pop((other, i), None)
+
     def _remove(self, rel: str) -> None:
         self.blobs.pop(rel, None)
-        self.usable.pop(rel, None)
         stats = self.files.pop(rel, None)
         if stats is None:
+            self.usable.pop(rel, None)
             return
+        self._forget(rel, stats)
+        self.usable.pop(rel, None)
         self.speakers.subtract(set(stats.speakers) - {""})
         self.speakers += Counter()  # drop the names no file has any more
         self.aliases.subtract(stats.aliases)
@@ -237,6 +253,7 @@ class _TreeIndex:
         if stats.thread is not None and len(self.usable[rel]) == 1:
             bisect.insort(self.threads.setdefault(stats.thread[0], []), (stats.thread[1], rel))
             self.unplaced.add(stats.thread[0])
+        self._forget(rel, stats)
         for i, counts in enumerate(stats.counts):
             if counts:
                 self.index.add((rel, i), counts)
@@ -310,6 +327,17 @@ class _TreeIndex:
         ok = self.usable.get(rel, frozenset())
         return [(rel, n) for n in (i - d, i + d) if n in ok] if d <= 1 else []
 
+    def around(self, key: tuple[str, int]) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """The passages one, two, ... steps from ``key`` (:meth:`beside`), remembered."""
+        if self.near_reach != scoring.NEIGHBOUR_REACH:
+            self.near, self.near_reach = {}, scoring.NEIGHBOUR_REACH
+        got = self.near.get(key)
+        if got is None:
+            got = self.near[key] = tuple(
+                tuple(self.beside(key[0], key[1], d)) for d in range(1, scoring.NEIGHBOUR_REACH + 1)
+            )
+        return got
+
     def _priors(
         self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]
     ) -> dict[Any, float]:
@@ -336,22 +364,29 @@ class _TreeIndex:
         when: tuple[Period, ...],
         exclude: set[str],
         allow: Callable[[str], bool] | None,
+        limit: int | None = None,
     ) -> list[tuple[float, str, int]]:
         scores = self._priors(
-            _with_neighbours(self.index.scores(terms, weights), self.beside), named, when
+            _with_neighbours(self.index.scores(terms, weights), self.around), named, when
         )
         files = self.files
-        ranked = sorted(
+        keyed = (
             (scoring.tie_order(s, files[rel].moments[i], rel, i), s)
             for (rel, i), s in scores.items()
             if rel not in exclude and (allow is None or allow(rel))
+        )
+        # tie_order is a total order, so the smallest ``limit`` are exactly the sorted prefix.
+        ranked = (
+            heapq.nsmallest(limit, keyed)
+            if limit is not None and limit < len(scores)
+            else sorted(keyed)
         )
         return [(round(s, scoring.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
     def score(
         self, query: str, exclude: set[str], limit: int, allow: Callable[[str], bool] | None = None
     ) -> list[Passage]:
-        return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow)[:limit]]
+        return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow, limit)]
 
     def fused(
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
@@ -381,13 +416,19 @@ class _TreeIndex:
         return [Passage(key[2], key[3], v) for key, v in ranked]
 
     def score_all(
-        self, query: str, exclude: set[str], allow: Callable[[str], bool] | None = None
+        self,
+        query: str,
+        exclude: set[str],
+        allow: Callable[[str], bool] | None = None,
+        limit: int | None = None,
     ) -> list[tuple[float, str, int]]:
         terms = query_terms(query)
         named = self.named(terms)
         written = query_forms(query)
         weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
-        return self._ranked((*terms, *written), weights, named, periods(query), exclude, allow)
+        return self._ranked(
+            (*terms, *written), weights, named, periods(query), exclude, allow, limit
+        )
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:
         """The best passage score of each of ``paths`` (0 when nothing matches)."""
@@ -401,29 +442,32 @@ class _TreeIndex:
 
 def _with_neighbours(
     scores: dict[tuple[str, int], float],
-    beside: Callable[[str, int, int], list[tuple[str, int]]],
+    around: Callable[[tuple[str, int]], tuple[tuple[tuple[str, int], ...], ...]],
 ) -> dict[tuple[str, int], float]:
     """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
-    away (``beside``), in a fixed order (own, then by distance, previous before next) so the
-    sum is the same whatever order the index holds them in. Messages of a conversation and
-    the notes of a session's thread reach ``NEIGHBOUR_REACH`` steps, as in the index; prose
-    one (two steps of sentence windows light up whole stretches of a long file: recall at
-    1,000 tokens 0.95 → 0.85 on the first tree of bench-scopes)."""
-    w, reach = scoring.NEIGHBOUR_WEIGHT, scoring.NEIGHBOUR_REACH
+    away (``around``: the passages one, two, ... steps away), in a fixed order (own, then by
+    distance, previous before next) so the sum is the same whatever order the index holds
+    them in. Messages of a conversation and the notes of a session's thread reach
+    ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
+    light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
+    first tree of bench-scopes)."""
+    w = scoring.NEIGHBOUR_WEIGHT
     if not w or not scores:
         return scores
     keys = set(scores)
-    for rel, i in scores:
-        for d in range(1, reach + 1):
-            keys.update(beside(rel, i, d))
+    for key in scores:
+        for ring in around(key):
+            keys.update(ring)
+    get = scores.get
     out = {}
-    for rel, i in keys:
-        total = scores.get((rel, i), 0.0)
-        for d in range(1, reach + 1):
-            share = w**d
-            for other in beside(rel, i, d):
-                total += share * scores.get(other, 0.0)
-        out[(rel, i)] = total
+    for key in keys:
+        total = get(key, 0.0)
+        share = 1.0
+        for ring in around(key):
+            share *= w
+            for other in ring:
+                total += share * get(other, 0.0)
+        out[key] = total
     return out
 
 

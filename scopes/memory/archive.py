@@ -219,6 +219,31 @@ class Archive:
         return new
 
     # ------------------------------------------------------------ search
+    def _ranked(
+        self, plain: str, limit: int, filters: dict[str, Any], include_quarantined: bool
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` notes (or passages of notes) for ``plain``, best first."""
+        if include_quarantined:
+            # Quarantined notes are kept out of page-in's passages (and so out of views):
+            # only the index, which records every note's trust, can list them.
+            return [
+                (h.path, float(h.score))
+                for h in self._ctx.search(plain, path=ARCHIVE_DIR, limit=limit, **filters)
+            ]
+        # The one ranker of passages (page-in's), over the notes of the head commit.
+        inside = f"{ARCHIVE_DIR}/"
+        return [
+            (p.path, p.score)
+            for p in rank(
+                self._ctx,
+                plain,
+                rev=None,
+                exclude=set(),
+                limit=limit,
+                allow=lambda rel: rel.startswith(inside),
+            )
+        ]
+
     def search(
         self,
         query: str,
@@ -240,49 +265,34 @@ class Archive:
         tag_list = check_tags(tags)
         if tag_list:
             filters["tags"] = list(tag_list)
-        if include_quarantined:
-            # Quarantined notes are kept out of page-in's passages (and so out of views):
-            # only the index, which records every note's trust, can list them.
-            found = [
-                (h.path, float(h.score))
-                for h in self._ctx.search(plain, path=ARCHIVE_DIR, limit=10_000, **filters)
-            ]
-        else:
-            # The one ranker of passages (page-in's), over the notes of the head commit.
-            inside = f"{ARCHIVE_DIR}/"
-            found = [
-                (p.path, p.score)
-                for p in rank(
-                    self._ctx,
-                    plain,
-                    rev=None,
-                    exclude=set(),
-                    limit=1_000_000,
-                    allow=lambda rel: rel.startswith(inside),
-                )
-            ]
-        hits: list[MemoryHit] = []
-        seen: set[str] = set()
-        for path, score in found:
-            # Reading frontmatter is the costly part: stop once top_k are kept (hits come
-            # best first, equal scores newest first: contextfs.text.scoring.tie_order).
-            if len(hits) >= top_k:
+        limit = top_k + 5
+        while True:
+            found = self._ranked(plain, limit, filters, include_quarantined)
+            hits: list[MemoryHit] = []
+            seen: set[str] = set()
+            for path, score in found:
+                # Reading frontmatter is the costly part: stop once top_k are kept (hits come
+                # best first, equal scores newest first: contextfs.text.scoring.tie_order).
+                if len(hits) >= top_k:
+                    break
+                if path in seen:
+                    continue  # a long note has several passages: its best one ranks it
+                seen.add(path)
+                try:
+                    doc = self._ctx.get(path)
+                except NotFoundError:
+                    continue  # the index is behind a delete; files are the truth
+                meta = doc.metadata
+                status = str(meta.get("status", "active"))
+                trust = trust_of(meta)
+                if status != "active" and not include_inactive:
+                    continue
+                if trust == "quarantined" and not include_quarantined:
+                    continue
+                if tag_list and not set(tag_list) <= {t.strip().lower() for t in _tags_of(meta)}:
+                    continue
+                hits.append(_hit(path, doc.body, score, meta))
+            if len(hits) >= top_k or len(found) < limit or limit >= 100_000:
                 break
-            if path in seen:
-                continue  # a long note has several passages: its best one ranks it
-            seen.add(path)
-            try:
-                doc = self._ctx.get(path)
-            except NotFoundError:
-                continue  # the index is behind a delete; files are the truth
-            meta = doc.metadata
-            status = str(meta.get("status", "active"))
-            trust = trust_of(meta)
-            if status != "active" and not include_inactive:
-                continue
-            if trust == "quarantined" and not include_quarantined:
-                continue
-            if tag_list and not set(tag_list) <= {t.strip().lower() for t in _tags_of(meta)}:
-                continue
-            hits.append(_hit(path, doc.body, score, meta))
+            limit *= 4
         return hits[:top_k]
