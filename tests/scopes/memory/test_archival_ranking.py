@@ -69,19 +69,19 @@ def test_notes_of_other_sessions_are_no_neighbours(ctx: ContextManager) -> None:
 
 def test_a_label_opening_many_notes_names_a_speaker(ctx: ContextManager) -> None:
     # Notes written outside any session (no neighbours): a question naming Caroline puts
-    # her note first though Melanie's repeats the question's words and names her.
+    # her note first though Melanie's repeats the question's words and names her too.
     mem = Memory(ctx)
     for text in (
-        "Melanie: Caroline told me pottery calms her down.",
-        "Caroline: Pottery calms me down after work.",
+        "Melanie: Caroline and I paint together, Caroline paints landscapes and I paint portraits.",
+        "Caroline: I paint with my friend Ana on Sundays.",
         "Caroline: My cello teacher lives in Lund.",
         "Caroline: I moved here four years ago.",
         "Melanie: We camped by the lake.",
         "Melanie: My son loves dinosaurs.",
     ):
         mem.archival_memory_insert(text)
-    hits = mem.archival_memory_search("What calms Caroline down?", top_k=2)
-    assert hits[0].text == "Caroline: Pottery calms me down after work."
+    hits = mem.archival_memory_search("Who does Caroline paint with?", top_k=2)
+    assert hits[0].text == "Caroline: I paint with my friend Ana on Sundays."
 
 
 def test_a_search_with_a_tag_keeps_only_notes_holding_every_tag(ctx: ContextManager) -> None:
