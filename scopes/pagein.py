@@ -318,7 +318,7 @@ class _TreeIndex:
             if d > reach:
                 return []
             notes = self.threads[place[0]]
-            out = []
+            out: list[tuple[str, int]] = []
             for k in (place[1] - d, place[1] + d):
                 if 0 <= k < len(notes):
                     other = notes[k][1]
