@@ -30,7 +30,6 @@ that prefer Whoosh's field boosts and query syntax and do not need ``as_of`` rep
 from __future__ import annotations
 
 import bisect
-import heapq
 import logging
 import math
 import threading
@@ -46,7 +45,7 @@ from contextfs.errors import ContextFSError
 from contextfs.text import analysis as contextfs_text
 from contextfs.text import scoring
 from contextfs.text.analysis import EXACT_WEIGHT, forms, query_forms
-from contextfs.text.periods import Period, day_of, moment_of, periods, within
+from contextfs.text.periods import Period, day_of, moment_of, periods
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
@@ -99,6 +98,21 @@ def _title(meta: dict[str, Any], body: str) -> str:
         if line.startswith("#"):
             return line.lstrip("#").strip()
     return ""
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Per slot of a term index: its passage, speaker, day and moment, and the neighbour
+    passes (share, slots, their neighbours' slots) in the order the sum is made."""
+
+    generation: tuple[int, int, float]
+    rels: list[str]
+    idx: list[int]
+    codes: dict[str, int]
+    speakers: Any
+    days: Any
+    moments: Any
+    passes: list[tuple[float, Any, Any]]
 
 
 @dataclass(frozen=True)
@@ -191,6 +205,7 @@ class _TreeIndex:
         # or its session's thread changes: a query reads them for every passage it matches.
         self.near: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
         self.near_reach = scoring.NEIGHBOUR_REACH
+        self.layout: _Layout | None = None
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
         with _LOCK:
@@ -338,23 +353,48 @@ class _TreeIndex:
             )
         return got
 
-    def _priors(
-        self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]
-    ) -> dict[Any, float]:
-        """Scores times PRIOR for a turn of a named speaker, and again for a passage dated in a named period."""
-        if not named and not when:
-            return scores
-        files, prior = self.files, scoring.PRIOR
-        out = {}
-        for key, s in scores.items():
-            stats = files.get(key[0])
-            if stats is not None:
-                if named and self.speaker(stats, key[1]) in named:
-                    s *= prior
-                if when and within(stats.days[key[1]], when):
-                    s *= prior
-            out[key] = s
-        return out
+    def _layout(self) -> _Layout:
+        """What ranking needs per slot of the term index, as arrays (rebuilt when it changes)."""
+        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
+
+        generation = (self.index.generation, scoring.NEIGHBOUR_REACH, scoring.NEIGHBOUR_WEIGHT)
+        if self.layout is not None and self.layout.generation == generation:
+            return self.layout
+        slots = self.index.slots()
+        at = {key: k for k, key in enumerate(slots) if key is not None}
+        rels, idx = [""] * len(slots), [0] * len(slots)
+        codes: dict[str, int] = {}
+        speakers = np.full(len(slots), -1, dtype=np.int64)
+        days = np.full(len(slots), -1, dtype=np.int64)
+        moments = np.zeros(len(slots), dtype=np.float64)
+        edges: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        for k, key in enumerate(slots):
+            if key is None:
+                continue
+            rel, i = key
+            stats = self.files[rel]
+            rels[k], idx[k] = rel, i
+            who = self.speaker(stats, i)
+            if who:
+                speakers[k] = codes.setdefault(who, len(codes))
+            day = stats.days[i]
+            if day is not None:
+                days[k] = day.toordinal()
+            moments[k] = stats.moments[i]
+            for d, ring in enumerate(self.around(key), 1):
+                for j, other in enumerate(ring):
+                    o = at.get(other)
+                    if o is not None:
+                        src, dst = edges.setdefault((d, j), ([], []))
+                        src.append(k)
+                        dst.append(o)
+        w = scoring.NEIGHBOUR_WEIGHT
+        passes = [
+            (w**d, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
+            for (d, _j), (src, dst) in sorted(edges.items())
+        ]
+        self.layout = _Layout(generation, rels, idx, codes, speakers, days, moments, passes)
+        return self.layout
 
     def _ranked(
         self,
@@ -366,21 +406,60 @@ class _TreeIndex:
         allow: Callable[[str], bool] | None,
         limit: int | None = None,
     ) -> list[tuple[float, str, int]]:
-        scores = self._priors(
-            _with_neighbours(self.index.scores(terms, weights), self.around), named, when
-        )
-        files = self.files
-        keyed = (
-            (scoring.tie_order(s, files[rel].moments[i], rel, i), s)
-            for (rel, i), s in scores.items()
-            if rel not in exclude and (allow is None or allow(rel))
-        )
-        # tie_order is a total order, so the smallest ``limit`` are exactly the sorted prefix.
-        ranked = (
-            heapq.nsmallest(limit, keyed)
-            if limit is not None and limit < len(scores)
-            else sorted(keyed)
-        )
+        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
+
+        for _attempt in range(8):  # a commit read by another thread renumbers the slots
+            lay = self._layout()
+            acc, generation = self.index.score_array(terms, weights)
+            if generation == lay.generation[0]:
+                break
+        if acc is None or generation != lay.generation[0]:
+            return []
+        # Each passage plus NEIGHBOUR_WEIGHT ** d of each neighbour d steps away (ring by
+        # ring, previous before next: the same sum in the same order for every passage).
+        total = acc.copy()
+        for share, src, dst in lay.passes:
+            total[src] += share * acc[dst]
+        prior = scoring.PRIOR
+        if named:
+            wanted = [lay.codes[name] for name in named if name in lay.codes]
+            if wanted:
+                total[np.isin(lay.speakers, wanted)] *= prior
+        if when:
+            inside = np.zeros(len(total), dtype=bool)
+            for p in when:
+                inside |= (lay.days >= p.start.toordinal()) & (lay.days < p.until.toordinal())
+            total[inside] *= prior
+        found = np.flatnonzero(total > 0)
+        rels, idx, moments = lay.rels, lay.idx, lay.moments
+
+        def keyed(slots: list[int]) -> list[tuple[tuple[float, float, str, int], float]]:
+            out = []
+            for k in slots:
+                rel = rels[k]
+                if rel in exclude or (allow is not None and not allow(rel)):
+                    continue
+                s = float(total[k])
+                out.append((scoring.tie_order(s, float(moments[k]), rel, idx[k]), s))
+            out.sort()
+            return out
+
+        # Only the best few are put in tie order: the ``m`` highest totals, and every total
+        # within rounding of the lowest of them. When the ``limit``-th allowed one is among
+        # the ``m`` themselves, nothing outside can tie with it or beat it (scores compare
+        # at SCORE_DIGITS decimals); otherwise ``m`` grows.
+        m = limit
+        while True:
+            if m is None or m >= len(found):
+                ranked = keyed(found.tolist())[:limit]
+                break
+            values = total[found]
+            floor = float(np.partition(values, len(values) - m)[len(values) - m])
+            got = keyed(found[values >= floor - 2 * 10.0**-scoring.SCORE_DIGITS].tolist())
+            if len(got) >= limit and got[limit - 1][1] >= floor:
+                ranked = got[:limit]
+                break
+            m *= 4
         return [(round(s, scoring.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
     def score(
@@ -438,37 +517,6 @@ class _TreeIndex:
             if rel in wanted and s > best[rel]:
                 best[rel] = round(s, 9)
         return best
-
-
-def _with_neighbours(
-    scores: dict[tuple[str, int], float],
-    around: Callable[[tuple[str, int]], tuple[tuple[tuple[str, int], ...], ...]],
-) -> dict[tuple[str, int], float]:
-    """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
-    away (``around``: the passages one, two, ... steps away), in a fixed order (own, then by
-    distance, previous before next) so the sum is the same whatever order the index holds
-    them in. Messages of a conversation and the notes of a session's thread reach
-    ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
-    light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
-    first tree of bench-scopes)."""
-    w = scoring.NEIGHBOUR_WEIGHT
-    if not w or not scores:
-        return scores
-    keys = set(scores)
-    for key in scores:
-        for ring in around(key):
-            keys.update(ring)
-    get = scores.get
-    out = {}
-    for key in keys:
-        total = get(key, 0.0)
-        share = 1.0
-        for ring in around(key):
-            share *= w
-            for other in ring:
-                total += share * get(other, 0.0)
-        out[key] = total
-    return out
 
 
 _HEADS: dict[str, _TreeIndex] = {}
