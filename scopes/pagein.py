@@ -31,33 +31,24 @@ from __future__ import annotations
 
 import bisect
 import logging
-import math
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from contextfs.document import blob_version, decode, parse
+from contextfs.document import blob_version
 from contextfs.embeddings import vectors_for
 from contextfs.errors import ContextFSError
 from contextfs.text import analysis as contextfs_text
 from contextfs.text import scoring
-from contextfs.text.analysis import EXACT_WEIGHT, forms, query_forms
-from contextfs.text.periods import Period, day_of, moment_of, periods
+from contextfs.text.analysis import EXACT_WEIGHT, query_forms
+from contextfs.text.periods import Period, periods
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
-from .passages import (
-    TRANSCRIPT_LINES,
-    Chunk,
-    chunk_terms,
-    chunks_of,
-    is_heading,
-    labels_of,
-    speakers_of,
-)
+from .pagestats import FileStats, Layout, eligible, passages_of
+from .passages import TRANSCRIPT_LINES
 from .tiers import query_terms
 
 if TYPE_CHECKING:
@@ -70,7 +61,7 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
-_BLOB_CACHE: OrderedDict[str, _FileStats] = OrderedDict()
+_BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
 
@@ -84,112 +75,13 @@ class Passage:
     score: float
 
 
-def _eligible(rel: str) -> bool:
-    if is_log(rel):
-        return True
-    return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
-
-
-def _title(meta: dict[str, Any], body: str) -> str:
-    title = meta.get("title")
-    if isinstance(title, str) and title.strip():
-        return title.strip()
-    for line in body.splitlines():
-        if line.startswith("#"):
-            return line.lstrip("#").strip()
-    return ""
-
-
-@dataclass(frozen=True)
-class _Layout:
-    """Per slot of a term index: its passage, speaker, day and moment, and the neighbour
-    passes (share, slots, their neighbours' slots) in the order the sum is made."""
-
-    generation: tuple[int, int, float]
-    rels: list[str]
-    idx: list[int]
-    codes: dict[str, int]
-    speakers: Any
-    days: Any
-    moments: Any
-    passes: list[tuple[float, Any, Any]]
-
-
-@dataclass(frozen=True)
-class _FileStats:
-    """What ranking needs of one blob: each passage's term counts (empty for headings),
-    who spoke it and on which day (None when unknown), and whether the file is quarantined."""
-
-    counts: tuple[Counter[str], ...] = ()
-    speakers: tuple[str, ...] = ()
-    days: tuple[date | None, ...] = ()
-    moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
-    aliases: frozenset[tuple[str, str]] = frozenset()  # (other name, speaker) in a conversation
-    texts: tuple[
-        str, ...
-    ] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
-    labels: tuple[str, ...] = ()  # the ``Name:`` label opening each passage, if any
-    #: (session, turn) the file was written in, from its frontmatter: a note an agent wrote
-    #: during a conversation sits in that session's thread, between the notes written
-    #: before and after it (a note per message, or a few facts per turn).
-    thread: tuple[str, float] | None = None
-    quarantined: bool = False
-
-
-def _thread_of(meta: dict[str, Any]) -> tuple[str, float] | None:
-    session, turn = meta.get("session"), meta.get("turn")
-    if not isinstance(session, str) or not session.strip() or isinstance(turn, bool):
-        return None
-    try:
-        at = float(turn) if isinstance(turn, int | float | str) else math.nan
-    except ValueError:
-        return None
-    return (session.strip(), at) if math.isfinite(at) else None
-
-
-def _passages_of(rel: str, data: bytes) -> _FileStats:
-    try:
-        text = decode(data, rel)
-        if is_log(rel):
-            meta, body, offset = {}, text, 0
-        else:
-            doc = parse(text, rel)
-            meta, body = doc.metadata, doc.body
-            offset = (
-                text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
-            )
-    except ContextFSError:
-        return _FileStats()
-    if meta.get("trust") == "quarantined":
-        return _FileStats(quarantined=True)
-    title = _title(meta, body)
-    chunks: tuple[Chunk, ...] = chunks_of(body, offset, rel)
-    written = meta.get("updated") or meta.get("created")
-    file_day = day_of(written)
-    return _FileStats(
-        counts=tuple(
-            Counter()
-            if is_heading(ch)
-            else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
-            for ch in chunks
-        ),
-        speakers=speakers_of(chunks),
-        days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
-        moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
-        aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),
-        texts=tuple(f"{ch.speaker}: {ch.text}" if ch.speaker else ch.text for ch in chunks),
-        labels=labels_of(chunks),
-        thread=None if is_log(rel) else _thread_of(meta),
-    )
-
-
 class _TreeIndex:
     """BM25 statistics for the passages of the eligible files of one commit."""
 
     def __init__(self) -> None:
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
-        self.files: dict[str, _FileStats] = {}  # rel -> its passages' statistics
+        self.files: dict[str, FileStats] = {}  # rel -> its passages' statistics
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
         self.speakers: Counter[str] = Counter()  # speaker -> how many files have their turns
         self.aliases: Counter[tuple[str, str]] = (
@@ -205,9 +97,9 @@ class _TreeIndex:
         # or its session's thread changes: a query reads them for every passage it matches.
         self.near: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
         self.near_reach = scoring.NEIGHBOUR_REACH
-        self.layout: _Layout | None = None
+        self.layout: Layout | None = None
 
-    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
+    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> FileStats:
         with _LOCK:
             hit = _BLOB_CACHE.get(blob)
             if hit is not None:
@@ -216,14 +108,14 @@ class _TreeIndex:
         data = ctx.parts.read_raw(rel) if sha == ctx.parts.git.head() else None
         if data is None or blob_version(data) != blob:
             data = ctx.parts.git.blob_at(rel, sha) or b""
-        stats = _passages_of(rel, data)
+        stats = passages_of(rel, data)
         with _LOCK:
             _BLOB_CACHE[blob] = stats
             if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
                 _BLOB_CACHE.popitem(last=False)
         return stats
 
-    def _forget(self, rel: str, stats: _FileStats) -> None:
+    def _forget(self, rel: str, stats: FileStats) -> None:
         """Drop the neighbours known of ``rel``'s passages and of its session's notes."""
         for i in range(len(stats.counts)):
             self.near.pop((rel, i), None)
@@ -275,7 +167,7 @@ class _TreeIndex:
 
     def build(self, ctx: ContextManager, sha: str) -> None:
         for rel, blob in sorted(ctx.parts.git.files_at(sha).items()):
-            if _eligible(rel):
+            if eligible(rel):
                 self._add(ctx, rel, blob, sha)
         self.sha = sha
 
@@ -283,7 +175,7 @@ class _TreeIndex:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
         for rel in ctx.parts.git.changed(self.sha, sha):
-            if not _eligible(rel):
+            if not eligible(rel):
                 continue
             self._remove(rel)
             data = ctx.parts.git.blob_at(rel, sha)
@@ -291,7 +183,7 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
-    def speaker(self, stats: _FileStats, i: int) -> str:
+    def speaker(self, stats: FileStats, i: int) -> str:
         """Who said passage ``i``: its file's speaker (:func:`.passages.speakers_of`) or a
         ``Name:`` label opening at least :data:`.passages.TRANSCRIPT_LINES` passages across
         the tree (one note per message, each "Caroline: ...", is a transcript too)."""
@@ -353,7 +245,7 @@ class _TreeIndex:
             )
         return got
 
-    def _layout(self) -> _Layout:
+    def _layout(self) -> Layout:
         """What ranking needs per slot of the term index, as arrays (rebuilt when it changes)."""
         import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
 
@@ -393,7 +285,7 @@ class _TreeIndex:
             (w**d, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
             for (d, _j), (src, dst) in sorted(edges.items())
         ]
-        self.layout = _Layout(generation, rels, idx, codes, speakers, days, moments, passes)
+        self.layout = Layout(generation, rels, idx, codes, speakers, days, moments, passes)
         return self.layout
 
     def _ranked(
@@ -448,9 +340,9 @@ class _TreeIndex:
         # within rounding of the lowest of them. When the ``limit``-th allowed one is among
         # the ``m`` themselves, nothing outside can tie with it or beat it (scores compare
         # at SCORE_DIGITS decimals); otherwise ``m`` grows.
-        m = limit
+        m = len(found) if limit is None else limit
         while True:
-            if m is None or m >= len(found):
+            if limit is None or m >= len(found):
                 ranked = keyed(found.tolist())[:limit]
                 break
             values = total[found]
@@ -577,7 +469,7 @@ def rank(
     )
     if pager == "search" and rev is None:
         # Files in the live index's order; within a file, its passages by score.
-        order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if _eligible(h.path)}
+        order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if eligible(h.path)}
         passages = sorted(
             (p for p in passages if p.path in order),
             key=lambda p: (order[p.path], -p.score, p.index),
