@@ -29,25 +29,26 @@ that prefer Whoosh's field boosts and query syntax and do not need ``as_of`` rep
 
 from __future__ import annotations
 
+import bisect
 import logging
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from contextfs.document import blob_version, decode, parse
+from contextfs.document import blob_version
 from contextfs.embeddings import vectors_for
 from contextfs.errors import ContextFSError
 from contextfs.text import analysis as contextfs_text
 from contextfs.text import scoring
-from contextfs.text.analysis import EXACT_WEIGHT, forms, query_forms
-from contextfs.text.periods import Period, day_of, moment_of, periods, within
+from contextfs.text.analysis import EXACT_WEIGHT, query_forms
+from contextfs.text.periods import Period, periods
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
-from .passages import Chunk, chunk_terms, chunks_of, is_heading, speakers_of
+from .pagestats import FileStats, Layout, eligible, passages_of
+from .passages import TRANSCRIPT_LINES
 from .tiers import query_terms
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
-_BLOB_CACHE: OrderedDict[str, _FileStats] = OrderedDict()
+_BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
 
@@ -74,87 +75,31 @@ class Passage:
     score: float
 
 
-def _eligible(rel: str) -> bool:
-    if is_log(rel):
-        return True
-    return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
-
-
-def _title(meta: dict[str, Any], body: str) -> str:
-    title = meta.get("title")
-    if isinstance(title, str) and title.strip():
-        return title.strip()
-    for line in body.splitlines():
-        if line.startswith("#"):
-            return line.lstrip("#").strip()
-    return ""
-
-
-@dataclass(frozen=True)
-class _FileStats:
-    """What ranking needs of one blob: each passage's term counts (empty for headings),
-    who spoke it and on which day (None when unknown), and whether the file is quarantined."""
-
-    counts: tuple[Counter[str], ...] = ()
-    speakers: tuple[str, ...] = ()
-    days: tuple[date | None, ...] = ()
-    moments: tuple[float, ...] = ()  # when each passage was said or its file written, for ties
-    aliases: frozenset[tuple[str, str]] = frozenset()  # (other name, speaker) in a conversation
-    texts: tuple[
-        str, ...
-    ] = ()  # what each passage says, as embedded for dense ranking ("Caroline: ...")
-    quarantined: bool = False
-
-
-def _passages_of(rel: str, data: bytes) -> _FileStats:
-    try:
-        text = decode(data, rel)
-        if is_log(rel):
-            meta, body, offset = {}, text, 0
-        else:
-            doc = parse(text, rel)
-            meta, body = doc.metadata, doc.body
-            offset = (
-                text[: len(text) - len(body)].count("\n") if body and text.endswith(body) else 0
-            )
-    except ContextFSError:
-        return _FileStats()
-    if meta.get("trust") == "quarantined":
-        return _FileStats(quarantined=True)
-    title = _title(meta, body)
-    chunks: tuple[Chunk, ...] = chunks_of(body, offset, rel)
-    written = meta.get("updated") or meta.get("created")
-    file_day = day_of(written)
-    return _FileStats(
-        counts=tuple(
-            Counter()
-            if is_heading(ch)
-            else Counter(chunk_terms(ch, title)) + Counter(forms(ch.text))
-            for ch in chunks
-        ),
-        speakers=speakers_of(chunks),
-        days=tuple(day_of(ch.time) if ch.time else file_day for ch in chunks),
-        moments=tuple(moment_of(ch.time if ch.time else written) for ch in chunks),
-        aliases=frozenset((name, ch.speaker) for ch in chunks for name in ch.aka),
-        texts=tuple(f"{ch.speaker}: {ch.text}" if ch.speaker else ch.text for ch in chunks),
-    )
-
-
 class _TreeIndex:
     """BM25 statistics for the passages of the eligible files of one commit."""
 
     def __init__(self) -> None:
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
-        self.files: dict[str, _FileStats] = {}  # rel -> its passages' statistics
+        self.files: dict[str, FileStats] = {}  # rel -> its passages' statistics
         self.usable: dict[str, frozenset[int]] = {}  # rel -> its passages that hold terms
         self.speakers: Counter[str] = Counter()  # speaker -> how many files have their turns
         self.aliases: Counter[tuple[str, str]] = (
             Counter()
         )  # (other name, speaker) -> how many files
         self.index: TermIndex[tuple[str, int]] = TermIndex(SCORER)
+        self.labels: Counter[str] = Counter()  # ``Name:`` label -> passages it opens, tree-wide
+        # session -> its notes in writing order ((turn, path)); path -> (session, position)
+        self.threads: dict[str, list[tuple[float, str]]] = {}
+        self.places: dict[str, tuple[str, int]] = {}
+        self.unplaced: set[str] = set()  # sessions whose notes moved since places was made
+        # passage -> its neighbours one, two, ... steps away (beside), kept until its file
+        # or its session's thread changes: a query reads them for every passage it matches.
+        self.near: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
+        self.near_reach = scoring.NEIGHBOUR_REACH
+        self.layout: Layout | None = None
 
-    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> _FileStats:
+    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> FileStats:
         with _LOCK:
             hit = _BLOB_CACHE.get(blob)
             if hit is not None:
@@ -163,23 +108,42 @@ class _TreeIndex:
         data = ctx.parts.read_raw(rel) if sha == ctx.parts.git.head() else None
         if data is None or blob_version(data) != blob:
             data = ctx.parts.git.blob_at(rel, sha) or b""
-        stats = _passages_of(rel, data)
+        stats = passages_of(rel, data)
         with _LOCK:
             _BLOB_CACHE[blob] = stats
             if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
                 _BLOB_CACHE.popitem(last=False)
         return stats
 
+    def _forget(self, rel: str, stats: FileStats) -> None:
+        """Drop the neighbours known of ``rel``'s passages and of its session's notes."""
+        for i in range(len(stats.counts)):
+            self.near.pop((rel, i), None)
+        if stats.thread is not None:
+            for _turn, other in self.threads.get(stats.thread[0], ()):
+                for i in self.usable.get(other, ()):
+                    self.near.pop((other, i), None)
+
     def _remove(self, rel: str) -> None:
         self.blobs.pop(rel, None)
-        self.usable.pop(rel, None)
         stats = self.files.pop(rel, None)
         if stats is None:
+            self.usable.pop(rel, None)
             return
+        self._forget(rel, stats)
+        self.usable.pop(rel, None)
         self.speakers.subtract(set(stats.speakers) - {""})
         self.speakers += Counter()  # drop the names no file has any more
         self.aliases.subtract(stats.aliases)
         self.aliases += Counter()
+        self.labels.subtract(label for label in stats.labels if label)
+        self.labels += Counter()
+        if stats.thread is not None:
+            notes = self.threads.get(stats.thread[0], [])
+            if (stats.thread[1], rel) in notes:
+                notes.remove((stats.thread[1], rel))
+                self.places.pop(rel, None)
+                self.unplaced.add(stats.thread[0])
         for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
@@ -191,14 +155,19 @@ class _TreeIndex:
         self.files[rel] = stats
         self.speakers.update(set(stats.speakers) - {""})
         self.aliases.update(stats.aliases)
+        self.labels.update(label for label in stats.labels if label)
         self.usable[rel] = frozenset(i for i, counts in enumerate(stats.counts) if counts)
+        if stats.thread is not None and len(self.usable[rel]) == 1:
+            bisect.insort(self.threads.setdefault(stats.thread[0], []), (stats.thread[1], rel))
+            self.unplaced.add(stats.thread[0])
+        self._forget(rel, stats)
         for i, counts in enumerate(stats.counts):
             if counts:
                 self.index.add((rel, i), counts)
 
     def build(self, ctx: ContextManager, sha: str) -> None:
         for rel, blob in sorted(ctx.parts.git.files_at(sha).items()):
-            if _eligible(rel):
+            if eligible(rel):
                 self._add(ctx, rel, blob, sha)
         self.sha = sha
 
@@ -206,7 +175,7 @@ class _TreeIndex:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
         for rel in ctx.parts.git.changed(self.sha, sha):
-            if not _eligible(rel):
+            if not eligible(rel):
                 continue
             self._remove(rel)
             data = ctx.parts.git.blob_at(rel, sha)
@@ -214,23 +183,110 @@ class _TreeIndex:
                 self._add(ctx, rel, blob_version(data), sha)
         self.sha = sha
 
-    def _priors(
-        self, scores: dict[Any, float], named: set[str], when: tuple[Period, ...]
-    ) -> dict[Any, float]:
-        """Scores times PRIOR for a turn of a named speaker, and again for a passage dated in a named period."""
-        if not named and not when:
-            return scores
-        files, prior = self.files, scoring.PRIOR
-        out = {}
-        for key, s in scores.items():
-            stats = files.get(key[0])
-            if stats is not None:
-                if named and stats.speakers[key[1]] in named:
-                    s *= prior
-                if when and within(stats.days[key[1]], when):
-                    s *= prior
-            out[key] = s
-        return out
+    def speaker(self, stats: FileStats, i: int) -> str:
+        """Who said passage ``i``: its file's speaker (:func:`.passages.speakers_of`) or a
+        ``Name:`` label opening at least :data:`.passages.TRANSCRIPT_LINES` passages across
+        the tree (one note per message, each "Caroline: ...", is a transcript too)."""
+        if stats.speakers[i]:
+            return stats.speakers[i]
+        label = stats.labels[i] if stats.labels else ""
+        return label if label and self.labels[label] >= TRANSCRIPT_LINES else ""
+
+    def named(self, terms: tuple[str, ...]) -> set[str]:
+        """The speakers (and labels that stand for one) a query's terms name."""
+        labels = [label for label, n in self.labels.items() if n >= TRANSCRIPT_LINES]
+        return (
+            contextfs_text.names_in(terms, self.speakers)
+            | contextfs_text.names_in(terms, labels)
+            | {speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])}
+        )
+
+    def _place(self, rel: str) -> tuple[str, int] | None:
+        """A one-passage note's session and position in that session's thread."""
+        if self.unplaced:
+            for session in self.unplaced:
+                for k, (_turn, path) in enumerate(self.threads.get(session, ())):
+                    self.places[path] = (session, k)
+                if not self.threads.get(session):
+                    self.threads.pop(session, None)
+            self.unplaced.clear()
+        return self.places.get(rel)
+
+    def beside(self, rel: str, i: int, d: int) -> list[tuple[str, int]]:
+        """The passages ``d`` steps before and after passage ``i`` of ``rel`` (previous
+        first): within a conversation log up to ``NEIGHBOUR_REACH`` messages away; between
+        the notes of one session's thread as far; in prose one passage away."""
+        reach = scoring.NEIGHBOUR_REACH
+        if is_log(rel):
+            ok = self.usable.get(rel, frozenset())
+            return [(rel, n) for n in (i - d, i + d) if n in ok] if d <= reach else []
+        place = self._place(rel)
+        if place is not None:
+            if d > reach:
+                return []
+            notes = self.threads[place[0]]
+            out: list[tuple[str, int]] = []
+            for k in (place[1] - d, place[1] + d):
+                if 0 <= k < len(notes):
+                    other = notes[k][1]
+                    out.extend((other, n) for n in self.usable.get(other, ()))
+            return out
+        ok = self.usable.get(rel, frozenset())
+        return [(rel, n) for n in (i - d, i + d) if n in ok] if d <= 1 else []
+
+    def around(self, key: tuple[str, int]) -> tuple[tuple[tuple[str, int], ...], ...]:
+        """The passages one, two, ... steps from ``key`` (:meth:`beside`), remembered."""
+        if self.near_reach != scoring.NEIGHBOUR_REACH:
+            self.near, self.near_reach = {}, scoring.NEIGHBOUR_REACH
+        got = self.near.get(key)
+        if got is None:
+            got = self.near[key] = tuple(
+                tuple(self.beside(key[0], key[1], d)) for d in range(1, scoring.NEIGHBOUR_REACH + 1)
+            )
+        return got
+
+    def _layout(self) -> Layout:
+        """What ranking needs per slot of the term index, as arrays (rebuilt when it changes)."""
+        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
+
+        generation = (self.index.generation, scoring.NEIGHBOUR_REACH, scoring.NEIGHBOUR_WEIGHT)
+        if self.layout is not None and self.layout.generation == generation:
+            return self.layout
+        slots = self.index.slots()
+        at = {key: k for k, key in enumerate(slots) if key is not None}
+        rels, idx = [""] * len(slots), [0] * len(slots)
+        codes: dict[str, int] = {}
+        speakers = np.full(len(slots), -1, dtype=np.int64)
+        days = np.full(len(slots), -1, dtype=np.int64)
+        moments = np.zeros(len(slots), dtype=np.float64)
+        edges: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        for k, key in enumerate(slots):
+            if key is None:
+                continue
+            rel, i = key
+            stats = self.files[rel]
+            rels[k], idx[k] = rel, i
+            who = self.speaker(stats, i)
+            if who:
+                speakers[k] = codes.setdefault(who, len(codes))
+            day = stats.days[i]
+            if day is not None:
+                days[k] = day.toordinal()
+            moments[k] = stats.moments[i]
+            for d, ring in enumerate(self.around(key), 1):
+                for j, other in enumerate(ring):
+                    o = at.get(other)
+                    if o is not None:
+                        src, dst = edges.setdefault((d, j), ([], []))
+                        src.append(k)
+                        dst.append(o)
+        w = scoring.NEIGHBOUR_WEIGHT
+        passes = [
+            (w**d, np.array(src, dtype=np.int64), np.array(dst, dtype=np.int64))
+            for (d, _j), (src, dst) in sorted(edges.items())
+        ]
+        self.layout = Layout(generation, rels, idx, codes, speakers, days, moments, passes)
+        return self.layout
 
     def _ranked(
         self,
@@ -240,22 +296,68 @@ class _TreeIndex:
         when: tuple[Period, ...],
         exclude: set[str],
         allow: Callable[[str], bool] | None,
+        limit: int | None = None,
     ) -> list[tuple[float, str, int]]:
-        scores = self._priors(
-            _with_neighbours(self.index.scores(terms, weights), self.usable), named, when
-        )
-        files = self.files
-        ranked = sorted(
-            (scoring.tie_order(s, files[rel].moments[i], rel, i), s)
-            for (rel, i), s in scores.items()
-            if rel not in exclude and (allow is None or allow(rel))
-        )
+        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
+
+        for _attempt in range(8):  # a commit read by another thread renumbers the slots
+            lay = self._layout()
+            acc, generation = self.index.score_array(terms, weights)
+            if generation == lay.generation[0]:
+                break
+        if acc is None or generation != lay.generation[0]:
+            return []
+        # Each passage plus NEIGHBOUR_WEIGHT ** d of each neighbour d steps away (ring by
+        # ring, previous before next: the same sum in the same order for every passage).
+        total = acc.copy()
+        for share, src, dst in lay.passes:
+            total[src] += share * acc[dst]
+        prior = scoring.PRIOR
+        if named:
+            wanted = [lay.codes[name] for name in named if name in lay.codes]
+            if wanted:
+                total[np.isin(lay.speakers, wanted)] *= prior
+        if when:
+            inside = np.zeros(len(total), dtype=bool)
+            for p in when:
+                inside |= (lay.days >= p.start.toordinal()) & (lay.days < p.until.toordinal())
+            total[inside] *= prior
+        found = np.flatnonzero(total > 0)
+        rels, idx, moments = lay.rels, lay.idx, lay.moments
+
+        def keyed(slots: list[int]) -> list[tuple[tuple[float, float, str, int], float]]:
+            out = []
+            for k in slots:
+                rel = rels[k]
+                if rel in exclude or (allow is not None and not allow(rel)):
+                    continue
+                s = float(total[k])
+                out.append((scoring.tie_order(s, float(moments[k]), rel, idx[k]), s))
+            out.sort()
+            return out
+
+        # Only the best few are put in tie order: the ``m`` highest totals, and every total
+        # within rounding of the lowest of them. When the ``limit``-th allowed one is among
+        # the ``m`` themselves, nothing outside can tie with it or beat it (scores compare
+        # at SCORE_DIGITS decimals); otherwise ``m`` grows.
+        m = len(found) if limit is None else limit
+        while True:
+            if limit is None or m >= len(found):
+                ranked = keyed(found.tolist())[:limit]
+                break
+            values = total[found]
+            floor = float(np.partition(values, len(values) - m)[len(values) - m])
+            got = keyed(found[values >= floor - 2 * 10.0**-scoring.SCORE_DIGITS].tolist())
+            if len(got) >= limit and got[limit - 1][1] >= floor:
+                ranked = got[:limit]
+                break
+            m *= 4
         return [(round(s, scoring.SCORE_DIGITS), key[2], key[3]) for key, s in ranked]
 
     def score(
         self, query: str, exclude: set[str], limit: int, allow: Callable[[str], bool] | None = None
     ) -> list[Passage]:
-        return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow)[:limit]]
+        return [Passage(rel, i, s) for s, rel, i in self.score_all(query, exclude, allow, limit)]
 
     def fused(
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
@@ -285,15 +387,19 @@ class _TreeIndex:
         return [Passage(key[2], key[3], v) for key, v in ranked]
 
     def score_all(
-        self, query: str, exclude: set[str], allow: Callable[[str], bool] | None = None
+        self,
+        query: str,
+        exclude: set[str],
+        allow: Callable[[str], bool] | None = None,
+        limit: int | None = None,
     ) -> list[tuple[float, str, int]]:
         terms = query_terms(query)
-        named = contextfs_text.names_in(terms, self.speakers) | {
-            speaker for name, speaker in self.aliases if contextfs_text.names_in(terms, [name])
-        }
+        named = self.named(terms)
         written = query_forms(query)
         weights = {**contextfs_text.term_weights(query), **dict.fromkeys(written, EXACT_WEIGHT)}
-        return self._ranked((*terms, *written), weights, named, periods(query), exclude, allow)
+        return self._ranked(
+            (*terms, *written), weights, named, periods(query), exclude, allow, limit
+        )
 
     def best_of(self, terms: tuple[str, ...], paths: list[str]) -> dict[str, float]:
         """The best passage score of each of ``paths`` (0 when nothing matches)."""
@@ -303,37 +409,6 @@ class _TreeIndex:
             if rel in wanted and s > best[rel]:
                 best[rel] = round(s, 9)
         return best
-
-
-def _with_neighbours(
-    scores: dict[tuple[str, int], float], usable: dict[str, frozenset[int]]
-) -> dict[tuple[str, int], float]:
-    """Each passage's score plus ``NEIGHBOUR_WEIGHT ** d`` times each neighbour's ``d`` steps
-    away, in a fixed order (own, then by distance, previous before next) so the sum is the
-    same whatever order the index holds them in. Messages of a conversation reach
-    ``NEIGHBOUR_REACH`` steps, as in the index; prose one (two steps of sentence windows
-    light up whole stretches of a long file: recall at 1,000 tokens 0.95 → 0.85 on the
-    first tree of bench-scopes)."""
-    w, reach = scoring.NEIGHBOUR_WEIGHT, scoring.NEIGHBOUR_REACH
-    if not w or not scores:
-        return scores
-    keys = set(scores)
-    for rel, i in scores:
-        ok = usable.get(rel, frozenset())
-        keys.update(
-            (rel, n)
-            for d in range(1, (reach if is_log(rel) else 1) + 1)
-            for n in (i - d, i + d)
-            if n in ok
-        )
-    out = {}
-    for rel, i in keys:
-        total = scores.get((rel, i), 0.0)
-        for d in range(1, (reach if is_log(rel) else 1) + 1):
-            share = w**d
-            total += share * scores.get((rel, i - d), 0.0) + share * scores.get((rel, i + d), 0.0)
-        out[(rel, i)] = total
-    return out
 
 
 _HEADS: dict[str, _TreeIndex] = {}
@@ -394,7 +469,7 @@ def rank(
     )
     if pager == "search" and rev is None:
         # Files in the live index's order; within a file, its passages by score.
-        order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if _eligible(h.path)}
+        order = {h.path: k for k, h in enumerate(ctx.search(query, limit=100)) if eligible(h.path)}
         passages = sorted(
             (p for p in passages if p.path in order),
             key=lambda p: (order[p.path], -p.score, p.index),

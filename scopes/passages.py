@@ -35,6 +35,7 @@ __all__ = [
     "chunk_terms",
     "chunks_of",
     "is_heading",
+    "labels_of",
     "speakers_of",
 ]
 
@@ -82,11 +83,18 @@ _LABEL = re.compile(r"^([A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,3}):\s+\S")
 TRANSCRIPT_LINES = 3
 
 
+def labels_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
+    """The ``Name:`` label opening each passage ("" for none, and for a logged turn)."""
+    return tuple(
+        m.group(1) if not ch.note and (m := _LABEL.match(ch.text)) else "" for ch in chunks
+    )
+
+
 def speakers_of(chunks: Sequence[Chunk]) -> tuple[str, ...]:
     """Who said each passage: a turn's speaker, or in a markdown transcript (paragraphs
     opening ``Caroline: ...``) the label, when it opens at least :data:`TRANSCRIPT_LINES`
     passages of the file (a facts list's one "Database: PostgreSQL 16" names nobody)."""
-    labels = [m.group(1) if not ch.note and (m := _LABEL.match(ch.text)) else "" for ch in chunks]
+    labels = labels_of(chunks)
     counts: dict[str, int] = {}
     for label in labels:
         if label:

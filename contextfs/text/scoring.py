@@ -211,6 +211,16 @@ class TermIndex(Generic[K]):
             plist[1].append(tf)
         self._generation += 1
 
+    @property
+    def generation(self) -> int:
+        """Changes whenever a document is added or removed."""
+        return self._generation
+
+    def slots(self) -> list[K | None]:
+        """Each slot's key (None for a removed document), as :meth:`score_array` numbers them."""
+        with self._lock:
+            return list(self._keys)
+
     def scores(
         self, query: Sequence[str], weights: Mapping[str, float] | None = None
     ) -> dict[K, float]:
@@ -219,44 +229,58 @@ class TermIndex(Generic[K]):
         import numpy as np  # numpy costs ~0.1 s to import; only rankers need it
 
         with self._lock:
-            n = len(self._ids)
-            if not n or not query:
-                return {}
-            if self._cache_generation != self._generation:
-                self._arrays = {}
-                self._cache_generation = self._generation
-            alive = self._arrays.get("_alive")
-            if alive is None:
-                alive = self._arrays["_alive"] = np.frombuffer(
-                    bytes(self._alive), dtype=np.uint8
-                ).astype(bool)
-            lengths = self._arrays.get("_lengths")
-            if lengths is None:
-                lengths = self._arrays["_lengths"] = np.array(self._lengths, dtype=np.float64)
-            avg = self.total / n
-            k1, b = self.scorer.k1, self.scorer.b
-            acc: Any = None
-            for t in dict.fromkeys(query):
-                got = self._arrays.get(t)
-                if got is None:
-                    plist = self._postings.get(t)
-                    if plist is None:
-                        got = (np.zeros(0, np.int64), np.zeros(0, np.float64))
-                    else:
-                        docs = np.array(plist[0], dtype=np.int64)
-                        keep = alive[docs]
-                        got = (docs[keep], np.array(plist[1], dtype=np.float64)[keep])
-                    self._arrays[t] = got
-                docs, tfs = got
-                if not len(docs):
-                    continue
-                idf = self.scorer.idf(len(docs), n) * (weights.get(t, 1.0) if weights else 1.0)
-                if acc is None:
-                    acc = np.zeros(len(self._keys), dtype=np.float64)
-                norm = k1 * (1.0 - b + b * lengths[docs] / avg)
-                acc[docs] += idf * (tfs * (k1 + 1.0) / (tfs + norm))
+            acc = self._score_array(query, weights)
             if acc is None:
                 return {}
             hit = np.flatnonzero(acc > 0)
             keys = cast("list[K]", self._keys)  # a hit is a living document: its key is set
             return {keys[d]: s for d, s in zip(hit.tolist(), acc[hit].tolist())}  # noqa: B905
+
+    def score_array(
+        self, query: Sequence[str], weights: Mapping[str, float] | None = None
+    ) -> tuple[Any, int]:
+        """The scores of :meth:`scores` as one numpy array over the slots (0 where nothing
+        matches; None when nothing does), with the generation they were computed at."""
+        with self._lock:
+            return self._score_array(query, weights), self._generation
+
+    def _score_array(self, query: Sequence[str], weights: Mapping[str, float] | None) -> Any:
+        import numpy as np  # numpy costs ~0.1 s to import; only rankers need it
+
+        n = len(self._ids)
+        if not n or not query:
+            return None
+        if self._cache_generation != self._generation:
+            self._arrays = {}
+            self._cache_generation = self._generation
+        alive = self._arrays.get("_alive")
+        if alive is None:
+            alive = self._arrays["_alive"] = np.frombuffer(
+                bytes(self._alive), dtype=np.uint8
+            ).astype(bool)
+        lengths = self._arrays.get("_lengths")
+        if lengths is None:
+            lengths = self._arrays["_lengths"] = np.array(self._lengths, dtype=np.float64)
+        avg = self.total / n
+        k1, b = self.scorer.k1, self.scorer.b
+        acc: Any = None
+        for t in dict.fromkeys(query):
+            got = self._arrays.get(t)
+            if got is None:
+                plist = self._postings.get(t)
+                if plist is None:
+                    got = (np.zeros(0, np.int64), np.zeros(0, np.float64))
+                else:
+                    docs = np.array(plist[0], dtype=np.int64)
+                    keep = alive[docs]
+                    got = (docs[keep], np.array(plist[1], dtype=np.float64)[keep])
+                self._arrays[t] = got
+            docs, tfs = got
+            if not len(docs):
+                continue
+            idf = self.scorer.idf(len(docs), n) * (weights.get(t, 1.0) if weights else 1.0)
+            if acc is None:
+                acc = np.zeros(len(self._keys), dtype=np.float64)
+            norm = k1 * (1.0 - b + b * lengths[docs] / avg)
+            acc[docs] += idf * (tfs * (k1 + 1.0) / (tfs + norm))
+        return acc

@@ -1,9 +1,10 @@
 """Archival memory: one note per file under ``memory/archive/``, searched through the index.
 
 Inserting a fact that is already there (exactly, or nearly: same words give or take a
-few) returns the existing note instead of storing it twice. Search ranks with the
-Whoosh index (BM25, so rare words count more than common ones), with recency breaking
-ties. Notes are never deleted to be forgotten: they are *invalidated* or *superseded*
+few) returns the existing note instead of storing it twice. Search ranks notes the way
+page-in ranks passages (:mod:`..pagein`: BM25, a named speaker's notes first, each note
+lifted by the notes written just before and after it in its session), with recency
+breaking ties. Notes are never deleted to be forgotten: they are *invalidated* or *superseded*
 in their frontmatter, which keeps them in history and out of search.
 """
 
@@ -23,6 +24,7 @@ from contextfs.serializing import as_content
 from contextfs.text.analysis import fingerprint, words
 
 from ..arguments import check_int, check_mapping, check_strings
+from ..pagein import rank
 from .dedupe import DuplicateIndex
 from .records import (
     ARCHIVE_DIR,
@@ -217,6 +219,31 @@ class Archive:
         return new
 
     # ------------------------------------------------------------ search
+    def _ranked(
+        self, plain: str, limit: int, filters: dict[str, Any], include_quarantined: bool
+    ) -> list[tuple[str, float]]:
+        """The best ``limit`` notes (or passages of notes) for ``plain``, best first."""
+        if include_quarantined:
+            # Quarantined notes are kept out of page-in's passages (and so out of views):
+            # only the index, which records every note's trust, can list them.
+            return [
+                (h.path, float(h.score))
+                for h in self._ctx.search(plain, path=ARCHIVE_DIR, limit=limit, **filters)
+            ]
+        # The one ranker of passages (page-in's), over the notes of the head commit.
+        inside = f"{ARCHIVE_DIR}/"
+        return [
+            (p.path, p.score)
+            for p in rank(
+                self._ctx,
+                plain,
+                rev=None,
+                exclude=set(),
+                limit=limit,
+                allow=lambda rel: rel.startswith(inside),
+            )
+        ]
+
     def search(
         self,
         query: str,
@@ -240,17 +267,19 @@ class Archive:
             filters["tags"] = list(tag_list)
         limit = top_k + 5
         while True:
-            raw = self._ctx.search(plain, path=ARCHIVE_DIR, limit=limit, **filters)
+            found = self._ranked(plain, limit, filters, include_quarantined)
             hits: list[MemoryHit] = []
-            for hit in raw:
-                # Reading frontmatter is the costly part: stop once top_k are kept (the index
-                # already orders equal scores newest first, contextfs.text.scoring.tie_order).
+            seen: set[str] = set()
+            for path, score in found:
+                # Reading frontmatter is the costly part: stop once top_k are kept (hits come
+                # best first, equal scores newest first: contextfs.text.scoring.tie_order).
                 if len(hits) >= top_k:
                     break
-                if hit.trust == "quarantined" and not include_quarantined:
-                    continue  # the index knows trust; no need to open the file
+                if path in seen:
+                    continue  # a long note has several passages: its best one ranks it
+                seen.add(path)
                 try:
-                    doc = self._ctx.get(hit.path)
+                    doc = self._ctx.get(path)
                 except NotFoundError:
                     continue  # the index is behind a delete; files are the truth
                 meta = doc.metadata
@@ -260,8 +289,10 @@ class Archive:
                     continue
                 if trust == "quarantined" and not include_quarantined:
                     continue
-                hits.append(_hit(hit.path, doc.body, float(hit.score), meta))
-            if len(hits) >= top_k or len(raw) < limit or limit >= 1000:
+                if tag_list and not set(tag_list) <= {t.strip().lower() for t in _tags_of(meta)}:
+                    continue
+                hits.append(_hit(path, doc.body, score, meta))
+            if len(hits) >= top_k or len(found) < limit or limit >= 100_000:
                 break
             limit *= 4
         return hits[:top_k]
