@@ -97,6 +97,10 @@ class _TreeIndex:
         # or its session's thread changes: a query reads them for every passage it matches.
         self.near: dict[tuple[str, int], tuple[tuple[tuple[str, int], ...], ...]] = {}
         self.near_reach = scoring.NEIGHBOUR_REACH
+        # session -> the passages of its notes whose neighbours are in ``near``: a change to a
+        # thread forgets those only (walking the whole thread on every note added made building
+        # a tree of one long session quadratic).
+        self.near_in: dict[str, set[tuple[str, int]]] = {}
         self.layout: Layout | None = None
 
     def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> FileStats:
@@ -120,9 +124,8 @@ class _TreeIndex:
         for i in range(len(stats.counts)):
             self.near.pop((rel, i), None)
         if stats.thread is not None:
-            for _turn, other in self.threads.get(stats.thread[0], ()):
-                for i in self.usable.get(other, ()):
-                    self.near.pop((other, i), None)
+            for key in self.near_in.pop(stats.thread[0], ()):
+                self.near.pop(key, None)
 
     def _remove(self, rel: str) -> None:
         self.blobs.pop(rel, None)
@@ -237,12 +240,15 @@ class _TreeIndex:
     def around(self, key: tuple[str, int]) -> tuple[tuple[tuple[str, int], ...], ...]:
         """The passages one, two, ... steps from ``key`` (:meth:`beside`), remembered."""
         if self.near_reach != scoring.NEIGHBOUR_REACH:
-            self.near, self.near_reach = {}, scoring.NEIGHBOUR_REACH
+            self.near, self.near_in, self.near_reach = {}, {}, scoring.NEIGHBOUR_REACH
         got = self.near.get(key)
         if got is None:
             got = self.near[key] = tuple(
                 tuple(self.beside(key[0], key[1], d)) for d in range(1, scoring.NEIGHBOUR_REACH + 1)
             )
+            stats = self.files.get(key[0])
+            if stats is not None and stats.thread is not None:
+                self.near_in.setdefault(stats.thread[0], set()).add(key)
         return got
 
     def _layout(self) -> Layout:
