@@ -32,7 +32,7 @@ import logging
 import re
 import threading
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -262,6 +262,26 @@ def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
     return [(kind, line, value) for line, pairs in sorted(kept.items()) for kind, value in pairs]
 
 
+#: Texts up to this long that hold no secret are remembered as such: a commit scans its paths
+#: (once by the write gate, once by the commit gate) and its author every time. A text with a
+#: finding is never kept (nor its secret), and is scanned again each time.
+_SHORT = 1024
+_CLEAN: dict[tuple[Callable[..., list[Any]], str, str | None, bool], None] = {}
+
+
+def _candidates(text: str, path: str | None, inline_allowlist: bool) -> list[tuple[str, int, str]]:
+    find = _detectors().find
+    key = (find, text, path, inline_allowlist)  # another scanner's verdict is its own
+    if key in _CLEAN:
+        return []
+    merged = _merge(find(text, path, inline_allowlist=inline_allowlist))
+    if not merged and len(text) <= _SHORT:
+        if len(_CLEAN) >= 256:
+            _CLEAN.clear()
+        _CLEAN[key] = None
+    return merged
+
+
 def scan(
     text: str,
     *,
@@ -279,9 +299,8 @@ def scan(
     allowed = allow if isinstance(allow, frozenset) else _check_fingerprints(allow, "allow")
     if not text:
         return []
-    module = _detectors()
     try:
-        candidates = module.find(text, path, inline_allowlist=bool(inline_allowlist))
+        merged = _candidates(text, path, bool(inline_allowlist))
     except ContextFSError:
         raise
     except Exception as exc:  # fail closed: text that cannot be scanned is not stored
@@ -290,7 +309,7 @@ def scan(
             f"{type(exc).__name__}); it was not stored: split it into smaller files and retry"
         ) from None
     findings = []
-    for kind, line, value in _merge(candidates):
+    for kind, line, value in merged:
         mark = fingerprint(value)
         if mark not in allowed:
             findings.append(SecretFinding(kind, line, mark))

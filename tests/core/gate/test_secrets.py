@@ -519,3 +519,29 @@ def test_importing_the_scanner_is_cheap_and_scanning_leaves_warnings_alone(tmp_p
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_a_short_clean_text_is_scanned_once_and_a_secret_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A commit scans its paths twice and its author every time: a short text that held
+    nothing is remembered as clean; one that holds a secret is scanned again each time and
+    never remembered (neither is its secret)."""
+    from contextfs.gate import secrets, secrets_detectors
+
+    calls: list[str] = []
+    real = secrets_detectors.find
+
+    def counting(text: str, path: str | None, *, inline_allowlist: bool) -> list[object]:
+        calls.append(text)
+        return real(text, path, inline_allowlist=inline_allowlist)
+
+    monkeypatch.setattr(secrets_detectors, "find", counting)
+    name = f"notes/clean-{random.random()}.md"
+    token = _make("GitHub classic token")[0].text
+    for _ in range(3):
+        assert scan(name) == []
+        assert len(scan(f"key {token}")) == 1
+    assert calls.count(name) == 1
+    assert calls.count(f"key {token}") == 3
+    assert not any(key[1] == f"key {token}" for key in secrets._CLEAN)
