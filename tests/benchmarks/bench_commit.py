@@ -90,6 +90,7 @@ class Single:
     git: list[float]
     fast: list[float]
     flushes: float
+    load: float = float("nan")  # the 1-minute load average when the rounds started
 
 
 def setup_pair(
@@ -114,6 +115,7 @@ def bench_single(base: Path, n: int, repeat: int, label: str) -> Single:
     """contextfs, ``git add && git commit`` and ``durable=False``, interleaved call by call."""
     ctx, theirs, rels = setup_pair(base, n, label, durable=True)
     fast, _unused, _rels = setup_pair(base, n, label + "-fast", durable=False)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     step = max(1, n // (repeat + 5))
     times: dict[str, list[float]] = {"ours": [], "git": [], "fast": []}
     flushes = 0
@@ -151,7 +153,7 @@ def bench_single(base: Path, n: int, repeat: int, label: str) -> Single:
         ).stdout
         if status:
             raise SystemExit(f"benchmark root is not clean after writes:\n{status}")
-    return Single(times["ours"], times["git"], times["fast"], flushes / repeat)
+    return Single(times["ours"], times["git"], times["fast"], flushes / repeat, load)
 
 
 def _busy(folder: str, stop: Any) -> None:
@@ -371,6 +373,7 @@ def main() -> None:
         if goal:
             met.append(ratio <= 0.25)
             status = "met" if ratio <= 0.25 else "**not met**"
+        label = f"{label} (load {run.load:.1f})"
         print(
             f"| {label} | {pct(run.ours, 0.5):.2f} / {pct(run.ours, 0.95):.2f} ms | {pct(run.git, 0.5):.2f} / "
             f"{pct(run.git, 0.95):.2f} ms | {pct(run.fast, 0.5):.2f} / {pct(run.fast, 0.95):.2f} ms "
