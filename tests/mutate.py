@@ -18,8 +18,10 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    score per module and exits non-zero when a module is under the goal or a survivor is
    neither killed nor explained.
 
-Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--report-only]``; a group
-is a set of modules with the tests that exercise them (``tests/mutation.toml``).
+Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--report-only | --survivors]``;
+a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
+``--survivors`` tests again only the mutants the last run of a group let through (after
+tests were added), keeping the last run's other verdicts.
 """
 
 from __future__ import annotations
@@ -124,18 +126,48 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
     )
 
 
-def run_mutmut(where: Path, jobs: int) -> int:
+def run_mutmut(where: Path, jobs: int, names: list[str] | None = None) -> int:
     # Children the tests spawn import the mutated copy too. The folder must exist before
     # mutmut starts: Python caches a missing sys.path entry as "nothing here" for good.
     (where / "mutants").mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(where / "mutants"))
     mutmut = Path(sys.executable).with_name("mutmut")
     # The lowest priority: a run takes an hour or more on a machine others share.
-    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs)]
+    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs), *(names or [])]
     with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
         return subprocess.run(
             cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
         ).returncode
+
+
+# mutmut's exit codes of a mutant no test noticed: survived, no tests (pytest's and mutmut's).
+NOT_NOTICED = {0, 5, 33}
+
+
+def last_results(where: Path, modules: list[Module]) -> dict[str, dict[str, int | None]]:
+    """Each module's mutant -> exit code from the last run in ``where`` (empty when none)."""
+    out = {}
+    for m in modules:
+        meta = where / "mutants" / (m.staged + ".meta")
+        if meta.exists():
+            out[m.staged] = json.loads(meta.read_text())["exit_code_by_key"]
+    return out
+
+
+def keep_results(where: Path, previous: dict[str, dict[str, int | None]]) -> None:
+    """Put back the last run's verdicts of the mutants this run did not test again.
+
+    A run of the survivors only tests those; a mutant the last run killed stays killed,
+    because tests are only ever added to a group's list, never taken away.
+    """
+    for staged, old in previous.items():
+        meta = where / "mutants" / (staged + ".meta")
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        for key, code in old.items():
+            if key in codes and codes[key] is None:
+                codes[key] = code
+        meta.write_text(json.dumps(data, indent=4))
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -228,6 +260,11 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs", type=int, default=1, help="mutants tested at once (default 1: one core)"
     )
     parser.add_argument("--report-only", action="store_true", help="read the last run's results")
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="test again only the last run's survivors (after adding tests), keep the rest",
+    )
     args = parser.parse_args(argv)
     config = tomllib.loads(CONFIG.read_text())
     dirs = package_dirs()
@@ -245,9 +282,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.report_only:
             continue
         where = STAGE / name
+        previous = last_results(where, group) if args.survivors else {}
+        names = sorted(k for old in previous.values() for k, c in old.items() if c in NOT_NOTICED)
+        if args.survivors and not names:
+            print(f"{name}: no survivors of a last run to test again", flush=True)
+            continue
         stage(where, group, groups[name]["tests"])
         print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
-        code = run_mutmut(where, args.jobs)
+        code = run_mutmut(where, args.jobs, names)
+        keep_results(where, previous)
         if code != 0:
             print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
             print(f"mutmut exited with {code} on {name}", file=sys.stderr)
