@@ -171,8 +171,13 @@ def keep_results(where: Path, previous: dict[str, dict[str, int | None]]) -> Non
 
 
 def load_equivalents() -> list[Equivalent]:
-    entries = tomllib.loads(CONFIG.read_text()).get("equivalent", [])
-    return [Equivalent(**entry) for entry in entries]
+    entries = [Equivalent(**e) for e in tomllib.loads(CONFIG.read_text()).get("equivalent", [])]
+    for e in entries:
+        if not e.was or not e.reason.strip():
+            raise SystemExit(
+                f"{CONFIG.name}: equivalent {e.module} {e.function} needs was and reason"
+            )
+    return entries
 
 
 def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent]) -> bool:
@@ -188,12 +193,28 @@ def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent
         for line in diff.splitlines()
         if line.startswith("+") and not line.startswith("+++")
     ]
+    if len(removed) != len(added):
+        return False
     for entry in equivalents:
         if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
             continue
-        if any(entry.was in line for line in removed) and any(entry.now in line for line in added):
+        if any(replaces(entry.was, entry.now, r, a) for r, a in zip(removed, added, strict=True)):
             entry.used += 1
             return True
+    return False
+
+
+def replaces(was: str, now: str, before: str, after: str) -> bool:
+    """Whether ``after`` is ``before`` with one occurrence of ``was`` written as ``now``.
+
+    The whole change must be that replacement: an entry for ``end=False`` -> ``end=None``
+    never explains a mutant that changed something else on a line holding both texts.
+    """
+    at = before.find(was)
+    while at >= 0:
+        if before[:at] + now + before[at + len(was) :] == after:
+            return True
+        at = before.find(was, at + 1)
     return False
 
 
