@@ -66,6 +66,10 @@ def found(ctx: ContextManager, query: str = "calendar", **filters: object) -> st
         ("updated:[2026-01-02 TO 2026-01-31]", "cz"),
         ("updated:[* TO 2026-01-31]", "abcz"),
         ("updated:[2026-12 TO *]", "fgh"),
+        # Months and days may be written with one digit; a year is any four digits.
+        ("updated:2026-1-31", "cz"),
+        ("updated:2026-2", "de"),
+        ("updated:[0999-01-01 TO 2025-12-31]", "a"),
     ],
 )
 def test_a_clause_takes_whole_periods(ctx: ContextManager, clause: str, expected: str) -> None:
