@@ -76,8 +76,17 @@ def test_a_limit_of_one_token_is_a_limit(ctx: ContextManager) -> None:
         mem.core_memory_append("one", "hi")
     for bad in (0, True):
         ctx.write("memory/core/bad.md", "x\n", {"limit": bad})
-        with pytest.raises(MemoryLimitError, match="positive number of tokens"):
+        named = rf"memory/core/bad.md has limit {bad!r} in its frontmatter; .*positive number"
+        with pytest.raises(MemoryLimitError, match=named):
             mem.core_memory_append("bad", "y")
+        with pytest.raises(MemoryLimitError, match=named):
+            mem.core("bad")
+        # Listing every block leaves this one out and says which file and why.
+        [skipped] = mem.core_blocks().skipped
+        assert (
+            skipped.path == "memory/core/bad.md"
+            and "memory/core/bad.md has limit" in skipped.reason
+        )
 
 
 def test_only_markdown_files_directly_in_the_core_folder_are_blocks(ctx: ContextManager) -> None:
