@@ -92,11 +92,23 @@ def test_a_path_and_filters_combine(ctx: ContextManager) -> None:
 
 
 @pytest.mark.parametrize(
-    "filters",
-    [{"tag": 5}, {"tags": ["x", 5]}, {"kind": {"a": 1}}, {"author": b"human"}, {"colour": "red"}],
+    ("filters", "message"),
+    [
+        ({"tag": 5}, "the tag filter must be a string or a list of strings"),
+        ({"tags": ["x", 5]}, "the tags filter must be"),
+        ({"kind": {"a": 1}}, "the kind filter must be"),
+        ({"folder": 3}, "the folder filter must be"),
+        ({"author": b"human"}, "the author filter must be"),
+        ({"role": [1]}, "the role filter must be"),
+        ({"speaker": 2.5}, "the speaker filter must be"),
+        ({"trust": True}, "the trust filter must be"),
+        ({"since": 20260101}, "the since filter must be a date"),
+        ({"until": ["2026"]}, "the until filter must be a date"),
+        ({"colour": "red"}, "unknown search filter 'colour'"),
+    ],
 )
-def test_a_filter_of_the_wrong_kind_is_refused(
-    ctx: ContextManager, filters: dict[str, object]
+def test_a_filter_of_the_wrong_kind_is_refused_by_name(
+    ctx: ContextManager, filters: dict[str, object], message: str
 ) -> None:
-    with pytest.raises(SearchIndexError, match="filter"):
+    with pytest.raises(SearchIndexError, match=message):
         ctx.search("alpha", **filters)
