@@ -247,8 +247,8 @@ def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
 
 def report(modules: list[Module], equivalents: list[Equivalent], goal: float) -> str:
     lines = [
-        "| module | mutants | killed | equivalent | survived | no tests | score |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| module | mutants | killed | equivalent | survived | no tests | not checked | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     total = Counter[str]()
     for m in modules:
@@ -256,19 +256,25 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
         total.update(c)
         lines.append(
             f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
-            f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |"
+            f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {c['not checked']} | "
+            f"{m.score():.1%} |"
         )
     everything = Module("all", "all", "", total)
     lines.append(
         f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
         f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
-        f"**{everything.score():.1%}** |"
+        f"{total['not checked']} | **{everything.score():.1%}** |"
     )
     stale = [e for e in equivalents if e.used == 0 and any(e.module == m.source for m in modules)]
     for e in stale:
         lines.append(
             f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
             f"{e.was!r} -> {e.now!r}"
+        )
+    if total["not checked"]:
+        lines.append(
+            f"\n{total['not checked']} mutants were not checked (a run stopped early): the score "
+            "counts them as not killed"
         )
     lines.append(f"\ngoal: {goal:.0%} of non-equivalent mutants killed on every module")
     return "\n".join(lines)
