@@ -65,6 +65,9 @@ def test_text_is_kept_as_written_except_the_line_end(ctx: ContextManager) -> Non
     assert block.tokens == get_counter().count("REMIX   ")
     mem.core_memory_rethink("todo", "XXXX")
     assert ctx.read(path) == "XXXX\n"
+    # The first line of a new block too.
+    mem.core_memory_append("fresh", "RELAX")
+    assert ctx.read("memory/core/fresh.md") == "RELAX\n"
 
 
 def test_a_limit_of_one_token_is_a_limit(ctx: ContextManager) -> None:
