@@ -193,12 +193,14 @@ def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent
         for line in diff.splitlines()
         if line.startswith("+") and not line.startswith("+++")
     ]
-    if len(removed) != len(added):
-        return False
+    if len(removed) == len(added):
+        pairs = list(zip(removed, added, strict=True))
+    else:  # a dropped argument of a call written over several lines: compare the statement
+        pairs = [("".join(x.strip() for x in removed), "".join(x.strip() for x in added))]
     for entry in equivalents:
         if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
             continue
-        if any(replaces(entry.was, entry.now, r, a) for r, a in zip(removed, added, strict=True)):
+        if any(replaces(entry.was, entry.now, r, a) for r, a in pairs):
             entry.used += 1
             return True
     return False

@@ -9,6 +9,7 @@ import pytest
 
 from contextfs import ContextManager
 from contextfs.errors import ContentError, MemoryLimitError, PoisoningError
+from contextfs.gate.poisoning import Verdict
 from contextfs.scopes.memory import Memory
 from contextfs.text.tokens import get_counter
 
@@ -35,8 +36,7 @@ def test_each_change_returns_the_block_as_stored_and_commits_under_its_name(
         doc = ctx.get(path)
         assert (block.label, block.path, block.text) == (label, path, doc.body)
         assert block.limit == 500 and block.tokens == get_counter().count(doc.body.rstrip("\n"))
-        assert block.quarantined_to is None and block.verdict.reasons == ()
-        assert not block.verdict.suspicious
+        assert block.quarantined_to is None and block.verdict == Verdict(False, ())
         assert mem.core(label) == block
         assert [b for b in mem.core_blocks() if b.label == label] == [block]
         head = ctx.history(path)[0]
