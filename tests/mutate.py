@@ -21,7 +21,7 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
 Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--report-only | --survivors]``;
 a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
 ``--survivors`` tests again only the mutants the last run of a group let through (after
-tests were added), keeping the last run's other verdicts.
+tests were added) or never reached (a stopped run), keeping the last run's other verdicts.
 """
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--survivors",
         action="store_true",
-        help="test again only the last run's survivors (after adding tests), keep the rest",
+        help="test again only the last run's survivors and unchecked mutants, keep the rest",
     )
     args = parser.parse_args(argv)
     config = tomllib.loads(CONFIG.read_text())
@@ -312,7 +312,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         where = STAGE / name
         previous = last_results(where, group) if args.survivors else {}
-        names = sorted(k for old in previous.values() for k, c in old.items() if c in NOT_NOTICED)
+        # The survivors, and the mutants a stopped run never reached (no exit code yet).
+        names = sorted(
+            k for old in previous.values() for k, c in old.items() if c is None or c in NOT_NOTICED
+        )
         if args.survivors and not names:
             print(f"{name}: no survivors of a last run to test again", flush=True)
             continue
