@@ -18,8 +18,10 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    score per module and exits non-zero when a module is under the goal or a survivor is
    neither killed nor explained.
 
-Usage: ``python tests/mutate.py [--group files ...] [--jobs 2] [--report-only]``; a group
-is a set of modules with the tests that exercise them (``tests/mutation.toml``).
+Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--report-only | --survivors]``;
+a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
+``--survivors`` tests again only the mutants the last run of a group let through (after
+tests were added) or never reached (a stopped run), keeping the last run's other verdicts.
 """
 
 from __future__ import annotations
@@ -124,22 +126,58 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
     )
 
 
-def run_mutmut(where: Path, jobs: int) -> int:
+def run_mutmut(where: Path, jobs: int, names: list[str] | None = None) -> int:
     # Children the tests spawn import the mutated copy too. The folder must exist before
     # mutmut starts: Python caches a missing sys.path entry as "nothing here" for good.
     (where / "mutants").mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(where / "mutants"))
     mutmut = Path(sys.executable).with_name("mutmut")
-    cmd = ["nice", "-n", "10", str(mutmut), "run", "--max-children", str(jobs)]
+    # The lowest priority: a run takes an hour or more on a machine others share.
+    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs), *(names or [])]
     with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
         return subprocess.run(
             cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
         ).returncode
 
 
+# mutmut's exit codes of a mutant no test noticed: survived, no tests (pytest's and mutmut's).
+NOT_NOTICED = {0, 5, 33}
+
+
+def last_results(where: Path, modules: list[Module]) -> dict[str, dict[str, int | None]]:
+    """Each module's mutant -> exit code from the last run in ``where`` (empty when none)."""
+    out = {}
+    for m in modules:
+        meta = where / "mutants" / (m.staged + ".meta")
+        if meta.exists():
+            out[m.staged] = json.loads(meta.read_text())["exit_code_by_key"]
+    return out
+
+
+def keep_results(where: Path, previous: dict[str, dict[str, int | None]]) -> None:
+    """Put back the last run's verdicts of the mutants this run did not test again.
+
+    A run of the survivors only tests those; a mutant the last run killed stays killed,
+    because tests are only ever added to a group's list, never taken away.
+    """
+    for staged, old in previous.items():
+        meta = where / "mutants" / (staged + ".meta")
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        for key, code in old.items():
+            if key in codes and codes[key] is None:
+                codes[key] = code
+        meta.write_text(json.dumps(data, indent=4))
+
+
 def load_equivalents() -> list[Equivalent]:
-    entries = tomllib.loads(CONFIG.read_text()).get("equivalent", [])
-    return [Equivalent(**entry) for entry in entries]
+    entries = [Equivalent(**e) for e in tomllib.loads(CONFIG.read_text()).get("equivalent", [])]
+    for e in entries:
+        if not e.was or not e.reason.strip():
+            raise SystemExit(
+                f"{CONFIG.name}: equivalent {e.module} {e.function} needs was and reason"
+            )
+    return entries
 
 
 def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent]) -> bool:
@@ -155,12 +193,30 @@ def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent
         for line in diff.splitlines()
         if line.startswith("+") and not line.startswith("+++")
     ]
+    if len(removed) == len(added):
+        pairs = list(zip(removed, added, strict=True))
+    else:  # a dropped argument of a call written over several lines: compare the statement
+        pairs = [("".join(x.strip() for x in removed), "".join(x.strip() for x in added))]
     for entry in equivalents:
         if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
             continue
-        if any(entry.was in line for line in removed) and any(entry.now in line for line in added):
+        if any(replaces(entry.was, entry.now, r, a) for r, a in pairs):
             entry.used += 1
             return True
+    return False
+
+
+def replaces(was: str, now: str, before: str, after: str) -> bool:
+    """Whether ``after`` is ``before`` with one occurrence of ``was`` written as ``now``.
+
+    The whole change must be that replacement: an entry for ``end=False`` -> ``end=None``
+    never explains a mutant that changed something else on a line holding both texts.
+    """
+    at = before.find(was)
+    while at >= 0:
+        if before[:at] + now + before[at + len(was) :] == after:
+            return True
+        at = before.find(was, at + 1)
     return False
 
 
@@ -193,8 +249,8 @@ def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
 
 def report(modules: list[Module], equivalents: list[Equivalent], goal: float) -> str:
     lines = [
-        "| module | mutants | killed | equivalent | survived | no tests | score |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| module | mutants | killed | equivalent | survived | no tests | not checked | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     total = Counter[str]()
     for m in modules:
@@ -202,19 +258,25 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
         total.update(c)
         lines.append(
             f"| `{m.source}` | {sum(c.values())} | {c['killed'] + c['timeout']} | "
-            f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {m.score():.1%} |"
+            f"{c['equivalent']} | {c['survived']} | {c['no tests']} | {c['not checked']} | "
+            f"{m.score():.1%} |"
         )
     everything = Module("all", "all", "", total)
     lines.append(
         f"| **all** | {sum(total.values())} | {total['killed'] + total['timeout']} | "
         f"{total['equivalent']} | {total['survived']} | {total['no tests']} | "
-        f"**{everything.score():.1%}** |"
+        f"{total['not checked']} | **{everything.score():.1%}** |"
     )
     stale = [e for e in equivalents if e.used == 0 and any(e.module == m.source for m in modules)]
     for e in stale:
         lines.append(
             f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
             f"{e.was!r} -> {e.now!r}"
+        )
+    if total["not checked"]:
+        lines.append(
+            f"\n{total['not checked']} mutants were not checked (a run stopped early): the score "
+            "counts them as not killed"
         )
     lines.append(f"\ngoal: {goal:.0%} of non-equivalent mutants killed on every module")
     return "\n".join(lines)
@@ -223,8 +285,15 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--group", action="append", help="only this group (repeatable)")
-    parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="mutants tested at once (default 1: one core)"
+    )
     parser.add_argument("--report-only", action="store_true", help="read the last run's results")
+    parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="test again only the last run's survivors and unchecked mutants, keep the rest",
+    )
     args = parser.parse_args(argv)
     config = tomllib.loads(CONFIG.read_text())
     dirs = package_dirs()
@@ -242,9 +311,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.report_only:
             continue
         where = STAGE / name
+        previous = last_results(where, group) if args.survivors else {}
+        # The survivors, and the mutants a stopped run never reached (no exit code yet).
+        names = sorted(
+            k for old in previous.values() for k, c in old.items() if c is None or c in NOT_NOTICED
+        )
+        if args.survivors and not names:
+            print(f"{name}: no survivors of a last run to test again", flush=True)
+            continue
         stage(where, group, groups[name]["tests"])
         print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
-        code = run_mutmut(where, args.jobs)
+        code = run_mutmut(where, args.jobs, names)
+        keep_results(where, previous)
         if code != 0:
             print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
             print(f"mutmut exited with {code} on {name}", file=sys.stderr)
