@@ -32,6 +32,13 @@ def git(root: Path, *args: str, check: bool = True) -> str:
     return proc.stdout
 
 
+def commit_as_person(root: Path, message: str) -> str:
+    """``git commit`` of what is staged in ``root``, as a person (``dev``) using plain git."""
+    return git(
+        root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", message
+    )
+
+
 def commit_count(root: Path) -> int:
     out = git(root, "rev-list", "--count", "HEAD", check=False).strip()
     return int(out) if out.isdigit() else 0
@@ -86,5 +93,5 @@ def application_repository(tmp_path: Path) -> Path:
     git(app, "init", "-q")
     (app / "main.py").write_text("print('app')\n", "utf-8")
     git(app, "add", "main.py")
-    git(app, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", "app")
+    commit_as_person(app, "app")
     return app

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import REPO, commit_as_person
 from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextFSError, ContextManager
@@ -109,16 +109,7 @@ def _fetched_files(ctx: ContextManager) -> None:
         (laptop.root / "notes").mkdir()
         (laptop.root / "notes" / "keys.md").write_text("token: " + GH + "\n", "utf-8")
     _git(laptop.root, "add", "notes/keys.md")
-    _git(
-        laptop.root,
-        "-c",
-        "user.name=dev",
-        "-c",
-        "user.email=dev@x.invalid",
-        "commit",
-        "-qm",
-        "keys",
-    )
+    commit_as_person(laptop.root, "keys")
     laptop.remote.sync()
     server.write("notes/server.md", "from the server\n")
     result = server.remote.sync()
@@ -139,16 +130,7 @@ def _fetched_names(ctx: ContextManager) -> None:
     (laptop.root / "notes" / f"{GH}.md").write_text("an innocent body\n", "utf-8")
     _git(laptop.root, "add", "notes")
     _git(laptop.root, "mv", "project/README.md", f"project/{SLACK}.md")
-    _git(
-        laptop.root,
-        "-c",
-        "user.name=dev",
-        "-c",
-        "user.email=dev@x.invalid",
-        "commit",
-        "-qm",
-        "names",
-    )
+    commit_as_person(laptop.root, "names")
     laptop.remote.sync()
     server.write("notes/server.md", "from the server\n")
     result = server.remote.sync()
@@ -324,16 +306,7 @@ def _reverted_bytes(ctx: ContextManager) -> None:
     # A version committed with plain git (before the gate, or by a clone) is not brought back.
     (ctx.root / "notes" / "keys.txt").write_text(f"token: {GH}\n", "utf-8")
     _git(ctx.root, "add", "notes/keys.txt")
-    _git(
-        ctx.root,
-        "-c",
-        "user.name=dev",
-        "-c",
-        "user.email=dev@x.invalid",
-        "commit",
-        "-qm",
-        "old keys",
-    )
+    commit_as_person(ctx.root, "old keys")
     old = _git(ctx.root, "rev-parse", "HEAD").strip()
     ctx.write("notes/keys.txt", "rotated\n")
     try:
@@ -467,16 +440,7 @@ def test_a_merge_message_never_repeats_a_secret_bearing_incoming_name(root: Cont
     (laptop.root / "notes").mkdir()
     (laptop.root / "notes" / f"{GH}.md").write_text("token: " + GH + "\n", "utf-8")
     _git(laptop.root, "add", "notes")
-    _git(
-        laptop.root,
-        "-c",
-        "user.name=dev",
-        "-c",
-        "user.email=dev@x.invalid",
-        "commit",
-        "-qm",
-        "keys",
-    )
+    commit_as_person(laptop.root, "keys")
     laptop.remote.sync()
     server.write("notes/server.md", "from the server\n")
     result = server.remote.sync()

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers import commit_as_person
 from langgraph.store.base import PutOp
 from secret_samples import SECRET_KINDS
 
@@ -174,17 +175,7 @@ def _fetched(ctx: ContextManager, text: str) -> str:
     (other / "notes").mkdir(exist_ok=True)
     (other / "notes" / "fetched.md").write_text(f"# From the other machine\n\n{text}\n")
     _git("-C", str(other), "add", "notes/fetched.md")
-    _git(
-        "-C",
-        str(other),
-        "-c",
-        "user.name=dev",
-        "-c",
-        "user.email=dev@x.invalid",
-        "commit",
-        "-qm",
-        "notes",
-    )
+    commit_as_person(other, "notes")
     _git("-C", str(other), "push", "-q", "origin", "HEAD")
     ctx.remote.sync()
     return "notes/fetched.md"
