@@ -84,29 +84,29 @@ def _entry(c: Any) -> HistoryEntry:
     )
 
 
-def history(ctx: RootParts, path: str | None, limit: object) -> list[HistoryEntry]:
+def history(parts: RootParts, path: str | None, limit: object) -> list[HistoryEntry]:
     count = check_limit(limit)
-    rel = ctx.gate(path) if path else None
-    follow = rel is not None and ctx.files.kind(rel) != "dir" and not rel.endswith("/")
-    return [_entry(c) for c in ctx.git.log(rel, limit=count, follow=follow)]
+    rel = parts.gate(path) if path else None
+    follow = rel is not None and parts.files.kind(rel) != "dir" and not rel.endswith("/")
+    return [_entry(c) for c in parts.git.log(rel, limit=count, follow=follow)]
 
 
-def read_at(ctx: RootParts, path: str, rev: str) -> str | None:
-    rel = ctx.gate(path)
-    data = ctx.git.blob_at(rel, rev)
+def read_at(parts: RootParts, path: str, rev: str) -> str | None:
+    rel = parts.gate(path)
+    data = parts.git.blob_at(rel, rev)
     return None if data is None else load(data, rel).body
 
 
-def show_at(ctx: RootParts, path: str, rev: str) -> str | None:
-    rel = ctx.gate(path)
-    data = ctx.git.blob_at(rel, rev)
+def show_at(parts: RootParts, path: str, rev: str) -> str | None:
+    rel = parts.gate(path)
+    data = parts.git.blob_at(rel, rev)
     return None if data is None else decode(data, rel)
 
 
-def diff(ctx: RootParts, path: str, rev_a: str, rev_b: str | None) -> str:
-    rel = ctx.gate(path)
-    a = ctx.git.blob_at(rel, rev_a)
-    b = ctx.git.blob_at(rel, rev_b) if rev_b is not None else ctx.files.read(rel)
+def diff(parts: RootParts, path: str, rev_a: str, rev_b: str | None) -> str:
+    rel = parts.gate(path)
+    a = parts.git.blob_at(rel, rev_a)
+    b = parts.git.blob_at(rel, rev_b) if rev_b is not None else parts.files.read(rel)
     try:
         text_a = decode(a, rel) if a is not None else ""
         text_b = decode(b, rel) if b is not None else ""
@@ -124,28 +124,28 @@ def diff(ctx: RootParts, path: str, rev_a: str, rev_b: str | None) -> str:
     )
 
 
-def revert(ctx: RootParts, path: str, rev: str) -> Document | None:
-    rel = ctx.gate(path, write=True)
-    data = ctx.git.blob_at(rel, rev)
+def revert(parts: RootParts, path: str, rev: str) -> Document | None:
+    rel = parts.gate(path, write=True)
+    data = parts.git.blob_at(rel, rev)
     if data is None:
-        if ctx.files.kind(rel) is not None:
-            trash.delete_path(ctx, rel)
+        if parts.files.kind(rel) is not None:
+            trash.delete_path(parts, rel)
         return None
-    with ctx.change(
-        "revert", rel, trailers={"Contextfs-Reverts": ctx.git.resolve(rev).hexsha}
+    with parts.change(
+        "revert", rel, trailers={"Contextfs-Reverts": parts.git.resolve(rev).hexsha}
     ) as change:
         change.write(rel, data)
-    return ctx.load(rel)
+    return parts.load(rel)
 
 
-def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
+def revert_session(parts: RootParts, session_id: str) -> RevertReport:
     sid = check_token("session", session_id)
     if sid is None:
         raise InvalidArgumentError(
             "revert_session needs the id of the session to undo, not None; "
             "pass a session id from context history"
         )
-    commits = ctx.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
+    commits = parts.git.log(None, limit=0, grep_trailer=("Contextfs-Session", sid))
     # A merge a session's sync made brought other machines' work: undoing the session never undoes that.
     commits = [
         c
@@ -160,35 +160,35 @@ def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
     made: list[str] = []
     conflicts: list[str] = []
     for c in commits:
-        parent = ctx.git.parent_of(c.commit)
+        parent = parts.git.parent_of(c.commit)
         undone = []
-        with ctx.change(
+        with parts.change(
             "revert-session", f"{sid} {c.commit[:12]}", trailers={"Contextfs-Reverts": c.commit}
         ) as txn:
             changed = [
                 rel
-                for rel in ctx.git.commit_paths(c.commit)
+                for rel in parts.git.commit_paths(c.commit)
                 if rel.split("/")[-1] not in paths.MANAGED_FILES
             ]
             entries: list[str] = []
             for rel in changed:
-                after = ctx.git.blob_at(rel, c.commit)
-                before = ctx.git.blob_at(rel, parent) if parent else None
+                after = parts.git.blob_at(rel, c.commit)
+                before = parts.git.blob_at(rel, parent) if parent else None
                 if before is None and rel.startswith(TRASH_DIR + "/"):
                     entries.append(rel)  # a deletion's entry: dropped below once its file is back
                     continue
-                if ctx.files.read(rel) != after:
+                if parts.files.read(rel) != after:
                     conflicts.append(f"{rel} (changed after {c.commit[:12]})")
                     continue
                 if before is None:
-                    trash.delete(txn, rel, ctx.current_provenance)  # never a hard delete
+                    trash.delete(txn, rel, parts.current_provenance)  # never a hard delete
                 else:
                     txn.write(rel, before)
                 undone.append(rel)
-            undone += _drop_restored_entries(ctx, txn, entries, c.commit, set(undone))
+            undone += _drop_restored_entries(parts, txn, entries, c.commit, set(undone))
         if undone:
             reverted.append(c.commit)
-            head = ctx.git.head()
+            head = parts.git.head()
             if head:
                 made.append(head)
     return RevertReport(
@@ -197,7 +197,7 @@ def revert_session(ctx: RootParts, session_id: str) -> RevertReport:
 
 
 def _drop_restored_entries(
-    ctx: RootParts, txn: Change, rels: list[str], commit: str, restored: set[str]
+    parts: RootParts, txn: Change, rels: list[str], commit: str, restored: set[str]
 ) -> list[str]:
     """Remove the trash entries a reverted commit made whose files this revert put back.
 
@@ -208,13 +208,13 @@ def _drop_restored_entries(
     for rel in rels:
         entry_id = rel.split("/")[1] if rel.count("/") >= 2 else ""
         try:
-            entry = trash.load_entry(ctx.files, entry_id)
+            entry = trash.load_entry(parts.files, entry_id)
         except NotFoundError:
             continue
         gone = entry.original_path in restored or any(
             r.startswith(entry.original_path + "/") for r in restored
         )
-        if gone and ctx.files.read(rel) == ctx.git.blob_at(rel, commit):
+        if gone and parts.files.read(rel) == parts.git.blob_at(rel, commit):
             txn.remove(rel)
             dropped.append(rel)
     return dropped

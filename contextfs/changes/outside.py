@@ -135,10 +135,10 @@ def scan_outside_edits(
     return changes, report
 
 
-def gate_check(ctx: RootParts) -> Callable[[str, bytes], None]:
+def gate_check(parts: RootParts) -> Callable[[str, bytes], None]:
     """The write gate's check of an edit made outside: its name and its bytes, for secrets only."""
-    guard = ctx.guard()
-    return lambda rel, data: guard.check_outside(rel, data, actor=ctx.outside_actor)
+    guard = parts.guard()
+    return lambda rel, data: guard.check_outside(rel, data, actor=parts.outside_actor)
 
 
 def ignore_rules(git: GitStore, paths: Collection[str]) -> dict[str, str | None]:
@@ -177,28 +177,28 @@ def log_report(report: SyncReport) -> None:
         log.warning("not committing %s: %s", rel, why)
 
 
-def sync(ctx: RootParts) -> list[str]:
+def sync(parts: RootParts) -> list[str]:
     """Commit what changed behind the store's back as the outside author; the paths committed.
 
     The scan runs under the write lock, so a writer's change in flight (its files written,
     its commit not yet made) is never mistaken for an edit. What was held back, and why,
-    is in ``ctx.last_sync``.
+    is in ``ctx.parts.last_sync``.
     """
-    with ctx.write_lock(), typed_io("sync"):
+    with parts.write_lock(), typed_io("sync"):
         changes, report = scan_outside_edits(
-            ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx)
+            parts.files, parts.git, skip=scratch.is_scratch, check=gate_check(parts)
         )
         log_report(report)
-        ctx.last_sync = report
+        parts.last_sync = report
         if not changes:
             return []
-        head = ctx.git.head()
-        with ctx.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
+        head = parts.git.head()
+        with parts.change("sync", f"{len(changes)} file(s) edited outside contextfs") as change:
             for rel, data in changes.items():
-                change.adopt(rel, data, executable=data is not None and ctx.is_executable(rel))
+                change.adopt(rel, data, executable=data is not None and parts.is_executable(rel))
                 if data is not None:  # scanned above, name and bytes
                     change.vetted.add(blob_version(data))
-        if ctx.git.head() == head:
+        if parts.git.head() == head:
             return []
         report.committed = sorted(changes)
         log.info("committed %d file(s) edited outside contextfs", len(changes))

@@ -45,51 +45,51 @@ GITATTRIBUTES = """# managed by contextfs
 MANAGED = {".gitignore": GITIGNORE, ".gitattributes": GITATTRIBUTES}
 
 
-def check_not_ignored(ctx: RootParts) -> None:
+def check_not_ignored(parts: RootParts) -> None:
     """Refuse a root whose folder the enclosing repository ignores (VersioningError with the fix).
 
     ``git status`` skips ignored folders, so files made there by hand would never be found,
     and committing into a repository that asked to leave the folder out goes against it.
     """
-    rule = ignore_rules(ctx.git, [""])[""] if ctx.git.prefix else None
+    rule = ignore_rules(parts.git, [""])[""] if parts.git.prefix else None
     if rule is not None:
         raise VersioningError(
-            f"{ctx.root} is inside the repository {ctx.git.workdir}, which ignores it ({rule}): files made "
+            f"{parts.root} is inside the repository {parts.git.workdir}, which ignores it ({rule}): files made "
             "there by hand would never be found or committed",
             fix=Fix("own-repository"),
         )
 
 
-def ensure_root(ctx: RootParts) -> None:
+def ensure_root(parts: RootParts) -> None:
     """Write the managed files where they differ, adopting a new root's files.
 
     Files already in a folder with no commit yet become the first commit, authored by the
     outside author; the managed files follow in a commit of their own.
     """
-    check_not_ignored(ctx)
-    with ctx.write_lock(), typed_io(str(ctx.root)):
-        ctx.git.ensure_split_index()
+    check_not_ignored(parts)
+    with parts.write_lock(), typed_io(str(parts.root)):
+        parts.git.ensure_split_index()
         with contextlib.suppress(InvalidPathError):  # a '.contextfs' link is refused on read
-            ctx.files.mkdir(".contextfs")  # where committed settings go (config.toml)
+            parts.files.mkdir(".contextfs")  # where committed settings go (config.toml)
         adopted: dict[str, bytes | None] = {}
-        if ctx.git.head() is None:
+        if parts.git.head() is None:
             # Adopting a folder: what is already in it becomes the first commit.
             edits, report = scan_outside_edits(
-                ctx.files, ctx.git, skip=scratch.is_scratch, check=gate_check(ctx)
+                parts.files, parts.git, skip=scratch.is_scratch, check=gate_check(parts)
             )
             log_report(report)
             adopted = {rel: data for rel, data in edits.items() if rel not in MANAGED}
         missing = {
             name: text.encode()
             for name, text in MANAGED.items()
-            if ctx.files.read(name) != text.encode()
+            if parts.files.read(name) != text.encode()
         }
         if not missing and not adopted:
             return  # nothing to write (and a root mid-merge still opens)
-        with ctx.change("init", "contextfs root") as change:
+        with parts.change("init", "contextfs root") as change:
             change.adoption_op, change.adoption_subject = "init", f"adopt {len(adopted)} file(s)"
             for rel, found in adopted.items():
-                change.adopt(rel, found, executable=ctx.is_executable(rel))
+                change.adopt(rel, found, executable=parts.is_executable(rel))
                 if found is not None:  # scanned above (names too) like every edit made outside
                     change.vetted.add(blob_version(found))
             for name, data in missing.items():

@@ -103,7 +103,7 @@ def check_version(rel: str, old: Document | None, expected: str | None) -> None:
 
 
 def put(
-    ctx: RootParts,
+    parts: RootParts,
     change: Change,
     rel: str,
     body: str,
@@ -122,17 +122,17 @@ def put(
     if rendering.unchanged(old, body, meta):
         check_text(rel, body)
         return old  # nothing changes: no write, no commit
-    if new_part is not None and (old is None or old.version != ctx.git.head_blob(rel)):
+    if new_part is not None and (old is None or old.version != parts.git.head_blob(rel)):
         new_part = None  # what is there was never scanned as committed: scan all of it
     data = rendering.render(
         rel,
         body,
         meta,
         old,
-        prov=ctx.current_provenance,
-        guard=ctx.guard(),
-        library=ctx.in_library_write,
-        max_bytes=ctx.max_file_bytes,
+        prov=parts.current_provenance,
+        guard=parts.guard(),
+        library=parts.in_library_write,
+        max_bytes=parts.max_file_bytes,
         new_part=new_part,
         previous=(
             written.encode("utf-8")
@@ -143,13 +143,13 @@ def put(
         ),
         body_line=body_line,
     )
-    change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.write(rel, data, max_bytes=parts.max_file_bytes)
     change.vetted.add(blob_version(data))
     return load(data, rel)
 
 
-def refuse_folder(ctx: RootParts, rel: str) -> None:
-    if ctx.files.kind(rel) == "dir":
+def refuse_folder(parts: RootParts, rel: str) -> None:
+    if parts.files.kind(rel) == "dir":
         raise InvalidPathError(f"{rel} is a folder; write to a file inside it or pick another name")
 
 
@@ -195,7 +195,7 @@ def merged_keys(
 
 @settled
 def write(
-    ctx: RootParts,
+    parts: RootParts,
     path: str,
     content: str,
     metadata: Mapping[str, Any] | None = None,
@@ -209,14 +209,14 @@ def write(
     ``metadata``'s, see :func:`merged_keys`). A file whose frontmatter cannot be read is
     replaced whole (its old keys cannot be kept).
     """
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     written = as_written(rel, content)
-    with ctx.change("write", rel, trailers=trailers) as change:
-        refuse_folder(ctx, rel)
+    with parts.change("write", rel, trailers=trailers) as change:
+        refuse_folder(parts, rel)
         old, broken = load_or_broken(change, rel)
         check_version(rel, old or broken, expected_version)
         return put(
-            ctx,
+            parts,
             change,
             rel,
             written.body,
@@ -228,16 +228,16 @@ def write(
 
 
 def create(
-    ctx: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None
+    parts: RootParts, path: str, content: str, metadata: Mapping[str, Any] | None = None
 ) -> Document:
     """Like ``write`` but refuses to overwrite (AlreadyExistsError)."""
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     written = as_written(rel, content)
-    with ctx.change("create", rel) as change:
-        if ctx.files.kind(rel) is not None:
+    with parts.change("create", rel) as change:
+        if parts.files.kind(rel) is not None:
             raise AlreadyExistsError(f"{rel} already exists", fix=Fix("replace", rel))
         return put(
-            ctx,
+            parts,
             change,
             rel,
             written.body,
@@ -250,34 +250,39 @@ def create(
 
 @settled
 def append(
-    ctx: RootParts, path: str, text: str, *, trailers: Mapping[str, str] | None = None
+    parts: RootParts, path: str, text: str, *, trailers: Mapping[str, str] | None = None
 ) -> Document:
     """Add text at the end of a file's body (creating the file when missing)."""
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     check_text(rel, text, "text")
-    with ctx.change("append", rel, trailers=trailers) as change:
-        refuse_folder(ctx, rel)
+    with parts.change("append", rel, trailers=trailers) as change:
+        refuse_folder(parts, rel)
         old = loaded(change, rel)
         body = old.body if old is not None else ""
         if not text and old is not None:
             return old
         if body and not body.endswith("\n"):
             body += "\n"
-        return put(ctx, change, rel, body + text, None, old, new_part=text)
+        return put(parts, change, rel, body + text, None, old, new_part=text)
 
 
 @settled
 def edit(
-    ctx: RootParts, path: str, old_text: str, new_text: str, *, expected_version: str | None = None
+    parts: RootParts,
+    path: str,
+    old_text: str,
+    new_text: str,
+    *,
+    expected_version: str | None = None,
 ) -> Document:
     """Replace ``old_text`` with ``new_text`` in the body; it must occur exactly once."""
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     if not isinstance(old_text, str) or not isinstance(new_text, str) or not old_text:
         raise ContentError(
             "edit needs a non-empty old text and a new text, both strings; pass the exact text to replace"
         )
     check_text(rel, new_text, "the new text")
-    with ctx.change("edit", rel) as change:
+    with parts.change("edit", rel) as change:
         old, broken = load_or_broken(change, rel)
         target = old or broken
         if target is None:
@@ -288,32 +293,32 @@ def edit(
             # Broken frontmatter: the edit works on the raw text (that is how it gets
             # repaired), and the result is stored as written, through the write gate.
             rendering.check_text(rel, new_body)
-            ctx.guard().check(
+            parts.guard().check(
                 rel,
                 new_body,
-                actor=ctx.current_provenance.actor,
+                actor=parts.current_provenance.actor,
                 markdown=False,
-                library=ctx.in_library_write,
+                library=parts.in_library_write,
             )
             data = new_body.encode("utf-8")
-            change.write(rel, data, max_bytes=ctx.max_file_bytes)
+            change.write(rel, data, max_bytes=parts.max_file_bytes)
             change.vetted.add(blob_version(data))
             try:
                 return load(data, rel)
             except FrontmatterError:
                 return Document(path=rel, metadata={}, body=new_body, version=blob_version(data))
-        return put(ctx, change, rel, new_body, None, old)
+        return put(parts, change, rel, new_body, None, old)
 
 
 @settled
 def update_metadata(
-    ctx: RootParts, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None
+    parts: RootParts, path: str, changes_: Mapping[str, Any], *, expected_version: str | None = None
 ) -> Document:
     """Merge keys into the frontmatter (None removes a key); the body stays byte-for-byte."""
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     if not isinstance(changes_, Mapping):
         raise ContentError("metadata changes must be a mapping; pass a dict")
-    with ctx.change("meta", rel) as change:
+    with parts.change("meta", rel) as change:
         old = loaded(change, rel)
         if old is None:
             raise NotFoundError(f"{rel} does not exist", path=rel, fix=Fix("write", rel))
@@ -326,45 +331,47 @@ def update_metadata(
                 meta.pop(key, None)
             else:
                 meta[key] = value
-        return put(ctx, change, rel, old.body, meta, old)
+        return put(parts, change, rel, old.body, meta, old)
 
 
-def files_under(ctx: RootParts, rel: str) -> list[str]:
+def files_under(parts: RootParts, rel: str) -> list[str]:
     """Every file at or under an already-gated path (links never followed)."""
-    kind = ctx.files.kind(rel)
+    kind = parts.files.kind(rel)
     if kind == "file":
         return [rel]
     if kind != "dir":
         return []
-    return sorted(st.rel for st in ctx.files.walk(rel))
+    return sorted(st.rel for st in parts.files.walk(rel))
 
 
-def move(ctx: RootParts, src: str, dst: str) -> str:
+def move(parts: RootParts, src: str, dst: str) -> str:
     """Rename a file or folder; the destination must be free (a case-only rename is fine)."""
-    rel_src = ctx.gate(src, write=True)
-    case_only = isinstance(dst, str) and rel_src.casefold() == paths.check(ctx.root, dst).casefold()
-    rel_dst = ctx.gate(dst, write=not case_only)
+    rel_src = parts.gate(src, write=True)
+    case_only = (
+        isinstance(dst, str) and rel_src.casefold() == paths.check(parts.root, dst).casefold()
+    )
+    rel_dst = parts.gate(dst, write=not case_only)
     if rel_dst.split("/")[-1].casefold() in paths.MANAGED_FILES:
         raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
     if rel_src == rel_dst:
         return rel_dst
     if (
         is_library_log(rel_dst)
-        and is_agent(ctx.current_provenance.actor)
-        and not ctx.in_library_write
+        and is_agent(parts.current_provenance.actor)
+        and not parts.in_library_write
     ):
         raise ContentError(
             f"{rel_dst} would be a log kept by contextfs; logs are written through their own "
             "operations, so pick a name that does not end in .jsonl"
         )
-    with ctx.change("move", f"{rel_src} -> {rel_dst}") as change:
-        if ctx.files.kind(rel_src) not in ("file", "dir"):
+    with parts.change("move", f"{rel_src} -> {rel_dst}") as change:
+        if parts.files.kind(rel_src) not in ("file", "dir"):
             raise NotFoundError(
                 f"{rel_src} does not exist",
                 path=rel_src,
                 fix=Fix("list", rel_src.rpartition("/")[0]),
             )
-        if ctx.files.kind(rel_dst) is not None and not case_only:
+        if parts.files.kind(rel_dst) is not None and not case_only:
             raise AlreadyExistsError(
                 f"{rel_dst} already exists; delete it first or pick another name"
             )
@@ -372,20 +379,20 @@ def move(ctx: RootParts, src: str, dst: str) -> str:
             raise InvalidPathError(
                 f"cannot move {rel_src!r} into itself; pick a destination outside it"
             )
-        moved = files_under(ctx, rel_src)
+        moved = files_under(parts, rel_src)
         if case_only:
             tmp = f"{rel_src.rpartition('/')[0]}/.{secrets.token_hex(4)}{TMP_SUFFIX}".lstrip("/")
             change.rename(rel_src, tmp, moved)
             change.rename(tmp, rel_dst, [tmp + rel[len(rel_src) :] for rel in moved])
         else:
             change.rename(rel_src, rel_dst, moved)
-        if is_agent(ctx.current_provenance.actor):
+        if is_agent(parts.current_provenance.actor):
             for rel in moved:
-                rejudge(ctx, change, rel_dst + rel[len(rel_src) :])
+                rejudge(parts, change, rel_dst + rel[len(rel_src) :])
     return rel_dst
 
 
-def rejudge(ctx: RootParts, change: Change, rel: str) -> None:
+def rejudge(parts: RootParts, change: Change, rel: str) -> None:
     """Judge a file again under the name a move gave it, when that name reads as an instruction.
 
     The file then gets the trust the write gate decides (or the move is refused, under
@@ -396,12 +403,12 @@ def rejudge(ctx: RootParts, change: Change, rel: str) -> None:
     old, broken = load_or_broken(change, rel)
     if old is None or not is_markdown(rel):
         target = old or broken
-        ctx.guard().check(
+        parts.guard().check(
             rel,
             target.body if target is not None else "",
-            actor=ctx.current_provenance.actor,
+            actor=parts.current_provenance.actor,
             markdown=False,
-            library=ctx.in_library_write,
+            library=parts.in_library_write,
         )
         return
     data = rendering.render(
@@ -409,11 +416,11 @@ def rejudge(ctx: RootParts, change: Change, rel: str) -> None:
         old.body,
         None,
         old,
-        prov=ctx.current_provenance,
-        guard=ctx.guard(),
-        library=ctx.in_library_write,
-        max_bytes=ctx.max_file_bytes,
+        prov=parts.current_provenance,
+        guard=parts.guard(),
+        library=parts.in_library_write,
+        max_bytes=parts.max_file_bytes,
         previous=change.read(rel),
     )
-    change.write(rel, data, max_bytes=ctx.max_file_bytes)
+    change.write(rel, data, max_bytes=parts.max_file_bytes)
     change.vetted.add(blob_version(data))

@@ -49,12 +49,12 @@ if TYPE_CHECKING:
 __all__ = ["check"]
 
 
-def check(ctx: RootParts, change: Change, message: str) -> None:
+def check(parts: RootParts, change: Change, message: str) -> None:
     """Refuse (ContentError, nothing echoed) a commit whose names, message, author or new bytes hold a secret."""
-    guard = ctx.guard()
-    _check_adopted(ctx, change)
+    guard = parts.guard()
+    _check_adopted(parts, change)
     if change.prepared is not None:
-        written = _written_here(ctx, change.prepared)
+        written = _written_here(parts, change.prepared)
         if written is not None:
             guard.check_history(message=written[0], author=written[1])
         return
@@ -69,15 +69,15 @@ def check(ctx: RootParts, change: Change, message: str) -> None:
             continue
         if known is None:
             touched = set(change.before) | {change.origin(r) for r in changed}
-            known = {ctx.git.head_blob(p) for p in sorted(touched)}
+            known = {parts.git.head_blob(p) for p in sorted(touched)}
         if blob in known:
             continue
         guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
 
 
-def _check_adopted(ctx: RootParts, change: Change) -> None:
+def _check_adopted(parts: RootParts, change: Change) -> None:
     """Refuse a change whose outside versions (committed first, as a person's) hold a secret."""
-    guard = ctx.guard()
+    guard = parts.guard()
     for layer in change.adopted:
         kept = {rel: data for rel, data in layer.items() if data is not None}
         # Names first, all of them: the message below names the path whose bytes are refused.
@@ -86,7 +86,7 @@ def _check_adopted(ctx: RootParts, change: Change) -> None:
             if blob_version(data) in change.vetted:
                 continue
             try:
-                guard.check_outside(rel, data, actor=ctx.outside_actor)
+                guard.check_outside(rel, data, actor=parts.outside_actor)
             except ContentError as exc:
                 raise ContentError(
                     f"{rel} holds a version saved outside contextfs and not committed yet, which this change "
@@ -95,10 +95,10 @@ def _check_adopted(ctx: RootParts, change: Change) -> None:
                 ) from None
 
 
-def _written_here(ctx: RootParts, prepared: Prepared) -> tuple[str, str] | None:
+def _written_here(parts: RootParts, prepared: Prepared) -> tuple[str, str] | None:
     """(message, author) of a prepared commit written in this process; None for one that came
     from elsewhere (its committer line is not the signature it was prepared with)."""
-    kind, raw = ctx.git.objects.read(bytes.fromhex(prepared.sha))
+    kind, raw = parts.git.objects.read(bytes.fromhex(prepared.sha))
     head, _, body = raw.partition(b"\n\n")
     lines = head.split(b"\n")
     if kind != "commit" or b"committer " + prepared.signature not in lines:

@@ -30,12 +30,12 @@ __all__ = ["ConflictCopy", "Remote", "SyncResult", "Target"]
 class Remote:
     """The root's remote side (``ctx.remote``): sync, and the conflict copies merges leave."""
 
-    def __init__(self, ctx: RootParts) -> None:
-        self.ctx = ctx
+    def __init__(self, parts: RootParts) -> None:
+        self.parts = parts
 
     def target(self, remote: str | None = None, branch: str | None = None) -> Target:
         """The remote and branch a sync would use (from the repository's configuration)."""
-        return resolve_target(self.ctx.git, remote, branch, remember=False)
+        return resolve_target(self.parts.git, remote, branch, remember=False)
 
     def sync(
         self,
@@ -54,7 +54,7 @@ class Remote:
         ``attempts`` times with a random pause.
         """
         return sync(
-            self.ctx,
+            self.parts,
             remote=remote,
             branch=branch,
             push_=push,
@@ -64,8 +64,8 @@ class Remote:
 
     def conflicts(self) -> list[ConflictCopy]:
         """The conflict copies merges left in the root."""
-        return list_conflicts(self.ctx)
+        return list_conflicts(self.parts)
 
     def resolve(self, path: str, *, keep: str = "current") -> str:
         """End a conflict: drop the copy, keeping the file as it is now or taking the copy's text."""
-        return resolve(self.ctx, path, keep=keep)
+        return resolve(self.parts, path, keep=keep)

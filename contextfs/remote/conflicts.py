@@ -34,27 +34,27 @@ class ConflictCopy:
     original_exists: bool
 
 
-def list_conflicts(ctx: RootParts) -> list[ConflictCopy]:
+def list_conflicts(parts: RootParts) -> list[ConflictCopy]:
     """Every conflict copy in the root, sorted by path."""
     out = []
-    for rel in ctx.list_files():
+    for rel in parts.list_files():
         original = original_of(rel)
         if original is not None:
-            out.append(ConflictCopy(rel, original, ctx.files.kind(original) == "file"))
+            out.append(ConflictCopy(rel, original, parts.files.kind(original) == "file"))
     return out
 
 
-def resolve(ctx: RootParts, path: str, *, keep: str = "current") -> str:
+def resolve(parts: RootParts, path: str, *, keep: str = "current") -> str:
     """End a conflict: ``path`` is a copy (or the file, when it has exactly one copy). Returns the file."""
     if keep not in KEEP:
         raise InvalidArgumentError(
             f"keep must be 'current' or 'copy', not {keep!r}; pass keep='current' to keep "
             "the file as it is now, or keep='copy' to take the copy's text"
         )
-    rel = ctx.gate(path, write=True)
+    rel = parts.gate(path, write=True)
     original = original_of(rel)
     if original is None:
-        copies = [c.path for c in list_conflicts(ctx) if c.original == rel]
+        copies = [c.path for c in list_conflicts(parts) if c.original == rel]
         if len(copies) != 1:
             raise NotFoundError(
                 f"{rel} has {len(copies) or 'no'} conflict copies; name the copy to resolve "
@@ -63,13 +63,13 @@ def resolve(ctx: RootParts, path: str, *, keep: str = "current") -> str:
                 fix=Fix("list", rel.rpartition("/")[0]),
             )
         original, rel = rel, copies[0]
-    if ctx.files.kind(rel) != "file":
+    if parts.files.kind(rel) != "file":
         raise NotFoundError(
             f"{rel} is not a conflict copy here", path=rel, fix=Fix("list", rel.rpartition("/")[0])
         )
-    with ctx.change("resolve", original, trailers={"Contextfs-Resolved": rel}) as change:
+    with parts.change("resolve", original, trailers={"Contextfs-Resolved": rel}) as change:
         if keep == "copy":
-            data = ctx.files.read(rel)
+            data = parts.files.read(rel)
             assert data is not None
             change.write(original, data)
         change.remove(rel)

@@ -26,29 +26,29 @@ if TYPE_CHECKING:
 __all__ = ["resolve_git_merge", "unmerged"]
 
 
-def unmerged(ctx: RootParts) -> dict[str, dict[int, str]]:
+def unmerged(parts: RootParts) -> dict[str, dict[int, str]]:
     """Root-relative paths git left unmerged, with their stages (1 base, 2 ours, 3 theirs) -> blob id."""
-    git = ctx.git
+    git = parts.git
     out = git.git("ls-files", "--unmerged", "-z", "--", git.prefix.rstrip("/") or ".")
     found: dict[str, dict[int, str]] = {}
     for record in out.split("\0"):
         info, tab, path = record.partition("\t")
-        parts = info.split()
-        if not tab or len(parts) != 3 or not path.startswith(git.prefix):
+        fields = info.split()
+        if not tab or len(fields) != 3 or not path.startswith(git.prefix):
             continue
-        found.setdefault(path[len(git.prefix) :], {})[int(parts[2])] = parts[1]
+        found.setdefault(path[len(git.prefix) :], {})[int(fields[2])] = fields[1]
     return found
 
 
-def resolve_git_merge(ctx: RootParts, result: SyncResult) -> None:
+def resolve_git_merge(parts: RootParts, result: SyncResult) -> None:
     """Resolve the root's conflicted files of the merge in progress (see the module docstring)."""
-    git = ctx.git
+    git = parts.git
     result.state = "resolved"
-    todo = unmerged(ctx)
+    todo = unmerged(parts)
     staged: list[str] = []
-    with ctx.write_lock():
+    with parts.write_lock():
         for rel, stages in sorted(todo.items()):
-            current = ctx.files.read(rel) if ctx.files.kind(rel) == "file" else None
+            current = parts.files.read(rel) if parts.files.kind(rel) == "file" else None
             if current is not None and not conflict_markers(current):
                 result.notes.append(
                     MergeNote(
@@ -67,20 +67,20 @@ def resolve_git_merge(ctx: RootParts, result: SyncResult) -> None:
             if done.copy is not None:
                 merged.changes[done.copy[0]] = (git.objects.store(b"blob", done.copy[1]), FILE_MODE)
                 merged.incoming.add(done.copy[0])
-            gate_incoming(ctx, merged)
+            gate_incoming(parts, merged)
             for path, entry in merged.changes.items():
                 if entry is not None:
-                    ctx.files.write(path, git.read_blob(entry[0].hex()))
+                    parts.files.write(path, git.read_blob(entry[0].hex()))
                     staged.append(path)
-            if done.data is None and ctx.files.kind(rel) is not None:
-                ctx.files.remove(rel)
+            if done.data is None and parts.files.kind(rel) is not None:
+                parts.files.remove(rel)
             if done.data is None:
                 staged.append(rel)
             result.notes += merged.notes
             result.changed.append(rel)
         if staged:
             git.record(sorted(set(staged)))
-    left = [p for p in unmerged(ctx)]
+    left = [p for p in unmerged(parts)]
     if left:
         result.push_skipped = (
             f"{len(left)} file(s) of the root are still unmerged ({', '.join(left[:3])}); "

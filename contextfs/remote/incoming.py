@@ -102,10 +102,10 @@ def note_line(note: MergeNote, guard: WriteGuard) -> str:
     return line
 
 
-def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
+def gate_incoming(parts: RootParts, merged: TreeMerge) -> None:
     """Check every incoming change of ``merged`` in place: refuse, report, or re-mark trust."""
-    objects = ctx.git.objects
-    guard = ctx.guard()
+    objects = parts.git.objects
+    guard = parts.guard()
     for rel in sorted(merged.incoming):
         change = merged.changes.get(rel)
         if change is None:
@@ -121,7 +121,7 @@ def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
             continue
         try:
             managed = rel in MANAGED
-            paths.check(ctx.root, rel, write=not managed, allow_internal=True)
+            paths.check(parts.root, rel, write=not managed, allow_internal=True)
         except InvalidPathError as exc:
             refuse(str(exc))
             continue
@@ -129,8 +129,8 @@ def gate_incoming(ctx: RootParts, merged: TreeMerge) -> None:
         if kind != "blob":
             refuse(f"it is a git {kind}, not a file")
             continue
-        if len(data) > ctx.max_file_bytes:
-            refuse(f"it is {len(data)} bytes, over the {ctx.max_file_bytes}-byte limit")
+        if len(data) > parts.max_file_bytes:
+            refuse(f"it is {len(data)} bytes, over the {parts.max_file_bytes}-byte limit")
             continue
         try:
             text = decode(data, rel)

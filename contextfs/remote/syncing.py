@@ -52,64 +52,64 @@ __all__ = ["sync"]
 SYNC_LOCK_TIMEOUT = 300.0
 
 
-def _subtree(ctx: RootParts, commit: str | None) -> bytes | None:
+def _subtree(parts: RootParts, commit: str | None) -> bytes | None:
     if commit is None:
         return None
-    objects = ctx.git.objects
+    objects = parts.git.objects
     tree = objects.commit_tree(commit)
-    if not ctx.git.prefix:
+    if not parts.git.prefix:
         return tree
-    entry = objects.lookup(tree, ctx.git.prefix.rstrip("/"))
+    entry = objects.lookup(tree, parts.git.prefix.rstrip("/"))
     return entry[0] if entry is not None and entry[1] == TREE_MODE else None
 
 
-def _outside(ctx: RootParts, a: str | None, b: str) -> list[str]:
+def _outside(parts: RootParts, a: str | None, b: str) -> list[str]:
     """Paths outside the root that differ between two commits (all of b's when a is None)."""
     if a is None:
-        out = ctx.git.git("ls-tree", "-r", "--name-only", "-z", b)
+        out = parts.git.git("ls-tree", "-r", "--name-only", "-z", b)
     else:
-        out = ctx.git.git("diff-tree", "-r", "--no-renames", "--name-only", "-z", a, b)
-    return [p for p in out.split("\0") if p and not p.startswith(ctx.git.prefix)]
+        out = parts.git.git("diff-tree", "-r", "--no-renames", "--name-only", "-z", a, b)
+    return [p for p in out.split("\0") if p and not p.startswith(parts.git.prefix)]
 
 
-def _check_unseen(ctx: RootParts, changes: dict[str, Any], ours: str | None) -> None:
+def _check_unseen(parts: RootParts, changes: dict[str, Any], ours: str | None) -> None:
     """Refuse to overwrite bytes that differ from our commit (nothing committed them)."""
-    objects = ctx.git.objects
+    objects = parts.git.objects
     tree = objects.commit_tree(ours) if ours else None
     for rel in changes:
-        entry = objects.lookup(tree, ctx.git.prefix + rel) if tree is not None else None
+        entry = objects.lookup(tree, parts.git.prefix + rel) if tree is not None else None
         expected = entry[0].hex() if entry is not None and entry[1] != TREE_MODE else None
         try:
-            data = ctx.files.read(rel)
+            data = parts.files.read(rel)
         except ContextFSError:
             data = b"\0unreadable"
         if (None if data is None else blob_version(data)) != expected:
-            why = ctx.last_sync.held.get(rel, "it changed after the last commit")
+            why = parts.last_sync.held.get(rel, "it changed after the last commit")
             raise VersioningError(
                 f"{rel} has changes contextfs has not committed ({why}); sync would overwrite "
                 "them: fix or commit them first, then run contextfs sync again"
             )
 
 
-def _message(subject: str, notes: list[MergeNote], ctx: RootParts, merged: str) -> str:
-    body = "\n".join(f"- {note_line(n, ctx.guard())}" for n in notes[:50])
-    trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": ctx.git.machine}
-    if ctx.session:
-        trailers["Contextfs-Session"] = ctx.session
+def _message(subject: str, notes: list[MergeNote], parts: RootParts, merged: str) -> str:
+    body = "\n".join(f"- {note_line(n, parts.guard())}" for n in notes[:50])
+    trailers = {"Contextfs-Op": "merge", "Contextfs-Machine": parts.git.machine}
+    if parts.session:
+        trailers["Contextfs-Session"] = parts.session
     trailers["Contextfs-Merged"] = merged
     text = " ".join(subject.split())[:200] + "\n\n" + (body + "\n\n" if body else "")
     return text + "".join(f"{k}: {v}\n" for k, v in trailers.items())
 
 
 @contextlib.contextmanager
-def _one_flush(ctx: RootParts, paths: list[str]) -> Iterator[None]:
+def _one_flush(parts: RootParts, paths: list[str]) -> Iterator[None]:
     """Write a merge's files without an fsync each, then flush them all with one ``syncfs``.
 
     The write lock is held, so no other writer of this root runs meanwhile; the journal
     already names every path, so a power cut before the flush is undone by recovery.
     Where the platform has no ``syncfs`` (or for a few files) each file is flushed itself.
     """
-    files = ctx.files
+    files = parts.files
     if len(paths) < 3 or not files.durable:
         yield
         return
@@ -118,27 +118,27 @@ def _one_flush(ctx: RootParts, paths: list[str]) -> Iterator[None]:
         yield
     finally:
         files.durable = True
-    if not sync_filesystem(ctx.root):
+    if not sync_filesystem(parts.root):
         for rel in paths:
-            full = ctx.root.joinpath(*rel.split("/"))
+            full = parts.root.joinpath(*rel.split("/"))
             with contextlib.suppress(FileNotFoundError):
                 fsync_path(full)
             fsync_path(full.parent)
 
 
-def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncResult) -> None:
+def integrate(parts: RootParts, target: Target, theirs: str | None, result: SyncResult) -> None:
     """Bring the fetched commit ``theirs`` into this clone (fast-forward or merge)."""
     if theirs is None:
         return
-    git = ctx.git
-    with ctx.write_lock():
+    git = parts.git
+    with parts.write_lock():
         ours = git.head()
         if ours == theirs:
             return
         base = merge_base(git, ours, theirs) if ours is not None else None
         if base == theirs:
             return  # we have everything the remote has
-        if git.prefix and _outside(ctx, base, theirs):
+        if git.prefix and _outside(parts, base, theirs):
             raise VersioningError(
                 f"{target.remote}/{target.branch} changed files outside the context root {git.prefix.rstrip('/')}; "
                 "contextfs sync never writes outside the root: pull them with `git pull` (then run contextfs sync "
@@ -146,10 +146,14 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
             )
         when = (commit_time(git, ours) if ours else 0.0, commit_time(git, theirs))
         merged = merge_trees(
-            git.objects, _subtree(ctx, base), _subtree(ctx, ours), _subtree(ctx, theirs), when=when
+            git.objects,
+            _subtree(parts, base),
+            _subtree(parts, ours),
+            _subtree(parts, theirs),
+            when=when,
         )
-        gate_incoming(ctx, merged)
-        _check_unseen(ctx, merged.changes, ours)
+        gate_incoming(parts, merged)
+        _check_unseen(parts, merged.changes, ours)
         full = {git.prefix + rel: change for rel, change in merged.changes.items()}
         ours_tree = git.objects.commit_tree(ours) if ours else None
         tree = (git.objects.rewrite(ours_tree, full) if full else ours_tree) or git.objects.store(
@@ -171,20 +175,20 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
                 git,
                 tree,
                 parents,
-                _message(subject, merged.notes, ctx, theirs),
+                _message(subject, merged.notes, parts, theirs),
                 "remote",
                 email_of("remote"),
                 head=ours,
             )
             result.state = "merged" if len(parents) == 2 else "fast-forward"
         with (
-            ctx.provenance(actor="remote"),
-            ctx.change("merge", label, trailers={"Contextfs-Merged": theirs}) as change,
-            _one_flush(ctx, sorted(merged.changes)),
+            parts.provenance(actor="remote"),
+            parts.change("merge", label, trailers={"Contextfs-Merged": theirs}) as change,
+            _one_flush(parts, sorted(merged.changes)),
         ):
             for rel, entry in sorted(merged.changes.items()):
                 if entry is None:
-                    if ctx.files.kind(rel) is not None:
+                    if parts.files.kind(rel) is not None:
                         change.remove(rel)
                 else:
                     kind, data = git.objects.read(entry[0])
@@ -195,7 +199,7 @@ def integrate(ctx: RootParts, target: Target, theirs: str | None, result: SyncRe
 
 
 def sync(
-    ctx: RootParts,
+    parts: RootParts,
     *,
     remote: str | None = None,
     branch: str | None = None,
@@ -206,29 +210,29 @@ def sync(
     """One sync with the remote (see the module docstring)."""
     from .gitmerge import resolve_git_merge  # only for a git merge a person started: rare
 
-    git = ctx.git
+    git = parts.git
     target = resolve_target(git, remote, branch)
     result = SyncResult(target.remote, target.branch, target.url)
-    with ctx.state.lock("sync.lock", timeout=SYNC_LOCK_TIMEOUT).held():
+    with parts.state.lock("sync.lock", timeout=SYNC_LOCK_TIMEOUT).held():
         busy = operation_in_progress(git.git_dir)
         if busy is not None:
             if busy[0] != "a merge":
                 raise VersioningError(
                     f"{busy[0]} is in progress in {git.workdir}; finish it first: {busy[1]}"
                 )
-            resolve_git_merge(ctx, result)
+            resolve_git_merge(parts, result)
             result.head = git.head()
             return result
-        result.committed_outside = sync_outside_edits(ctx)
+        result.committed_outside = sync_outside_edits(parts)
         pause = random.Random()
         for attempt in range(max(1, attempts)):
             theirs = fetch(git, target)
-            integrate(ctx, target, theirs, result)
+            integrate(parts, target, theirs, result)
             head = git.head()
             if not push_ or head is None or head == theirs:
                 break  # after integrate, a head that is not theirs has commits the remote lacks
             if git.prefix and not push_application_commits:
-                outside = _outside(ctx, theirs, head)
+                outside = _outside(parts, theirs, head)
                 if outside:
                     result.push_skipped = (
                         f"not pushed: {len(outside)} file(s) outside the context root ({', '.join(outside[:3])}) "

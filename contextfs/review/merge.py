@@ -57,23 +57,23 @@ def _root_tree(git: GitStore, commit: str | None) -> bytes | None:
     return entry[0] if entry is not None and entry[1] == TREE_MODE else None
 
 
-def _message(ctx: RootParts, session: str, notes: list[str], files: int) -> str:
+def _message(parts: RootParts, session: str, notes: list[str], files: int) -> str:
     body = "\n".join(f"- {n}" for n in notes[:50])
-    trailers = {"Contextfs-Op": "approve", "Contextfs-Machine": ctx.git.machine}
-    if ctx.session:
-        trailers["Contextfs-Session"] = ctx.session
+    trailers = {"Contextfs-Op": "approve", "Contextfs-Machine": parts.git.machine}
+    if parts.session:
+        trailers["Contextfs-Session"] = parts.session
     trailers["Contextfs-Approves"] = session
     text = f"approve: session {session} ({files} file(s))\n\n" + (body + "\n\n" if body else "")
     return text + "".join(f"{k}: {v}\n" for k, v in trailers.items())
 
 
-def merge_branch(ctx: RootParts, session: str, head: str, tip: str) -> ApproveReport:
+def merge_branch(parts: RootParts, session: str, head: str, tip: str) -> ApproveReport:
     """Merge ``tip`` (a session's review branch) into the main branch at ``head``.
 
     The caller holds the root's write lock and has committed any outside edit (so the
     work tree holds exactly ``head``'s files for every path the merge writes).
     """
-    git = ctx.git
+    git = parts.git
     base = merge_base(git, head, tip)
     merged = merge_trees(
         git.objects,
@@ -82,28 +82,28 @@ def merge_branch(ctx: RootParts, session: str, head: str, tip: str) -> ApproveRe
         _root_tree(git, tip),
         when=(commit_time(git, head), commit_time(git, tip)),
     )
-    gate_incoming(ctx, merged)
+    gate_incoming(parts, merged)
     full = {git.prefix + rel: change for rel, change in merged.changes.items()}
     ours = git.objects.commit_tree(head)
     tree = (git.objects.rewrite(ours, full) if full else ours) or git.objects.store(b"tree", b"")
     # As the merge message lists them: a path holding a secret is named by kind and fingerprint.
-    notes = [note_line(note, ctx.guard()) for note in merged.notes]
-    actor = ctx.current_provenance.actor
+    notes = [note_line(note, parts.guard()) for note in merged.notes]
+    actor = parts.current_provenance.actor
     prepared = write_commit(
         git,
         tree,
         [head, tip],
-        _message(ctx, session, notes, len(merged.changes)),
+        _message(parts, session, notes, len(merged.changes)),
         actor,
         email_of(actor),
         head=head,
     )
-    with ctx.change(
+    with parts.change(
         "approve", f"session {session}", trailers={"Contextfs-Approves": session}
     ) as change:
         for rel, entry in sorted(merged.changes.items()):
             if entry is None:
-                if ctx.files.kind(rel) is not None:
+                if parts.files.kind(rel) is not None:
                     change.remove(rel)
             else:
                 _kind, data = git.objects.read(entry[0])
