@@ -7,6 +7,8 @@ their slashes; two filters together mean both.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from contextfs import ContextManager
@@ -112,3 +114,13 @@ def test_a_filter_of_the_wrong_kind_is_refused_by_name(
 ) -> None:
     with pytest.raises(SearchIndexError, match=message):
         ctx.search("alpha", **filters)
+
+
+def test_a_folder_keeps_every_letter_of_its_name(tmp_path: Path) -> None:
+    # Only slashes are trimmed from a folder: "Xrays/" is not "rays".
+    manager = ContextManager(tmp_path / "root")
+    manager.write("Xrays/a.md", "alpha in the X-ray notes\n")
+    manager.write("rays/b.md", "alpha in the ray notes\n")
+    assert found(manager, folder="Xrays/") == {"Xrays/a.md"}
+    assert found(manager, folder="/rays") == {"rays/b.md"}
+    manager.close()
