@@ -138,6 +138,8 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
             ctx.write(rel, f"# {rel}\n")
     context = _agents()
     watcher = _python(
+        "-X",
+        "faulthandler",  # a watcher that does not stop is aborted with every thread's stack
         "-c",
         "import sys; from contextfs.cli import main; main(sys.argv[1:])",
         "--root",
@@ -201,7 +203,17 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
         proc.kill()
         proc.join(timeout=60)
     watcher.send_signal(signal.SIGINT)
-    watcher.wait(timeout=120)
+    try:
+        watcher.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        # Stopping flushes what waits for its quiet period; say where it stood, not just that
+        # it was slow (the temporary folder is gone by the time anyone reads the failure).
+        watcher.send_signal(signal.SIGABRT)  # faulthandler writes each thread's stack
+        watcher.wait(timeout=30)
+        raise AssertionError(
+            "contextfs watch did not stop within 120 s of Ctrl-C; its output ends:\n"
+            + (logs / "watch.out").read_text("utf-8", errors="replace")[-3000:]
+        ) from None
     return {"root": root, "logs": logs, "tools": tools, "kills": kills, "lives": dict(lives)}
 
 
