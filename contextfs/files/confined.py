@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
-from .durability import fsync_fd
+from .durability import fsync_fd, write_all
 from .fileerrors import io_error, symlink_error
 from .opening import FD_OPS, NOFOLLOW, NONBLOCK, ConfinedFolders
 from .staged import ReplaceHook
@@ -276,9 +276,7 @@ class RootFiles(ConfinedFolders):
                 pending = self.unflushed
                 try:
                     try:
-                        view = memoryview(data)
-                        while view:
-                            view = view[os.write(handle, view) :]
+                        write_all(handle, data)
                         os.fchmod(handle, mode)
                         if self.durable and (pending is None or fd < 0):
                             fsync_fd(handle)

@@ -25,6 +25,7 @@ __all__ = [
     "fsync_path",
     "sync_filesystem",
     "syncfs_available",
+    "write_all",
 ]
 
 
@@ -162,3 +163,11 @@ class Unflushed:
                 fsync_path(path)
             except FileNotFoundError:
                 continue
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``: ``os.write`` may take fewer than it was given
+    (a signal, a full pipe, a quota), and a short write must not end a file early."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

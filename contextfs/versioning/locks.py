@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import VersioningError
-from ..files.durability import fsync_fd
+from ..files.durability import fsync_fd, write_all
 
 __all__ = [
     "LockMark",
@@ -106,9 +106,7 @@ class MarkedLock:
         try:
             fd = os.open(self._scratch, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                view = memoryview(content)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, content)
                 if mtime_ns is not None:  # the date the lock's content is valid from (git's index)
                     os.utime(fd, ns=(mtime_ns, mtime_ns))
                 if durable:

@@ -30,7 +30,7 @@ from git.objects.fun import tree_entries_from_data
 from gitdb import GitDB
 
 from ..errors import VersioningError
-from ..files.durability import Unflushed, fsync_path, sync_filesystem
+from ..files.durability import Unflushed, fsync_path, sync_filesystem, write_all
 from .locks import remove_dead_writers_files
 
 __all__ = ["EXEC_MODE", "FILE_MODE", "TREE_MODE", "ObjectStore", "TreeEntry"]
@@ -144,10 +144,7 @@ class ObjectStore:
             # Created read-only, as git does, without a separate chmod call.
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
             try:
-                payload = zlib.compress(raw, 1)
-                view = memoryview(payload)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, zlib.compress(raw, 1))
             finally:
                 os.close(fd)
             os.replace(tmp, final)

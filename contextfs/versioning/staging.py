@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import VersioningError
+from ..files.durability import write_all
 from . import ewah
 from .indexentries import Record, Shared, conflicts, make_entry, merge, positions, same
 from .indexfile import Entry, IndexData, IndexFormatError, invalidate_tree, names, parse, serialize
@@ -345,9 +346,7 @@ class IndexWriter:
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, data)
             finally:
                 os.close(fd)
             os.replace(tmp, final)
