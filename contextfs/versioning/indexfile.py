@@ -99,8 +99,8 @@ def _encode_varint(value: int) -> bytes:
     return bytes(reversed(out))
 
 
-def parse(data: bytes) -> IndexData:
-    """Decode a whole index file (raises IndexFormatError when it is not one, or is torn)."""
+def _header(data: bytes) -> tuple[int, int]:
+    """An index file's version and entry count (IndexFormatError when it is not one)."""
     if len(data) < _HEADER.size + 20:
         raise IndexFormatError("the index file is shorter than its header")
     signature, version, count = _HEADER.unpack_from(data)
@@ -108,6 +108,12 @@ def parse(data: bytes) -> IndexData:
         raise IndexFormatError(
             f"not a git index of version 2, 3 or 4 ({signature!r}, version {version})"
         )
+    return version, count
+
+
+def parse(data: bytes) -> IndexData:
+    """Decode a whole index file (raises IndexFormatError when it is not one, or is torn)."""
+    version, count = _header(data)
     checksum = data[-20:]
     if checksum != _NULL_SHA and hashlib.sha1(memoryview(data)[:-20]).digest() != checksum:
         raise IndexFormatError(
@@ -133,13 +139,7 @@ def names(data: bytes) -> tuple[list[bytes], int]:
     """The entry names of an index file and the latest entry mtime (seconds), without
     decoding the entries: what a split index needs of its shared index, several times
     faster than :func:`parse` (the file is not hashed: its name is its checksum)."""
-    if len(data) < _HEADER.size + 20:
-        raise IndexFormatError("the index file is shorter than its header")
-    signature, version, count = _HEADER.unpack_from(data)
-    if signature != b"DIRC" or version not in (2, 3, 4):
-        raise IndexFormatError(
-            f"not a git index of version 2, 3 or 4 ({signature!r}, version {version})"
-        )
+    version, count = _header(data)
     if version == 4:
         entries = parse(data).entries
         return [e.name for e in entries], max((e.mtime[0] for e in entries), default=0)
