@@ -18,8 +18,9 @@ dated within a period it names, weighs :data:`~contextfs.text.scoring.PRIOR` tim
 markdown passage is dated by its file's ``updated``/``created``), and a passage also
 counts half of each neighbour's score.
 
-Cost is kept low with two caches that cannot change results: per-blob passages and term
-counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.scoring.TermIndex`
+Cost is kept low with caches that cannot change results: per-blob passages and term
+counts keyed by the blob id (content-addressed), in memory and in the root's state folder
+for the next process (:mod:`.pagestore`), and one :class:`~contextfs.text.scoring.TermIndex`
 per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
 reports. A warm look-up at an unchanged head reads only the postings of the query terms.
 
@@ -48,6 +49,7 @@ from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
 from .pagestats import FileStats, Layout, eligible, passages_of
+from .pagestore import StatsStore, stats_key
 from .passages import TRANSCRIPT_LINES
 from .tiers import query_terms
 
@@ -61,6 +63,7 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
+#: (kind, blob id) -> statistics (:func:`.pagestore.stats_key`), for every root of the process.
 _BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
 _BLOB_CACHE_SIZE = 60_000
 _LOCK = threading.Lock()
@@ -78,7 +81,9 @@ class Passage:
 class _TreeIndex:
     """BM25 statistics for the passages of the eligible files of one commit."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: StatsStore | None = None, *, live: bool = False) -> None:
+        self.store = store  # statistics kept across processes (None: read every file)
+        self.live = live  # this index follows the head (a past one never rewrites the store)
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
         self.files: dict[str, FileStats] = {}  # rel -> its passages' statistics
@@ -103,18 +108,25 @@ class _TreeIndex:
         self.near_in: dict[str, set[tuple[str, int]]] = {}
         self.layout: Layout | None = None
 
-    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> FileStats:
+    def _stats(
+        self, ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool
+    ) -> FileStats:
+        key = stats_key(is_log(rel), blob)
         with _LOCK:
-            hit = _BLOB_CACHE.get(blob)
+            hit = _BLOB_CACHE.get(key)
             if hit is not None:
-                _BLOB_CACHE.move_to_end(blob)
+                _BLOB_CACHE.move_to_end(key)
                 return hit
-        data = ctx.parts.read_raw(rel) if sha == ctx.parts.git.head() else None
-        if data is None or blob_version(data) != blob:
-            data = ctx.parts.git.blob_at(rel, sha) or b""
-        stats = passages_of(rel, data)
+        stats = self.store.load().get(key) if self.store is not None else None
+        if stats is None:
+            data = ctx.parts.read_raw(rel) if at_head else None
+            if data is None or blob_version(data) != blob:
+                data = ctx.parts.git.blob_at(rel, sha) or b""
+            stats = passages_of(rel, data)
+            if self.store is not None:
+                self.store.add(key, stats)
         with _LOCK:
-            _BLOB_CACHE[blob] = stats
+            _BLOB_CACHE[key] = stats
             if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
                 _BLOB_CACHE.popitem(last=False)
         return stats
@@ -150,9 +162,9 @@ class _TreeIndex:
         for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
-    def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> None:
+    def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool) -> None:
         self.blobs[rel] = blob
-        stats = self._stats(ctx, rel, blob, sha)
+        stats = self._stats(ctx, rel, blob, sha, at_head)
         if stats.quarantined:
             return
         self.files[rel] = stats
@@ -169,22 +181,35 @@ class _TreeIndex:
                 self.index.add((rel, i), counts)
 
     def build(self, ctx: ContextManager, sha: str) -> None:
+        at_head = sha == ctx.parts.git.head()
         for rel, blob in sorted(ctx.parts.git.files_at(sha).items()):
             if eligible(rel):
-                self._add(ctx, rel, blob, sha)
+                self._add(ctx, rel, blob, sha, at_head)
         self.sha = sha
+        self._save()
 
     def advance(self, ctx: ContextManager, sha: str) -> None:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
+        at_head = sha == ctx.parts.git.head()
         for rel in ctx.parts.git.changed(self.sha, sha):
             if not eligible(rel):
                 continue
             self._remove(rel)
             data = ctx.parts.git.blob_at(rel, sha)
             if data is not None:
-                self._add(ctx, rel, blob_version(data), sha)
+                self._add(ctx, rel, blob_version(data), sha, at_head)
         self.sha = sha
+        self._save()
+
+    def _save(self) -> None:
+        """Keep what was read for the next process (a past commit's tree is never kept alone:
+        the store is rewritten only with the keys of the tree a head index holds)."""
+        if self.store is not None and self.live:
+            blobs = self.blobs
+            self.store.save(
+                len(blobs), lambda: {stats_key(is_log(rel), b) for rel, b in blobs.items()}
+            )
 
     def speaker(self, stats: FileStats, i: int) -> str:
         """Who said passage ``i``: its file's speaker (:func:`.passages.speakers_of`) or a
@@ -419,7 +444,17 @@ class _TreeIndex:
 
 _HEADS: dict[str, _TreeIndex] = {}
 _PAST: OrderedDict[tuple[str, str], _TreeIndex] = OrderedDict()
+_STORES: dict[str, StatsStore] = {}
 _INDEX_LOCK = threading.Lock()
+
+
+def _store_for(ctx: ContextManager) -> StatsStore:
+    state = ctx.parts.state
+    key = f"{state.git_dir}\0{state.prefix}"
+    store = _STORES.get(key)
+    if store is None:
+        store = _STORES[key] = StatsStore(state)
+    return store
 
 
 def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
@@ -431,18 +466,19 @@ def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
         past = _PAST.get((root, sha))
         if past is not None:
             return past
+        store = _store_for(ctx)
         if sha == ctx.parts.git.head():
             if live is None:
-                live = _HEADS[root] = _TreeIndex()
+                live = _HEADS[root] = _TreeIndex(store, live=True)
                 live.build(ctx, sha)
             else:
                 try:
                     live.advance(ctx, sha)
                 except ContextFSError:
-                    live = _HEADS[root] = _TreeIndex()
+                    live = _HEADS[root] = _TreeIndex(store, live=True)
                     live.build(ctx, sha)
             return live
-        idx = _TreeIndex()
+        idx = _TreeIndex(store)
         idx.build(ctx, sha)
         _PAST[(root, sha)] = idx
         if len(_PAST) > 4:
