@@ -48,8 +48,8 @@ from contextfs.text.periods import Period, periods
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
-from .pagestats import FileStats, Layout, eligible, passages_of
-from .pagestore import StatsStore, stats_key
+from .pagestats import FileStats, Layout, eligible
+from .pagestore import StatsStore, stats_key, stats_of, store_for
 from .passages import TRANSCRIPT_LINES
 from .tiers import query_terms
 
@@ -63,10 +63,6 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
-#: (kind, blob id) -> statistics (:func:`.pagestore.stats_key`), for every root of the process.
-_BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
-_BLOB_CACHE_SIZE = 60_000
-_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -108,29 +104,6 @@ class _TreeIndex:
         self.near_in: dict[str, set[tuple[str, int]]] = {}
         self.layout: Layout | None = None
 
-    def _stats(
-        self, ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool
-    ) -> FileStats:
-        key = stats_key(is_log(rel), blob)
-        with _LOCK:
-            hit = _BLOB_CACHE.get(key)
-            if hit is not None:
-                _BLOB_CACHE.move_to_end(key)
-                return hit
-        stats = self.store.load().get(key) if self.store is not None else None
-        if stats is None:
-            data = ctx.parts.read_raw(rel) if at_head else None
-            if data is None or blob_version(data) != blob:
-                data = ctx.parts.git.blob_at(rel, sha) or b""
-            stats = passages_of(rel, data)
-            if self.store is not None:
-                self.store.add(key, stats)
-        with _LOCK:
-            _BLOB_CACHE[key] = stats
-            if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
-                _BLOB_CACHE.popitem(last=False)
-        return stats
-
     def _forget(self, rel: str, stats: FileStats) -> None:
         """Drop the neighbours known of ``rel``'s passages and of its session's notes."""
         for i in range(len(stats.counts)):
@@ -164,7 +137,7 @@ class _TreeIndex:
 
     def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool) -> None:
         self.blobs[rel] = blob
-        stats = self._stats(ctx, rel, blob, sha, at_head)
+        stats = stats_of(ctx, rel, blob, sha, at_head, self.store)
         if stats.quarantined:
             return
         self.files[rel] = stats
@@ -444,17 +417,7 @@ class _TreeIndex:
 
 _HEADS: dict[str, _TreeIndex] = {}
 _PAST: OrderedDict[tuple[str, str], _TreeIndex] = OrderedDict()
-_STORES: dict[str, StatsStore] = {}
 _INDEX_LOCK = threading.Lock()
-
-
-def _store_for(ctx: ContextManager) -> StatsStore:
-    state = ctx.parts.state
-    key = f"{state.git_dir}\0{state.prefix}"
-    store = _STORES.get(key)
-    if store is None:
-        store = _STORES[key] = StatsStore(state)
-    return store
 
 
 def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
@@ -466,7 +429,7 @@ def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
         past = _PAST.get((root, sha))
         if past is not None:
             return past
-        store = _store_for(ctx)
+        store = store_for(ctx)
         if sha == ctx.parts.git.head():
             if live is None:
                 live = _HEADS[root] = _TreeIndex(store, live=True)

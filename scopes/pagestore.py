@@ -35,23 +35,26 @@ import logging
 import os
 import sys
 import threading
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from datetime import date
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from contextfs.document import blob_version
 from contextfs.errors import ContextFSError
 from contextfs.files.durability import write_all
+from contextfs.text.turns import is_log
 
 from .derived import PAGEIN_STATS
-from .pagestats import FileStats
+from .pagestats import FileStats, passages_of
 
 if TYPE_CHECKING:
     from contextfs.files.state import StateDir
+    from contextfs.manager import ContextManager
 
-__all__ = ["SOURCES", "StatsStore", "stats_key"]
+__all__ = ["SOURCES", "StatsStore", "fingerprint", "stats_key", "stats_of", "store_for"]
 
 log = logging.getLogger(__name__)
 
@@ -276,3 +279,48 @@ class StatsStore:
             write_all(fd, data)
         finally:
             os.close(fd)
+
+
+#: (kind, blob id) -> statistics (:func:`stats_key`), for every root of the process.
+_BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
+_BLOB_CACHE_SIZE = 60_000
+_LOCK = threading.Lock()
+_STORES: dict[str, StatsStore] = {}
+
+
+def store_for(ctx: ContextManager) -> StatsStore:
+    """The statistics file of ``ctx``'s root (one object per root and process)."""
+    state = ctx.parts.state
+    key = f"{state.git_dir}\0{state.prefix}"
+    with _LOCK:
+        store = _STORES.get(key)
+        if store is None:
+            store = _STORES[key] = StatsStore(state)
+        return store
+
+
+def stats_of(
+    ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool, store: StatsStore | None
+) -> FileStats:
+    """The statistics of blob ``blob`` at ``rel`` in commit ``sha``: remembered by this
+    process, kept by an earlier one in ``store``, or read (from the file when ``at_head``
+    and it still holds that blob, else from git) and added to both."""
+    key = stats_key(is_log(rel), blob)
+    with _LOCK:
+        hit = _BLOB_CACHE.get(key)
+        if hit is not None:
+            _BLOB_CACHE.move_to_end(key)
+            return hit
+    stats = store.load().get(key) if store is not None else None
+    if stats is None:
+        data = ctx.parts.read_raw(rel) if at_head else None
+        if data is None or blob_version(data) != blob:
+            data = ctx.parts.git.blob_at(rel, sha) or b""
+        stats = passages_of(rel, data)
+        if store is not None:
+            store.add(key, stats)
+    with _LOCK:
+        _BLOB_CACHE[key] = stats
+        if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
+            _BLOB_CACHE.popitem(last=False)
+    return stats

@@ -32,15 +32,15 @@ _CHILD = textwrap.dedent(
     """
     import json, sys
     from contextfs import ContextManager
-    from contextfs.scopes import pagein
+    from contextfs.scopes import pagestore
     from contextfs.scopes.memory import Memory
 
     read = []
-    real = pagein.passages_of
+    real = pagestore.passages_of
     def counting(rel, data):
         read.append(rel)
         return real(rel, data)
-    pagein.passages_of = counting
+    pagestore.passages_of = counting
     ctx = ContextManager(sys.argv[1], session="t")
     hits = [[h.path for h in Memory(ctx).archival_memory_search(q, top_k=3)] for q in sys.argv[2:]]
     ctx.close()
