@@ -8,7 +8,7 @@ to that folder, and nowhere else.
 
 from __future__ import annotations
 
-__all__ = ["ACTIVE_TOPIC_FILE", "CACHE_DIR", "VOCABULARY_FILE"]
+__all__ = ["ACTIVE_TOPIC_FILE", "CACHE_DIR", "PAGEIN_STATS", "VOCABULARY_FILE"]
 
 #: Caches keyed by file contents or stats (topic token sizes, read times for cleanup).
 CACHE_DIR = "cache"
@@ -17,3 +17,5 @@ VOCABULARY_FILE = "active-vocabulary.txt"
 #: Which topic this clone is working on. Per machine, never committed: two machines that
 #: each switched to a topic both keep their own after they sync.
 ACTIVE_TOPIC_FILE = "active-topic.json"
+#: Page-in's per-file statistics (:mod:`.pagestore`): ``pagein-<fingerprint of the code>.log``.
+PAGEIN_STATS = ("pagein-", ".log")

@@ -18,8 +18,9 @@ dated within a period it names, weighs :data:`~contextfs.text.scoring.PRIOR` tim
 markdown passage is dated by its file's ``updated``/``created``), and a passage also
 counts half of each neighbour's score.
 
-Cost is kept low with two caches that cannot change results: per-blob passages and term
-counts keyed by the blob id (content-addressed), and one :class:`~contextfs.text.scoring.TermIndex`
+Cost is kept low with caches that cannot change results: per-blob passages and term
+counts keyed by the blob id (content-addressed), in memory and in the root's state folder
+for the next process (:mod:`.pagestore`), and one :class:`~contextfs.text.scoring.TermIndex`
 per root, moved from commit to commit by re-reading only the paths ``git diff-tree``
 reports. A warm look-up at an unchanged head reads only the postings of the query terms.
 
@@ -47,7 +48,8 @@ from contextfs.text.periods import Period, periods
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
-from .pagestats import FileStats, Layout, eligible, passages_of
+from .pagestats import FileStats, Layout, eligible
+from .pagestore import StatsStore, stats_key, stats_of, store_for
 from .passages import TRANSCRIPT_LINES
 from .tiers import query_terms
 
@@ -61,9 +63,6 @@ log = logging.getLogger(__name__)
 PAGERS = ("exact", "search")
 #: Passages are short, so length normalisation is BM25's usual 0.75.
 SCORER = BM25(k1=1.2, b=0.75)
-_BLOB_CACHE: OrderedDict[str, FileStats] = OrderedDict()
-_BLOB_CACHE_SIZE = 60_000
-_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -78,7 +77,9 @@ class Passage:
 class _TreeIndex:
     """BM25 statistics for the passages of the eligible files of one commit."""
 
-    def __init__(self) -> None:
+    def __init__(self, store: StatsStore | None = None, *, live: bool = False) -> None:
+        self.store = store  # statistics kept across processes (None: read every file)
+        self.live = live  # this index follows the head (a past one never rewrites the store)
         self.sha: str | None = None
         self.blobs: dict[str, str] = {}
         self.files: dict[str, FileStats] = {}  # rel -> its passages' statistics
@@ -102,22 +103,6 @@ class _TreeIndex:
         # a tree of one long session quadratic).
         self.near_in: dict[str, set[tuple[str, int]]] = {}
         self.layout: Layout | None = None
-
-    def _stats(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> FileStats:
-        with _LOCK:
-            hit = _BLOB_CACHE.get(blob)
-            if hit is not None:
-                _BLOB_CACHE.move_to_end(blob)
-                return hit
-        data = ctx.parts.read_raw(rel) if sha == ctx.parts.git.head() else None
-        if data is None or blob_version(data) != blob:
-            data = ctx.parts.git.blob_at(rel, sha) or b""
-        stats = passages_of(rel, data)
-        with _LOCK:
-            _BLOB_CACHE[blob] = stats
-            if len(_BLOB_CACHE) > _BLOB_CACHE_SIZE:
-                _BLOB_CACHE.popitem(last=False)
-        return stats
 
     def _forget(self, rel: str, stats: FileStats) -> None:
         """Drop the neighbours known of ``rel``'s passages and of its session's notes."""
@@ -150,9 +135,9 @@ class _TreeIndex:
         for i in range(len(stats.counts)):
             self.index.remove((rel, i))
 
-    def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str) -> None:
+    def _add(self, ctx: ContextManager, rel: str, blob: str, sha: str, at_head: bool) -> None:
         self.blobs[rel] = blob
-        stats = self._stats(ctx, rel, blob, sha)
+        stats = stats_of(ctx, rel, blob, sha, at_head, self.store)
         if stats.quarantined:
             return
         self.files[rel] = stats
@@ -169,22 +154,35 @@ class _TreeIndex:
                 self.index.add((rel, i), counts)
 
     def build(self, ctx: ContextManager, sha: str) -> None:
+        at_head = sha == ctx.parts.git.head()
         for rel, blob in sorted(ctx.parts.git.files_at(sha).items()):
             if eligible(rel):
-                self._add(ctx, rel, blob, sha)
+                self._add(ctx, rel, blob, sha, at_head)
         self.sha = sha
+        self._save()
 
     def advance(self, ctx: ContextManager, sha: str) -> None:
         """Move to ``sha`` by re-reading only the paths that changed since ``self.sha``."""
         assert self.sha is not None
+        at_head = sha == ctx.parts.git.head()
         for rel in ctx.parts.git.changed(self.sha, sha):
             if not eligible(rel):
                 continue
             self._remove(rel)
             data = ctx.parts.git.blob_at(rel, sha)
             if data is not None:
-                self._add(ctx, rel, blob_version(data), sha)
+                self._add(ctx, rel, blob_version(data), sha, at_head)
         self.sha = sha
+        self._save()
+
+    def _save(self) -> None:
+        """Keep what was read for the next process (a past commit's tree is never kept alone:
+        the store is rewritten only with the keys of the tree a head index holds)."""
+        if self.store is not None and self.live:
+            blobs = self.blobs
+            self.store.save(
+                len(blobs), lambda: {stats_key(is_log(rel), b) for rel, b in blobs.items()}
+            )
 
     def speaker(self, stats: FileStats, i: int) -> str:
         """Who said passage ``i``: its file's speaker (:func:`.passages.speakers_of`) or a
@@ -431,18 +429,19 @@ def _index_for(ctx: ContextManager, sha: str) -> _TreeIndex:
         past = _PAST.get((root, sha))
         if past is not None:
             return past
+        store = store_for(ctx)
         if sha == ctx.parts.git.head():
             if live is None:
-                live = _HEADS[root] = _TreeIndex()
+                live = _HEADS[root] = _TreeIndex(store, live=True)
                 live.build(ctx, sha)
             else:
                 try:
                     live.advance(ctx, sha)
                 except ContextFSError:
-                    live = _HEADS[root] = _TreeIndex()
+                    live = _HEADS[root] = _TreeIndex(store, live=True)
                     live.build(ctx, sha)
             return live
-        idx = _TreeIndex()
+        idx = _TreeIndex(store)
         idx.build(ctx, sha)
         _PAST[(root, sha)] = idx
         if len(_PAST) > 4:

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from contextfs import ContextManager
-from contextfs.scopes import pagein
+from contextfs.scopes import pagein, pagestore
 from contextfs.scopes.rules import DEFAULT_PAGE_SHARE
 from contextfs.scopes.scoped import ScopedContext
 from contextfs.text.tokens import get_counter
@@ -533,7 +533,8 @@ def _ratio(a: float, b: float) -> str:
 def _reset_caches() -> None:
     pagein._HEADS.clear()
     pagein._PAST.clear()
-    pagein._BLOB_CACHE.clear()
+    pagestore._BLOB_CACHE.clear()
+    pagestore._STORES.clear()
     get_counter()._cache.clear()
 
 
