@@ -18,7 +18,8 @@ history), so the store's write gate scans text *before* anything is written or c
 Detection has three sources, one pipeline (:mod:`contextfs.gate.secrets_detectors`, imported on
 the first scan only): a maintained vendor rule set (Kingfisher's bundled catalogue,
 :mod:`contextfs.gate.secrets_rules`), detect-secrets' plugins and keyword detector (read with the
-document's structure, :mod:`contextfs.gate.secrets_syntax`), and values assigned to
+document's structure, :mod:`contextfs.gate.secrets_syntax`) with the token formats they lack
+(:mod:`contextfs.gate.secrets_formats`), and values assigned to
 credential-like names judged by their shape (:mod:`contextfs.gate.secrets_values`). Every
 candidate passes the same judgments: placeholders and documented example keys, filler, and
 private key blocks without a body are not secrets.
@@ -64,26 +65,39 @@ KINDS = (
     "AWS access key",
     "Anthropic API key",
     "Artifactory credential",
+    "Azure DevOps token",
     "Azure storage key",
     "Cloudant credential",
     "Discord bot token",
+    "Doppler token",
     "GitHub token",
     "GitLab token",
     "Google API key",
+    "Google OAuth token",
     "Hugging Face token",
     "IBM COS HMAC credential",
     "IBM Cloud IAM key",
     "JSON web token",
     "Mailchimp API key",
+    "Microsoft Teams webhook",
+    "New Relic key",
+    "NuGet API key",
     "OpenAI API key",
+    "Postmark token",
     "PyPI token",
+    "Salesforce access token",
     "SendGrid API key",
     "Slack token",
     "SoftLayer credential",
+    "Sourcegraph token",
     "Square OAuth secret",
+    "Square access token",
     "Stripe key",
     "Telegram bot token",
     "Twilio API key",
+    "Twitch stream key",
+    "Vault token",
+    "Vault unseal key",
     "npm token",
     "password in URL",
     "password or secret assignment",

@@ -1,7 +1,8 @@
 """The detectors behind :mod:`contextfs.gate.secrets`: which run, how, and what filters them.
 
-Three sources feed one list of candidates: detect-secrets' plugins (below), the vendor rule
-set (:mod:`contextfs.gate.secrets_rules`) and values assigned to credential-like names
+Three sources feed one list of candidates: detect-secrets' plugins (below, with the formats
+they lack from :mod:`contextfs.gate.secrets_formats`), the vendor rule set
+(:mod:`contextfs.gate.secrets_rules`) and values assigned to credential-like names
 (:mod:`contextfs.gate.secrets_values`); every candidate then passes the same judgments
 (placeholders, filler, keyless private key blocks, detect-secrets' heuristic filters).
 
@@ -68,6 +69,7 @@ from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
+from . import secrets_formats as formats
 from . import secrets_rules
 from .secrets_syntax import Syntax, SyntaxMap
 from .secrets_text import ScannedText
@@ -78,62 +80,29 @@ __all__ = ["ASSIGNED_KIND", "Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
 
 # -- formats detect-secrets 1.5 does not know -------------------------------------------
 # Each is a detect-secrets plugin (a RegexBasedDetector subclass, its documented extension
-# point). Boundaries keep a token from matching inside a longer identifier.
-_B = r"(?<![A-Za-z0-9_-])"
-_E = r"(?![A-Za-z0-9_-])"
+# point) around the patterns of :mod:`contextfs.gate.secrets_formats`, where each format's
+# documented shape is given.
 
 
-def _plugin(name: str, *patterns: str | re.Pattern[str], flags: int = 0) -> RegexBasedDetector:
-    """An instance of a new RegexBasedDetector subclass named ``name`` (a compiled pattern is
-    used as it is, with its own flags)."""
-    denylist = tuple(p if isinstance(p, re.Pattern) else re.compile(p, flags) for p in patterns)
-    return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": denylist})()
+def _plugin(name: str, patterns: tuple[re.Pattern[str], ...]) -> RegexBasedDetector:
+    """An instance of a new RegexBasedDetector subclass named ``name``."""
+    return type(name, (RegexBasedDetector,), {"secret_type": name, "denylist": patterns})()
 
 
-# OpenAI project, service-account and admin keys: detect-secrets knows only the legacy
-# `sk-...T3BlbkFJ...` shape, which newer keys do not always carry.
-_OPENAI = _plugin("OpenAIKeyDetector", _B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E)
-_ANTHROPIC = _plugin(
-    "AnthropicKeyDetector", _B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E
-)
-# detect-secrets knows GitHub's `gh?_` tokens, not fine-grained personal access tokens.
-_GITHUB_PAT = _plugin(
-    "GitHubFineGrainedTokenDetector", _B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E
-)
-_GOOGLE = _plugin("GoogleApiKeyDetector", _B + r"AIza[0-9A-Za-z_-]{35}" + _E)
-_HUGGING_FACE = _plugin("HuggingFaceTokenDetector", _B + r"hf_[A-Za-z0-9]{34}" + _E)
-# detect-secrets finds npm tokens only in `.npmrc` syntax.
-_NPM = _plugin("NpmAccessTokenDetector", _B + r"npm_[A-Za-z0-9]{36}" + _E)
-# detect-secrets knows the `xox?-` family, not app-level tokens.
-_SLACK_APP = _plugin(
-    "SlackAppTokenDetector", _B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E
-)
-# `AWS_SECRET_ACCESS_KEY=...` unquoted (.env, shell, INI credentials files): detect-secrets'
-# AWS pattern for secret keys requires quotes.
-_AWS_SECRET = _plugin(
-    "AwsSecretAssignmentDetector",
-    r"aws_?secret_?(?:access_?)?key\\?[\"']?\s*(?:=|:|:=)\s*\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
-    flags=re.IGNORECASE,
-)
-# `scheme://user:password@host` where the password holds RFC 3986 sub-delimiters
-# (`! $ & ' ( ) * + , ; =`), which userinfo allows unencoded and detect-secrets' basic auth
-# pattern leaves out; `{` and `}` stay out so templates are not flagged.
-_URL_PASSWORD = _plugin("UrlPasswordDetector", r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
-# AWS key ids as tokens of their own: detect-secrets' pattern has no boundaries, so it fires
-# inside long upper-case words (``...PARAMETERSAKIA...``); its second pattern (secret keys
-# quoted near "aws") is kept as it is.
-_AWS_KEY_ID = _plugin(
-    "AwsKeyIdDetector",
-    r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])",
-)
-_AWS_NEAR_KEYWORD = _plugin("AwsSecretNearKeywordDetector", *AWSKeyDetector.denylist[1:])
-# Stripe test-mode keys: detect-secrets knows live keys only, and a test key still opens the
-# account's test data and settings.
-_STRIPE_TEST = _plugin("StripeTestKeyDetector", _B + r"(?:r|s)k_test_[0-9a-zA-Z]{24,99}" + _E)
-# Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
-_EXTRA_PRIVATE_KEY = _plugin(
-    "ExtraPrivateKeyDetector", r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3"
-)
+_OPENAI = _plugin("OpenAIKeyDetector", formats.OPENAI)
+_ANTHROPIC = _plugin("AnthropicKeyDetector", formats.ANTHROPIC)
+_GITHUB_PAT = _plugin("GitHubFineGrainedTokenDetector", formats.GITHUB_PAT)
+_GOOGLE = _plugin("GoogleApiKeyDetector", formats.GOOGLE)
+_HUGGING_FACE = _plugin("HuggingFaceTokenDetector", formats.HUGGING_FACE)
+_NPM = _plugin("NpmAccessTokenDetector", formats.NPM)
+_SLACK_APP = _plugin("SlackAppTokenDetector", formats.SLACK_APP)
+_AWS_SECRET = _plugin("AwsSecretAssignmentDetector", formats.AWS_SECRET)
+_URL_PASSWORD = _plugin("UrlPasswordDetector", formats.URL_PASSWORD)
+_AWS_KEY_ID = _plugin("AwsKeyIdDetector", formats.AWS_KEY_ID)
+# detect-secrets' second AWS pattern (secret keys quoted near "aws") is kept as it is.
+_AWS_NEAR_KEYWORD = _plugin("AwsSecretNearKeywordDetector", tuple(AWSKeyDetector.denylist[1:]))
+_STRIPE_TEST = _plugin("StripeTestKeyDetector", formats.STRIPE_TEST)
+_EXTRA_PRIVATE_KEY = _plugin("ExtraPrivateKeyDetector", formats.EXTRA_PRIVATE_KEY)
 
 
 # -- the detector table ---------------------------------------------------------------
@@ -157,6 +126,8 @@ class Detector:
 
     ``windowed`` detectors backtrack on long lines; they see a long line as windows around
     their needles.
+
+    ``uuid``: the format holds a UUID (:class:`contextfs.gate.secrets_formats.Format`).
     """
 
     kind: str
@@ -166,6 +137,7 @@ class Detector:
     folded: bool = False
     guess: bool = False
     windowed: bool = False
+    uuid: bool = False
 
 
 _PRIVATE_KEY = "private key"
@@ -246,6 +218,16 @@ DETECTORS: tuple[Detector, ...] = (
     Detector(
         "SoftLayer credential", SoftlayerDetector(), gate=_ASSIGNED_VALUE, folded=True, guess=True
     ),
+    *(
+        Detector(
+            token.kind,
+            _plugin(token.kind.title().replace(" ", "") + "Detector", token.patterns),
+            needles=token.needles,
+            folded=token.folded,
+            uuid=token.uuid,
+        )
+        for token in formats.TOKENS
+    ),
 )
 
 _KEYWORD = KeywordDetector()
@@ -312,13 +294,16 @@ def _glued(value: str, line: str) -> bool:
     return True
 
 
-def _filtered(value: str, line: str, plugin: BasePlugin | None, guess: bool) -> bool:
-    """detect-secrets' heuristic filters, called directly (they are plain functions)."""
+def _filtered(
+    value: str, line: str, plugin: BasePlugin | None, guess: bool, uuid: bool = False
+) -> bool:
+    """detect-secrets' heuristic filters, called directly (they are plain functions);
+    ``uuid``: the format holds a UUID, so holding one says nothing."""
     if not guess and _glued(value, line):
         return True
     if (
         heuristic.is_sequential_string(value)
-        or heuristic.is_potential_uuid(value)
+        or (not uuid and heuristic.is_potential_uuid(value))
         or heuristic.is_templated_secret(value)
         or heuristic.is_prefixed_with_dollar_sign(value)
         or heuristic.is_not_alphanumeric_string(value)
@@ -423,9 +408,9 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             line = doc.line(index)
             for segment in _segments(line, offsets) if detector.windowed else [line]:
                 for value, material in set(_matches(detector.plugin, segment)):
-                    if _filtered(value, segment, detector.plugin, detector.guess) or is_allowed(
-                        index
-                    ):
+                    if _filtered(
+                        value, segment, detector.plugin, detector.guess, detector.uuid
+                    ) or is_allowed(index):
                         continue
                     if detector.kind == _PRIVATE_KEY:
                         material = private_key_block(doc.all_lines(), index)

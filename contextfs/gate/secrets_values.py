@@ -45,6 +45,7 @@ DOCUMENTED_EXAMPLES = frozenset(
         "AKIAI44QH8DHBEXAMPLE",
         "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
         "ASIAIOSFODNN7EXAMPLE",
+        "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw",  # Telegram's Bot API documentation
         # jwt.io's sample token
         "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
         "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",

@@ -58,11 +58,18 @@ DEFAULT_LOCOMO = REPO / ".." / "shared" / "data" / "locomo"
 Texts = list[tuple[str, str]]  # (text, path)
 
 _WORKER = r"""
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
 import contextfs
 assert contextfs.__file__.startswith(sys.argv[1]), contextfs.__file__
-from contextfs.gate.secrets import scan
+# Trees from before the package was split into folders by concern keep the scanner at the
+# top; asking for contextfs.gate there would reach the installed (editable) tree instead.
+if os.path.isdir(os.path.join(sys.argv[1], "contextfs", "gate")):
+    from contextfs.gate import secrets
+else:
+    from contextfs import secrets
+assert secrets.__file__.startswith(sys.argv[1]), secrets.__file__
+scan = secrets.scan
 for line in sys.stdin:
     text, path = json.loads(line)
     if text == "\0timing":
