@@ -349,7 +349,10 @@ def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
     ContextManager(root, index=False).close()
     code = (
-        "import sys; from contextfs.cli.watch import watch; "
+        # Ctrl-C as a terminal delivers it, even when the suite runs as a background job of a
+        # shell (which starts it, and so every child, with SIGINT ignored).
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from contextfs.cli.watch import watch; "
         "watch.main(['--debounce', '0.2'], obj={'root': sys.argv[1]}, standalone_mode=True)"
     )
     proc = subprocess.Popen(

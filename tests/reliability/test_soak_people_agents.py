@@ -141,7 +141,9 @@ def _run(tmp_path: Path, seed: int) -> dict[str, object]:
         "-X",
         "faulthandler",  # a watcher that does not stop is aborted with every thread's stack
         "-c",
-        "import sys; from contextfs.cli import main; main(sys.argv[1:])",
+        # SIGINT as a terminal delivers it, even under a shell's background job (ignored there)
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from contextfs.cli import main; main(sys.argv[1:])",
         "--root",
         str(root),
         "watch",
