@@ -270,11 +270,19 @@ def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
     )
 
 
-def _label(first: Chunk, last: Chunk) -> str:
+#: The day a turn's note opens with ("2023-05-08 14:03 · Caroline").
+_NOTE_DAY = re.compile(r"(\d{4}-\d{2}-\d{2}) ")
+
+
+def _label(first: Chunk, last: Chunk, day: str = "") -> str:
+    """``[line 3 · 2023-05-08 13:56 · Caroline]``; a turn of ``day`` (the day the label above
+    it showed) leaves the day out: ``[line 4 · 13:57 · Melanie]``."""
     where = (
         f"lines {first.first}-{last.last}" if last.last != first.first else f"line {first.first}"
     )
     extra = first.note or (first.heading if first.heading and not is_heading(first) else "")
+    if day and first.note.startswith(f"{day} "):
+        extra = extra[len(day) + 1 :]
     return f"[{where}{f' · {extra}' if extra else ''}]"
 
 
@@ -299,6 +307,7 @@ def blocks(
     """
     order = sorted(set(picked))
     out: list[str] = []
+    day = ""  # the day the last turn's label showed: the turns after it on that day omit it
     i = 0
     while i < len(order):
         j = i
@@ -318,6 +327,9 @@ def blocks(
         body = "".join(parts)
         if fence is not None:
             body = fence(body, group[0].trust)
-        out.append(f"{_label(group[0], group[-1])}\n{body}")
+        out.append(f"{_label(group[0], group[-1], day)}\n{body}")
+        if group[0].note:
+            shown = _NOTE_DAY.match(group[0].note)
+            day = shown.group(1) if shown else ""
         i = j + 1
     return out
