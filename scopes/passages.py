@@ -274,15 +274,20 @@ def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
 _NOTE_DAY = re.compile(r"(\d{4}-\d{2}-\d{2}) ")
 
 
-def _label(first: Chunk, last: Chunk, day: str = "") -> str:
-    """``[line 3 · 2023-05-08 13:56 · Caroline]``; a turn of ``day`` (the day the label above
-    it showed) leaves the day out: ``[line 4 · 13:57 · Melanie]``."""
+def _label(first: Chunk, last: Chunk, above: Chunk | None = None) -> str:
+    """``[lines 5-7 · Setup]``, ``[line 3 · 2023-05-08 13:56 · Caroline]``. A label leaves out
+    what the label ``above`` it in the same section already said: the same heading, or a
+    turn's day (``[line 4 · 13:57 · Melanie]``)."""
     where = (
         f"lines {first.first}-{last.last}" if last.last != first.first else f"line {first.first}"
     )
     extra = first.note or (first.heading if first.heading and not is_heading(first) else "")
-    if day and first.note.startswith(f"{day} "):
-        extra = extra[len(day) + 1 :]
+    if above is not None and first.note:
+        day = _NOTE_DAY.match(above.note)
+        if day and first.note.startswith(day.group(0)):
+            extra = extra[len(day.group(0)) :]
+    elif above is not None and not above.note and extra == above.heading:
+        extra = ""
     return f"[{where}{f' · {extra}' if extra else ''}]"
 
 
@@ -307,7 +312,7 @@ def blocks(
     """
     order = sorted(set(picked))
     out: list[str] = []
-    day = ""  # the day the last turn's label showed: the turns after it on that day omit it
+    above: Chunk | None = None  # the chunk the previous label was made for
     i = 0
     while i < len(order):
         j = i
@@ -327,9 +332,7 @@ def blocks(
         body = "".join(parts)
         if fence is not None:
             body = fence(body, group[0].trust)
-        out.append(f"{_label(group[0], group[-1], day)}\n{body}")
-        if group[0].note:
-            shown = _NOTE_DAY.match(group[0].note)
-            day = shown.group(1) if shown else ""
+        out.append(f"{_label(group[0], group[-1], above)}\n{body}")
+        above = group[0]
         i = j + 1
     return out

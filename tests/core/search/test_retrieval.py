@@ -12,6 +12,7 @@ import pytest
 
 from contextfs import ContextManager, ScopedContext, SearchIndexError
 from contextfs.scopes.memory import Memory
+from contextfs.scopes.passages import blocks, chunks_of
 from contextfs.text.tokens import count_tokens
 
 
@@ -252,6 +253,23 @@ def test_a_turn_label_leaves_out_the_day_the_label_above_it_showed(root: Context
         "[line 3 · 2023-05-09 09:00 · Caroline]\nPottery class moved to ten.\n"
         "[line 4 · 09:01 · Melanie]\nThen pottery at ten it is."
     ) in view.text
+
+
+def test_a_label_leaves_out_the_heading_the_label_above_it_showed() -> None:
+    body = (
+        "# Runbook\n\n## Storage\n\nThe volume is encrypted.\n\nSnapshots run nightly.\n\n"
+        "Restores take an hour.\n\n## Network\n\nThe VPC peers with billing.\n"
+    )
+    chunks = chunks_of(body)
+    assert blocks(chunks, [2, 4, 6]) == [
+        "[line 5 · Storage]\nThe volume is encrypted.",
+        "[…]",
+        "[line 9]\nRestores take an hour.",  # still under "Storage", said just above
+        "[…]",
+        "[line 13 · Network]\nThe VPC peers with billing.",
+    ]
+    # A heading shown as text says it too.
+    assert blocks(chunks, [1, 2])[1] == "[line 5]\nThe volume is encrypted."
 
 
 def test_make_message_takes_a_time_and_a_speaker(root: ContextManager) -> None:
