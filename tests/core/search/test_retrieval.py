@@ -12,6 +12,7 @@ import pytest
 
 from contextfs import ContextManager, ScopedContext, SearchIndexError
 from contextfs.scopes.memory import Memory
+from contextfs.scopes.passages import blocks, chunks_of
 from contextfs.text.tokens import count_tokens
 
 
@@ -229,6 +230,46 @@ def test_conversation_turns_are_paged_into_a_view_with_date_and_speaker(
     recalled = mem.conversation_search("support group", speakers=["Caroline"])
     assert recalled[0].text == "I went to a LGBTQ support group yesterday."
     assert recalled[0].speaker == "Caroline" and recalled[0].updated.startswith("2023-05-08")
+
+
+def test_a_turn_label_leaves_out_the_day_the_label_above_it_showed(root: ContextManager) -> None:
+    # Each message's label costs tokens a view could spend on messages: within a section the
+    # day is shown when it changes, not repeated for every turn of that day.
+    mem = Memory(root)
+    said = [
+        ("Caroline", "The pottery class starts at nine.", "2023-05-08T13:56:00Z"),
+        ("Melanie", "Pottery at nine suits me.", "2023-05-08T13:57:00Z"),
+        ("Caroline", "Pottery class moved to ten.", "2023-05-09T09:00:00Z"),
+        ("Melanie", "Then pottery at ten it is.", "2023-05-09T09:01:00Z"),
+    ]
+    mem.import_transcript(
+        [{"speaker": who, "text": text, "time": when} for who, text, when in said],
+        session="s-pottery",
+    )
+    view = ScopedContext(root).assemble("project", budget=500, query="pottery class")
+    assert (
+        "[line 1 · 2023-05-08 13:56 · Caroline]\nThe pottery class starts at nine.\n"
+        "[line 2 · 13:57 · Melanie]\nPottery at nine suits me.\n"
+        "[line 3 · 2023-05-09 09:00 · Caroline]\nPottery class moved to ten.\n"
+        "[line 4 · 09:01 · Melanie]\nThen pottery at ten it is."
+    ) in view.text
+
+
+def test_a_label_leaves_out_the_heading_the_label_above_it_showed() -> None:
+    body = (
+        "# Runbook\n\n## Storage\n\nThe volume is encrypted.\n\nSnapshots run nightly.\n\n"
+        "Restores take an hour.\n\n## Network\n\nThe VPC peers with billing.\n"
+    )
+    chunks = chunks_of(body)
+    assert blocks(chunks, [2, 4, 6]) == [
+        "[line 5 · Storage]\nThe volume is encrypted.",
+        "[…]",
+        "[line 9]\nRestores take an hour.",  # still under "Storage", said just above
+        "[…]",
+        "[line 13 · Network]\nThe VPC peers with billing.",
+    ]
+    # A heading shown as text says it too.
+    assert blocks(chunks, [1, 2])[1] == "[line 5]\nThe volume is encrypted."
 
 
 def test_make_message_takes_a_time_and_a_speaker(root: ContextManager) -> None:
