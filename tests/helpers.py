@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,6 +37,24 @@ def commit_as_person(root: Path, message: str) -> str:
     """``git commit`` of what is staged in ``root``, as a person (``dev``) using plain git."""
     return git(
         root, "-c", "user.name=dev", "-c", "user.email=dev@x.invalid", "commit", "-qm", message
+    )
+
+
+def start_watch(root: Path, debounce: float) -> subprocess.Popen[str]:
+    """``contextfs watch`` on ``root`` in a process of its own, output piped, that stops on
+    Ctrl-C (``send_signal(SIGINT)``) as it would in a terminal: a shell that starts the suite
+    as a background job starts it, and so every child, with SIGINT ignored."""
+    code = (
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from contextfs.cli.watch import watch; "
+        "watch.main(['--debounce', sys.argv[2]], obj={'root': sys.argv[1]}, standalone_mode=True)"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, str(root), str(debounce)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
 
 

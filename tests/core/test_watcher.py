@@ -9,15 +9,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from helpers import commit_count, git
+from helpers import commit_count, git, start_watch
 
 from contextfs import ConfigError, ContextManager
 from contextfs.cli import cli
@@ -348,20 +346,7 @@ def test_watch_once_reports_errors_in_one_line(tmp_path: Path) -> None:
 def test_watch_command_runs_until_interrupted(tmp_path: Path) -> None:
     root = tmp_path / "ctx"
     ContextManager(root, index=False).close()
-    code = (
-        # Ctrl-C as a terminal delivers it, even when the suite runs as a background job of a
-        # shell (which starts it, and so every child, with SIGINT ignored).
-        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-        "from contextfs.cli.watch import watch; "
-        "watch.main(['--debounce', '0.2'], obj={'root': sys.argv[1]}, standalone_mode=True)"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = start_watch(root, 0.2)
     try:
         assert "watching" in proc.stdout.readline()
         (root / "task").mkdir()

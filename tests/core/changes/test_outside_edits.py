@@ -10,14 +10,14 @@ configured outside author), and the agent's change is a second commit on top of 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import assert_clean, git
+from helpers import assert_clean, git, start_watch
 
 from contextfs import ConflictError, ContextManager, VersioningError, faults
 
@@ -265,17 +265,7 @@ def test_an_edit_saved_while_contextfs_watch_runs_is_kept(tmp_path: Path) -> Non
     root = tmp_path / "ctx"
     agent = ContextManager(root, actor="agent:planner", index=False)
     agent.write("memory/facts.md", "- Database: PostgreSQL 16\n", {"title": "Facts"})
-    code = (
-        "import sys; from contextfs.cli.watch import watch; "
-        "watch.main(['--debounce', '0.5'], obj={'root': sys.argv[1]}, standalone_mode=True)"
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(root)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    proc = start_watch(root, 0.5)
     try:
         assert proc.stdout is not None and proc.stdout.readline().startswith("watching")
         save(root, "memory/facts.md", PERSON)
@@ -283,7 +273,7 @@ def test_an_edit_saved_while_contextfs_watch_runs_is_kept(tmp_path: Path) -> Non
         agent.write("memory/facts.md", "- Database: PostgreSQL 17\n")
         time.sleep(1.5)  # let the watcher's debounce expire (ordering, not a timed assertion)
     finally:
-        proc.send_signal(2)
+        proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=30)
     person_version_is_committed(root, "memory/facts.md", PERSON)
     assert agent.read("memory/facts.md") == "- Database: PostgreSQL 17\n"
