@@ -18,7 +18,8 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    score per module and exits non-zero when a module is under the goal or a survivor is
    neither killed nor explained.
 
-Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--report-only | --survivors]``;
+Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--nice 10]
+[--report-only | --survivors]``;
 a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
 ``--survivors`` tests again only the mutants the last run of a group let through (after
 tests were added) or never reached (a stopped run), keeping the last run's other verdicts.
@@ -108,7 +109,9 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
             REPO / folder, where / name.replace(".", "/"), ignore=skip, dirs_exist_ok=True
         )
     shutil.copytree(REPO / "tests", where / "tests", ignore=skip)
-    shutil.copytree(REPO / "sample-context", where / "sample-context")
+    # Read by tests: the sample root, and the docs a few tests hold to what the code does.
+    for extra in ("sample-context", "docs"):
+        shutil.copytree(REPO / extra, where / extra, ignore=skip)
     meta = tomllib.loads((REPO / "pyproject.toml").read_text())
     pytest_ini = dict(meta["tool"]["pytest"]["ini_options"])
     settings = {
@@ -117,7 +120,7 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
         "do_not_mutate_patterns": MESSAGE_LINES,
         "pytest_add_cli_args_test_selection": [t for t in tests if (REPO / t).exists()],
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "no:xdist"],
-        "also_copy": ["sample-context/"],
+        "also_copy": ["sample-context/", "docs/"],
         "use_git_change_detection": False,
         "track_dependencies": False,
     }
@@ -126,14 +129,15 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
     )
 
 
-def run_mutmut(where: Path, jobs: int, names: list[str] | None = None) -> int:
+def run_mutmut(where: Path, jobs: int, niceness: int, names: list[str] | None = None) -> int:
     # Children the tests spawn import the mutated copy too. The folder must exist before
     # mutmut starts: Python caches a missing sys.path entry as "nothing here" for good.
     (where / "mutants").mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=str(where / "mutants"))
     mutmut = Path(sys.executable).with_name("mutmut")
-    # The lowest priority: a run takes an hour or more on a machine others share.
-    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs), *(names or [])]
+    # A lower priority: a run takes an hour or more on a machine others share.
+    cmd = ["nice", "-n", str(niceness), str(mutmut), "run", "--max-children", str(jobs)]
+    cmd += names or []
     with open(where / "mutmut.log", "w") as out:  # its progress line is redrawn: a file, not a tty
         return subprocess.run(
             cmd, cwd=where, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
@@ -288,6 +292,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, default=1, help="mutants tested at once (default 1: one core)"
     )
+    parser.add_argument(
+        "--nice", type=int, default=10, help="niceness of the run (default 10; 19 yields to all)"
+    )
     parser.add_argument("--report-only", action="store_true", help="read the last run's results")
     parser.add_argument(
         "--survivors",
@@ -321,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stage(where, group, groups[name]["tests"])
         print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
-        code = run_mutmut(where, args.jobs, names)
+        code = run_mutmut(where, args.jobs, args.nice, names)
         keep_results(where, previous)
         if code != 0:
             print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
