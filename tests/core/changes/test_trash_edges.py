@@ -4,6 +4,7 @@ largest), entries that cannot be read or dated, and a folder brought back whole.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -14,7 +15,7 @@ from helpers import assert_clean, commit_as_person, git
 import contextfs
 from contextfs import ContextManager
 from contextfs.changes import trash
-from contextfs.errors import InvalidArgumentError, NotFoundError
+from contextfs.errors import InvalidArgumentError, InvalidPathError, NotFoundError
 from contextfs.fixes import Fix
 
 START = datetime(2026, 3, 1, 12, 0, 0, tzinfo=timezone.utc)
@@ -113,7 +114,7 @@ def test_a_folder_comes_back_whole_and_committed(ctx: ContextManager) -> None:
     ctx.write("dir/a.md", "a\n")
     ctx.write("dir/sub/b.md", "b\n")
     entry = ctx.delete("dir")
-    assert entry.is_dir and ctx.list() == []
+    assert entry.is_dir and ctx.list() == [] and ctx.trash() == [entry]
     assert ctx.restore("dir", to="back") == "back"
     assert ctx.list() == ["back/a.md", "back/sub/b.md"]
     assert sorted(git(ctx.root, "ls-files", "back", ".trash").split()) == [
@@ -122,3 +123,38 @@ def test_a_folder_comes_back_whole_and_committed(ctx: ContextManager) -> None:
     ]
     assert ctx.trash() == []
     assert_clean(ctx.root)
+
+
+def test_an_entry_file_is_indented_utf8_json_dated_in_utc_and_read_back_alike(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The machine's own time zone never shows in an entry: its id and date are UTC.
+    monkeypatch.setattr(contextfs.clock, "now", lambda: START)
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        ctx.write("café.md", "au lait\n")
+        with ctx.provenance(actor="agent:barista", session="s-7"):
+            entry = ctx.delete("café.md")
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    assert entry.id.startswith("20260301T120000000000Z-")
+    expected = {
+        "id": entry.id,
+        "original_path": "café.md",
+        "deleted_at": "2026-03-01T12:00:00Z",
+        "actor": "agent:barista",
+        "session": "s-7",
+        "is_dir": False,
+    }
+    written = (ctx.root / entry.meta_path).read_bytes()
+    assert written == (json.dumps(expected, indent=2, ensure_ascii=False) + "\n").encode()
+    assert '"café.md"' in written.decode("utf-8")
+    assert ctx.trash() == [entry]
+
+
+def test_a_managed_file_cannot_be_deleted(ctx: ContextManager) -> None:
+    with pytest.raises(InvalidPathError, match="managed by contextfs"):
+        ctx.delete(".gitignore")
+    assert (ctx.root / ".gitignore").exists() and ctx.trash() == []
