@@ -11,7 +11,7 @@ import pytest
 from helpers import assert_clean, commit_as_person, git
 
 from contextfs import ContextManager
-from contextfs.errors import ContentError, InvalidPathError
+from contextfs.errors import ContentError, InvalidArgumentError, InvalidPathError
 
 
 @pytest.fixture
@@ -96,3 +96,29 @@ def test_a_revert_refuses_managed_files_and_has_nothing_to_do_for_a_file_never_m
     assert ctx.revert("never.md", first) is None
     assert ctx.history(limit=1)[0].commit == head
     assert_clean(ctx.root)
+
+
+def test_a_files_history_follows_its_moves_and_a_folders_never_does(ctx: ContextManager) -> None:
+    ctx.write("draft.txt", "d\n")
+    ctx.move("draft.txt", "notes")
+    moved = ["move: draft.txt -> notes", "write: draft.txt"]
+    assert [h.message for h in ctx.history("notes")] == moved
+    # Now a folder of that name: only what happened to that path, never the old draft.
+    ctx.delete("notes")
+    ctx.write("notes/a.md", "a\n")
+    assert [h.message for h in ctx.history("notes")] == [
+        "write: notes/a.md",
+        "delete: notes",
+        "move: draft.txt -> notes",
+    ]
+
+
+def test_history_limits_run_from_zero_for_all_to_ten_thousand(ctx: ContextManager) -> None:
+    ctx.write("a.md", "a\n")
+    ctx.write("a.md", "b\n")
+    total = int(git(ctx.root, "rev-list", "--count", "HEAD"))
+    assert len(ctx.history(limit=0)) == len(ctx.history(limit=10_000)) == total >= 3
+    assert len(ctx.history(limit=1)) == 1
+    for bad in (True, -1, 10_001, "5", 2.0):
+        with pytest.raises(InvalidArgumentError, match="^limit must be"):
+            ctx.history(limit=bad)  # type: ignore[arg-type]

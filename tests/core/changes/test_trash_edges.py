@@ -80,20 +80,25 @@ def made_elsewhere(
 
 def test_entries_from_elsewhere_are_read_only_when_they_are_sound(ctx: ContextManager) -> None:
     base = {"original_path": "h.md", "deleted_at": "2026-01-01T00:00:00Z", "actor": "dev"}
-    ids = [f"2026010{n}T000000Z-abcdef" for n in range(1, 8)]
+    ids = [f"2026010{n}T000000Z-abcdef" for n in range(1, 9)]
     made_elsewhere(ctx, ids[0], {**base, "session": "night-run"})  # no id: the folder's
     made_elsewhere(ctx, ids[1], {**base, "id": ids[1]}, pad=64 * 1024)  # the largest read
     made_elsewhere(ctx, ids[2], {**base, "id": ids[2]}, pad=64 * 1024 + 1)
     made_elsewhere(ctx, ids[3], {**base, "id": ids[0]})  # another entry's id
     made_elsewhere(ctx, ids[4], {**base, "original_path": ".contextfs/config.toml"})
     made_elsewhere(ctx, ids[5], {**base, "original_path": ".trash/x/files/h.md"})
-    made_elsewhere(ctx, ids[6], {**base, "id": ids[6], "session": None})
+    made_elsewhere(ctx, ids[6], {**base, "id": ids[6], "session": None, "actor": "a" * 100})
+    # No actor; fields longer than an entry keeps; a folder.
+    long = {"deleted_at": "D" * 100, "session": "s" * 200, "is_dir": True}
+    made_elsewhere(ctx, ids[7], {"original_path": "h.md", **long})
     entries = ctx.trash()
-    assert [(e.id, e.session) for e in entries] == [
-        (ids[0], "night-run"),
-        (ids[1], None),
-        (ids[6], None),
+    assert [(e.id, e.session, e.actor, e.is_dir) for e in entries] == [
+        (ids[0], "night-run", "dev", False),
+        (ids[1], None, "dev", False),
+        (ids[6], None, "a" * 80, False),
+        (ids[7], "s" * 128, "unknown", True),
     ]
+    assert entries[-1].deleted_at == "D" * 64
     assert (ctx.root / ".trash" / ids[1] / "entry.json").stat().st_size == 64 * 1024
     for damaged in ids[2:6]:
         with pytest.raises(NotFoundError, match="does not exist or is damaged"):
@@ -154,7 +159,27 @@ def test_an_entry_file_is_indented_utf8_json_dated_in_utc_and_read_back_alike(
     assert ctx.trash() == [entry]
 
 
-def test_a_managed_file_cannot_be_deleted(ctx: ContextManager) -> None:
+def test_a_managed_file_is_never_deleted_nor_restored_over(ctx: ContextManager) -> None:
     with pytest.raises(InvalidPathError, match="managed by contextfs"):
         ctx.delete(".gitignore")
     assert (ctx.root / ".gitignore").exists() and ctx.trash() == []
+    ctx.write("x.md", "x\n")
+    ctx.delete("x.md")
+    with pytest.raises(InvalidPathError, match="managed by contextfs"):
+        ctx.restore("x.md", to="notes/.gitignore")
+    assert [e.original_path for e in ctx.trash()] == ["x.md"]
+
+
+def test_a_new_entry_comes_after_one_made_elsewhere_in_the_older_id_form(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Ids to the second (no microseconds), dated after this machine's clock: the next
+    # deletion is dated one microsecond after the latest of them.
+    for entry_id in ("20260301T115959Z-abcdef", "20260301T120059Z-abcdef"):
+        meta = {"id": entry_id, "original_path": "h.md", "deleted_at": "2026-03-01T12:00:59Z"}
+        made_elsewhere(ctx, entry_id, meta)
+    monkeypatch.setattr(contextfs.clock, "now", lambda: START)
+    ctx.write("y.md", "y\n")
+    entry = ctx.delete("y.md")
+    assert entry.id.startswith("20260301T120059000001Z-")
+    assert len(ctx.trash()) == 3
