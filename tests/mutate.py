@@ -235,12 +235,12 @@ def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
     from mutmut.stats import status_by_exit_code
 
     for module in modules:
-        os.chdir(STAGE / module.group)  # mutmut reads its settings and results from here
-        reset_config()
         meta = STAGE / module.group / "mutants" / (module.staged + ".meta")
-        if not meta.exists():
+        if not meta.exists():  # a group never run here
             module.counts["not run"] += 1
             continue
+        os.chdir(STAGE / module.group)  # mutmut reads its settings and results from here
+        reset_config()
         codes = json.loads(meta.read_text())["exit_code_by_key"]
         for mutant, code in sorted(codes.items()):
             status = status_by_exit_code[code]
