@@ -71,6 +71,7 @@ class Module:
     group: str
     counts: Counter[str] = field(default_factory=Counter)
     survivors: list[tuple[str, str]] = field(default_factory=list)  # (mutant, diff)
+    ran: bool = True  # False: no results of its group here
 
     @property
     def name(self) -> str:
@@ -80,7 +81,7 @@ class Module:
         # A timeout counts as a kill: the mutant made a test hang, which a run notices.
         total = sum(self.counts.values()) - self.counts["equivalent"]
         done = self.counts["killed"] + self.counts["timeout"]
-        return done / total if total else 1.0
+        return done / total if total else float(self.ran)
 
 
 def package_dirs() -> dict[str, str]:
@@ -237,7 +238,7 @@ def collect(modules: list[Module], equivalents: list[Equivalent]) -> None:
     for module in modules:
         meta = STAGE / module.group / "mutants" / (module.staged + ".meta")
         if not meta.exists():  # a group never run here
-            module.counts["not run"] += 1
+            module.ran = False
             continue
         os.chdir(STAGE / module.group)  # mutmut reads its settings and results from here
         reset_config()
@@ -281,6 +282,9 @@ def report(modules: list[Module], equivalents: list[Equivalent], goal: float) ->
             f"\nequivalent entry matches no survivor any more: {e.module} {e.function} "
             f"{e.was!r} -> {e.now!r}"
         )
+    never = [m.source for m in modules if not m.ran]
+    if never:
+        lines.append(f"\nnever run here (scored 0): {', '.join(never)}")
     if total["not checked"]:
         lines.append(
             f"\n{total['not checked']} mutants were not checked (a run stopped early): the score "
