@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from contextfs import ContextManager
-from contextfs.errors import ContentError, MemoryLimitError, PoisoningError
+from contextfs.errors import ConflictError, ContentError, MemoryLimitError, PoisoningError
+from contextfs.fixes import Fix
 from contextfs.gate.poisoning import Verdict
 from contextfs.scopes.memory import Memory
 from contextfs.text.tokens import get_counter
@@ -90,6 +91,27 @@ def test_a_limit_of_one_token_is_a_limit(ctx: ContextManager) -> None:
             skipped.path == "memory/core/bad.md"
             and "memory/core/bad.md has limit" in skipped.reason
         )
+
+
+def test_a_block_written_without_a_limit_has_the_configured_one(ctx: ContextManager) -> None:
+    # A block a person wrote by hand, with no limit in its frontmatter.
+    ctx.write("memory/core/human.md", "Priya\n")
+    mem = Memory(ctx, core_limit=8)
+    assert (mem.core("human").limit, mem.core("human").tokens) == (8, get_counter().count("Priya"))
+    block = mem.core_memory_append("human", "likes tea")
+    assert (block.limit, block.text) == (8, "Priya\nlikes tea\n")
+    with pytest.raises(MemoryLimitError, match="over its limit of 8"):
+        mem.core_memory_append("human", "and long walks by the river on Sunday")
+    assert "limit" not in ctx.get("memory/core/human.md").metadata
+
+
+def test_a_replace_that_misses_names_the_block_and_the_file_to_read(ctx: ContextManager) -> None:
+    mem = Memory(ctx)
+    mem.core_memory_append("human", "Priya")
+    with pytest.raises(ConflictError, match="does not occur in core block 'human'") as caught:
+        mem.core_memory_replace("human", "Ravi", "Sam")
+    assert caught.value.fix == Fix("read", "memory/core/human.md")
+    assert ctx.read("memory/core/human.md") == "Priya\n"
 
 
 def test_only_markdown_files_directly_in_the_core_folder_are_blocks(ctx: ContextManager) -> None:

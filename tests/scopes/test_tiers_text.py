@@ -1,0 +1,85 @@
+"""The short tiers of a note, to the character: the one-line abstract (title or first
+heading, then the first sentence), the overview paragraph (leading sentences up to a word
+budget), and clipping at a sentence end when one is near."""
+
+from __future__ import annotations
+
+import pytest
+
+from contextfs.scopes.tiers import CUT_MARK, clip, extract_abstract, extract_overview
+
+BODY = """# Harbour plan
+
+The tide tables arrive on Monday. Crews load at dawn!
+
+```python
+print('not prose. at all')
+```
+
+| a | b |
+- first item
+2) second item
+Is the crane booked? Yes; it is.
+"""
+
+
+def test_the_abstract_is_the_heading_or_title_and_the_first_sentence() -> None:
+    assert extract_abstract(BODY) == "Harbour plan: The tide tables arrive on Monday."
+    assert extract_abstract(BODY, title="Given") == "Given: The tide tables arrive on Monday."
+    # Without a heading, the first sentence alone (the line end the prose adds is dropped).
+    assert extract_abstract("no heading here; just text") == "no heading here; just text"
+    assert extract_abstract("## Only a heading") == "Only a heading"
+    assert extract_abstract("# ## #\n\nbody text") == "body text"  # an empty heading is none
+    assert extract_abstract("```\nfenced. text\n```\nAfter the fence.") == "After the fence."
+    assert extract_abstract("~~~\nfenced. text\n~~~\nAfter the fence.") == "After the fence."
+    assert extract_abstract("# XBOX\n\nCall BOX") == "XBOX: Call BOX"  # letters kept, X too
+    long = " ".join(f"w{n}" for n in range(31))
+    assert extract_abstract(long) == " ".join(f"w{n}" for n in range(30)) + CUT_MARK
+
+
+def test_the_overview_takes_leading_sentences_up_to_its_word_budget() -> None:
+    assert extract_overview(BODY) == (
+        "Harbour plan. The tide tables arrive on Monday. Crews load at dawn! "
+        "first item; second item; Is the crane booked? Yes; it is."
+    )
+    # The heading's words count: 2 + 6 fill a budget of 8 exactly.
+    assert extract_overview(BODY, max_words=8) == "Harbour plan. The tide tables arrive on Monday."
+    # The first sentence is kept even when it alone is over the budget.
+    assert extract_overview(BODY, title="T", max_words=3) == "T. The tide tables arrive on Monday."
+    # 2 + 6 + 4 words would be over a budget of 10: the heading's words count too.
+    short = "# Harbour plan\n\nThe tide tables arrive on Monday. Crews load at dawn.\n"
+    assert (
+        extract_overview(short, max_words=10) == "Harbour plan. The tide tables arrive on Monday."
+    )
+    assert extract_overview("Go. " * 100) == " ".join(["Go."] * 90)
+    # A line with no end of its own gets one for the split, and loses it at the end.
+    lines = "It ends here.\nWow!\nReally?\nSteps:\none;\nCall BOX"
+    assert extract_overview(lines) == "It ends here. Wow! Really? Steps: one; Call BOX"
+    # A first sentence over the budget is clipped at the budget plus ten words.
+    long = " ".join(f"w{n}" for n in range(20)) + "."
+    assert extract_overview(long, max_words=5) == " ".join(f"w{n}" for n in range(15)) + CUT_MARK
+
+
+@pytest.mark.parametrize(
+    ("text", "words", "clipped"),
+    [
+        ("one two three four five six", 3, "one two three" + CUT_MARK),
+        ("one two three", 3, "one two three"),
+        ("a  b\n c", 3, "a b c"),
+        # A sentence end in the second half of what is kept: cut there, unmarked.
+        ("One two three. Four five six", 4, "One two three."),
+        # One in the first half only: keep the words and mark the cut.
+        ("One. Two three four five six", 4, "One. Two three four" + CUT_MARK),
+        ("one, two, three, four", 3, "one, two, three" + CUT_MARK),
+        ("one two BOX three", 3, "one two BOX" + CUT_MARK),
+        # A sentence end as the last word kept, and ends exactly at half of what is kept.
+        ("One two three. Four", 3, "One two three."),
+        ("One. Two three", 2, "One."),
+        ("One. Twoo three", 2, "One."),
+        ("One two. Three four five six", 5, "One two. Three four five" + CUT_MARK),
+    ],
+)
+def test_clip_ends_at_a_near_sentence_end_or_marks_the_cut(
+    text: str, words: int, clipped: str
+) -> None:
+    assert clip(text, words) == clipped
