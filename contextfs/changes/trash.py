@@ -91,6 +91,14 @@ def is_entry_id(text: str) -> bool:
     return bool(_ID.match(text))
 
 
+def _in_time_order(entry_id: str) -> str:
+    """An id as a key that sorts by deletion time: an id in the older form, to the second
+    (``20260301T120000Z-...``), reads as that second's first microsecond; as written it would
+    sort after every newer id of the same second (``Z`` after the digits)."""
+    stamp, _, rest = entry_id.partition("Z-")
+    return (stamp if len(stamp) > 15 else stamp + "000000") + "Z-" + rest
+
+
 def new_entry_id(files: RootFiles | None = None) -> str:
     """Sortable by time, unique even for two deletions within one second.
 
@@ -105,9 +113,8 @@ def new_entry_id(files: RootFiles | None = None) -> str:
         except ContextFSError:
             names = []
         if names:
-            stamp = max(names).split("Z-", 1)[0]
-            fmt = "%Y%m%dT%H%M%S%f" if len(stamp) > 15 else "%Y%m%dT%H%M%S"
-            latest = datetime.strptime(stamp, fmt).replace(tzinfo=timezone.utc)
+            stamp = _in_time_order(max(names, key=_in_time_order)).split("Z-", 1)[0]
+            latest = datetime.strptime(stamp, "%Y%m%dT%H%M%S%f").replace(tzinfo=timezone.utc)
             if moment <= latest:
                 moment = latest + timedelta(microseconds=1)
     return moment.strftime("%Y%m%dT%H%M%S%fZ") + "-" + secrets.token_hex(3)
@@ -146,7 +153,7 @@ def load_entry(files: RootFiles, entry_id: str) -> TrashEntry:
 def list_entries(files: RootFiles) -> list[TrashEntry]:
     """All readable entries, oldest first (damaged ones are left out)."""
     try:
-        names = sorted(files.listdir(TRASH_DIR))
+        names = sorted(files.listdir(TRASH_DIR), key=_in_time_order)
     except ContextFSError:
         return []
     entries = []
@@ -211,7 +218,7 @@ def find(files: RootFiles, key: object, gate: Callable[[object], str]) -> TrashE
         raise NotFoundError(
             f"nothing deleted from {rel} is in the trash", path=rel, fix=Fix("trash")
         )
-    return max(matches, key=lambda e: e.id)  # ids are monotonic per root
+    return max(matches, key=lambda e: _in_time_order(e.id))  # ids are monotonic per root
 
 
 def restore(change: Change, entry: TrashEntry, rel: str) -> None:

@@ -183,3 +183,24 @@ def test_a_new_entry_comes_after_one_made_elsewhere_in_the_older_id_form(
     entry = ctx.delete("y.md")
     assert entry.id.startswith("20260301T120059000001Z-")
     assert len(ctx.trash()) == 3
+
+
+def test_the_latest_deletion_is_found_across_both_id_forms(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An entry made elsewhere in the older id form (to the second) and a newer one made here
+    # within that same second: as text the old id sorts after the new ('Z' > '0'), as times
+    # it is earlier. The latest deletion is the newer, and the next id comes after both.
+    old = "20260301T120000Z-abcdef"
+    meta = {"id": old, "original_path": "h.md", "deleted_at": "2026-03-01T12:00:00Z"}
+    made_elsewhere(ctx, old, meta)
+    monkeypatch.setattr(contextfs.clock, "now", lambda: START + timedelta(milliseconds=500))
+    ctx.write("h.md", "newer\n")
+    newer = ctx.delete("h.md")
+    assert newer.id.startswith("20260301T120000500000Z-")
+    ctx.write("g.md", "g\n")
+    after = ctx.delete("g.md")  # same clock: one microsecond after the latest of both forms
+    assert after.id.startswith("20260301T120000500001Z-")
+    assert [e.id for e in ctx.trash()] == [old, newer.id, after.id]  # oldest first
+    assert ctx.restore("h.md") == "h.md"
+    assert ctx.read("h.md") == "newer\n"
