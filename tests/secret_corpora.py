@@ -10,7 +10,18 @@ examples}]``):
   github.com/mongodb/kingfisher, from before the SDK bundled the Betterleaks catalogue (the
   rules the scanner runs are that catalogue, so these examples were written for other rules).
 
-Neither was used to tune the scanner. ``tests/data/secret_corpus/`` holds a small sample of
+A third corpus is made of tests rather than rules:
+
+* **TruffleHog's detector tests** (Truffle Security, AGPL-3.0): the ``*_test.go`` files of
+  ``pkg/detectors/<detector>/`` in github.com/trufflesecurity/trufflehog, read here (never
+  copied into this repository) by :func:`detector_cases`. Each pattern test is a table of
+  ``{name, input, want}`` entries: the input is text as a credential appears in a file
+  (configuration lines, code, JSON, Jenkins XML), ``want`` the secrets the detector must
+  report. Only the Go that spells strings is evaluated (literals, names bound to them, ``+``
+  and ``fmt.Sprintf`` with ``%s``/``%v``/``%d``/``%q``); an entry built any other way is left
+  out and counted, never guessed.
+
+None was used to tune the scanner. ``tests/data/secret_corpus/`` holds a small sample of
 the first (with its licence); the benchmark reads whole folders from paths given by
 ``CONTEXTFS_NOSEYPARKER_RULES`` and ``CONTEXTFS_KINGFISHER_RULES`` (or options).
 
@@ -26,6 +37,8 @@ What counts where:
 
 from __future__ import annotations
 
+import ast
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -35,8 +48,10 @@ import yaml
 
 __all__ = [
     "ASSIGNED",
+    "DetectorCase",
     "Example",
     "assigned_notes",
+    "detector_cases",
     "evident_placeholder",
     "rule_examples",
     "values_of",
@@ -181,3 +196,211 @@ def assigned_notes(family: str, value: str) -> list[tuple[str, str]]:
     return [
         (name, template.format(i=ident, I=ident.upper(), s=value)) for name, template in ASSIGNED
     ]
+
+
+# -- TruffleHog's detector tests ---------------------------------------------------------------
+
+#: Go tokens the test tables are made of: comments, raw and interpreted strings, runes,
+#: (dotted) names, numbers, and single punctuation characters.
+_GO_TOKEN = re.compile(
+    r"(?P<skip>//[^\n]*|/\*.*?\*/|\s+)"
+    r"|(?P<raw>`[^`]*`)"
+    r'|(?P<str>"(?:[^"\\\n]|\\.)*")'
+    r"|(?P<rune>'(?:[^'\\\n]|\\.)+')"
+    r"|(?P<name>[A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)"
+    r"|(?P<num>[0-9][0-9_.xXa-fA-F]*)"
+    r"|(?P<op>:=|.)",
+    re.DOTALL,
+)
+_VERB = re.compile(r"%[sdvq%]")
+
+
+class _Unresolved(Exception):
+    """The expression is not made of string literals, names bound to them, ``+`` and
+    ``fmt.Sprintf`` with plain verbs: the case is left out rather than guessed."""
+
+
+def _go_tokens(source: str) -> list[tuple[str, str]]:
+    out = []
+    for match in _GO_TOKEN.finditer(source):
+        kind = match.lastgroup or "op"
+        if kind != "skip":
+            out.append((kind, match.group(0)))
+    return out
+
+
+def _go_string(kind: str, text: str) -> str:
+    if kind == "raw":
+        return text[1:-1].replace("\r", "")  # Go drops carriage returns from raw strings
+    # Go's escapes in interpreted strings are a subset of Python's.
+    return str(ast.literal_eval(text))
+
+
+class _GoFile:
+    """String values of one Go file: its ``name = expr`` / ``name := expr`` bindings (a
+    name bound to two different expressions is ambiguous and stays unresolved)."""
+
+    def __init__(self, source: str) -> None:
+        self.tokens = _go_tokens(source)
+        self.bindings: dict[str, int | None] = {}
+        for i in range(len(self.tokens) - 1):
+            kind, text = self.tokens[i]
+            if kind == "name" and self.tokens[i + 1][1] in ("=", ":="):
+                if i and self.tokens[i - 1][1] == ",":
+                    continue  # multiple assignment: a, b := f()
+                start = i + 2
+                known = self.bindings.get(text, start)
+                same = known is not None and self._span(known) == self._span(start)
+                self.bindings[text] = start if same else None
+
+    def _span(self, start: int) -> tuple[tuple[str, str], ...]:
+        return tuple(self.tokens[start : start + 12])
+
+    def expr(self, i: int, depth: int = 0) -> tuple[str, int]:
+        """The string value of the expression at token ``i``, and the token after it."""
+        value, i = self._term(i, depth)
+        while i < len(self.tokens) and self.tokens[i][1] == "+":
+            more, i = self._term(i + 1, depth)
+            value += more
+        return value, i
+
+    def _term(self, i: int, depth: int) -> tuple[str, int]:
+        if depth > 20 or i >= len(self.tokens):
+            raise _Unresolved
+        kind, text = self.tokens[i]
+        if kind in ("raw", "str"):
+            return _go_string(kind, text), i + 1
+        if kind == "name" and text == "fmt.Sprintf" and self.tokens[i + 1][1] == "(":
+            args, i = self._args(i + 2, depth)
+            return _sprintf(args), i
+        if kind == "name" and self.tokens[i + 1][1] not in ("(", "{", "["):
+            start = self.bindings.get(text)
+            if start is None:
+                raise _Unresolved
+            return self.expr(start, depth + 1)[0], i + 1
+        if text == "(":
+            value, i = self.expr(i + 1, depth)
+            if self.tokens[i][1] != ")":
+                raise _Unresolved
+            return value, i + 1
+        raise _Unresolved
+
+    def _args(self, i: int, depth: int) -> tuple[list[str], int]:
+        args = []
+        while True:
+            value, i = self.expr(i, depth)
+            args.append(value)
+            if self.tokens[i][1] == ")":
+                return args, i + 1
+            if self.tokens[i][1] != ",":
+                raise _Unresolved
+            i += 1
+            if self.tokens[i][1] == ")":  # trailing comma
+                return args, i + 1
+
+    def strings(self, i: int) -> tuple[list[str], int]:
+        """A ``[]string{...}`` literal, ``nil``, or one string expression."""
+        if self.tokens[i][1] == "nil":
+            return [], i + 1
+        if [t for _, t in self.tokens[i : i + 4]] == ["[", "]", "string", "{"]:
+            i += 4
+            out = []
+            while self.tokens[i][1] != "}":
+                value, i = self.expr(i)
+                out.append(value)
+                if self.tokens[i][1] == ",":
+                    i += 1
+                elif self.tokens[i][1] != "}":
+                    raise _Unresolved
+            return out, i + 1
+        value, i = self.expr(i)
+        return [value], i
+
+
+def _sprintf(args: list[str]) -> str:
+    if not args:
+        raise _Unresolved
+    rest = iter(args[1:])
+
+    def verb(match: re.Match[str]) -> str:
+        if match.group(0) == "%%":
+            return "%"
+        value = next(rest, None)
+        if value is None:
+            raise _Unresolved
+        return json.dumps(value) if match.group(0) == "%q" else value
+
+    out = _VERB.sub(verb, args[0])
+    if "%" in _VERB.sub("", args[0]).replace("%%", ""):
+        raise _Unresolved  # a verb with flags or width: not reproduced
+    return out
+
+
+@dataclass(frozen=True)
+class DetectorCase:
+    family: str  # the detector's folder under pkg/detectors ("github" for github/v2)
+    path: str
+    name: str
+    text: str  # the test's input, as the test writes it
+    secrets: tuple[str, ...]  # what the test expects the detector to report
+
+
+def detector_cases(folder: Path) -> tuple[list[DetectorCase], int]:
+    """The positive cases of TruffleHog's detector tests under ``folder`` (the repository or
+    its ``pkg/detectors``): every table entry with an ``input`` and a non-empty ``want`` of
+    strings, both resolved from the file's literals; and how many entries with a ``want``
+    could not be resolved (left out)."""
+    folder = Path(folder)
+    root = folder / "pkg" / "detectors" if (folder / "pkg" / "detectors").is_dir() else folder
+    cases: list[DetectorCase] = []
+    unresolved = 0
+    for path in sorted(root.rglob("*_test.go")):
+        if path.name.endswith("_integration_test.go") or path.parent == root:
+            continue
+        go = _GoFile(path.read_text("utf-8", errors="replace"))
+        family = path.relative_to(root).parts[0]
+        fields: dict[int, dict[str, object]] = {}
+        stack: list[int] = []
+        i = 0
+        while i < len(go.tokens) - 1:
+            kind, text = go.tokens[i]
+            if text == "{":
+                stack.append(i)
+            elif text == "}" and stack:
+                stack.pop()
+            elif (
+                kind == "name"
+                and text in ("name", "input", "want")
+                and go.tokens[i + 1][1] == ":"
+                and stack
+            ):
+                entry = fields.setdefault(stack[-1], {})
+                try:
+                    if text == "want":
+                        value: object
+                        value, _ = go.strings(i + 2)
+                    else:
+                        value, _ = go.expr(i + 2)
+                except (_Unresolved, IndexError, ValueError, SyntaxError):
+                    value = _Unresolved
+                entry[text] = value
+            i += 1
+        for entry in fields.values():
+            text, want = entry.get("input"), entry.get("want")
+            if "want" not in entry or "input" not in entry:
+                continue
+            if text is _Unresolved or want is _Unresolved:
+                unresolved += 1
+                continue
+            if isinstance(text, str) and isinstance(want, list) and want:
+                name = entry.get("name")
+                cases.append(
+                    DetectorCase(
+                        family,
+                        path.relative_to(root).as_posix(),
+                        name if isinstance(name, str) else "",
+                        text,
+                        tuple(map(str, want)),
+                    )
+                )
+    return cases, unresolved

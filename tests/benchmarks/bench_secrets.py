@@ -1,12 +1,13 @@
 """Benchmark: the secret scanner's recall, false positives and cost, against the previous scanner.
 
     python tests/benchmarks/bench_secrets.py [--quick] [--noseyparker DIR] [--kingfisher DIR]
-                                             [--locomo DIR] [--baseline-ref REF]
+                                             [--trufflehog DIR] [--locomo DIR]
+                                             [--baseline-ref REF [--baseline-ref REF ...]]
 
-Every table compares the scanner of this tree with the **previous scanner** (contextfs as of
-``--baseline-ref``, default ``4a00d85``: detect-secrets' plugins and keyword detector plus a few
-hand-written formats), run in the same process tree on the same texts (a subprocess imports
-the old package from ``git archive``).
+Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
+``--baseline-ref``, default ``4a00d85``: detect-secrets' plugins and keyword detector plus a
+few hand-written formats), run in the same process tree on the same texts (a subprocess per
+ref imports the old package from ``git archive``), one column per ref.
 
 1. **Public corpora the scanner was not tuned on** (``tests/secret_corpora.py``): the example
    strings of Nosey Parker's rules and of Kingfisher's earlier YAML rules, one file per vendor
@@ -16,7 +17,9 @@ the old package from ``git archive``).
    mid-2025, before its SDK bundled the Betterleaks catalogue); without them, the sample in
    ``tests/data/secret_corpus``. Counted: examples of credential rules (not ids, hosts or
    hashes) whose secret is not an evident placeholder, as written; and their secrets under a
-   credential-like name in 14 syntaxes. "Covered" vendor families are those a rule of the
+   credential-like name in 14 syntaxes. The third corpus, ``--trufflehog`` /
+   ``CONTEXTFS_TRUFFLEHOG`` (a checkout of trufflesecurity/trufflehog), is the positive
+   entries of its detector tests, as written only (:func:`trufflehog`). "Covered" vendor families are those a rule of the
    vendor rule set or a named kind of the scanner names; the "generic" family (passwords and
    keys of no vendor's format) has a row of its own.
 2. **Generated secrets** (``tests/secret_samples.py``): 28 kinds in 5 contexts.
@@ -45,7 +48,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
-from secret_corpora import SAMPLE, assigned_notes, evident_placeholder, rule_examples, values_of  # noqa: E402
+from secret_corpora import (  # noqa: E402
+    SAMPLE,
+    assigned_notes,
+    detector_cases,
+    evident_placeholder,
+    rule_examples,
+    values_of,
+)
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
 from contextfs.gate.secrets import KINDS, scan  # noqa: E402
@@ -89,7 +99,7 @@ class Baseline:
     """The previous scanner in a subprocess: the package of ``ref`` from ``git archive``."""
 
     def __init__(self, ref: str, folder: Path) -> None:
-        tree = folder / "baseline"
+        tree = folder / re.sub(r"[^A-Za-z0-9._-]", "_", ref)
         tree.mkdir()
         archive = subprocess.run(
             ["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True
@@ -125,6 +135,23 @@ def _flags(texts: Texts) -> list[bool]:
     return [bool(scan(text, path=path)) for text, path in texts]
 
 
+class Baselines(list[Baseline]):
+    """The previous scanners, one column each in every table."""
+
+    def header(self) -> str:
+        return " | ".join(f"at {b.ref}" for b in self)
+
+    def rule(self) -> str:
+        return "|".join("---:" for _ in self)
+
+    def flags(self, texts: Texts) -> list[list[bool]]:
+        return [b.flags(texts) for b in self]
+
+    @staticmethod
+    def cells(olds: list[list[bool]], idx: list[int]) -> str:
+        return " | ".join(_pct(*_rate(old[i] for i in idx)) for old in olds)
+
+
 def _rate(hits: Iterable[bool]) -> tuple[int, int]:
     items = list(hits)
     return sum(items), len(items)
@@ -155,19 +182,23 @@ def _covered_families() -> Callable[[str], bool]:
     return covered
 
 
-def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
-    examples = [e for e in rule_examples(folder) if e.credential]
-    realistic = [e for e in examples if any(not evident_placeholder(v) for v in values_of(e))]
-    covered = _covered_families()
-    texts = [(e.text, "notes/n.md") for e in realistic]
-    new, old = _flags(texts), baseline.flags(texts)
-    families = Counter(e.family for e in realistic)
+def as_written(
+    name: str,
+    items: list[tuple[str, str]],
+    baselines: Baselines,
+    covered: Callable[[str], bool],
+    total: str,
+) -> None:
+    """Recall on ``items`` (family, text), each text a note of its own."""
+    texts = [(text, "notes/n.md") for _, text in items]
+    new, olds = _flags(texts), baselines.flags(texts)
+    families = Counter(f for f, _ in items)
     print(
-        f"### {name}: {len(examples)} examples of credential rules, {len(realistic)} with a realistic secret, "
+        f"### {name}: {total}, {len(items)} with a realistic secret, "
         f"{len(families)} families ({sum(1 for f in families if covered(f))} vendor families covered)\n"
     )
-    print("| as written | examples | this scanner | previous scanner |")
-    print("|---|---:|---:|---:|")
+    print(f"| as written | examples | this scanner | {baselines.header()} |")
+    print(f"|---|---:|---:|{baselines.rule()}|")
     generic = lambda f: f in GENERIC  # noqa: E731
     for label, keep in (
         ("all families", lambda f: True),
@@ -175,17 +206,28 @@ def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
         ("generic (no vendor format)", generic),
         ("vendor families not covered", lambda f: not covered(f) and not generic(f)),
     ):
-        idx = [i for i, e in enumerate(realistic) if keep(e.family)]
+        idx = [i for i, (f, _) in enumerate(items) if keep(f)]
         print(
-            f"| {label} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |"
+            f"| {label} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
         )
-    missed = Counter(
-        e.family for e, hit in zip(realistic, new, strict=True) if not hit and covered(e.family)
-    )
+    missed = Counter(f for (f, _), hit in zip(items, new, strict=True) if not hit and covered(f))
     if missed:
         print(
             f"\nMissed in covered families: {', '.join(f'{f} x{n}' for f, n in missed.most_common())}"
         )
+
+
+def corpus(name: str, folder: Path, baselines: Baselines, quick: bool) -> None:
+    examples = [e for e in rule_examples(folder) if e.credential]
+    realistic = [e for e in examples if any(not evident_placeholder(v) for v in values_of(e))]
+    covered = _covered_families()
+    as_written(
+        name,
+        [(e.family, e.text) for e in realistic],
+        baselines,
+        covered,
+        f"{len(examples)} examples of credential rules",
+    )
 
     values: dict[str, str] = {}
     for e in realistic:
@@ -201,11 +243,11 @@ def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
         for template, note in assigned_notes(family, value)
     ]
     texts = [(note, "notes/setup.md") for _, _, note in notes]
-    new, old = _flags(texts), baseline.flags(texts)
+    new, olds = _flags(texts), baselines.flags(texts)
     print(
-        f"\n| assigned to a credential-like name ({len(items)} secrets) | notes | this scanner | previous scanner |"
+        f"\n| assigned to a credential-like name ({len(items)} secrets) | notes | this scanner | {baselines.header()} |"
     )
-    print("|---|---:|---:|---:|")
+    print(f"|---|---:|---:|{baselines.rule()}|")
     for label, keep in (
         ("all families", lambda f: True),
         ("vendor families covered", covered),
@@ -213,20 +255,69 @@ def corpus(name: str, folder: Path, baseline: Baseline, quick: bool) -> None:
     ):
         idx = [i for i, (f, _, _) in enumerate(notes) if keep(f)]
         print(
-            f"| **{label}** | {len(idx)} | **{_pct(*_rate(new[i] for i in idx))}** | {_pct(*_rate(old[i] for i in idx))} |"
+            f"| **{label}** | {len(idx)} | **{_pct(*_rate(new[i] for i in idx))}** | {baselines.cells(olds, idx)} |"
         )
     for template in dict.fromkeys(t for _, t, _ in notes):
         idx = [i for i, (_, t, _) in enumerate(notes) if t == template]
         print(
-            f"| {template} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {_pct(*_rate(old[i] for i in idx))} |"
+            f"| {template} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
         )
+    print()
+
+
+def _vendor_families() -> Callable[[str], bool]:
+    """Coverage of a TruffleHog detector. Its folder names a vendor and often a product or
+    credential type after it (``azure_entra``, ``githuboauth2``, ``newreliclicensekey``), so
+    a detector is covered when the benchmark's rule covers its folder name, or when the name
+    begins with a vendor the rule set or a named kind names: the first word of the rule or
+    kind (4 characters or more, so that ``new`` or ``age`` stands for no vendor) or its
+    first two words joined (``new-relic`` -> ``newrelic``)."""
+    from contextfs.gate.secrets_rules import kind_of, load
+
+    covered = _covered_families()
+    names = [
+        kind_of(m["id"]).removeprefix("rule ") for m in load().rules.metadata() if m["visible"]
+    ]
+    vendors = set()
+    for name in [*names, *KINDS]:
+        words = [w for w in re.split(r"[^a-z0-9]+", name.lower()) if w]
+        if words and words[0] not in GENERIC:
+            vendors |= {words[0]} if len(words[0]) >= 4 else set()
+            vendors |= {"".join(words[:2])} if len(words) > 1 else set()
+
+    def vendor(family: str) -> bool:
+        key = re.sub(r"[^a-z0-9]", "", family.lower())
+        return covered(family) or (key not in GENERIC and any(key.startswith(v) for v in vendors))
+
+    return vendor
+
+
+def trufflehog(folder: Path, baselines: Baselines) -> None:
+    """TruffleHog's detector tests: each positive entry's input as written, one note each,
+    kept when one of the secrets it expects is not an evident placeholder (inputs that
+    repeat within a detector counted once). Their expected secrets are often several parts
+    joined (id + secret + host), which no one assigns to a name, so there is no "assigned"
+    table for this corpus."""
+    cases, unresolved = detector_cases(folder)
+    items = list(
+        dict.fromkeys(
+            (c.family, c.text) for c in cases if any(not evident_placeholder(s) for s in c.secrets)
+        )
+    )
+    as_written(
+        "TruffleHog detector tests",
+        items,
+        baselines,
+        _vendor_families(),
+        f"{len(cases)} positive test entries ({unresolved} more not built from literals, left out)",
+    )
     print()
 
 
 # -- 2. generated secrets ------------------------------------------------------------------
 
 
-def generated(baseline: Baseline, examples: int) -> None:
+def generated(baselines: Baselines, examples: int) -> None:
     texts: Texts = []
     for kind, make in SECRET_KINDS.items():
         for context_name, context in CONTEXTS.items():
@@ -237,7 +328,7 @@ def generated(baseline: Baseline, examples: int) -> None:
                 texts.append((context(make(rng), rng), "notes/n.md"))
     print(
         f"| generated secrets ({len(SECRET_KINDS)} kinds x 5 contexts) | {len(texts)} | "
-        f"{_pct(*_rate(_flags(texts)))} | {_pct(*_rate(baseline.flags(texts)))} |\n"
+        f"{_pct(*_rate(_flags(texts)))} | {baselines.cells(baselines.flags(texts), list(range(len(texts))))} |\n"
     )
 
 
@@ -254,7 +345,7 @@ def locomo_turns(folder: Path) -> list[str]:
     return turns
 
 
-def false_positives(baseline: Baseline, notes: int, locomo: Path) -> None:
+def false_positives(baselines: Baselines, notes: int, locomo: Path) -> None:
     corpora: dict[str, Texts] = {
         "sample-context": [
             (p.read_text("utf-8"), p.relative_to(REPO).as_posix())
@@ -276,8 +367,8 @@ def false_positives(baseline: Baseline, notes: int, locomo: Path) -> None:
         print(
             f"(no LoCoMo data in {locomo}: pass --locomo; from snap-research/locomo, data/locomo10.zip)\n"
         )
-    print("| corpus | texts | flagged by this scanner | previous scanner | kinds flagged |")
-    print("|---|---:|---:|---:|---|")
+    print(f"| corpus | texts | flagged by this scanner | {baselines.header()} | kinds flagged |")
+    print(f"|---|---:|---:|{baselines.rule()}|---|")
     for name, texts in corpora.items():
         kinds: Counter[str] = Counter()
         flagged = 0
@@ -285,11 +376,9 @@ def false_positives(baseline: Baseline, notes: int, locomo: Path) -> None:
             found = scan(text, path=path)
             flagged += bool(found)
             kinds.update(f.kind for f in found)
-        old = sum(baseline.flags(texts))
+        olds = " | ".join(_pct(sum(old), len(texts)) for old in baselines.flags(texts))
         shown = ", ".join(f"{k} x{n}" for k, n in kinds.most_common()) or "-"
-        print(
-            f"| {name} | {len(texts)} | {_pct(flagged, len(texts))} | {_pct(old, len(texts))} | {shown} |"
-        )
+        print(f"| {name} | {len(texts)} | {_pct(flagged, len(texts))} | {olds} | {shown} |")
     print()
 
 
@@ -304,7 +393,7 @@ def _mean_ms(fn: Callable[[], object], repeat: int) -> float:
     return (time.perf_counter() - start) / repeat * 1000
 
 
-def cost(baseline: Baseline, repeat: int) -> None:
+def cost(baselines: Baselines, repeat: int) -> None:
     sample = "\n".join(
         p.read_text("utf-8") for p in sorted((REPO / "sample-context").rglob("*.md"))
     )
@@ -313,16 +402,18 @@ def cost(baseline: Baseline, repeat: int) -> None:
     while len(generated) < 1_100_000:
         generated += ordinary_note(rng) + "\n"
     scan("warm up")
-    print("| text | this scanner (mean) | previous scanner (mean) | ratio |")
-    print("|---|---:|---:|---:|")
+    columns = " | ".join(f"at {b.ref} (mean, ratio)" for b in baselines)
+    print(f"| text | this scanner (mean) | {columns} |")
+    print(f"|---|---:|{baselines.rule()}|")
     for name, text, n in (
         ("7 KB note (sample-context)", sample[:7000], repeat * 20),
         ("7 KB note (generated)", generated[:7000], repeat * 20),
         ("1 MB file (generated)", generated[:1_000_000], repeat),
     ):
         new = _mean_ms(lambda text=text: scan(text, path="notes/n.md"), n)
-        old = baseline.scan_ms(text, n)
-        print(f"| {name} | {new:.2f} ms | {old:.2f} ms | {new / old:.2f}x |")
+        olds = [b.scan_ms(text, n) for b in baselines]
+        cells = " | ".join(f"{old:.2f} ms, {new / old:.2f}x" for old in olds)
+        print(f"| {name} | {new:.2f} ms | {cells} |")
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", "from contextfs.gate.secrets import scan; scan('x')"], check=True
@@ -347,44 +438,59 @@ def main() -> None:
         help="Kingfisher's earlier data/rules folder (skipped without it)",
     )
     parser.add_argument(
+        "--trufflehog",
+        default=os.environ.get("CONTEXTFS_TRUFFLEHOG"),
+        help="a checkout of trufflesecurity/trufflehog, for its detector tests (skipped without it)",
+    )
+    parser.add_argument(
         "--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files"
     )
     parser.add_argument(
-        "--baseline-ref", default=DEFAULT_BASELINE, help="git ref of the previous scanner"
+        "--baseline-ref",
+        action="append",
+        help=f"git ref of a previous scanner, one column each (default {DEFAULT_BASELINE})",
     )
     args = parser.parse_args()
     quick = args.quick
+    refs = list(dict.fromkeys(args.baseline_ref or [DEFAULT_BASELINE]))
     print(f"# Secret scanner benchmark, {datetime.date.today().isoformat()}")
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
-        f"previous scanner: contextfs at {args.baseline_ref}\n"
+        f"previous scanners: contextfs at {', '.join(refs)}\n"
     )
     with tempfile.TemporaryDirectory() as tmp:
-        baseline = Baseline(args.baseline_ref, Path(tmp))
+        baselines = Baselines(Baseline(ref, Path(tmp)) for ref in refs)
         try:
             print("## 1. Public corpora (not tuned on)\n")
             corpus(
                 "Nosey Parker rules" + ("" if args.noseyparker else " (committed sample)"),
                 Path(args.noseyparker) if args.noseyparker else SAMPLE,
-                baseline,
+                baselines,
                 quick,
             )
             if args.kingfisher:
-                corpus("Kingfisher's earlier YAML rules", Path(args.kingfisher), baseline, quick)
+                corpus("Kingfisher's earlier YAML rules", Path(args.kingfisher), baselines, quick)
             else:
                 print(
                     "(Kingfisher's earlier rules skipped: pass --kingfisher DIR, data/rules of mongodb/kingfisher)\n"
                 )
+            if args.trufflehog:
+                trufflehog(Path(args.trufflehog), baselines)
+            else:
+                print(
+                    "(TruffleHog's detector tests skipped: pass --trufflehog DIR, a checkout of trufflesecurity/trufflehog)\n"
+                )
             print("## 2. Generated secrets\n")
-            print("| corpus | texts | this scanner | previous scanner |")
-            print("|---|---:|---:|---:|")
-            generated(baseline, 1 if quick else 4)
+            print(f"| corpus | texts | this scanner | {baselines.header()} |")
+            print(f"|---|---:|---:|{baselines.rule()}|")
+            generated(baselines, 1 if quick else 4)
             print("## 3. False positives (texts flagged; none holds a secret)\n")
-            false_positives(baseline, 200 if quick else 1000, Path(args.locomo))
+            false_positives(baselines, 200 if quick else 1000, Path(args.locomo))
             print("## 4. Cost per scan\n")
-            cost(baseline, 3 if quick else 10)
+            cost(baselines, 3 if quick else 10)
         finally:
-            baseline.close()
+            for baseline in baselines:
+                baseline.close()
 
 
 if __name__ == "__main__":
