@@ -34,7 +34,7 @@ from contextfs.gate.poisoning import render_untrusted
 from contextfs.text.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
-from .paging import SEPARATOR_TOKENS, PagedSection, page_in
+from .paging import SEPARATOR_TOKENS, PagedSection, PageMemo, page_in
 from .tiers import TIERS, Source, flags, query_terms, render
 from .views import (
     Candidate,
@@ -114,12 +114,24 @@ class _Packer:
     def __init__(self, counter: TokenCounter, terms: tuple[str, ...]) -> None:
         self.counter = counter
         self.terms = terms
+        # (slot, level, allowance, only_matches) -> section: the search for the fullest fit
+        # asks for the same sections again and again, and a section depends on nothing else.
+        self._sections: dict[tuple[int, int, int | None, bool], tuple[str | None, int]] = {}
 
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
     def section(
         self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False
+    ) -> tuple[str | None, int]:
+        key = (id(slot), level, allowance, only_matches)
+        made = self._sections.get(key)
+        if made is None:
+            made = self._sections[key] = self._section(slot, level, allowance, only_matches)
+        return made
+
+    def _section(
+        self, slot: _Slot, level: int, allowance: int | None, only_matches: bool
     ) -> tuple[str | None, int]:
         if level >= _DROPPED:
             return None, 0
@@ -318,6 +330,7 @@ def pack(
         # holds: lower while it is over, higher while room is left and something was cut.
         best: tuple[int, list[tuple[int, str | None, int]], list[PagedSection]] | None = None
         fits, over = -1, budget * 4 + 64  # targets known to fit, and known to overshoot
+        memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
         for _attempt in range(16):
             sections = []
             # Every section's cost includes the separator after it, but the last one is
@@ -338,7 +351,7 @@ def pack(
                 )
                 packer.fit(pinned, others, room_target, fixed + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
-                sections = page_in(ctx, packer.count, paged, rev, seen, room)
+                sections = page_in(ctx, packer.count, paged, rev, seen, room, memo)
                 packer.fit(pinned, others, room_target, fixed + sum(p.cost for p in sections))
             else:
                 packer.fit(pinned, others, room_target, fixed)

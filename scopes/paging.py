@@ -9,6 +9,7 @@ calls it with the room its items left.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .passages import chunks_of, is_heading
@@ -22,6 +23,7 @@ __all__ = [
     "MAX_MISSES",
     "MIN_PASSAGE_TOKENS",
     "SEPARATOR_TOKENS",
+    "PageMemo",
     "PagedSection",
     "page_in",
     "paged_source",
@@ -46,6 +48,15 @@ class PagedSection:
         self.cost = 0
 
 
+@dataclass
+class PageMemo:
+    """What one view's page-in attempts share: each file as read, each excerpt as measured
+    ((path, passages) -> (text, tokens))."""
+
+    sources: dict[str, Source | None] = field(default_factory=dict)
+    excerpts: dict[tuple[str, tuple[int, ...]], tuple[str, int]] = field(default_factory=dict)
+
+
 #: Page-in stops after this many passages in a row did not fit.
 MAX_MISSES = 40
 
@@ -57,21 +68,30 @@ def page_in(
     rev: str | None,
     seen: set[str],
     room: int,
+    memo: PageMemo | None = None,
 ) -> list[PagedSection]:
     """Fill ``room`` tokens with ranked passages, best first, then their neighbours.
 
     A passage is taken when it fits; files are shown as one excerpt section each (in the
     order of their best passage), their passages in file order with neighbours joined.
     When the matching passages are in, the passages next to them fill what is left.
+    ``memo`` keeps the files read and the excerpts measured, for a caller that pages in
+    several times for one view (the packer searching for the fullest fit): each file is read
+    once, so every attempt sees the same bytes.
     """
+    memo = memo if memo is not None else PageMemo()
     sections: dict[str, PagedSection] = {}
     skipped: set[str] = set(seen)
     left = room
     misses = 0
 
     def cost_with(sec: PagedSection, picked: list[int]) -> tuple[str, int]:
-        text = render_passages(sec.src, picked)
-        return text, count(text) + SEPARATOR_TOKENS
+        key = (sec.src.path, tuple(picked))
+        made = memo.excerpts.get(key)
+        if made is None:
+            text = render_passages(sec.src, picked)
+            made = memo.excerpts[key] = (text, count(text) + SEPARATOR_TOKENS)
+        return made
 
     def take(sec: PagedSection, index: int) -> bool:
         nonlocal left
@@ -92,7 +112,9 @@ def page_in(
             continue
         sec = sections.get(p.path)
         if sec is None:
-            src = paged_source(ctx, p.path, rev)
+            if p.path not in memo.sources:
+                memo.sources[p.path] = paged_source(ctx, p.path, rev)
+            src = memo.sources[p.path]
             if src is None:
                 skipped.add(p.path)
                 continue

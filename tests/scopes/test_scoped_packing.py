@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from contextfs import BudgetError, ContextManager
 from contextfs.gate.poisoning import assess
-from contextfs.scopes import ScopedContext
+from contextfs.scopes import ScopedContext, paging
 from contextfs.scopes.packing import Candidate, ContextView, load_source, pack
 from contextfs.scopes.tiers import TIERS, query_terms, render
 from contextfs.text.tokens import count_tokens, get_counter
@@ -253,3 +253,27 @@ def test_budget_is_never_exceeded(
         if idx is not None:
             order = ["full", "excerpt", "overview", "abstract", "cue"]
             assert order.index(item.tier) <= order.index(min_tiers[idx])
+
+
+def test_a_view_reads_each_paged_file_once(
+    root: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The packer tries several targets to find the fullest view the budget holds, paging in
+    # each time: every attempt must see the same bytes of a file, so each is read once.
+    for n in range(12):
+        root.write(
+            f"notes/n{n:02d}.md",
+            "\n\n".join(
+                f"The webhook retry {n}-{k} waits with backoff before the dead letter queue "
+                "takes the message, and the on-call engineer is paged."
+                for k in range(6)
+            ),
+        )
+    reads: list[str] = []
+    real = paging.paged_source
+    monkeypatch.setattr(
+        paging, "paged_source", lambda ctx, path, rev: reads.append(path) or real(ctx, path, rev)
+    )
+    view = ScopedContext(root).assemble("task", budget=1500, query="webhook retry backoff queue")
+    assert any(i.path.startswith("notes/") for i in view.items)
+    assert reads and len(reads) == len(set(reads))
