@@ -42,6 +42,8 @@ from .views import (
     DroppedItem,
     PagedPassage,
     ViewItem,
+    check_candidates,
+    check_passages,
     load_or_drop,
     load_source,
     resolve_rev,
@@ -114,8 +116,8 @@ class _Packer:
     def __init__(self, counter: TokenCounter, terms: tuple[str, ...]) -> None:
         self.counter = counter
         self.terms = terms
-        # (slot, level, allowance, only_matches) -> section: the search for the fullest fit
-        # asks for the same sections again and again, and a section depends on nothing else.
+        # (slot, level, allowance, only_matches) -> section, asked for again and again by
+        # the search for the fullest fit (a section depends on nothing else)
         self._sections: dict[tuple[int, int, int | None, bool], tuple[str | None, int]] = {}
 
     def count(self, text: str) -> int:
@@ -125,10 +127,9 @@ class _Packer:
         self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False
     ) -> tuple[str | None, int]:
         key = (id(slot), level, allowance, only_matches)
-        made = self._sections.get(key)
-        if made is None:
-            made = self._sections[key] = self._section(slot, level, allowance, only_matches)
-        return made
+        if key not in self._sections:
+            self._sections[key] = self._section(slot, level, allowance, only_matches)
+        return self._sections[key]
 
     def _section(
         self, slot: _Slot, level: int, allowance: int | None, only_matches: bool
@@ -230,23 +231,6 @@ def _lines_of(text: str | None) -> str | None:
     return ",".join(a if not b else f"{a}-{b}" for a, b in found)
 
 
-def _check_candidates(candidates: Sequence[Candidate]) -> None:
-    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
-        raise ConfigError(
-            f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
-            "build them with Candidate(...)"
-        )
-    for cand in candidates:
-        if not isinstance(cand, Candidate):
-            raise ConfigError(
-                f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)"
-            )
-        if cand.min_tier not in TIERS:
-            raise ConfigError(
-                f"min_tier {cand.min_tier!r} of {cand.path} is not a tier; use one of {', '.join(TIERS)}"
-            )
-
-
 def pack(
     ctx: ContextManager,
     candidates: list[Candidate],
@@ -281,8 +265,8 @@ def pack(
     check_number(
         page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError
     )
-    _check_candidates(candidates)
-    _check_passages(paged)
+    check_candidates(candidates)
+    check_passages(paged)
     counter = get_counter(encoding)
     rev = resolve_rev(ctx, as_of)
     packer = _Packer(counter, query_terms(query))
@@ -441,19 +425,6 @@ def pack(
         query=query,
         as_of=rev,
     )
-
-
-def _check_passages(paged: Sequence[PagedPassage]) -> None:
-    if isinstance(paged, (str, bytes)) or not isinstance(paged, Sequence):
-        raise ConfigError(
-            f"pack() takes paged= as a list of PagedPassage objects, got {type(paged).__name__}"
-        )
-    for p in paged:
-        if not isinstance(p, PagedPassage):
-            raise ConfigError(
-                f"pack() takes paged= as PagedPassage objects, got {type(p).__name__}; "
-                "build them with PagedPassage(path, index, score)"
-            )
 
 
 def _make_slot(

@@ -10,15 +10,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from contextfs.document import blob_version, decode, is_markdown, parse
-from contextfs.errors import ContentError, ContextFSError, NotFoundError
+from contextfs.errors import ConfigError, ContentError, ContextFSError, NotFoundError
 from contextfs.files import paths
 from contextfs.gate.fencing import seal
 
-from .tiers import Source
+from .tiers import TIERS, Source
 
 if TYPE_CHECKING:
     from contextfs.manager import ContextManager
@@ -29,6 +30,8 @@ __all__ = [
     "DroppedItem",
     "PagedPassage",
     "ViewItem",
+    "check_candidates",
+    "check_passages",
     "load_or_drop",
     "load_source",
     "resolve_rev",
@@ -231,3 +234,35 @@ def load_or_drop(
     except ContextFSError as exc:
         log.warning("leaving %s out of the view: %s", cand.path, exc)
         return DroppedItem(cand.path, f"unreadable: {exc}")
+
+
+def check_candidates(candidates: Sequence[Candidate]) -> None:
+    """ConfigError unless ``candidates`` is a list of Candidate objects with real tiers."""
+    if isinstance(candidates, (str, bytes)) or not isinstance(candidates, Sequence):
+        raise ConfigError(
+            f"pack() takes a list of Candidate objects, got {type(candidates).__name__}; "
+            "build them with Candidate(...)"
+        )
+    for cand in candidates:
+        if not isinstance(cand, Candidate):
+            raise ConfigError(
+                f"pack() takes Candidate objects, got {type(cand).__name__}; build them with Candidate(...)"
+            )
+        if cand.min_tier not in TIERS:
+            raise ConfigError(
+                f"min_tier {cand.min_tier!r} of {cand.path} is not a tier; use one of {', '.join(TIERS)}"
+            )
+
+
+def check_passages(paged: Sequence[PagedPassage]) -> None:
+    """ConfigError unless ``paged`` is a list of PagedPassage objects."""
+    if isinstance(paged, (str, bytes)) or not isinstance(paged, Sequence):
+        raise ConfigError(
+            f"pack() takes paged= as a list of PagedPassage objects, got {type(paged).__name__}"
+        )
+    for p in paged:
+        if not isinstance(p, PagedPassage):
+            raise ConfigError(
+                f"pack() takes paged= as PagedPassage objects, got {type(p).__name__}; "
+                "build them with PagedPassage(path, index, score)"
+            )
