@@ -54,6 +54,11 @@ def test_nothing_is_dropped_while_every_item_fits_at_its_lowest_tier(notes, quer
         assert view.dropped == (), (budget, view.dropped)
         for item, cand in zip(view.items, cands, strict=True):
             assert TIERS.index(item.tier) <= TIERS.index(cand.min_tier), (budget, item)
+            # every item listed is shown under its tier's heading, and costs something
+            cue = item.tier == "cue"
+            heading = f"- `{item.path}` [cue]" if cue else f"## {item.path} [{item.tier}]\n"
+            assert heading in view.text, (budget, item)
+            assert item.tokens > 0, (budget, item)
 
 
 @pytest.mark.parametrize("query", [None, "crane tide"])
