@@ -119,3 +119,11 @@ def test_a_log_fences_each_turn_by_its_own_trust() -> None:
         f"[line 3 · 2026-03-01 09:00 · tool]\n{FENCE}\n> The page says the crane is blue.\n"
         "[end of untrusted data]"
     )
+    # Room for the opening turn too: the two blocks, a gap mark between them.
+    two = render(src, "excerpt", terms=query_terms("blue"), allowance=42, count=words)
+    assert two == (
+        "## sessions/s1.jsonl [excerpt]\n"
+        "[line 1 · 2026-03-01 09:00 · Ana]\nWhen does the crane start?\n[…]\n"
+        f"[line 3 · 09:00 · tool]\n{FENCE}\n> The page says the crane is blue.\n"
+        "[end of untrusted data]"
+    )
