@@ -35,7 +35,7 @@ from contextfs.text.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
 from .paging import SEPARATOR_TOKENS, PagedSection, PageMemo, page_in
-from .tiers import TIERS, Source, flags, query_terms, render
+from .tiers import TIERS, Source, flags, join_sections, query_terms, render
 from .views import (
     Candidate,
     ContextView,
@@ -470,4 +470,4 @@ def _join(header: str | None, slots: list[_Slot], paged: list[PagedSection]) -> 
     parts = [header] if header else []
     parts += [s.text for s in _ordered(slots) if s.text is not None and s.level < _DROPPED]
     parts += [s.text for s in paged if s.text]
-    return "\n\n".join(seal(part, "the view's headings") for part in parts)
+    return join_sections(seal(part, "the view's headings") for part in parts)

@@ -321,4 +321,5 @@ def plain_section(label: str, body: str) -> str:
 
 
 def join_sections(sections: Iterable[str]) -> str:
+    """A view's sections, a blank line apart (the separator paging.SEPARATOR_TOKENS prices)."""
     return "\n\n".join(sections)
