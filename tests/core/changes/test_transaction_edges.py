@@ -57,18 +57,23 @@ def test_a_transaction_builds_on_its_own_staged_writes(store: ContextManager) ->
     assert_clean(store.root)
 
 
+@pytest.mark.parametrize("look", ["append", "update_metadata"])
 def test_a_save_over_a_staged_write_wins_when_the_change_looks_again(
-    store: ContextManager,
+    store: ContextManager, look: str
 ) -> None:
     """The person saved after the change staged its bytes (they were never on disk): when
     the change looks at the file again, the save is what it finds, and its own write is
-    dropped."""
+    dropped. An append looks at the file's place first, which puts staged bytes in place
+    (the later save supersedes them there); a metadata change reads the file directly."""
     store.write("notes/a.md", "committed")
     path = store.root / "notes" / "a.md"
     with store.transaction("look again"):
         store.write("notes/a.md", "the agent's draft")
         path.write_text("the person's save\n", "utf-8")
-        store.append("notes/a.md", "")  # reads it, changes nothing
+        if look == "append":
+            store.append("notes/a.md", "")  # reads it, changes nothing
+        else:
+            store.update_metadata("notes/a.md", {})  # the same
     assert path.read_text("utf-8") == "the person's save\n"
     assert store.read_at("notes/a.md", "HEAD") == "the person's save\n"
     assert authors(store.root, 1) == ["human"]
