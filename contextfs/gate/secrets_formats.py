@@ -8,7 +8,8 @@ vendor prefix plus a fixed length and alphabet); a shape too loose for that (a b
 pattern itself, and its value is the pattern's group.
 
 :mod:`contextfs.gate.secrets_detectors` wraps each tuple in a detect-secrets plugin and lists
-it in its detector table under a kind of :data:`contextfs.gate.secrets.KINDS`; the judgments
+it in its detector table under a kind of :data:`contextfs.gate.secrets.KINDS`, with those of
+:mod:`contextfs.gate.secrets_formats_services` (hosted services' credentials); the judgments
 every candidate passes (placeholders, documented examples, filler, a token glued to a longer
 hash) are made there, the same way for every source.
 """
@@ -16,6 +17,7 @@ hash) are made there, the same way for every source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
@@ -67,15 +69,18 @@ def _formats(*patterns: str, flags: int = 0) -> Formats:
 @dataclass(frozen=True)
 class Format:
     """A named kind's token format: ``needles`` are literal strings one of which every match
-    holds (``folded``: looked for in the lower-cased text); ``uuid``: the format holds a UUID,
+    holds (``folded``: looked for in the lower-cased text; None: the patterns run once over
+    the whole text, for a shape with no literal part); ``uuid``: the format holds a UUID,
     so detect-secrets' UUID filter (which keeps ids from being taken for secrets) does not
-    judge it."""
+    judge it; ``check``: what the shape's decoding must confirm of a matched value (base64
+    of ``user:password``), for shapes a pattern alone cannot tell from other base64."""
 
     kind: str
     patterns: Formats
-    needles: tuple[str, ...]
+    needles: tuple[str, ...] | None
     folded: bool = False
     uuid: bool = False
+    check: Callable[[str], bool] | None = None
 
 
 # -- formats that newer keys of detect-secrets' vendors use ---------------------------------
