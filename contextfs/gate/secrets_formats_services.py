@@ -48,21 +48,17 @@ def _decoded(value: str) -> bytes | None:
 # The signature's alphabet and length are those of Microsoft's own pattern for SAS secrets
 # (microsoft/security-utilities, SEC101/060: 43 to 129 characters ending in `=` or `%3D`).
 # A signature alone could be any `sig=` parameter, so the query must also carry `sv=<date>`,
-# before or after it; the signature is the secret.
+# before or after it; the signature is the secret. The parameters between the two are
+# bounded (a SAS has fewer than 24, each short), so a hostile line of `sv=...&` repeated
+# costs a bounded look-ahead per occurrence, not the rest of the line.
 _SAS_SIG = r"((?:[A-Za-z0-9+/]|%2[BbFf]){43,129}(?:=|%3[Dd]))(?![A-Za-z0-9%])"
-_SAS_PARAM = r"[A-Za-z_]{2,12}=[^&\s\"'<>]*"
+_SAS_PARAMS = r"(?:&[A-Za-z_]{2,12}=[^&\s\"'<>]{0,256}){0,24}?"
 _SAS_VERSION = r"sv=\d{4}-\d{2}-\d{2}"
 AZURE_SAS = Format(
     "Azure SAS token",
     _formats(
-        r"(?<![A-Za-z0-9_])" + _SAS_VERSION + r"(?:&" + _SAS_PARAM + r")*?&sig=" + _SAS_SIG,
-        r"(?<![A-Za-z0-9_])sig="
-        + _SAS_SIG
-        + r"(?=(?:&"
-        + _SAS_PARAM
-        + r")*?&"
-        + _SAS_VERSION
-        + ")",
+        r"(?<![A-Za-z0-9_])" + _SAS_VERSION + _SAS_PARAMS + r"&sig=" + _SAS_SIG,
+        r"(?<![A-Za-z0-9_])sig=" + _SAS_SIG + r"(?=" + _SAS_PARAMS + r"&" + _SAS_VERSION + ")",
     ),
     ("sig=",),
 )
@@ -81,13 +77,14 @@ AZURE_ACR = Format(
 # workflows/<id>/triggers/<name>/paths/invoke?api-version=...&sp=...&sv=1.0&sig=<signature>`;
 # Teams' Workflows, which replace its incoming webhooks, issue the same on
 # `<environment>.environment.api.powerplatform.com/powerautomate/automations/direct/workflows/`).
-# Anyone with the URL can run the workflow; the signature (base64url) is the secret.
+# Anyone with the URL can run the workflow; the signature (base64url) is the secret. Each
+# part is bounded, so a line of such hosts repeated costs a bounded match per occurrence.
 AZURE_WORKFLOW = Format(
     "Azure workflow trigger URL",
     _formats(
-        r"https://[A-Za-z0-9.-]+\.(?:logic\.azure\.com|environment\.api\.powerplatform\.com)"
-        r"(?::\d{1,5})?/[^\s?\"'<>]*?workflows/[0-9a-fA-F]{32}/triggers/[^\s?\"'<>/]+"
-        r"/paths/invoke\?[^\s\"'<>]*?(?<=[?&])sig=([A-Za-z0-9_-]{43,})"
+        r"https://[A-Za-z0-9.-]{1,253}\.(?:logic\.azure\.com|environment\.api\.powerplatform\.com)"
+        r"(?::\d{1,5})?/[^\s?\"'<>]{0,100}?workflows/[0-9a-fA-F]{32}/triggers/[^\s?\"'<>/]{1,100}"
+        r"/paths/invoke\?[^\s\"'<>]{0,1000}?(?<=[?&])sig=([A-Za-z0-9_-]{43,})"
     ),
     ("logic.azure.com", "powerplatform.com"),
 )
@@ -195,18 +192,22 @@ ATLASSIAN_ACCESS = Format(
 def _id_and_bytes(value: str) -> bool:
     """A Data Center token decodes to a 12-digit id, `:`, and 20 random bytes."""
     raw = _decoded(value)
-    return bool(raw) and len(raw) == 33 and raw[:12].isdigit() and raw[12:13] == b":"
+    return raw is not None and len(raw) == 33 and raw[:12].isdigit() and raw[12:13] == b":"
 
 
 # Jira and Confluence Data Center personal access tokens (confluence.atlassian.com/enterprise,
 # "Using Personal Access Tokens": sent as `Authorization: Bearer <token>`). Atlassian
 # publishes no grammar; the tokens these products issue are 44 base64 characters, the
-# encoding of a 12-digit token id, `:` and 20 random bytes. Base64 of ASCII digits starts with
-# `M`, `N` or `O`; the decoding confirms the rest, so a random 44-character base64 string
-# (33 bytes of a digest) is not taken for one.
+# encoding of a 12-digit token id, `:` and 20 random bytes. The pattern is that encoding
+# spelled out: each three ASCII digits give four characters from fixed sets, and `:` with the
+# next byte gives `O` and one of `g`-`v`; the decoding confirms the whole. A random
+# 44-character base64 string (33 bytes of a digest) is therefore not taken for one.
+_DIGITS_B64 = r"[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
 ATLASSIAN_DATA_CENTER = Format(
     "Atlassian Data Center token",
-    _formats(r"(?<![A-Za-z0-9+/])[MNO][A-Za-z0-9+/]{43}(?![A-Za-z0-9+/=])"),
+    _formats(
+        r"(?<![A-Za-z0-9+/])(?:" + _DIGITS_B64 + r"){4}O[g-v][A-Za-z0-9+/]{26}(?![A-Za-z0-9+/=])"
+    ),
     None,
     check=_id_and_bytes,
 )

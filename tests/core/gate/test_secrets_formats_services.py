@@ -362,3 +362,25 @@ def test_hashes_uuids_base64_and_prose_are_none_of_the_new_kinds(text: str) -> N
     new = {token.kind for token in services.TOKENS}
     note = f"The digest recorded was {text} (see the build log).\n"
     assert not new & set(_kinds(note)), note
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "sv=2020-01-01&",
+        "sig=" + "Ab1+" * 11 + "=&",
+        "https://a.logic.azure.com/",
+        "https://a.logic.azure.com:443/workflows/0123456789abcdef0123456789abcdef/triggers/",
+    ],
+)
+def test_repeated_partial_urls_are_scanned_whole(unit: str) -> None:
+    """A SAS query or a workflow URL cut short and repeated on one line (nothing that holds a
+    secret) makes an unbounded pattern re-read the rest of the line from every occurrence;
+    the bounded ones find on a 256 KB line what they find on a short one, and a signature
+    at its very end is still found."""
+    rng = random.Random(unit)
+    sas = f"sv=2022-11-02&sr=c&sp=r&sig={_sas_signature(rng)}"
+    text = unit * (256 * 1024 // len(unit)) + " " + sas
+    kinds = {f.kind for f in scan(text)}
+    assert kinds == {f.kind for f in scan(unit * 8)} | {f.kind for f in scan(sas)}, kinds
+    assert "Azure SAS token" in kinds
