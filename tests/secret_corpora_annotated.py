@@ -29,7 +29,7 @@ What is kept, and what is left out (counted, never guessed):
   pattern) is left out and counted;
 * **credential** is false for rules that find ids, accounts, hashes, host names or paths
   rather than credentials (by the rule's name, with the words of
-  :data:`secret_corpora._NOT_CREDENTIAL`, unless it names a token, key, secret or
+  :data:`secret_corpora.NOT_CREDENTIAL`, unless it names a token, key, secret or
   password), and for secretlint's rules that report what their configuration names or a
   file (``pattern``, ``filter-comments``, ``example``, ``no-dotenv``, ``no-homedir``).
 """
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from secret_corpora import _NOT_CREDENTIAL, _compile, _entropy
+from secret_corpora import NOT_CREDENTIAL, compile_rule_pattern, entropy
 
 __all__ = ["AnnotatedCase", "secretlint_cases", "semgrep_cases"]
 
@@ -78,7 +78,7 @@ def _credential_name(name: str) -> bool:
     unless the name also says token, key, secret or password (``service account token``)."""
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
     words = re.sub(r"[_\-.]+", " ", words)
-    return not _NOT_CREDENTIAL.search(words) or bool(_CREDENTIAL_WORD.search(words))
+    return not NOT_CREDENTIAL.search(words) or bool(_CREDENTIAL_WORD.search(words))
 
 
 # -- Semgrep ---------------------------------------------------------------------------------
@@ -125,11 +125,11 @@ def _rule_regexes(node: Any) -> list[str]:
 def _regex_values(text: str, source: str) -> list[str]:
     """What a rule's regex captures in ``text``: per match, the most random group of 8
     characters or more (a rule may also capture a name or a prefix), else the whole match."""
-    regex = _compile(source)
+    regex = compile_rule_pattern(source)
     out = []
     for match in regex.finditer(text) if regex else ():
         groups = [g for g in match.groups() if g and len(g) >= 8]
-        out.append(max(groups, key=_entropy) if groups else match.group(0))
+        out.append(max(groups, key=entropy) if groups else match.group(0))
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 
-from .secrets_formats import _B, _E, _IS, Format, _formats
+from .secrets_formats import ASSIGNMENT, TOKEN_END, TOKEN_START, Format, compile_patterns
 from .secrets_values import is_placeholder
 
 __all__ = [
@@ -56,7 +56,7 @@ _SAS_PARAMS = r"(?:&[A-Za-z_]{2,12}=[^&\s\"'<>]{0,256}){0,24}?"
 _SAS_VERSION = r"sv=\d{4}-\d{2}-\d{2}"
 AZURE_SAS = Format(
     "Azure SAS token",
-    _formats(
+    compile_patterns(
         r"(?<![A-Za-z0-9_])" + _SAS_VERSION + _SAS_PARAMS + r"&sig=" + _SAS_SIG,
         r"(?<![A-Za-z0-9_])sig=" + _SAS_SIG + r"(?=" + _SAS_PARAMS + r"&" + _SAS_VERSION + ")",
     ),
@@ -67,7 +67,7 @@ AZURE_SAS = Format(
 # (microsoft/security-utilities, SEC101/176 AzureContainerRegistryIdentifiableKey).
 AZURE_ACR = Format(
     "Azure Container Registry password",
-    _formats(
+    compile_patterns(
         r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/]{42}\+ACR[A-D][A-Za-z0-9+/]{5}(?![A-Za-z0-9+/_=-])"
     ),
     ("+ACR",),
@@ -81,7 +81,7 @@ AZURE_ACR = Format(
 # part is bounded, so a line of such hosts repeated costs a bounded match per occurrence.
 AZURE_WORKFLOW = Format(
     "Azure workflow trigger URL",
-    _formats(
+    compile_patterns(
         r"https://[A-Za-z0-9.-]{1,253}\.(?:logic\.azure\.com|environment\.api\.powerplatform\.com)"
         r"(?::\d{1,5})?/[^\s?\"'<>]{0,100}?workflows/[0-9a-fA-F]{32}/triggers/[^\s?\"'<>/]{1,100}"
         r"/paths/invoke\?[^\s\"'<>]{0,1000}?(?<=[?&])sig=([A-Za-z0-9_-]{43,})"
@@ -95,9 +95,9 @@ AZURE_WORKFLOW = Format(
 # token alphabet (base64url, `.`, `~`, `+`, `/`) mixing upper case, lower case and digits.
 OAUTH_REFRESH = Format(
     "OAuth refresh token",
-    _formats(
+    compile_patterns(
         r"(?i:refresh[_-]?token)"
-        + _IS
+        + ASSIGNMENT
         + r"(?=[A-Za-z0-9._~+/-]*[0-9])(?=[A-Za-z0-9._~+/-]*[A-Z])(?=[A-Za-z0-9._~+/-]*[a-z])"
         r"([A-Za-z0-9._~+/-]{40,}={0,2})(?![A-Za-z0-9._~+/=-])"
     ),
@@ -129,7 +129,7 @@ def _user_and_password(value: str) -> bool:
 # such as `DOCKER_AUTH_CONFIG` carry the same JSON, often with escaped quotes).
 DOCKER_AUTH = Format(
     "Docker registry credential",
-    _formats(r"\\*\"auth\\*\"\s*:\s*\\*\"([A-Za-z0-9+/]{8,}={0,2})\\*\""),
+    compile_patterns(r"\\*\"auth\\*\"\s*:\s*\\*\"([A-Za-z0-9+/]{8,}={0,2})\\*\""),
     ('"auth',),
     check=_user_and_password,
 )
@@ -139,7 +139,7 @@ DOCKER_AUTH = Format(
 # (`salt==:9f86d0...`) out.
 TABLEAU = Format(
     "Tableau token",
-    _formats(
+    compile_patterns(
         r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{22}==:"
         r"(?=[A-Za-z0-9]*[a-z])(?=[A-Za-z0-9]*[A-Z])[A-Za-z0-9]{32}(?![A-Za-z0-9])"
     ),
@@ -152,9 +152,9 @@ TABLEAU = Format(
 # post as the webhook; the whole URL is the secret.
 DISCORD_WEBHOOK = Format(
     "Discord webhook",
-    _formats(
+    compile_patterns(
         r"https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api(?:/v\d{1,2})?/webhooks/"
-        r"\d{17,20}/[A-Za-z0-9_-]{60,}" + _E
+        r"\d{17,20}/[A-Za-z0-9_-]{60,}" + TOKEN_END
     ),
     ("/webhooks/",),
 )
@@ -166,13 +166,15 @@ DISCORD_WEBHOOK = Format(
 _LD_BODY = r"[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}"
 LAUNCHDARKLY_SDK = Format(
     "LaunchDarkly key",
-    _formats(_B + r"sdk-" + _LD_BODY + _E),
+    compile_patterns(TOKEN_START + r"sdk-" + _LD_BODY + TOKEN_END),
     ("sdk-",),
     uuid=True,
 )
 LAUNCHDARKLY_API = Format(
     "LaunchDarkly key",
-    _formats(r"(?i:launch[ _-]?darkly)[^\n]{0,80}?" + _B + r"(api-" + _LD_BODY + ")" + _E),
+    compile_patterns(
+        r"(?i:launch[ _-]?darkly)[^\n]{0,80}?" + TOKEN_START + r"(api-" + _LD_BODY + ")" + TOKEN_END
+    ),
     ("launchdarkly", "launch darkly", "launch_darkly", "launch-darkly"),
     folded=True,
     uuid=True,
@@ -184,7 +186,7 @@ LAUNCHDARKLY_API = Format(
 # digits (a checksum), the structure of its `ATATT` API tokens.
 ATLASSIAN_ACCESS = Format(
     "Atlassian access token",
-    _formats(_B + r"ATCTT3xFfG[A-Za-z0-9_-]{80,800}=[0-9A-F]{8}" + _E),
+    compile_patterns(TOKEN_START + r"ATCTT3xFfG[A-Za-z0-9_-]{80,800}=[0-9A-F]{8}" + TOKEN_END),
     ("ATCTT3xFfG",),
 )
 
@@ -205,7 +207,7 @@ def _id_and_bytes(value: str) -> bool:
 _DIGITS_B64 = r"[MNO][DTjz][AEIMQUYcgk][w-z0-5]"
 ATLASSIAN_DATA_CENTER = Format(
     "Atlassian Data Center token",
-    _formats(
+    compile_patterns(
         r"(?<![A-Za-z0-9+/])(?:" + _DIGITS_B64 + r"){4}O[g-v][A-Za-z0-9+/]{26}(?![A-Za-z0-9+/=])"
     ),
     None,
@@ -217,7 +219,7 @@ ATLASSIAN_DATA_CENTER = Format(
 # and digits) have no mark of their own and are left to names.
 MAXMIND = Format(
     "MaxMind license key",
-    _formats(_B + r"[A-Za-z0-9]{6}_[A-Za-z0-9_]{29,60}_mmk" + _E),
+    compile_patterns(TOKEN_START + r"[A-Za-z0-9]{6}_[A-Za-z0-9_]{29,60}_mmk" + TOKEN_END),
     ("_mmk",),
 )
 
