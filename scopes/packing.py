@@ -116,38 +116,29 @@ class _Packer:
     def __init__(self, counter: TokenCounter, terms: tuple[str, ...]) -> None:
         self.counter = counter
         self.terms = terms
-        # (slot, level, allowance, only_matches) -> section, asked for again and again by
-        # the search for the fullest fit (a section depends on nothing else)
-        self._sections: dict[tuple[int, int, int | None, bool], tuple[str | None, int]] = {}
+        # (slot, level, allowance) -> section, asked for again and again by the search for
+        # the fullest fit (a section depends on nothing else)
+        self._sections: dict[tuple[int, int, int | None], tuple[str | None, int]] = {}
 
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
     def section(
-        self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False
+        self, slot: _Slot, level: int, allowance: int | None = None
     ) -> tuple[str | None, int]:
-        key = (id(slot), level, allowance, only_matches)
+        key = (id(slot), level, allowance)
         if key not in self._sections:
-            self._sections[key] = self._section(slot, level, allowance, only_matches)
+            self._sections[key] = self._section(slot, level, allowance)
         return self._sections[key]
 
-    def _section(
-        self, slot: _Slot, level: int, allowance: int | None, only_matches: bool
-    ) -> tuple[str | None, int]:
+    def _section(self, slot: _Slot, level: int, allowance: int | None) -> tuple[str | None, int]:
         if level >= _DROPPED:
             return None, 0
         tier = TIERS[level]
         if tier == "excerpt":
             if allowance is None or allowance < MIN_EXCERPT_TOKENS:
                 return None, 0
-            text = render(
-                slot.src,
-                tier,
-                terms=self.terms,
-                allowance=allowance,
-                count=self.count,
-                only_matches=only_matches,
-            )
+            text = render(slot.src, tier, terms=self.terms, allowance=allowance, count=self.count)
         else:
             text = render(slot.src, tier)
         if text is None:
