@@ -7,6 +7,7 @@ import ctypes
 import errno
 import os
 import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -41,9 +42,10 @@ def _tree(root: Path) -> None:
 
 
 def _walk(files: RootFiles, rel: str = "") -> list[tuple[str, int, bool]]:
-    return [
-        (st.rel, st.size, st.executable) for st in files.walk(rel, skip_top=frozenset({"cache"}))
-    ]
+    found = list(files.walk(rel, skip_top=frozenset({"cache"})))
+    for st in found:  # the status is the file's own
+        assert st.mtime_ns == os.lstat(files.root / st.rel).st_mtime_ns
+    return [(st.rel, st.size, st.executable) for st in found]
 
 
 @pytest.fixture
@@ -69,11 +71,14 @@ def test_both_walks_list_the_same_files_skipping_git_links_and_skipped_top_folde
     ]
     assert _walk(files) == expected
     assert _walk(files, "notes") == expected[3:]
+    assert _walk(files, "missing") == []
+    assert not (tmp_path / "missing").exists()
     monkeypatch.setattr(opening, "FD_OPS", False)
     monkeypatch.setattr(confined, "FD_OPS", False)
     assert _walk(files) == expected
     assert _walk(files, "notes") == expected[3:]
     assert _walk(files, "missing") == []
+    assert not (tmp_path / "missing").exists()  # walking a missing folder never makes it
 
 
 @pytest.mark.usefixtures("without_dir_fd")
@@ -220,3 +225,36 @@ def test_syncfs_is_found_in_the_c_library_and_reports_errors_through_errno() -> 
     ctypes.set_errno(0)
     assert syncfs(-1) == -1
     assert ctypes.get_errno() == errno.EBADF
+
+
+@pytest.mark.parametrize(("text", "max_len"), [("abcd e fgh", 5), ("a b c d e f", 4), ("ab-cd", 2)])
+def test_slugify_never_exceeds_its_limit(text: str, max_len: int) -> None:
+    assert 0 < len(paths.slugify(text, max_len=max_len)) <= max_len
+
+
+def test_removing_a_link_removes_the_link_and_the_last_file_its_empty_folders(
+    tmp_path: Path,
+) -> None:
+    files = RootFiles(tmp_path)
+    files.write("keep/a.md", b"a")
+    os.symlink(tmp_path / "keep", tmp_path / "link")
+    files.remove("link")  # the link itself, never the folder it points to
+    assert not os.path.lexists(tmp_path / "link")
+    assert files.read("keep/a.md") == b"a"
+    files.write("x/y/z.md", b"z")
+    files.remove("x/y/z.md")
+    assert not (tmp_path / "x").exists()  # folders left empty are pruned
+    assert tmp_path.is_dir()
+
+
+def test_chmod_of_a_named_pipe_returns_at_once(tmp_path: Path) -> None:
+    # A cloned tree can hold a FIFO; opening one without O_NONBLOCK waits for a writer.
+    os.mkfifo(tmp_path / "pipe")
+    done = threading.Thread(target=RootFiles(tmp_path).chmod, args=("pipe", 0o600), daemon=True)
+    done.start()
+    done.join(timeout=20)
+    if done.is_alive():  # let the blocked open go (a writer arrives), then fail
+        os.close(os.open(tmp_path / "pipe", os.O_WRONLY | os.O_NONBLOCK))
+        done.join()
+        pytest.fail("chmod waited on the pipe")
+    assert stat.S_IMODE(os.stat(tmp_path / "pipe").st_mode) == 0o600
