@@ -250,9 +250,9 @@ class Change:
         """Commit the outside version at ``rel`` as it is (None: it was deleted), before this change.
 
         Nothing is written, and undoing the change never touches the path: it is not ours.
+        Nor is anything journaled: recovery has nothing of it to undo, and a ``ready`` line
+        names the outside versions' commit with the blobs its building stores.
         """
-        blob = self.git.store_blob(data) if data is not None else None
-        self._record({"adopt": rel, "blob": blob})
         self.adopted[-1][rel] = data
         if executable:
             self.executable.add(rel)
@@ -352,13 +352,6 @@ class Change:
             self.after[old] = self._disk[old] = None
             if old in self.executable:
                 self.executable.add(new)
-
-    def origin(self, rel: str) -> str:
-        """Where the file now at ``rel`` was before this change's renames (``rel`` when none moved it)."""
-        for src, dst in reversed(self._renames):
-            if rel == dst or rel.startswith(dst + "/"):
-                rel = src + rel[len(dst) :]
-        return rel
 
     def changes(self) -> dict[str, bytes | None]:
         """Paths whose bytes this change altered, with their new bytes (outside versions aside)."""

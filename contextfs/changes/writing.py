@@ -222,7 +222,7 @@ def write(
             written.body,
             merged_keys(written, old, metadata),
             old,
-            written=content if written.metadata else None,
+            written=content if written.metadata is not None else None,
             body_line=written.body_line,
         )
 
@@ -243,7 +243,7 @@ def create(
             written.body,
             merged_keys(written, None, metadata),
             None,
-            written=content if written.metadata else None,
+            written=content if written.metadata is not None else None,
             body_line=written.body_line,
         )
 
@@ -350,9 +350,9 @@ def move(parts: RootParts, src: str, dst: str) -> str:
     case_only = (
         isinstance(dst, str) and rel_src.casefold() == paths.check(parts.root, dst).casefold()
     )
+    # A case-only destination skips the gate's case-twin check (its twin is the source); it
+    # is no managed name either, since the source passed that check with the same letters.
     rel_dst = parts.gate(dst, write=not case_only)
-    if rel_dst.split("/")[-1].casefold() in paths.MANAGED_FILES:
-        raise InvalidPathError(f"{rel_dst!r} is managed by contextfs and cannot be written")
     if rel_src == rel_dst:
         return rel_dst
     if (

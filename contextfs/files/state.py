@@ -202,7 +202,8 @@ class RootLock:
 
 def root_key(prefix: str) -> str:
     """The name that keeps one root's things apart from another's in the same repository."""
-    return "root" if not prefix else "sub-" + hashlib.sha1(prefix.encode()).hexdigest()[:16]
+    # fsencode: a folder name that is not UTF-8 comes back from the file system as surrogates.
+    return "root" if not prefix else "sub-" + hashlib.sha1(os.fsencode(prefix)).hexdigest()[:16]
 
 
 class StateDir:
@@ -215,7 +216,7 @@ class StateDir:
         self._fallback = (
             _user_folder("XDG_CACHE_HOME", ".cache")
             / "contextfs"
-            / hashlib.sha1(f"{git_dir}\0{prefix}".encode()).hexdigest()[:24]
+            / hashlib.sha1(os.fsencode(f"{git_dir}\0{prefix}")).hexdigest()[:24]
         )
         self._path: Path | None = None
 

@@ -61,15 +61,15 @@ def check(parts: RootParts, change: Change, message: str) -> None:
     changed = {rel: data for rel, data in change.changes().items() if data is not None}
     guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
     # Bytes HEAD already holds at a path this change moved or touched (a move, a delete into
-    # the trash, a conflict copy taken back as the file) are in history as they are.
+    # the trash, a conflict copy taken back as the file) are in history as they are. A
+    # rename touches every path it moves first, so change.before holds the sources too.
     known: set[str | None] | None = None
     for rel, data in sorted(changed.items()):
         blob = blob_version(data)
         if blob in change.vetted:
             continue
         if known is None:
-            touched = set(change.before) | {change.origin(r) for r in changed}
-            known = {parts.git.head_blob(p) for p in sorted(touched)}
+            known = {parts.git.head_blob(p) for p in sorted(change.before)}
         if blob in known:
             continue
         guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
