@@ -13,20 +13,25 @@ agent) hands the packer a list of :class:`Candidate` and a token budget and gets
   out and listed in ``view.dropped`` as ``unreadable: ...``, pinned or not;
 * every item whose file is not trusted, or whose shown text the poisoning guard flags, is
   fenced as quoted data (:mod:`.tiers`), and the fence counts against the budget;
-* when the rest does not fit, items step down the tier ladder (full → excerpt → overview →
-  abstract → cue), the least important first, one tier per round, and only when every item
-  sits at its lowest allowed tier does anything get dropped (least important first);
-* room left at the end is given back, most important first (a larger excerpt, a richer tier);
+* the other items get the room left in one order that depends on them alone
+  (:meth:`_Packer.climb`): each comes in at its cheapest allowed tier, the cheapest first,
+  then they are raised one tier per round (full ← excerpt ← overview ← abstract ← cue), the
+  leanest first and the most important first among equals; a view is the longest run of
+  that order its budget holds, so a larger budget never shows fewer items nor any at a
+  leaner tier, no item is raised while another is left out, and room left over holds no
+  item that was left out (page-in aside: see :func:`pack`);
+* room the next step does not fit in enlarges the excerpts shown, most important first;
 * the result is a pure function of the candidates' bytes, the query and the budget — no
   clock, no index state — so ``as_of`` can reproduce it.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from contextfs.errors import BudgetError, ConfigError
 from contextfs.gate.fencing import seal
@@ -35,7 +40,7 @@ from contextfs.text.tokens import TokenCounter, get_counter
 
 from .arguments import check_int, check_number
 from .paging import SEPARATOR_TOKENS, PagedSection, PageMemo, page_in
-from .tiers import TIERS, Source, flags, join_sections, query_terms, render
+from .tiers import TIERS, Source, excerpt_floor, flags, join_sections, query_terms, render
 from .views import (
     Candidate,
     ContextView,
@@ -72,6 +77,11 @@ MIN_EXCERPT_TOKENS = 40
 
 
 # ----------------------------------------------------------------- packing
+_EXCERPT = TIERS.index("excerpt")
+#: One step of the climb: an item and the tier it is raised to (level, text, cost).
+_Step = tuple["_Slot", int, str, int]
+
+
 class _Slot:
     __slots__ = (
         "cand",
@@ -81,19 +91,15 @@ class _Slot:
         "text",
         "cost",
         "min_level",
-        "paged",
         "full_cost",
         "relevance",
     )
 
-    def __init__(
-        self, cand: Candidate, src: Source, order: int, paged: bool = False, relevance: float = 0.0
-    ) -> None:
+    def __init__(self, cand: Candidate, src: Source, order: int) -> None:
         self.cand = cand
         self.src = src
         self.order = order
-        self.paged = paged
-        self.relevance = relevance
+        self.relevance = 0.0
         self.level = 0
         self.text: str | None = None
         self.cost = 0
@@ -111,115 +117,114 @@ class _Slot:
         it first (best answer first), then the rest in rule order."""
         return (0 if self.relevance > 0 else 1, -self.relevance, self.cand.priority, self.order)
 
+    def place(self, level: int, text: str | None, cost: int) -> None:
+        self.level, self.text, self.cost = level, text, cost
+
+
+class _Climb(NamedTuple):
+    """The order room is given in, from no item shown to every item whole (:meth:`_Packer.climb`)."""
+
+    steps: list[_Step]
+    floor: int  # what every item costs at its cheapest tier
+
 
 class _Packer:
     def __init__(self, counter: TokenCounter, terms: tuple[str, ...]) -> None:
         self.counter = counter
         self.terms = terms
-        # (slot, level, allowance, only_matches) -> section, asked for again and again by
+        # (slot, level, allowance) -> section, asked for again and again by the climb and
         # the search for the fullest fit (a section depends on nothing else)
-        self._sections: dict[tuple[int, int, int | None, bool], tuple[str | None, int]] = {}
+        self._sections: dict[tuple[int, int, int | None], tuple[str | None, int]] = {}
 
     def count(self, text: str) -> int:
         return self.counter.count(text)
 
     def section(
-        self, slot: _Slot, level: int, allowance: int | None = None, only_matches: bool = False
+        self, slot: _Slot, level: int, allowance: int | None = None
     ) -> tuple[str | None, int]:
-        key = (id(slot), level, allowance, only_matches)
+        """``slot`` at tier ``level`` and its cost (separator included); (None, 0) when the tier
+        has nothing to show. An excerpt without ``allowance`` is the smallest the file has."""
+        key = (id(slot), level, allowance)
         if key not in self._sections:
-            self._sections[key] = self._section(slot, level, allowance, only_matches)
+            self._sections[key] = self._section(slot, level, allowance)
         return self._sections[key]
 
-    def _section(
-        self, slot: _Slot, level: int, allowance: int | None, only_matches: bool
-    ) -> tuple[str | None, int]:
-        if level >= _DROPPED:
-            return None, 0
+    def _section(self, slot: _Slot, level: int, allowance: int | None) -> tuple[str | None, int]:
         tier = TIERS[level]
         if tier == "excerpt":
-            if allowance is None or allowance < MIN_EXCERPT_TOKENS:
-                return None, 0
-            text = render(
-                slot.src,
-                tier,
-                terms=self.terms,
-                allowance=allowance,
-                count=self.count,
-                only_matches=only_matches,
-            )
+            if allowance is None:
+                floor = excerpt_floor(slot.src, self.terms, self.count)
+                if floor is None:
+                    return None, 0
+                allowance = max(floor, MIN_EXCERPT_TOKENS)
+            text = render(slot.src, tier, terms=self.terms, allowance=allowance, count=self.count)
         else:
             text = render(slot.src, tier)
         if text is None:
             return None, 0
         return text, self.count(text) + SEPARATOR_TOKENS
 
-    def place(self, slot: _Slot, level: int, allowance: int | None = None) -> bool:
-        text, cost = self.section(slot, level, allowance)
-        if text is None and level < _DROPPED:
-            return False
-        slot.level, slot.text, slot.cost = level, text, cost
-        return True
+    def rungs(self, slot: _Slot) -> list[tuple[int, str, int]]:
+        """The tiers ``slot`` may be shown at, leanest first, each costlier than the one below.
 
-    def step_down(self, slot: _Slot, room: int) -> bool:
-        """Move ``slot`` to the next cheaper tier it allows (``room``: tokens free without it).
-
-        False when no allowed tier is cheaper; the slot then waits for the drop phase.
+        A tier with nothing to show is passed over, and so is a leaner tier that costs no less
+        than a richer one (the richer one is shown for the same room).
         """
-        for level in range(slot.level + 1, slot.min_level + 1):
-            allowance = min(room, slot.cost - 1) if TIERS[level] == "excerpt" else None
-            text, cost = self.section(slot, level, allowance)
-            if text is not None and cost < slot.cost:
-                slot.level, slot.text, slot.cost = level, text, cost
-                return True
-        return False
+        rungs: list[tuple[int, str, int]] = []
+        for level in range(slot.min_level + 1):
+            text, cost = self.section(slot, level)
+            if text is not None and (not rungs or cost < rungs[-1][2]):
+                rungs.append((level, text, cost))
+        return rungs[::-1]
 
-    def fit(self, pinned: list[_Slot], others: list[_Slot], target: int, fixed: int) -> None:
-        """Degrade ``others`` until everything fits ``target`` tokens (``fixed`` is already spent)."""
+    def climb(self, others: list[_Slot]) -> _Climb:
+        """Every step from no item shown to every item whole, in the order room is given.
+
+        First every item comes in at its cheapest tier, the cheapest first (the most important
+        first among equals); then the items are raised one tier per round, the leanest first
+        and the most important first among equals. The order depends on the items alone,
+        never on the budget: a view is the longest run of steps its budget holds, so a larger
+        budget shows every item a smaller one shows, at the same tier or a richer one. Only
+        the cheapest items can come first: any other order would leave room a dropped item
+        fits in, or take an item back out when the budget grows.
+        """
+        ladders = [(slot, rungs) for slot in others if (rungs := self.rungs(slot))]
+        ladders.sort(key=lambda pair: (pair[1][0][2], pair[0].rank))
+        steps: list[_Step] = [(slot, *rungs[0]) for slot, rungs in ladders]
+        waiting = [(-rungs[0][0], slot.rank, 0, k) for k, (slot, rungs) in enumerate(ladders)]
+        heapq.heapify(waiting)
+        while waiting:
+            _, rank, height, k = heapq.heappop(waiting)
+            slot, rungs = ladders[k]
+            if height + 1 < len(rungs):
+                steps.append((slot, *rungs[height + 1]))
+                heapq.heappush(waiting, (-rungs[height + 1][0], rank, height + 1, k))
+        return _Climb(steps, sum(rungs[0][2] for _, rungs in ladders))
+
+    def fit(self, others: list[_Slot], climb: _Climb, target: int, spent: int) -> None:
+        """Show ``others`` as richly as ``target`` tokens allow, ``spent`` being taken already.
+
+        The climb stops at the first step that does not fit: a later step taken in its place
+        would spend room that a larger budget gives to the step that did not fit, and so be
+        taken back there. What is left then enlarges the excerpts shown, the most important
+        first, each to less than its file whole (an excerpt never changes an item's tier).
+        """
         for slot in others:
-            self.place(slot, 0)
-        total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
-        ranked = sorted(others, key=lambda s: s.rank)
-        stuck: set[int] = set()
-        while total > target:
-            movable = [s for s in ranked if s.level < s.min_level and id(s) not in stuck]
-            if movable:
-                # One tier per round: the richest items step down first, least important first.
-                victim = min(movable, key=lambda s: (s.level, -ranked.index(s)))
-            else:
-                alive = [s for s in ranked if s.level < _DROPPED]
-                if not alive:
-                    break
-                victim = alive[-1]
-                self.place(victim, _DROPPED)
-                total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
-                continue
-            room = target - (total - victim.cost) - SEPARATOR_TOKENS
-            if not self.step_down(victim, room):
-                stuck.add(id(victim))
-            total = fixed + sum(s.cost for s in pinned) + sum(s.cost for s in others)
-        # Give back what is left, most important first.
-        for slot in ranked:
-            room = target - total
-            if room <= 0:
+            slot.place(_DROPPED, None, 0)
+        total = spent
+        for slot, level, text, cost in climb.steps:
+            if total + cost - slot.cost > target:
                 break
-            top = min(slot.level, slot.min_level)
-            for level in range(0, top + 1):
-                resize = level == slot.level and TIERS[level] == "excerpt"
-                if level == slot.level and not resize:
-                    break
-                allowance = (
-                    room + slot.cost - SEPARATOR_TOKENS if TIERS[level] == "excerpt" else None
-                )
-                text, cost = self.section(slot, level, allowance)
-                if (
-                    text is not None
-                    and cost - slot.cost <= room
-                    and (level < slot.level or cost > slot.cost)
-                ):
+            total += cost - slot.cost
+            slot.place(level, text, cost)
+        for slot in sorted(others, key=lambda s: s.rank):
+            if slot.level == _EXCERPT:
+                room = target - total
+                allowance = min(room + slot.cost, slot.full_cost - 1) - SEPARATOR_TOKENS
+                larger, cost = self.section(slot, _EXCERPT, allowance)
+                if slot.cost < cost <= slot.cost + room:  # (None, 0) when nothing larger fits
                     total += cost - slot.cost
-                    slot.level, slot.text, slot.cost = level, text, cost
-                    break
+                    slot.place(_EXCERPT, larger, cost)
 
 
 def _lines_of(text: str | None) -> str | None:
@@ -249,7 +254,9 @@ def pack(
     ``paged`` are ranked passages from outside the candidates (best first). They are
     guaranteed ``page_share`` of the budget left after the pinned items, and take
     whatever else the candidates leave: the budget is a cap the view comes close to when
-    there is matching material. ``relevance`` (path -> score for ``query``) orders the
+    there is matching material. What the passages leave goes back to the candidates, so
+    with page-in a candidate's tier also follows what the passages take, and a larger
+    budget that pages in more may show it leaner. ``relevance`` (path -> score for ``query``) orders the
     unpinned candidates when room is short: the ones that answer the query keep their
     richer tiers.
     """
@@ -288,16 +295,12 @@ def pack(
     fixed = packer.count(header_text) + SEPARATOR_TOKENS if header_text else 0
     pinned = [s for s in slots if s.cand.pinned]
     others = [s for s in slots if not s.cand.pinned]
-    for slot in pinned:
-        packer.place(slot, 0)
     for slot in slots:
-        slot.full_cost = packer.section(slot, 0)[1] if not slot.cand.pinned else slot.cost
+        slot.place(0, *packer.section(slot, 0))
+        slot.full_cost = slot.cost
 
     sections: list[PagedSection] = []
-    if budget is None:
-        for slot in others:
-            packer.place(slot, 0)
-    else:
+    if budget is not None:
         pinned_cost = sum(s.cost for s in pinned)
         # The estimate counts a separator after the last section and no token merges at
         # the joins: pinned items the budget holds exactly are measured, not refused.
@@ -308,11 +311,14 @@ def pack(
                 f"{fixed + pinned_cost} tokens: {sizes}; raise the budget or shorten or unpin them"
             )
         paging = bool(paged) and page_share > 0 and bool(query)
+        climb = packer.climb(others)
         target = budget
         # Section costs are estimates (tokens merge across the joins, either way), so the
         # joined text is counted and the target searched for the fullest view the budget
         # holds: lower while it is over, higher while room is left and something was cut.
-        best: tuple[int, list[tuple[int, str | None, int]], list[PagedSection]] | None = None
+        # The view kept is the one built for the largest target that fits: a larger target
+        # climbs further, so the view is never leaner than one built for a smaller target.
+        best: tuple[list[tuple[int, str | None, int]], list[PagedSection]] | None = None
         fits, over = -1, budget * 4 + 64  # targets known to fit, and known to overshoot
         memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
         for _attempt in range(16):
@@ -325,20 +331,20 @@ def pack(
                 # whatever the candidates left; what page-in leaves goes back to them.
                 # The share never drops an item: the scope's own items stay visible at
                 # their lowest allowed tier before page-in is guaranteed anything.
-                floor = sum(packer.section(s, s.min_level)[1] for s in others)
                 reserve = max(
                     0,
                     min(
                         int((target - fixed - pinned_cost) * page_share),
-                        room_target - fixed - pinned_cost - floor,
+                        room_target - fixed - pinned_cost - climb.floor,
                     ),
                 )
-                packer.fit(pinned, others, room_target, fixed + reserve)
+                packer.fit(others, climb, room_target, fixed + pinned_cost + reserve)
                 room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
                 sections = page_in(ctx, packer.count, paged, rev, seen, room, memo)
-                packer.fit(pinned, others, room_target, fixed + sum(p.cost for p in sections))
+                paged_cost = sum(p.cost for p in sections)
+                packer.fit(others, climb, room_target, fixed + pinned_cost + paged_cost)
             else:
-                packer.fit(pinned, others, room_target, fixed)
+                packer.fit(others, climb, room_target, fixed + pinned_cost)
             total = counter.count(_join(header_text, slots, sections))
             if total > budget:
                 over = min(over, target)
@@ -352,9 +358,8 @@ def pack(
                         )
                     continue
             else:
-                fits = max(fits, target)
-                if best is None or total > best[0]:
-                    best = (total, [(s.level, s.text, s.cost) for s in slots], list(sections))
+                fits = target  # every target tried after one fits is larger
+                best = ([(s.level, s.text, s.cost) for s in slots], list(sections))
                 if total == budget or (not paging and all(s.level == 0 for s in others)):
                     break
                 if over > budget * 4 + 63:
@@ -367,9 +372,9 @@ def pack(
             best is None
         ):  # pragma: no cover - each attempt lowers the target by at least the overshoot
             raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
-        for slot, (level, text, cost) in zip(slots, best[1], strict=True):
-            slot.level, slot.text, slot.cost = level, text, cost
-        sections = best[2]
+        for slot, shown in zip(slots, best[0], strict=True):
+            slot.place(*shown)
+        sections = best[1]
 
     text = _join(header_text, slots, sections)
     total = counter.count(text)
@@ -434,7 +439,6 @@ def _make_slot(
     rev: str | None,
     seen: set[str],
     dropped: list[DroppedItem],
-    paged: bool = False,
 ) -> _Slot | None:
     if cand.path in seen:
         return None
@@ -444,8 +448,7 @@ def _make_slot(
         return None
     seen.add(cand.path)
     if src is None:
-        if not paged:
-            dropped.append(DroppedItem(cand.path, f"not found: {cand.reason}"))
+        dropped.append(DroppedItem(cand.path, f"not found: {cand.reason}"))
         return None
     if src.trust == "quarantined":
         dropped.append(
@@ -453,10 +456,9 @@ def _make_slot(
         )
         return None
     if not src.body.strip():
-        if not paged:
-            dropped.append(DroppedItem(src.path, "empty", 0, src.version))
+        dropped.append(DroppedItem(src.path, "empty", 0, src.version))
         return None
-    return _Slot(cand, src, order, paged)
+    return _Slot(cand, src, order)
 
 
 def _ordered(slots: list[_Slot]) -> list[_Slot]:

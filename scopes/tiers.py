@@ -41,6 +41,7 @@ __all__ = [
     "Source",
     "chunks_of",
     "clip",
+    "excerpt_floor",
     "extract_abstract",
     "extract_overview",
     "flags",
@@ -185,32 +186,40 @@ def extract_overview(body: str, title: str | None = None, max_words: int = 90) -
 
 
 # ----------------------------------------------------------------- excerpts
-def _select(
-    chunks: Sequence[Chunk],
-    terms: tuple[str, ...],
-    allowance: int,
-    count: Callable[[str], int],
-    only_matches: bool = False,
-    title: str = "",
-) -> list[int]:
-    """The passages to show within ``allowance`` tokens: best matches first, then the lead.
+def _order(chunks: Sequence[Chunk], terms: tuple[str, ...], title: str) -> list[int]:
+    """The passages an excerpt may show, in the order it takes them: best matches first, then
+    the lead.
 
     Matches are ranked with BM25 over the file's own passages (a term in every paragraph
     says little, a rare one identifies the passage).
     """
     # A heading alone says little, and every passage's label already names its section.
     usable = [i for i, ch in enumerate(chunks) if not is_heading(ch)]
-    order = usable
-    if terms:
-        docs = [Counter(chunk_terms(chunks[i], title)) for i in usable]
-        scores = scoring.BM25().scores(terms, docs)
-        matched = [idx for score, idx in sorted(((-s, i) for s, i in zip(scores, usable) if s > 0))]  # noqa: B905
-        seen = set(matched)
-        order = matched if only_matches else matched + [i for i in usable if i not in seen]
+    if not terms:
+        return usable
+    docs = [Counter(chunk_terms(chunks[i], title)) for i in usable]
+    scores = scoring.BM25().scores(terms, docs)
+    matched = [idx for score, idx in sorted(((-s, i) for s, i in zip(scores, usable) if s > 0))]  # noqa: B905
+    seen = set(matched)
+    return matched + [i for i in usable if i not in seen]
+
+
+def _passage_cost(chunks: Sequence[Chunk], idx: int, count: Callable[[str], int]) -> int:
+    return count(blocks(chunks, [idx])[0]) + 4  # the join and a possible "[…]" line
+
+
+def _select(
+    chunks: Sequence[Chunk],
+    terms: tuple[str, ...],
+    allowance: int,
+    count: Callable[[str], int],
+    title: str,
+) -> list[int]:
+    """The passages to show within ``allowance`` tokens, taken in :func:`_order`."""
     picked: list[int] = []
     used = 0
-    for idx in order:
-        cost = count(blocks(chunks, [idx])[0]) + 4  # the join and a possible "[…]" line
+    for idx in _order(chunks, terms, title):
+        cost = _passage_cost(chunks, idx, count)
         if used + cost > allowance:
             if terms:
                 continue  # a later, smaller match may still fit
@@ -218,6 +227,26 @@ def _select(
         picked.append(idx)
         used += cost
     return sorted(picked)
+
+
+def _excerpt_overhead(src: Source, count: Callable[[str], int]) -> int:
+    """What an excerpt costs besides its passages: the heading, and room for a fence."""
+    return count(f"## {src.path} [excerpt]") + 2 + (60 if src.trust != "trusted" else 0)
+
+
+def excerpt_floor(src: Source, terms: tuple[str, ...], count: Callable[[str], int]) -> int | None:
+    """The smallest allowance at which :func:`render` shows ``src`` as an excerpt, or None when
+    no allowance does (a file of one passage: its excerpt would be the whole file).
+
+    With a query any passage may be the one that fits (the cheapest does first); without one,
+    an excerpt is the opening, so its first passage must fit.
+    """
+    chunks = chunks_of(src.body, src.line_offset, src.path)
+    order = _order(chunks, terms, _title(src))
+    if len(order) < 2:
+        return None
+    costs = [_passage_cost(chunks, idx, count) for idx in (order if terms else order[:1])]
+    return _excerpt_overhead(src, count) + min(costs)
 
 
 # ----------------------------------------------------------------- rendering
@@ -254,7 +283,6 @@ def render(
     allowance: int | None = None,
     count: Callable[[str], int] | None = None,
     reason: str | None = None,
-    only_matches: bool = False,
 ) -> str | None:
     """The markdown section for ``src`` at ``tier``, or None when that tier has nothing to show.
 
@@ -290,9 +318,7 @@ def render(
         if allowance is None or count is None:
             raise ValueError("excerpt needs an allowance and a counter")
         chunks = chunks_of(src.body, src.line_offset, src.path)
-        heading = f"## {src.path} [excerpt]"
-        overhead = count(heading) + 2 + (60 if untrusted else 0)
-        picked = _select(chunks, terms, allowance - overhead, count, only_matches, _title(src))
+        picked = _select(chunks, terms, allowance - _excerpt_overhead(src, count), count, title)
         if not picked or len(picked) == sum(1 for c in chunks if not is_heading(c)):
             return None
         return render_passages(src, picked)

@@ -207,7 +207,9 @@ def explain(module: Module, mutant: str, diff: str, equivalents: list[Equivalent
     else:  # a dropped argument of a call written over several lines: compare the statement
         pairs = [("".join(x.strip() for x in removed), "".join(x.strip() for x in added))]
     for entry in equivalents:
-        if entry.module != module.source or not fnmatch.fnmatch(function, entry.function):
+        if not fnmatch.fnmatch(module.source, entry.module) or not fnmatch.fnmatch(
+            function, entry.function
+        ):
             continue
         if any(replaces(entry.was, entry.now, r, a) for r, a in pairs):
             entry.used += 1

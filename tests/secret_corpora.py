@@ -48,10 +48,13 @@ import yaml
 
 __all__ = [
     "ASSIGNED",
+    "NOT_CREDENTIAL",
     "DetectorCase",
     "Example",
     "assigned_notes",
+    "compile_rule_pattern",
     "detector_cases",
+    "entropy",
     "evident_placeholder",
     "rule_examples",
     "values_of",
@@ -70,7 +73,7 @@ class Example:
 
 
 # Rules whose match is not a credential on its own: ids, host names, accounts, hashes.
-_NOT_CREDENTIAL = re.compile(
+NOT_CREDENTIAL = re.compile(
     r"\b(?:id|ids|identifier|domain|url|uri|host(?:name)?|user(?:name)?|login|account|e-?mail"
     r"|org(?:ani[sz]ation)?|region|endpoint|tenant|instance|hash|project|app|application|public)\b",
     re.IGNORECASE,
@@ -84,7 +87,7 @@ def _is_credential(rule: dict[str, object]) -> bool:
         return False
     if rule.get("visible") is False:
         return False
-    return not _NOT_CREDENTIAL.search(str(rule.get("name", "")))
+    return not NOT_CREDENTIAL.search(str(rule.get("name", "")))
 
 
 def rule_examples(folder: Path) -> list[Example]:
@@ -108,7 +111,7 @@ def rule_examples(folder: Path) -> list[Example]:
     return out
 
 
-def _compile(pattern: str) -> re.Pattern[str] | None:
+def compile_rule_pattern(pattern: str) -> re.Pattern[str] | None:
     # The catalogues use Rust regex syntax; the common subset compiles in Python.
     source = pattern.replace("\\z", "\\Z").replace("(?-u:", "(?:").replace("(?xi)", "(?ix)")
     try:
@@ -117,7 +120,7 @@ def _compile(pattern: str) -> re.Pattern[str] | None:
         return None
 
 
-def _entropy(value: str) -> float:
+def entropy(value: str) -> float:
     return -sum(
         value.count(c) / len(value) * math.log2(value.count(c) / len(value)) for c in set(value)
     )
@@ -128,13 +131,13 @@ def values_of(example: Example) -> list[str]:
     (a rule may also capture a user, an account or a host name), else the whole match.
     Values holding quotes or backslashes are left out: no quoted syntax can carry them as
     they are."""
-    regex = _compile(example.pattern)
+    regex = compile_rule_pattern(example.pattern)
     if regex is None:
         return []
     out = []
     for match in regex.finditer(example.text):
         groups = [g for g in match.groups() if g] or [match.group(0)]
-        value = max(groups, key=_entropy)
+        value = max(groups, key=entropy)
         if len(value) >= 8 and not set(value) & set("'\"\\`"):
             out.append(value)
     return out

@@ -24,7 +24,6 @@ import errno
 import os
 import secrets
 import stat
-import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,20 +97,6 @@ class RootFiles(ConfinedFolders):
         except (FileNotFoundError, NotADirectoryError):
             return rel
 
-    def case_twin(self, rel: str) -> str | None:
-        """An existing sibling whose name differs from ``rel``'s only in case, if any."""
-        folder, _, name = rel.rpartition("/")
-        self._observe(folder, tree=True)
-        folded = name.casefold()
-        for other in self.listdir(folder):
-            if (
-                other != name
-                and unicodedata.normalize("NFC", other).casefold() == folded
-                and unicodedata.normalize("NFC", other) != name
-            ):
-                return other
-        return None
-
     def listdir(self, rel: str) -> list[str]:
         """Names in a folder ([] when it is missing); a link is refused."""
         self._observe(rel, tree=True)
@@ -123,7 +108,7 @@ class RootFiles(ConfinedFolders):
                 finally:
                     os.close(fd)
             with self._parent(rel) as (pfd, name, _disk):
-                if pfd < 0:
+                if not FD_OPS:
                     return os.listdir(name)
                 fd, _real = self._step(pfd, name, rel, create=False)
                 try:
@@ -204,12 +189,12 @@ class RootFiles(ConfinedFolders):
 
         ``skip_top`` names folders of the root that are not walked (``.git`` always is).
         """
-        skip = skip_top | {".git"}
+        skip = skip_top  # both walks leave out .git at every level
         self._observe(rel, tree=True)
         try:
             if rel:
                 with self._parent(rel) as (pfd, name, disk):
-                    if pfd < 0:
+                    if not FD_OPS:
                         yield from walk_paths(self.root, disk, skip)
                         return
                     try:
@@ -266,7 +251,7 @@ class RootFiles(ConfinedFolders):
                         mode = stat.S_IMODE(old.st_mode)
                 base = os.path.basename(name)
                 tmp_name = f".{base[:200]}.{secrets.token_hex(4)}{TMP_SUFFIX}"
-                tmp = tmp_name if fd >= 0 else os.path.join(os.path.dirname(name), tmp_name)
+                tmp = tmp_name if FD_OPS else os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(
                     tmp,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
@@ -278,12 +263,12 @@ class RootFiles(ConfinedFolders):
                     try:
                         write_all(handle, data)
                         os.fchmod(handle, mode)
-                        if self.durable and (pending is None or fd < 0):
+                        if self.durable and (pending is None or not FD_OPS):
                             fsync_fd(handle)
                         staged_at = os.fstat(handle).st_ctime_ns
                     finally:
                         os.close(handle)
-                    if pending is not None and fd >= 0:
+                    if pending is not None and FD_OPS:
                         # Staged: renamed into place by publish(), after one flush for all,
                         # where ``before_replace`` runs just before the rename.
                         pending.add(
@@ -299,7 +284,7 @@ class RootFiles(ConfinedFolders):
                         before_replace(None)
                     if pending is not None:
                         pending.flush()  # the journal lines saying how to undo this, before it is in place
-                    if fd >= 0:
+                    if FD_OPS:
                         os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
                     else:
                         os.replace(tmp, name)
@@ -388,7 +373,7 @@ class RootFiles(ConfinedFolders):
                 self._parent(src) as (sfd, sname, sdisk),
                 self._parent(dst, create=True) as (dfd, dname, ddisk),
             ):
-                if sfd >= 0:
+                if FD_OPS:
                     try:
                         os.stat(dname, dir_fd=dfd, follow_symlinks=False)
                         raise InvalidPathError(f"{dst} already exists; move it away first")

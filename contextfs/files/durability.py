@@ -141,9 +141,6 @@ class Unflushed:
         self.durable = durable
         self._paths: dict[str, None] = {}
 
-    def __bool__(self) -> bool:
-        return bool(self._paths)
-
     def add(self, *paths: str | os.PathLike[str]) -> None:
         if self.durable:
             for path in paths:

@@ -143,4 +143,4 @@ class ConfinedFolders(StagedWrites):
 
     @staticmethod
     def _at(fd: int, name: str) -> dict[str, int]:
-        return {"dir_fd": fd} if fd >= 0 else {}
+        return {"dir_fd": fd} if FD_OPS else {}

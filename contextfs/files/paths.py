@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import InvalidPathError
 
-__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "is_internal", "slugify"]
+__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "slugify"]
 
 #: Folders that belong to contextfs itself; reachable only through their own operations.
 INTERNAL_DIRS = frozenset({".trash", ".contextfs"})
@@ -108,11 +108,6 @@ def _normalise(raw: object) -> list[str]:
     return parts
 
 
-def is_internal(rel: str) -> bool:
-    """True for paths inside contextfs's own folders (trash, settings, index)."""
-    return rel.split("/", 1)[0] in INTERNAL_DIRS
-
-
 def check(
     root: Path,
     raw: object,
@@ -192,8 +187,11 @@ def slugify(text: str, *, max_len: int = 48, words: int | None = None, default: 
         parts = parts[:words]
     slug = "-".join(parts)
     if len(slug) > max_len:
-        slug = slug[:max_len].rsplit("-", 1)[0] or slug[:max_len]
-    slug = slug.strip("-") or default
+        # Cut on the last word boundary at or before max_len (a word ending exactly there is
+        # kept); one word longer than max_len is cut inside.
+        head = slug[: max_len + 1]
+        slug = head.rsplit("-", 1)[0] if "-" in head else slug[:max_len]
+    slug = slug or default
     if slug in _WINDOWS_DEVICES:  # 'con', 'aux', 'com1'... are not valid file names on Windows
         slug = f"{slug}-{default or 'item'}"
     return slug

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Set
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 
 from detect_secrets.filters import allowlist, heuristic
@@ -70,6 +70,7 @@ from detect_secrets.plugins.twilio import TwilioKeyDetector
 from detect_secrets.util.code_snippet import get_code_snippet
 
 from . import secrets_formats as formats
+from . import secrets_formats_services as services
 from . import secrets_rules
 from .secrets_syntax import Syntax, SyntaxMap
 from .secrets_text import ScannedText
@@ -127,7 +128,8 @@ class Detector:
     ``windowed`` detectors backtrack on long lines; they see a long line as windows around
     their needles.
 
-    ``uuid``: the format holds a UUID (:class:`contextfs.gate.secrets_formats.Format`).
+    ``uuid``: the format holds a UUID; ``check``: what a value's decoding must confirm
+    (both as in :class:`contextfs.gate.secrets_formats.Format`).
     """
 
     kind: str
@@ -138,6 +140,7 @@ class Detector:
     guess: bool = False
     windowed: bool = False
     uuid: bool = False
+    check: Callable[[str], bool] | None = None
 
 
 _PRIVATE_KEY = "private key"
@@ -225,8 +228,9 @@ DETECTORS: tuple[Detector, ...] = (
             needles=token.needles,
             folded=token.folded,
             uuid=token.uuid,
+            check=token.check,
         )
-        for token in formats.TOKENS
+        for token in (*formats.TOKENS, *services.TOKENS)
     ),
 )
 
@@ -408,9 +412,11 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             line = doc.line(index)
             for segment in _segments(line, offsets) if detector.windowed else [line]:
                 for value, material in set(_matches(detector.plugin, segment)):
-                    if _filtered(
-                        value, segment, detector.plugin, detector.guess, detector.uuid
-                    ) or is_allowed(index):
+                    if (
+                        _filtered(value, segment, detector.plugin, detector.guess, detector.uuid)
+                        or (detector.check is not None and not detector.check(value))
+                        or is_allowed(index)
+                    ):
                         continue
                     if detector.kind == _PRIVATE_KEY:
                         material = private_key_block(doc.all_lines(), index)

@@ -8,7 +8,8 @@ vendor prefix plus a fixed length and alphabet); a shape too loose for that (a b
 pattern itself, and its value is the pattern's group.
 
 :mod:`contextfs.gate.secrets_detectors` wraps each tuple in a detect-secrets plugin and lists
-it in its detector table under a kind of :data:`contextfs.gate.secrets.KINDS`; the judgments
+it in its detector table under a kind of :data:`contextfs.gate.secrets.KINDS`, with those of
+:mod:`contextfs.gate.secrets_formats_services` (hosted services' credentials); the judgments
 every candidate passes (placeholders, documented examples, filler, a token glued to a longer
 hash) are made there, the same way for every source.
 """
@@ -16,10 +17,12 @@ hash) are made there, the same way for every source.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = [
     "ANTHROPIC",
+    "ASSIGNMENT",
     "AWS_KEY_ID",
     "AWS_SECRET",
     "AZURE_DEVOPS",
@@ -43,6 +46,9 @@ __all__ = [
     "TEAMS_WEBHOOK",
     "TELEGRAM",
     "TOKENS",
+    "TOKEN_END",
+    "TOKEN_START",
+    "compile_patterns",
     "TWITCH",
     "URL_PASSWORD",
     "VAULT",
@@ -53,65 +59,72 @@ __all__ = [
 Formats = tuple[re.Pattern[str], ...]
 
 # Boundaries keep a token from matching inside a longer identifier.
-_B = r"(?<![A-Za-z0-9_-])"
-_E = r"(?![A-Za-z0-9_-])"
+TOKEN_START = r"(?<![A-Za-z0-9_-])"
+TOKEN_END = r"(?![A-Za-z0-9_-])"
 _GUID = r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
 # An assignment after a name: `name = v`, `name: "v"`, `"name": 'v'`, `name := v`, `name => v`.
-_IS = r"""["']?\s*(?::=|=>|[:=])\s*["']?"""
+ASSIGNMENT = r"""["']?\s*(?::=|=>|[:=])\s*["']?"""
 
 
-def _formats(*patterns: str, flags: int = 0) -> Formats:
+def compile_patterns(*patterns: str, flags: int = 0) -> Formats:
     return tuple(re.compile(p, flags) for p in patterns)
 
 
 @dataclass(frozen=True)
 class Format:
     """A named kind's token format: ``needles`` are literal strings one of which every match
-    holds (``folded``: looked for in the lower-cased text); ``uuid``: the format holds a UUID,
+    holds (``folded``: looked for in the lower-cased text; None: the patterns run once over
+    the whole text, for a shape with no literal part); ``uuid``: the format holds a UUID,
     so detect-secrets' UUID filter (which keeps ids from being taken for secrets) does not
-    judge it."""
+    judge it; ``check``: what the shape's decoding must confirm of a matched value (base64
+    of ``user:password``), for shapes a pattern alone cannot tell from other base64."""
 
     kind: str
     patterns: Formats
-    needles: tuple[str, ...]
+    needles: tuple[str, ...] | None
     folded: bool = False
     uuid: bool = False
+    check: Callable[[str], bool] | None = None
 
 
 # -- formats that newer keys of detect-secrets' vendors use ---------------------------------
 
 # OpenAI project, service-account and admin keys: detect-secrets knows only the legacy
 # `sk-...T3BlbkFJ...` shape, which newer keys do not always carry.
-OPENAI = _formats(_B + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + _E)
-ANTHROPIC = _formats(_B + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + _E)
+OPENAI = compile_patterns(TOKEN_START + r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}" + TOKEN_END)
+ANTHROPIC = compile_patterns(
+    TOKEN_START + r"sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_-]{40,}" + TOKEN_END
+)
 # GitHub fine-grained personal access tokens (detect-secrets knows the `gh?_` tokens).
-GITHUB_PAT = _formats(_B + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + _E)
-GOOGLE = _formats(_B + r"AIza[0-9A-Za-z_-]{35}" + _E)
-HUGGING_FACE = _formats(_B + r"hf_[A-Za-z0-9]{34}" + _E)
+GITHUB_PAT = compile_patterns(
+    TOKEN_START + r"github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}" + TOKEN_END
+)
+GOOGLE = compile_patterns(TOKEN_START + r"AIza[0-9A-Za-z_-]{35}" + TOKEN_END)
+HUGGING_FACE = compile_patterns(TOKEN_START + r"hf_[A-Za-z0-9]{34}" + TOKEN_END)
 # npm tokens anywhere (detect-secrets finds them only in `.npmrc` syntax).
-NPM = _formats(_B + r"npm_[A-Za-z0-9]{36}" + _E)
+NPM = compile_patterns(TOKEN_START + r"npm_[A-Za-z0-9]{36}" + TOKEN_END)
 # Slack app-level tokens (detect-secrets knows the `xox?-` family).
-SLACK_APP = _formats(_B + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + _E)
+SLACK_APP = compile_patterns(TOKEN_START + r"xapp-\d-[A-Z0-9]{8,}-\d{6,}-[a-f0-9]{32,}" + TOKEN_END)
 # `AWS_SECRET_ACCESS_KEY=...` unquoted (.env, shell, INI credentials files): detect-secrets'
 # AWS pattern for secret keys requires quotes.
-AWS_SECRET = _formats(
+AWS_SECRET = compile_patterns(
     r"aws_?secret_?(?:access_?)?key\\?[\"']?\s*(?:=|:|:=)\s*\\?[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
     flags=re.IGNORECASE,
 )
 # `scheme://user:password@host` where the password holds RFC 3986 sub-delimiters
 # (`! $ & ' ( ) * + , ; =`), which userinfo allows unencoded and detect-secrets' basic auth
 # pattern leaves out; `{` and `}` stay out so templates are not flagged.
-URL_PASSWORD = _formats(r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
+URL_PASSWORD = compile_patterns(r"://[^\s:/?#\[\]@{}]+:([^\s/?#\[\]@{}]+)@")
 # AWS key ids as tokens of their own: detect-secrets' pattern has no boundaries, so it fires
 # inside long upper-case words (``...PARAMETERSAKIA...``).
-AWS_KEY_ID = _formats(
+AWS_KEY_ID = compile_patterns(
     r"(?<![A-Za-z0-9])(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"
 )
 # Stripe test-mode keys: detect-secrets knows live keys only, and a test key still opens the
 # account's test data and settings.
-STRIPE_TEST = _formats(_B + r"(?:r|s)k_test_[0-9a-zA-Z]{24,99}" + _E)
+STRIPE_TEST = compile_patterns(TOKEN_START + r"(?:r|s)k_test_[0-9a-zA-Z]{24,99}" + TOKEN_END)
 # Encrypted PKCS#8 and PuTTY v3 keys, which detect-secrets' header list misses.
-EXTRA_PRIVATE_KEY = _formats(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
+EXTRA_PRIVATE_KEY = compile_patterns(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3")
 
 
 # -- token types the vendor rule set lacks for vendors it knows -------------------------------
@@ -123,8 +136,10 @@ EXTRA_PRIVATE_KEY = _formats(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Key-File-3
 # are lower-case letters, digits, `_` and `-`).
 DOPPLER = Format(
     "Doppler token",
-    _formats(
-        _B + r"dp\.(?:ct|pt|sa|scim|audit|st(?:\.[a-z0-9_-]{1,64})?)\.[A-Za-z0-9]{40,44}" + _E
+    compile_patterns(
+        TOKEN_START
+        + r"dp\.(?:ct|pt|sa|scim|audit|st(?:\.[a-z0-9_-]{1,64})?)\.[A-Za-z0-9]{40,44}"
+        + TOKEN_END
     ),
     ("dp.",),
 )
@@ -135,7 +150,7 @@ DOPPLER = Format(
 # detect-secrets' UUID filter must not judge it.
 TEAMS_WEBHOOK = Format(
     "Microsoft Teams webhook",
-    _formats(
+    compile_patterns(
         r"https://(?:[a-z0-9-]+\.webhook\.office\.com/webhookb2|outlook\.office(?:365)?\.com/webhook)/"
         + _GUID
         + "@"
@@ -151,7 +166,7 @@ TEAMS_WEBHOOK = Format(
 # no grammar): `live_`, the channel's numeric user id, `_`, then 30 letters and digits.
 TWITCH = Format(
     "Twitch stream key",
-    _formats(_B + r"live_\d{5,12}_[A-Za-z0-9]{30}" + _E),
+    compile_patterns(TOKEN_START + r"live_\d{5,12}_[A-Za-z0-9]{30}" + TOKEN_END),
     ("live_",),
 )
 # NuGet.org API keys (NuGetGallery's `ApiKeyV4`): 46 lower-case characters, the base32 of an
@@ -159,7 +174,7 @@ TWITCH = Format(
 # password part.
 NUGET = Format(
     "NuGet API key",
-    _formats(_B + r"oy2[a-z0-9]{43}" + _E),
+    compile_patterns(TOKEN_START + r"oy2[a-z0-9]{43}" + TOKEN_END),
     ("oy2",),
 )
 # HashiCorp Vault tokens (developer.hashicorp.com/vault/docs/concepts/tokens, "Token
@@ -167,7 +182,7 @@ NUGET = Format(
 # bodies (service tokens 95 characters or more).
 VAULT = Format(
     "Vault token",
-    _formats(_B + r"hv[sbr]\.[A-Za-z0-9_-]{24,}" + _E),
+    compile_patterns(TOKEN_START + r"hv[sbr]\.[A-Za-z0-9_-]{24,}" + TOKEN_END),
     ("hvs.", "hvb.", "hvr."),
 )
 # Before 1.10 (and on servers that keep them): `s.`, `b.`, `r.` with 24 base62 characters
@@ -175,7 +190,7 @@ VAULT = Format(
 # prefix is no evidence in prose, so these need "vault" on the line (the detector's gate).
 VAULT_LEGACY = Format(
     "Vault token",
-    _formats(
+    compile_patterns(
         r"(?<![\w.-])[sbr]\.(?:[A-Za-z0-9]{24}(?:\.[A-Za-z0-9]{5})?|[A-Za-z0-9_-]{90,})(?![\w.-])"
     ),
     ("vault",),
@@ -185,7 +200,7 @@ VAULT_LEGACY = Format(
 # base64 of its 33 bytes, 44 characters, and `vault operator unseal <key>` takes one.
 VAULT_UNSEAL = Format(
     "Vault unseal key",
-    _formats(
+    compile_patterns(
         r"(?i:operator\s+unseal|unseal\s+key\s+\d{1,3}\s*:)\s+(?:-\S+\s+)*"
         r"([A-Za-z0-9+/]{43}[A-Za-z0-9+/=])(?![A-Za-z0-9+/=])"
     ),
@@ -198,9 +213,9 @@ VAULT_UNSEAL = Format(
 # which is any SHA-1: those are left to names (the rule set's and the value rule).
 NEW_RELIC = Format(
     "New Relic key",
-    _formats(
-        _B + r"NRAK-[A-Z0-9]{27}" + _E,
-        _B + r"(?:[a-z]{2}\d{2}xx[0-9a-f]{30}|[0-9a-f]{36})NRAL" + _E,
+    compile_patterns(
+        TOKEN_START + r"NRAK-[A-Z0-9]{27}" + TOKEN_END,
+        TOKEN_START + r"(?:[a-z]{2}\d{2}xx[0-9a-f]{30}|[0-9a-f]{36})NRAL" + TOKEN_END,
     ),
     ("NRAK-", "NRAL"),
 )
@@ -210,9 +225,9 @@ NEW_RELIC = Format(
 # `postmark:`); `postmark_message_id:` is not one.
 POSTMARK = Format(
     "Postmark token",
-    _formats(
+    compile_patterns(
         r"(?i:x-postmark-(?:server|account)-token|postmark(?:[_.-]?(?:server|account|api))?"
-        r"(?:[_.-]?(?:token|key))?)" + _IS + "(" + _GUID + r")(?![0-9a-fA-F-])"
+        r"(?:[_.-]?(?:token|key))?)" + ASSIGNMENT + "(" + _GUID + r")(?![0-9a-fA-F-])"
     ),
     ("postmark",),
     folded=True,
@@ -226,7 +241,9 @@ POSTMARK = Format(
 # from reading as a token). detect-secrets knows 8-10 digit ids with 35 characters only.
 TELEGRAM = Format(
     "Telegram bot token",
-    _formats(r"(?:(?<=bot)|(?<![A-Za-z0-9_:-]))\d{5,16}:AA[A-Za-z0-9_-]{32,33}" + _E),
+    compile_patterns(
+        r"(?:(?<=bot)|(?<![A-Za-z0-9_:-]))\d{5,16}:AA[A-Za-z0-9_-]{32,33}" + TOKEN_END
+    ),
     (":AA",),
 )
 # Sourcegraph access tokens (sourcegraph.com/docs, "Revoking an access token": they start
@@ -234,7 +251,7 @@ TELEGRAM = Format(
 # ones `sgp_` and 40 hex.
 SOURCEGRAPH = Format(
     "Sourcegraph token",
-    _formats(_B + r"sgp_(?:(?:[0-9a-f]{16}|local)_)?[0-9a-f]{40}" + _E),
+    compile_patterns(TOKEN_START + r"sgp_(?:(?:[0-9a-f]{16}|local)_)?[0-9a-f]{40}" + TOKEN_END),
     ("sgp_",),
 )
 # Square access tokens (developer.squareup.com, "Access tokens" and the ObtainToken
@@ -242,14 +259,17 @@ SOURCEGRAPH = Format(
 # personal access tokens `sq0atp-` and 22 characters.
 SQUARE = Format(
     "Square access token",
-    _formats(_B + r"EAAA[A-Za-z0-9_-]{60}" + _E, _B + r"sq0atp-[A-Za-z0-9_-]{22}" + _E),
+    compile_patterns(
+        TOKEN_START + r"EAAA[A-Za-z0-9_-]{60}" + TOKEN_END,
+        TOKEN_START + r"sq0atp-[A-Za-z0-9_-]{22}" + TOKEN_END,
+    ),
     ("EAAA", "sq0atp-"),
 )
 # Salesforce session ids and OAuth access tokens: the org's 15-character id (key prefix `00D`,
 # Salesforce's prefix for Organization records), `!`, then letters, digits, `.` and `_`.
 SALESFORCE = Format(
     "Salesforce access token",
-    _formats(_B + r"00D[A-Za-z0-9]{12}![A-Za-z0-9._]{80,}" + _E),
+    compile_patterns(TOKEN_START + r"00D[A-Za-z0-9]{12}![A-Za-z0-9._]{80,}" + TOKEN_END),
     ("00D",),
 )
 # Azure DevOps personal access tokens (learn.microsoft.com, "Use personal access tokens"), as
@@ -259,9 +279,9 @@ SALESFORCE = Format(
 # (all-letter runs are words). The 84-character tokens are not matched here.
 AZURE_DEVOPS = Format(
     "Azure DevOps token",
-    _formats(
+    compile_patterns(
         r"(?i:(?<![a-z])(?:ado|azdo|azure[_-]?devops|devops|vsts)[\w.-]{0,30}?)"
-        + _IS
+        + ASSIGNMENT
         + r"((?=[a-z2-7]*[2-7])[a-z2-7]{52})(?![A-Za-z0-9])"
     ),
     ("ado", "devops", "vsts"),
@@ -271,7 +291,7 @@ AZURE_DEVOPS = Format(
 # requests show `Authorization: Bearer ya29...`): `ya29.` then base64url.
 GOOGLE_OAUTH = Format(
     "Google OAuth token",
-    _formats(_B + r"ya29\.[A-Za-z0-9_-]{30,}" + _E),
+    compile_patterns(TOKEN_START + r"ya29\.[A-Za-z0-9_-]{30,}" + TOKEN_END),
     ("ya29.",),
 )
 

@@ -24,8 +24,9 @@ __all__ = ["BootContext", "boot_candidates", "boot_view"]
 
 # The packer shows pinned items first (core memory, the "kernel"), then the rest by
 # priority, lower = more important and the last to step down a tier. The index never
-# changes tier (min_tier="full"): at a tiny budget it is dropped whole, before any of
-# the topic's own state.
+# changes tier (min_tier="full"): at a budget too small for every item at its lowest tier,
+# items come in cheapest first, so the index, whole, is left out before the topic's own
+# state, whose lowest tiers cost less.
 _ORDER = {
     key: i for i, key in enumerate(["where", "decisions", "exchanges", "topic", "facts", "index"])
 }

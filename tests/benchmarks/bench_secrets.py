@@ -1,7 +1,8 @@
 """Benchmark: the secret scanner's recall, false positives and cost, against the previous scanner.
 
     python tests/benchmarks/bench_secrets.py [--quick] [--noseyparker DIR] [--kingfisher DIR]
-                                             [--trufflehog DIR] [--locomo DIR]
+                                             [--trufflehog DIR] [--semgrep DIR]
+                                             [--secretlint DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -19,9 +20,13 @@ ref imports the old package from ``git archive``), one column per ref.
    hashes) whose secret is not an evident placeholder, as written; and their secrets under a
    credential-like name in 14 syntaxes. The third corpus, ``--trufflehog`` /
    ``CONTEXTFS_TRUFFLEHOG`` (a checkout of trufflesecurity/trufflehog), is the positive
-   entries of its detector tests, as written only (:func:`trufflehog`). "Covered" vendor families are those a rule of the
-   vendor rule set or a named kind of the scanner names; the "generic" family (passwords and
-   keys of no vendor's format) has a row of its own.
+   entries of its detector tests, as written only (:func:`trufflehog`). The fourth,
+   ``--semgrep`` / ``CONTEXTFS_SEMGREP_RULES`` (a checkout of semgrep/semgrep-rules) and
+   ``--secretlint`` / ``CONTEXTFS_SECRETLINT`` (a checkout of secretlint/secretlint), is the
+   positives of two other scanners' rule tests, as written only (:func:`annotated`).
+   "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
+   scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
+   of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
 2. **Generated secrets** (``tests/secret_samples.py``): 28 kinds in 5 contexts.
 3. **False positives**: ``sample-context/``, ``docs/``, generated notes, and LoCoMo's
    conversation turns (``--locomo``, default ``../shared/data/locomo``; snap-research/locomo).
@@ -42,12 +47,13 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
+from secret_baselines import Baseline, Baselines, Texts, flags, pct, rate  # noqa: E402
 from secret_corpora import (  # noqa: E402
     SAMPLE,
     assigned_notes,
@@ -56,6 +62,7 @@ from secret_corpora import (  # noqa: E402
     rule_examples,
     values_of,
 )
+from secret_corpora_annotated import secretlint_cases, semgrep_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
 from contextfs.gate.secrets import KINDS, scan  # noqa: E402
@@ -65,101 +72,6 @@ DEFAULT_BASELINE = "4a00d85"
 #: assigned to and their shape; reported on a row of their own.
 GENERIC = frozenset({"generic"})
 DEFAULT_LOCOMO = REPO / ".." / "shared" / "data" / "locomo"
-Texts = list[tuple[str, str]]  # (text, path)
-
-_WORKER = r"""
-import json, os, sys
-sys.path.insert(0, sys.argv[1])
-import contextfs
-assert contextfs.__file__.startswith(sys.argv[1]), contextfs.__file__
-# Trees from before the package was split into folders by concern keep the scanner at the
-# top; asking for contextfs.gate there would reach the installed (editable) tree instead.
-if os.path.isdir(os.path.join(sys.argv[1], "contextfs", "gate")):
-    from contextfs.gate import secrets
-else:
-    from contextfs import secrets
-assert secrets.__file__.startswith(sys.argv[1]), secrets.__file__
-scan = secrets.scan
-for line in sys.stdin:
-    text, path = json.loads(line)
-    if text == "\0timing":
-        import time
-        sample, n = path
-        scan(sample)
-        start = time.perf_counter()
-        for _ in range(n):
-            scan(sample, path="notes/n.md")
-        print(json.dumps((time.perf_counter() - start) / n * 1000), flush=True)
-        continue
-    print(json.dumps(bool(scan(text, path=path))), flush=True)
-"""
-
-
-class Baseline:
-    """The previous scanner in a subprocess: the package of ``ref`` from ``git archive``."""
-
-    def __init__(self, ref: str, folder: Path) -> None:
-        tree = folder / re.sub(r"[^A-Za-z0-9._-]", "_", ref)
-        tree.mkdir()
-        archive = subprocess.run(
-            ["git", "-C", str(REPO), "archive", ref, "contextfs"], capture_output=True, check=True
-        )
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-        self.ref = ref
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", _WORKER, str(tree)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-
-    def _ask(self, text: str, path: object) -> str:
-        assert self.proc.stdin and self.proc.stdout
-        self.proc.stdin.write(json.dumps([text, path]) + "\n")
-        self.proc.stdin.flush()
-        return self.proc.stdout.readline()
-
-    def flags(self, texts: Texts) -> list[bool]:
-        return [bool(json.loads(self._ask(text, path))) for text, path in texts]
-
-    def scan_ms(self, text: str, repeat: int) -> float:
-        return float(json.loads(self._ask("\0timing", [text, repeat])))
-
-    def close(self) -> None:
-        if self.proc.stdin:
-            self.proc.stdin.close()
-        self.proc.wait(timeout=60)
-
-
-def _flags(texts: Texts) -> list[bool]:
-    return [bool(scan(text, path=path)) for text, path in texts]
-
-
-class Baselines(list[Baseline]):
-    """The previous scanners, one column each in every table."""
-
-    def header(self) -> str:
-        return " | ".join(f"at {b.ref}" for b in self)
-
-    def rule(self) -> str:
-        return "|".join("---:" for _ in self)
-
-    def flags(self, texts: Texts) -> list[list[bool]]:
-        return [b.flags(texts) for b in self]
-
-    @staticmethod
-    def cells(olds: list[list[bool]], idx: list[int]) -> str:
-        return " | ".join(_pct(*_rate(old[i] for i in idx)) for old in olds)
-
-
-def _rate(hits: Iterable[bool]) -> tuple[int, int]:
-    items = list(hits)
-    return sum(items), len(items)
-
-
-def _pct(found: int, total: int) -> str:
-    return f"{found}/{total} ({found / total:.1%})" if total else "-"
-
 
 # -- 1. public corpora ---------------------------------------------------------------------
 
@@ -188,10 +100,12 @@ def as_written(
     baselines: Baselines,
     covered: Callable[[str], bool],
     total: str,
-) -> None:
-    """Recall on ``items`` (family, text), each text a note of its own."""
+) -> list[bool]:
+    """Recall on ``items`` (family, text), each text a note of its own; this scanner's
+    verdicts, in order. With ``CONTEXTFS_BENCH_MISSES`` set, the missed texts of covered
+    families are listed after the table (to read the misses by cause)."""
     texts = [(text, "notes/n.md") for _, text in items]
-    new, olds = _flags(texts), baselines.flags(texts)
+    new, olds = flags(texts), baselines.flags(texts)
     families = Counter(f for f, _ in items)
     print(
         f"### {name}: {total}, {len(items)} with a realistic secret, "
@@ -208,13 +122,18 @@ def as_written(
     ):
         idx = [i for i, (f, _) in enumerate(items) if keep(f)]
         print(
-            f"| {label} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
+            f"| {label} | {len(idx)} | {pct(*rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
         )
     missed = Counter(f for (f, _), hit in zip(items, new, strict=True) if not hit and covered(f))
     if missed:
         print(
             f"\nMissed in covered families: {', '.join(f'{f} x{n}' for f, n in missed.most_common())}"
         )
+    if os.environ.get("CONTEXTFS_BENCH_MISSES"):
+        for (family, text), hit in zip(items, new, strict=True):
+            if not hit and covered(family):
+                print(f"- {family}: {json.dumps(text[:160])}")
+    return new
 
 
 def corpus(name: str, folder: Path, baselines: Baselines, quick: bool) -> None:
@@ -243,7 +162,7 @@ def corpus(name: str, folder: Path, baselines: Baselines, quick: bool) -> None:
         for template, note in assigned_notes(family, value)
     ]
     texts = [(note, "notes/setup.md") for _, _, note in notes]
-    new, olds = _flags(texts), baselines.flags(texts)
+    new, olds = flags(texts), baselines.flags(texts)
     print(
         f"\n| assigned to a credential-like name ({len(items)} secrets) | notes | this scanner | {baselines.header()} |"
     )
@@ -255,12 +174,12 @@ def corpus(name: str, folder: Path, baselines: Baselines, quick: bool) -> None:
     ):
         idx = [i for i, (f, _, _) in enumerate(notes) if keep(f)]
         print(
-            f"| **{label}** | {len(idx)} | **{_pct(*_rate(new[i] for i in idx))}** | {baselines.cells(olds, idx)} |"
+            f"| **{label}** | {len(idx)} | **{pct(*rate(new[i] for i in idx))}** | {baselines.cells(olds, idx)} |"
         )
     for template in dict.fromkeys(t for _, t, _ in notes):
         idx = [i for i, (_, t, _) in enumerate(notes) if t == template]
         print(
-            f"| {template} | {len(idx)} | {_pct(*_rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
+            f"| {template} | {len(idx)} | {pct(*rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
         )
     print()
 
@@ -314,6 +233,38 @@ def trufflehog(folder: Path, baselines: Baselines) -> None:
     print()
 
 
+def annotated(folders: dict[str, Path], baselines: Baselines) -> None:
+    """Semgrep's and secretlint's rule tests (:mod:`secret_corpora_annotated`): each positive
+    of a credential rule whose secret is not an evident placeholder, as written (inputs that
+    repeat within a family counted once). Coverage as for TruffleHog's detectors, whose
+    names are likewise a vendor and then a product (``aws-secret-access-key``)."""
+    readers = {"semgrep": semgrep_cases, "secretlint": secretlint_cases}
+    cases, left_out = [], 0
+    for source, folder in folders.items():
+        found, missing = readers[source](folder)
+        cases += found
+        left_out += missing
+    credential = [c for c in cases if c.credential]
+    kept = {
+        (c.family, c.text): c.source
+        for c in credential
+        if any(not evident_placeholder(s) for s in c.secrets)
+    }
+    vendor = _vendor_families()
+    new = as_written(
+        " and ".join(f"{s.capitalize()}'s rule tests" for s in folders),
+        list(kept),
+        baselines,
+        vendor,
+        f"{len(cases) + left_out} positives ({len(credential)} of credential rules; "
+        f"{left_out} with no value to judge, left out)",
+    )
+    for source in folders:
+        idx = [i for i, (key, s) in enumerate(kept.items()) if s == source and vendor(key[0])]
+        print(f"\n{source}, vendor families covered: {pct(*rate(new[i] for i in idx))}")
+    print()
+
+
 # -- 2. generated secrets ------------------------------------------------------------------
 
 
@@ -328,7 +279,7 @@ def generated(baselines: Baselines, examples: int) -> None:
                 texts.append((context(make(rng), rng), "notes/n.md"))
     print(
         f"| generated secrets ({len(SECRET_KINDS)} kinds x 5 contexts) | {len(texts)} | "
-        f"{_pct(*_rate(_flags(texts)))} | {baselines.cells(baselines.flags(texts), list(range(len(texts))))} |\n"
+        f"{pct(*rate(flags(texts)))} | {baselines.cells(baselines.flags(texts), list(range(len(texts))))} |\n"
     )
 
 
@@ -376,9 +327,9 @@ def false_positives(baselines: Baselines, notes: int, locomo: Path) -> None:
             found = scan(text, path=path)
             flagged += bool(found)
             kinds.update(f.kind for f in found)
-        olds = " | ".join(_pct(sum(old), len(texts)) for old in baselines.flags(texts))
+        olds = " | ".join(pct(sum(old), len(texts)) for old in baselines.flags(texts))
         shown = ", ".join(f"{k} x{n}" for k, n in kinds.most_common()) or "-"
-        print(f"| {name} | {len(texts)} | {_pct(flagged, len(texts))} | {olds} | {shown} |")
+        print(f"| {name} | {len(texts)} | {pct(flagged, len(texts))} | {olds} | {shown} |")
     print()
 
 
@@ -443,6 +394,16 @@ def main() -> None:
         help="a checkout of trufflesecurity/trufflehog, for its detector tests (skipped without it)",
     )
     parser.add_argument(
+        "--semgrep",
+        default=os.environ.get("CONTEXTFS_SEMGREP_RULES"),
+        help="a checkout of semgrep/semgrep-rules, for its secrets rules' tests (skipped without it)",
+    )
+    parser.add_argument(
+        "--secretlint",
+        default=os.environ.get("CONTEXTFS_SECRETLINT"),
+        help="a checkout of secretlint/secretlint, for its rules' snapshots (skipped without it)",
+    )
+    parser.add_argument(
         "--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files"
     )
     parser.add_argument(
@@ -479,6 +440,18 @@ def main() -> None:
             else:
                 print(
                     "(TruffleHog's detector tests skipped: pass --trufflehog DIR, a checkout of trufflesecurity/trufflehog)\n"
+                )
+            folders = {
+                source: Path(folder)
+                for source, folder in (("semgrep", args.semgrep), ("secretlint", args.secretlint))
+                if folder
+            }
+            if folders:
+                annotated(folders, baselines)
+            else:
+                print(
+                    "(Semgrep's and secretlint's rule tests skipped: pass --semgrep DIR and "
+                    "--secretlint DIR, checkouts of semgrep/semgrep-rules and secretlint/secretlint)\n"
                 )
             print("## 2. Generated secrets\n")
             print(f"| corpus | texts | this scanner | {baselines.header()} |")

@@ -1,7 +1,8 @@
 """Which passages an excerpt shows within its allowance, and how a conversation log is fenced.
 
 The excerpt tier shows the passages that best answer the query, best first, then the
-file's opening in what room is left; without a query, the opening alone. Costs are
+file's opening in what room is left; without a query, the opening alone. The packer's
+smallest excerpt of a file is the one at ``excerpt_floor``. Costs are
 counted here in words (``render`` takes any counter; the packer passes its token counter),
 so every allowance below is worked out by hand: the heading ``## n/harbour.md [excerpt]``
 costs 3 + 2, and each passage its labelled text + 4 (the join and a possible ``[…]``).
@@ -9,7 +10,7 @@ costs 3 + 2, and each passage its labelled text + 4 (the join and a possible ``[
 
 from __future__ import annotations
 
-from contextfs.scopes.tiers import Source, query_terms, render
+from contextfs.scopes.tiers import Source, excerpt_floor, query_terms, render
 from contextfs.text.turns import format_line
 
 BODY = """# Harbour
@@ -66,24 +67,39 @@ def test_without_a_query_the_excerpt_is_the_opening_without_gaps() -> None:
     assert shown(40, ()) == ["[line 3 · Harbour]"]
 
 
-def test_only_matches_never_pads_with_the_opening() -> None:
-    # 5 + 65: room for the opening after both matches (13 + 30 + 18), but only matches asked.
-    assert shown(70, only_matches=True) == ["[line 5 · Harbour]", "[line 9]"]
-    assert shown(70) == ["[lines 3-5 · Harbour]", "[line 9]"]  # neighbours share a label
-    assert shown(70, query_terms("ferry"), only_matches=True) is None  # nothing matches
+def test_neighbours_picked_together_share_a_label() -> None:
+    # 5 + 65: both matches (30 + 13), then the opening (18); lines 3 and 5 are neighbours.
+    assert shown(70) == ["[lines 3-5 · Harbour]", "[line 9]"]
 
 
 def test_a_query_naming_only_the_files_title_matches_its_passages() -> None:
-    # A passage is about its file's subject though it never names it.
+    # A passage is about its file's subject though it never names it: with the title every
+    # passage matches "orca" and the two shortest rank first (5 + 13 + 13); without it none
+    # does, and the excerpt is the opening (5 + 18).
     titled = Source("n/harbour.md", BODY, {"title": "Orca berth"}, "v1")
-    text = render(
-        titled, "excerpt", terms=query_terms("orca"), allowance=18, count=words, only_matches=True
-    )
-    assert text is not None and text.count("\n[line") == 1
-    untitled = render(
-        HARBOUR, "excerpt", terms=query_terms("orca"), allowance=18, count=words, only_matches=True
-    )
-    assert untitled is None
+    orca = query_terms("orca")
+    text = render(titled, "excerpt", terms=orca, allowance=31, count=words)
+    assert text is not None and text.splitlines()[1] == "[lines 7-9 · Harbour]"
+    assert shown(31, orca) == ["[line 3 · Harbour]"]
+
+
+def test_the_smallest_excerpt_holds_the_cheapest_match_or_else_the_opening() -> None:
+    """``excerpt_floor`` is the least allowance at which an excerpt shows anything."""
+    assert excerpt_floor(HARBOUR, CRANE, words) == 18  # 5 + 13: the short crane passage
+    assert shown(18) is not None and shown(17) is None
+    assert excerpt_floor(HARBOUR, (), words) == 23  # 5 + 18: the opening, whatever follows
+    assert shown(23, ()) is not None and shown(22, ()) is None
+    # An untrusted file's excerpt keeps 60 for its fence.
+    untrusted = Source("n/harbour.md", BODY, {"trust": "untrusted"}, "v1")
+    assert excerpt_floor(untrusted, CRANE, words) == 78
+    assert render(untrusted, "excerpt", terms=CRANE, allowance=77, count=words) is None
+    assert render(untrusted, "excerpt", terms=CRANE, allowance=78, count=words) is not None
+    # Two passages make an excerpt of one; a single passage would be the whole file.
+    two = Source("n/two.md", "First passage here.\n\nSecond passage here.\n", {}, "v1")
+    assert excerpt_floor(two, (), words) == 5 + 9  # "[line 1]", three words, the join
+    one = Source("n/one.md", "# One\n\nA single passage.\n", {}, "v1")
+    assert excerpt_floor(one, CRANE, words) is None
+    assert render(one, "excerpt", terms=CRANE, allowance=100, count=words) is None
 
 
 LOG = "\n".join(

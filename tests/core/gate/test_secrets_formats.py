@@ -18,9 +18,11 @@ from collections.abc import Callable
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from test_secrets_formats_services import USUAL as SERVICE_USUAL
 
 from contextfs import ContextManager
 from contextfs.gate import secrets_formats
+from contextfs.gate import secrets_formats_services as services
 from contextfs.gate.secrets import KINDS, fingerprint, scan
 from contextfs.gate.secrets_values import is_placeholder
 from contextfs.integrations import make_tools
@@ -191,24 +193,30 @@ def _kinds(text: str) -> list[str]:
     return [finding.kind for finding in scan(text, path="notes/n.md")]
 
 
+#: Every named format, with the hosted services' ones (test_secrets_formats_services.py).
+EVERY = {**USUAL, **SERVICE_USUAL}
+
+
 def test_every_format_is_a_listed_kind() -> None:
-    assert {token.kind for token in secrets_formats.TOKENS} <= set(KINDS)
-    assert {kind for kind, _ in USUAL.values()} == {token.kind for token in secrets_formats.TOKENS}
+    assert not set(USUAL) & set(SERVICE_USUAL)
+    formats = {token.kind for token in (*secrets_formats.TOKENS, *services.TOKENS)}
+    assert formats <= set(KINDS)
+    assert {kind for kind, _ in EVERY.values()} == formats
 
 
-@pytest.mark.parametrize("name", sorted(USUAL))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_each_token_is_found_in_its_usual_context(name: str) -> None:
-    kind, make = USUAL[name]
+    kind, make = EVERY[name]
     for seed in range(5):
         note = make(random.Random(f"{name}/{seed}"))
         assert kind in _kinds(note), note
 
 
-@pytest.mark.parametrize("name", sorted(USUAL))
+@pytest.mark.parametrize("name", sorted(EVERY))
 def test_the_write_gate_refuses_each_token_through_write_context(
     ctx: ContextManager, name: str
 ) -> None:
-    kind, make = USUAL[name]
+    kind, make = EVERY[name]
     note = make(random.Random(name))
     tools = {t.name: t for t in make_tools(ctx)}
     out = tools["write_context"].invoke(
