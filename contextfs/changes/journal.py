@@ -127,7 +127,7 @@ class Journal:
                     fsync_path(self.folder)
         return handle
 
-    def pending(self, *, exclude: set[Path] | None = None) -> list[Pending]:
+    def pending(self) -> list[Pending]:
         """Journals of changes that never finished, oldest first."""
         try:
             names = sorted(n for n in os.listdir(self.folder) if n.endswith(".jsonl"))
@@ -136,8 +136,6 @@ class Journal:
         out = []
         for name in names:
             path = self.folder / name
-            if exclude and path in exclude:
-                continue
             try:
                 lines = path.read_bytes().split(b"\n")
             except OSError:

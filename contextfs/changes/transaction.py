@@ -131,7 +131,6 @@ class Change:
         #: Whether a stale read may be retried by the caller (a call on its own, not a transaction).
         self.standalone = False
         self._journal: JournalFile | None = None
-        self.depth = 0
         #: A commit built elsewhere (a merge, a fast-forward) to publish instead of one built
         #: from HEAD and the changed paths; its tree must hold exactly what was written.
         self.prepared: Prepared | None = None

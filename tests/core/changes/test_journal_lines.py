@@ -113,11 +113,12 @@ def test_recovery_reads_past_what_it_cannot_read(tmp_path: Path) -> None:
     with journal.open("ab") as fh:
         fh.write(b'{"touch":"notes/b.md","blo')  # the line a kill tore
     (folder / "0-stray.jsonl").mkdir()  # names that sort before the journal, and after it
-    (folder / "1-garbage.jsonl").write_bytes(b"not a journal\n")
+    for i in range(8):  # more than one open's recoveries: each must read on past them
+        (folder / f"1-{i}-garbage.jsonl").write_bytes(b"not a journal\n")
     (folder / "2-header.jsonl").write_bytes(b'{"begin":"not a mapping"}\n')
     with ContextManager(root, index=False) as ctx:
+        assert git(root, "show", "HEAD:notes/a.md").endswith("finished by recovery")
         assert ctx.read("notes/a.md") == "finished by recovery"
-    assert git(root, "show", "HEAD:notes/a.md").endswith("finished by recovery")
     assert sorted(p.name for p in folder.iterdir()) == ["0-stray.jsonl"]
     assert_clean(root)
 
