@@ -282,7 +282,6 @@ def render(
     terms: tuple[str, ...] = (),
     allowance: int | None = None,
     count: Callable[[str], int] | None = None,
-    reason: str | None = None,
 ) -> str | None:
     """The markdown section for ``src`` at ``tier``, or None when that tier has nothing to show.
 
