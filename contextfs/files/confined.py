@@ -146,7 +146,7 @@ class RootFiles(ConfinedFolders):
                 try:
                     handle = os.open(
                         name,
-                        os.O_RDONLY | NOFOLLOW | NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                        os.O_RDONLY | NOFOLLOW | NONBLOCK,
                         **self._at(fd, name),
                     )
                 except OSError as exc:
@@ -254,7 +254,7 @@ class RootFiles(ConfinedFolders):
                 tmp = tmp_name if FD_OPS else os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(
                     tmp,
-                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | getattr(os, "O_CLOEXEC", 0),
+                    os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW,
                     0o600,
                     **at,
                 )
@@ -309,7 +309,7 @@ class RootFiles(ConfinedFolders):
             with self._parent(rel) as (fd, name, _disk):
                 handle = os.open(
                     name,
-                    os.O_RDONLY | NOFOLLOW | NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                    os.O_RDONLY | NOFOLLOW | NONBLOCK,
                     **self._at(fd, name),
                 )
                 try:

@@ -22,7 +22,10 @@ from .staged import StagedWrites
 
 __all__ = ["DIR_FLAGS", "FD_OPS", "NOFOLLOW", "NONBLOCK", "ConfinedFolders"]
 
-DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+# No O_CLOEXEC here or in any open of the file layer: os.open makes every descriptor
+# non-inheritable itself, atomically with O_CLOEXEC where the platform has it (PEP 446), so
+# a git process started while one is open never inherits it.
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 FD_OPS = bool(NOFOLLOW) and os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd

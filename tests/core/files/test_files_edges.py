@@ -146,6 +146,31 @@ def test_chmod_sets_the_bits_of_files_and_folders_and_refuses_links(tmp_path: Pa
         files.chmod("missing.md", 0o600)
 
 
+@pytest.mark.parametrize("fd_ops", [True, False])
+def test_no_descriptor_the_file_layer_opens_is_inherited_by_a_child(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fd_ops: bool
+) -> None:
+    # The layer passes no O_CLOEXEC of its own: it relies on os.open making every descriptor
+    # non-inheritable (PEP 446), so a git process started meanwhile never holds one open.
+    monkeypatch.setattr(confined, "FD_OPS", fd_ops)
+    monkeypatch.setattr(opening, "FD_OPS", fd_ops)
+    seen: list[bool] = []
+    real_open = os.open
+
+    def spy(*args: object, **kwargs: object) -> int:
+        fd = real_open(*args, **kwargs)  # type: ignore[arg-type]
+        seen.append(os.get_inheritable(fd))
+        return fd
+
+    monkeypatch.setattr(os, "open", spy)
+    files = RootFiles(tmp_path)
+    files.write("dir/a.md", b"a")
+    assert files.read("dir/a.md") == b"a"
+    files.chmod("dir/a.md", 0o600)
+    assert [f.rel for f in files.walk()] == ["dir/a.md"]
+    assert seen and not any(seen)
+
+
 def test_walking_a_linked_folder_is_refused_naming_it(tmp_path: Path) -> None:
     _tree(tmp_path)
     with pytest.raises(InvalidPathError, match="'linked'|linked"):
