@@ -24,3 +24,25 @@ def test_an_excerpt_item_names_every_line_and_range_it_shows(tmp_path: Path) -> 
     assert "[line 7]\nThe heron nests" in view.text
     assert "[lines 17-18]\nThe heron flies" in view.text
     assert view.items[0].to_dict()["lines"] == "7,17-18"
+
+
+def test_a_leaner_tier_that_costs_no_less_is_never_shown(tmp_path: Path) -> None:
+    """A one-sentence note costs the same at every tier, so it is shown whole or not at all,
+    whatever the other items around it do at the same budget (the packer raises items one
+    tier per round, so a lean rung that saved nothing would be left showing)."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    same = Candidate(
+        "n/same.md", "one sentence", 1, body="The heron nests by the river.\n", min_tier="abstract"
+    )
+    body = "# Heron\n\n" + " ".join(
+        f"Sentence {i} says the heron flies somewhere." for i in range(30)
+    )
+    other = Candidate("n/long.md", "long", 0, body=body + "\n", min_tier="abstract")
+    whole = pack(ctx, [same, other], None).tokens
+    tiers_seen = set()
+    for budget in range(10, whole + 1):
+        view = pack(ctx, [same, other], budget)
+        shown = {item.path: item.tier for item in view.items}
+        tiers_seen.add(shown.get("n/long.md"))
+        assert shown.get("n/same.md") in (None, "full"), (budget, shown)
+    assert tiers_seen - {None, "full"}  # the other note climbed its tiers meanwhile

@@ -143,3 +143,14 @@ def test_a_log_fences_each_turn_by_its_own_trust() -> None:
         f"[line 3 · 09:00 · tool]\n{FENCE}\n> The page says the crane is blue.\n"
         "[end of untrusted data]"
     )
+
+
+def test_a_log_s_smallest_excerpt_is_its_cheapest_message() -> None:
+    """A log is cut into its messages, not its lines of JSON: the floor is the cheapest
+    matching message with its label, the least allowance at which a log excerpt shows one."""
+    src = Source("sessions/s1.jsonl", LOG + "\n", {}, "v1")
+    for terms in (query_terms("crane"), ()):
+        floor = excerpt_floor(src, terms, words)
+        assert floor is not None
+        assert render(src, "excerpt", terms=terms, allowance=floor, count=words) is not None
+        assert render(src, "excerpt", terms=terms, allowance=floor - 1, count=words) is None
