@@ -186,6 +186,12 @@ def extract_overview(body: str, title: str | None = None, max_words: int = 90) -
 
 
 # ----------------------------------------------------------------- excerpts
+def _usable(chunks: Sequence[Chunk]) -> list[int]:
+    """The passages an excerpt may show, in file order."""
+    # A heading alone says little, and every passage's label already names its section.
+    return [i for i, ch in enumerate(chunks) if not is_heading(ch)]
+
+
 def _order(chunks: Sequence[Chunk], terms: tuple[str, ...], title: str) -> list[int]:
     """The passages an excerpt may show, in the order it takes them: best matches first, then
     the lead.
@@ -193,8 +199,7 @@ def _order(chunks: Sequence[Chunk], terms: tuple[str, ...], title: str) -> list[
     Matches are ranked with BM25 over the file's own passages (a term in every paragraph
     says little, a rare one identifies the passage).
     """
-    # A heading alone says little, and every passage's label already names its section.
-    usable = [i for i, ch in enumerate(chunks) if not is_heading(ch)]
+    usable = _usable(chunks)
     if not terms:
         return usable
     docs = [Counter(chunk_terms(chunks[i], title)) for i in usable]
@@ -242,10 +247,10 @@ def excerpt_floor(src: Source, terms: tuple[str, ...], count: Callable[[str], in
     an excerpt is the opening, so its first passage must fit.
     """
     chunks = chunks_of(src.body, src.line_offset, src.path)
-    order = _order(chunks, terms, _title(src))
-    if len(order) < 2:
+    usable = _usable(chunks)
+    if len(usable) < 2:
         return None
-    costs = [_passage_cost(chunks, idx, count) for idx in (order if terms else order[:1])]
+    costs = [_passage_cost(chunks, idx, count) for idx in (usable if terms else usable[:1])]
     return _excerpt_overhead(src, count) + min(costs)
 
 

@@ -97,6 +97,12 @@ def test_the_smallest_excerpt_holds_the_cheapest_match_or_else_the_opening() -> 
     # Two passages make an excerpt of one; a single passage would be the whole file.
     two = Source("n/two.md", "First passage here.\n\nSecond passage here.\n", {}, "v1")
     assert excerpt_floor(two, (), words) == 5 + 9  # "[line 1]", three words, the join
+    # Without a query the opening must fit, however cheap a later passage is.
+    lead = Source("n/lead.md", "A longer opening passage of seven words.\n\nShort.\n", {}, "v1")
+    assert excerpt_floor(lead, (), words) == 5 + 13  # "[line 1]", seven words, the join
+    assert render(lead, "excerpt", allowance=17, count=words) is None
+    assert excerpt_floor(lead, CRANE, words) == 5 + 7  # any passage may be the one shown
+    assert render(lead, "excerpt", terms=CRANE, allowance=11, count=words) is None
     one = Source("n/one.md", "# One\n\nA single passage.\n", {}, "v1")
     assert excerpt_floor(one, CRANE, words) is None
     assert render(one, "excerpt", terms=CRANE, allowance=100, count=words) is None
