@@ -46,3 +46,35 @@ def test_a_leaner_tier_that_costs_no_less_is_never_shown(tmp_path: Path) -> None
         tiers_seen.add(shown.get("n/long.md"))
         assert shown.get("n/same.md") in (None, "full"), (budget, shown)
     assert tiers_seen - {None, "full"}  # the other note climbed its tiers meanwhile
+
+
+def _note(title: str) -> str:
+    sentence = f"The {title.lower()} sentence has words about the harbour and its cranes."
+    paragraphs = (" ".join([sentence] * 3) for _ in range(6))
+    return f"# {title}\n\n" + "\n\n".join(paragraphs) + "\n"
+
+
+def test_items_are_raised_one_tier_per_round_the_leanest_first(tmp_path: Path) -> None:
+    """The views a growing budget goes through: both notes come in at their cheapest tier,
+    then the leanest is raised first (the cue, then the abstract, to the excerpt the other
+    note already shows); of two at the same tier the more important goes first."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    cands = [
+        Candidate("n/a.md", "a", 0, body=_note("Alpha"), min_tier="cue"),
+        Candidate("n/b.md", "b", 1, body=_note("Bravo"), min_tier="overview"),
+    ]
+    states: list[tuple[str | None, str | None]] = []
+    for budget in range(pack(ctx, cands, None).tokens + 1):
+        shown = {item.path: item.tier for item in pack(ctx, cands, budget).items}
+        state = (shown.get("n/a.md"), shown.get("n/b.md"))
+        if not states or states[-1] != state:
+            states.append(state)
+    assert states == [
+        (None, None),
+        ("cue", None),
+        ("cue", "excerpt"),
+        ("abstract", "excerpt"),
+        ("excerpt", "excerpt"),
+        ("full", "excerpt"),
+        ("full", "full"),
+    ]
