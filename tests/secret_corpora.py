@@ -56,6 +56,8 @@ __all__ = [
     "detector_cases",
     "entropy",
     "evident_placeholder",
+    "go_string",
+    "go_tokens",
     "rule_examples",
     "values_of",
 ]
@@ -223,7 +225,7 @@ class _Unresolved(Exception):
     ``fmt.Sprintf`` with plain verbs: the case is left out rather than guessed."""
 
 
-def _go_tokens(source: str) -> list[tuple[str, str]]:
+def go_tokens(source: str) -> list[tuple[str, str]]:
     out = []
     for match in _GO_TOKEN.finditer(source):
         kind = match.lastgroup or "op"
@@ -232,7 +234,7 @@ def _go_tokens(source: str) -> list[tuple[str, str]]:
     return out
 
 
-def _go_string(kind: str, text: str) -> str:
+def go_string(kind: str, text: str) -> str:
     if kind == "raw":
         return text[1:-1].replace("\r", "")  # Go drops carriage returns from raw strings
     # Go's escapes in interpreted strings are a subset of Python's.
@@ -244,7 +246,7 @@ class _GoFile:
     name bound to two different expressions is ambiguous and stays unresolved)."""
 
     def __init__(self, source: str) -> None:
-        self.tokens = _go_tokens(source)
+        self.tokens = go_tokens(source)
         self.bindings: dict[str, int | None] = {}
         for i in range(len(self.tokens) - 1):
             kind, text = self.tokens[i]
@@ -272,7 +274,7 @@ class _GoFile:
             raise _Unresolved
         kind, text = self.tokens[i]
         if kind in ("raw", "str"):
-            return _go_string(kind, text), i + 1
+            return go_string(kind, text), i + 1
         if kind == "name" and text == "fmt.Sprintf" and self.tokens[i + 1][1] == "(":
             args, i = self._args(i + 2, depth)
             return _sprintf(args), i

@@ -45,7 +45,13 @@ from typing import Any
 import yaml
 from secret_corpora import NOT_CREDENTIAL, compile_rule_pattern, entropy
 
-__all__ = ["AnnotatedCase", "secretlint_cases", "semgrep_cases"]
+__all__ = [
+    "AnnotatedCase",
+    "credential_name",
+    "material",
+    "secretlint_cases",
+    "semgrep_cases",
+]
 
 
 @dataclass(frozen=True)
@@ -67,13 +73,13 @@ _CREDENTIAL_WORD = re.compile(r"\b(?:token|key|secret|password|passwd|credential
 _PEM_ARMOUR = re.compile(r"-----(?:BEGIN|END) [A-Z0-9 ]+-----")
 
 
-def _material(values: list[str]) -> tuple[str, ...]:
+def material(values: list[str]) -> tuple[str, ...]:
     """The values a case reports, PEM armour removed, those of 8 characters or more."""
     out = (_PEM_ARMOUR.sub("", v).strip() for v in values)
     return tuple(dict.fromkeys(v for v in out if len(v) >= 8))
 
 
-def _credential_name(name: str) -> bool:
+def credential_name(name: str) -> bool:
     """A rule name says what it finds: ids, accounts, hosts, hashes are not credentials,
     unless the name also says token, key, secret or password (``service account token``)."""
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", " ", name)
@@ -182,7 +188,7 @@ def semgrep_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
             for rule_id in filter(None, (r.strip() for r in annotation.group(2).split(","))):
                 regexes = rules.get(rule_id, [])
                 text = "" if j is None else _case_text(lines, j, regexes)
-                secrets = _material([v for r in regexes for v in _regex_values(text, r)])
+                secrets = material([v for r in regexes for v in _regex_values(text, r)])
                 if not text.strip() or not secrets:
                     left_out += 1
                     continue
@@ -195,7 +201,7 @@ def semgrep_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
                         path.relative_to(root).as_posix(),
                         text,
                         secrets,
-                        _credential_name(name),
+                        credential_name(name),
                     )
                 )
     return cases, left_out
@@ -232,7 +238,7 @@ def secretlint_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
                 continue
             text = "\n".join(lines[first - 1 : last])
             data = message.get("data") if isinstance(message.get("data"), dict) else {}
-            found = _material(
+            found = material(
                 sorted(
                     (v for v in data.values() if isinstance(v, str) and v and v in text),
                     key=len,
@@ -251,7 +257,7 @@ def secretlint_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
                     path.parent.relative_to(root).as_posix(),
                     text,
                     found,
-                    family not in _CONFIGURED and _credential_name(rule),
+                    family not in _CONFIGURED and credential_name(rule),
                 )
             )
     return cases, left_out

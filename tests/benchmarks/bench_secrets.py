@@ -2,7 +2,8 @@
 
     python tests/benchmarks/bench_secrets.py [--quick] [--noseyparker DIR] [--kingfisher DIR]
                                              [--trufflehog DIR] [--semgrep DIR]
-                                             [--secretlint DIR] [--locomo DIR]
+                                             [--secretlint DIR] [--trivy DIR]
+                                             [--whispers DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -23,7 +24,10 @@ ref imports the old package from ``git archive``), one column per ref.
    entries of its detector tests, as written only (:func:`trufflehog`). The fourth,
    ``--semgrep`` / ``CONTEXTFS_SEMGREP_RULES`` (a checkout of semgrep/semgrep-rules) and
    ``--secretlint`` / ``CONTEXTFS_SECRETLINT`` (a checkout of secretlint/secretlint), is the
-   positives of two other scanners' rule tests, as written only (:func:`annotated`).
+   positives of two other scanners' rule tests, as written only (:func:`annotated`). The
+   fifth, ``--trivy`` / ``CONTEXTFS_TRIVY`` (a checkout of aquasecurity/trivy) and
+   ``--whispers`` / ``CONTEXTFS_WHISPERS`` (a checkout of Skyscanner/whispers), is the
+   positives of two more scanners' tests, as written and assigned (:func:`scanner_tests`).
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -62,7 +66,12 @@ from secret_corpora import (  # noqa: E402
     rule_examples,
     values_of,
 )
-from secret_corpora_annotated import secretlint_cases, semgrep_cases  # noqa: E402
+from secret_corpora_annotated import (  # noqa: E402
+    AnnotatedCase,
+    secretlint_cases,
+    semgrep_cases,
+)
+from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
 from contextfs.gate.secrets import KINDS, scan  # noqa: E402
@@ -153,6 +162,14 @@ def corpus(name: str, folder: Path, baselines: Baselines, quick: bool) -> None:
         for value in values_of(e):
             if not evident_placeholder(value):
                 values.setdefault(value, e.family)
+    assigned(values, baselines, covered, quick)
+
+
+def assigned(
+    values: dict[str, str], baselines: Baselines, covered: Callable[[str], bool], quick: bool
+) -> None:
+    """Each secret (value -> family) under a credential-like name in the 14 syntaxes of
+    :data:`secret_corpora.ASSIGNED`, each a note of its own."""
     items = sorted(values.items())
     if quick:
         items = items[::4]
@@ -263,6 +280,38 @@ def annotated(folders: dict[str, Path], baselines: Baselines) -> None:
         idx = [i for i, (key, s) in enumerate(kept.items()) if s == source and vendor(key[0])]
         print(f"\n{source}, vendor families covered: {pct(*rate(new[i] for i in idx))}")
     print()
+
+
+def scanner_tests(
+    title: str,
+    read: Callable[[Path], tuple[list[AnnotatedCase], int]],
+    folder: Path,
+    baselines: Baselines,
+    quick: bool,
+) -> None:
+    """Trivy's or Whispers' tests (:mod:`secret_corpora_scanners`): each positive of a
+    credential rule whose secret is not an evident placeholder, as written (inputs that
+    repeat within a family counted once), then those secrets under a credential-like name
+    (values one line of configuration can carry: no space, quote or backslash). Coverage
+    as for the fourth corpus."""
+    cases, left_out = read(folder)
+    credential = [c for c in cases if c.credential]
+    realistic = [c for c in credential if any(not evident_placeholder(s) for s in c.secrets)]
+    vendor = _vendor_families()
+    as_written(
+        title,
+        list(dict.fromkeys((c.family, c.text) for c in realistic)),
+        baselines,
+        vendor,
+        f"{len(cases) + left_out} positives ({len(credential)} of credential rules; "
+        f"{left_out} not readable or with no value to judge, left out)",
+    )
+    values: dict[str, str] = {}
+    for c in realistic:
+        for value in c.secrets:
+            if not evident_placeholder(value) and not re.search(r"[\s'\"\\`]", value):
+                values.setdefault(value, c.family)
+    assigned(values, baselines, vendor, quick)
 
 
 # -- 2. generated secrets ------------------------------------------------------------------
@@ -404,6 +453,16 @@ def main() -> None:
         help="a checkout of secretlint/secretlint, for its rules' snapshots (skipped without it)",
     )
     parser.add_argument(
+        "--trivy",
+        default=os.environ.get("CONTEXTFS_TRIVY"),
+        help="a checkout of aquasecurity/trivy, for its secret scanner's tests (skipped without it)",
+    )
+    parser.add_argument(
+        "--whispers",
+        default=os.environ.get("CONTEXTFS_WHISPERS"),
+        help="a checkout of Skyscanner/whispers, for its test fixtures (skipped without it)",
+    )
+    parser.add_argument(
         "--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files"
     )
     parser.add_argument(
@@ -453,6 +512,24 @@ def main() -> None:
                     "(Semgrep's and secretlint's rule tests skipped: pass --semgrep DIR and "
                     "--secretlint DIR, checkouts of semgrep/semgrep-rules and secretlint/secretlint)\n"
                 )
+            for title, folder, read, skipped in (
+                (
+                    "Trivy's secret scanner tests",
+                    args.trivy,
+                    trivy_cases,
+                    "--trivy DIR, a checkout of aquasecurity/trivy",
+                ),
+                (
+                    "Whispers' fixtures",
+                    args.whispers,
+                    whispers_cases,
+                    "--whispers DIR, a checkout of Skyscanner/whispers",
+                ),
+            ):
+                if folder:
+                    scanner_tests(title, read, Path(folder), baselines, quick)
+                else:
+                    print(f"({title} skipped: pass {skipped})\n")
             print("## 2. Generated secrets\n")
             print(f"| corpus | texts | this scanner | {baselines.header()} |")
             print(f"|---|---:|---:|{baselines.rule()}|")
