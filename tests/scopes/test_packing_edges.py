@@ -6,7 +6,9 @@ from pathlib import Path
 
 from contextfs import ContextManager
 from contextfs.scopes.packing import pack
+from contextfs.scopes.tiers import query_terms
 from contextfs.scopes.views import Candidate
+from contextfs.text.tokens import get_counter
 
 
 def test_an_excerpt_item_names_every_line_and_range_it_shows(tmp_path: Path) -> None:
@@ -78,3 +80,48 @@ def test_items_are_raised_one_tier_per_round_the_leanest_first(tmp_path: Path) -
         ("full", "excerpt"),
         ("full", "full"),
     ]
+
+
+def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -> None:
+    """One fit, at every target: what it shows costs no more than the target; the next step
+    of the climb would not have fitted; an enlarged excerpt stays cheaper than its file whole
+    and no larger excerpt fits the room left. (The budget search around it would hide a fit
+    that counts wrong, at the price of more attempts; these are the fit's own promises.)"""
+    from contextfs.scopes import packing
+
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    cands = [
+        Candidate("n/a.md", "a", 0, body=_note("Alpha"), min_tier="cue"),
+        Candidate("n/b.md", "b", 1, body=_note("Bravo"), min_tier="excerpt"),
+        Candidate("n/c.md", "c", 2, body=_note("Charlie"), min_tier="abstract"),
+    ]
+    packer = packing._Packer(get_counter(None), query_terms("harbour cranes"))
+    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
+    for slot in slots:
+        slot.place(0, *packer.section(slot, 0))
+        slot.full_cost = slot.cost
+    climb = packer.climb(slots)
+    spent = 7
+    whole = spent + sum(s.full_cost for s in slots)
+    cost_of = {(id(s), level): cost for s, level, _text, cost in climb.steps}
+    for target in range(spent, whole + 2):
+        packer.fit(slots, climb, target, spent)
+        # The steps taken: every step whose item now shows at that tier or a richer one.
+        taken = [step for step in climb.steps if step[0].level <= step[1]]
+        assert taken == climb.steps[: len(taken)], target  # a run from the start
+        shown = [s for s in slots if s.level != packing._DROPPED]
+        climbed = spent + sum(cost_of[(id(s), s.level)] for s in shown)
+        assert climbed <= target, target
+        if len(taken) < len(climb.steps):  # the next step would not have fitted
+            slot, _level, _text, cost = climb.steps[len(taken)]
+            before = cost_of[(id(slot), slot.level)] if slot in shown else 0
+            assert climbed - before + cost > target, target
+        total = spent + sum(s.cost for s in slots)
+        assert total <= target, target
+        for s in shown:
+            if s.level == packing._EXCERPT:
+                assert s.cost < s.full_cost, target
+                room = target - total
+                allowance = min(room + s.cost, s.full_cost - 1) - packing.SEPARATOR_TOKENS
+                larger, cost = packer.section(s, packing._EXCERPT, allowance)
+                assert larger is None or cost <= s.cost or cost > s.cost + room, target
