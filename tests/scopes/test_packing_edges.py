@@ -94,6 +94,7 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
         Candidate("n/a.md", "a", 0, body=_note("Alpha"), min_tier="cue"),
         Candidate("n/b.md", "b", 1, body=_note("Bravo"), min_tier="excerpt"),
         Candidate("n/c.md", "c", 2, body=_note("Charlie"), min_tier="abstract"),
+        Candidate("n/d.md", "d", 3, body=_note("Delta"), min_tier="excerpt"),
     ]
     packer = packing._Packer(get_counter(None), query_terms("harbour cranes"))
     slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
