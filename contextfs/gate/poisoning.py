@@ -124,8 +124,11 @@ def apply_policy(
 
 
 def trust_of(metadata: Mapping[str, Any]) -> str:
-    """The trust level recorded in frontmatter; files people wrote by hand are trusted."""
-    value = metadata.get("trust", "trusted") if isinstance(metadata, Mapping) else "trusted"
+    """The trust level recorded in frontmatter; files people wrote by hand are trusted.
+
+    Frontmatter is always a mapping (parsing refuses any other YAML, TOML or JSON value).
+    """
+    value = metadata.get("trust", "trusted")
     return value if value in TRUST_LEVELS else "untrusted"
 
 
