@@ -100,10 +100,10 @@ def policy_from_config(config: Mapping[str, Any], default: str = "tag") -> str:
     return check_policy(str(value))
 
 
-def apply_policy(
-    verdict: Verdict, policy: str, *, what: str = "text", marked: str | None = None
-) -> str:
+def apply_policy(verdict: Verdict, policy: str, *, what: str, marked: str | None = None) -> str:
     """The trust level to store under ``policy``; raise PoisoningError when it refuses.
+
+    ``what`` names the text judged (a path, "the archival note") in the refusal and the log.
 
     The decision is logged unless the caller had already ``marked`` the text that low (a
     memory layer applies the policy first, to choose where a note goes, and said so).
