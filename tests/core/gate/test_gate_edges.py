@@ -3,17 +3,21 @@
 * the commit gate on a commit built elsewhere in this process (a sync's merge, an approved
   session): its whole message and its author are scanned, a message that is not all UTF-8
   included, while a fast-forward to a commit from another machine adds nothing of its own;
-* the fence on a refusal names where the refused text came from; a recalled memory keeps its
-  text and cites its source;
-* the names a sync reports are judged one by one, like the names of a write;
-* what decoding confirms of a Docker ``auth`` value and of a Data Center token: base64 as the
-  vendor's client reads it, the password after the first colon, an id of digits.
+* fences: retrieved text by its recorded trust and by what it says now, a refusal naming
+  where the refused text came from, a recalled memory keeping its text and citing its source,
+  a refusal under the ``refuse`` policy listing every reason;
+* a person's save that is not all UTF-8 is scanned all the same; the names a sync reports
+  are judged one by one, like the names of a write;
+* the token formats: compiled with the flags asked for, and what decoding confirms of a
+  Docker ``auth`` value and of a Data Center token (base64 as the vendor's client reads it,
+  the password after the first colon, an id of digits).
 """
 
 from __future__ import annotations
 
 import base64
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -25,6 +29,7 @@ from contextfs.gate.fencing import FENCE_OPEN, as_data, seal_refusal
 from contextfs.gate.guard import WriteGuard
 from contextfs.gate.poisoning import apply_policy, assess, render_memory
 from contextfs.gate.secrets import scan
+from contextfs.gate.secrets_formats import compile_patterns
 from contextfs.versioning.graph import existing, write_commit
 
 GH = SECRET_KINDS["GitHub classic token"](random.Random(7)).payload
@@ -157,7 +162,15 @@ def test_each_name_is_judged_on_its_own() -> None:
         assert [f.kind for f in guard.name_findings(names)] == ["npm token"], names
 
 
-# ------------------------------------------------------------------ decodings
+# ------------------------------------------------------------------ formats
+def test_compile_patterns_keeps_each_pattern_and_the_flags_asked_for() -> None:
+    # The formats are compiled when their module loads, before any test runs: checked here.
+    assert compile_patterns(r"ab+c") == (re.compile(r"ab+c"),)
+    folded = compile_patterns(r"ab+c", r"x\d", flags=re.IGNORECASE)
+    assert folded == (re.compile(r"ab+c", re.IGNORECASE), re.compile(r"x\d", re.IGNORECASE))
+    assert folded[0].fullmatch("ABBC")
+
+
 def _docker_kinds(auth: str) -> list[str]:
     note = f'{{"auths": {{"registry.corp.io": {{"auth": "{auth}"}}}}}}\n'
     return [f.kind for f in scan(note, path="notes/n.md")]
