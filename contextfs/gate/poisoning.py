@@ -95,7 +95,8 @@ def check_policy(policy: str) -> str:
 
 def policy_from_config(config: Mapping[str, Any], default: str = "tag") -> str:
     """The policy from ``[memory] poisoning = "..."`` in config.toml, else ``default``."""
-    section = config.get("memory") if isinstance(config, Mapping) else None
+    # The file is a table; what a person wrote under [memory] may be anything.
+    section = config.get("memory")
     value = section.get("poisoning", default) if isinstance(section, Mapping) else default
     return check_policy(str(value))
 
