@@ -247,6 +247,30 @@ def test_a_persons_save_that_is_not_all_utf8_is_still_scanned() -> None:
     assert GH not in str(caught.value)
 
 
+def test_a_history_refusal_says_which_part_holds_the_secret_and_what_to_do() -> None:
+    guard = WriteGuard({})
+    parts = {
+        "names": ("a file or folder name", "pick a name that does not hold it"),
+        "message": (
+            "the commit message (its subject, transaction message, session, turn or trailers)",
+            "use a message, session id and turn that do not hold it",
+        ),
+        "author": ("the author name", "use an actor name that does not hold it"),
+    }
+    for part, (what, fix) in parts.items():
+        with pytest.raises(ContentError) as caught:
+            if part == "names":
+                guard.check_history(names=["notes/a.md", GH])
+            else:
+                guard.check_history(**{part: f"x {GH}"})
+        message = str(caught.value)
+        assert message.startswith(f"refused: {what} in this change holds a secret: GitHub token"), (
+            message
+        )
+        assert f"; {fix} (store a reference" in message
+        assert GH not in message
+
+
 def test_each_name_is_judged_on_its_own() -> None:
     # A token that is a name of its own (a store key) at the start or the end of the list.
     guard = WriteGuard({})
