@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import base64
+import logging
 import random
 import re
 from pathlib import Path
@@ -245,6 +246,49 @@ def test_a_persons_save_that_is_not_all_utf8_is_still_scanned() -> None:
             "notes/keys.md", b"caf\xe9 \xff\n" + f"token {GH}\n".encode(), actor="human"
         )
     assert GH not in str(caught.value)
+
+
+def test_a_secret_is_reported_on_the_callers_line() -> None:
+    # The caller's body starts on line 2 of the text, which is its own line 5; a log's
+    # records are judged alone, numbered from the first record added.
+    guard = WriteGuard({})
+    record = f'{{"role": "user", "content": "token {GH}"}}\n'
+    for rel, text, scan_part, line in (
+        ("notes/a.md", "a\nb\n" + record, None, "on line 6"),
+        ("logs/chat.jsonl", "{}\n{}\n" + record, record, "on line 1"),
+    ):
+        with pytest.raises(ContentError) as caught:
+            guard.check(
+                rel, text, actor="agent", markdown=False, library=True, scan=scan_part, lines=(2, 5)
+            )
+        assert f"GitHub token {line} (fingerprint" in str(caught.value), rel
+
+
+def test_the_write_gate_marks_agents_text_and_says_so_once(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    guard = WriteGuard({})
+
+    def trust(actor: str, rel: str = "notes/a.md", requested: str | None = None) -> str:
+        markdown = rel.endswith(".md")
+        return guard.check(
+            rel,
+            INSTRUCTION,
+            actor=actor,
+            markdown=markdown,
+            library=not markdown,
+            requested_trust=requested,
+        ).trust
+
+    with caplog.at_level(logging.WARNING, logger="contextfs.gate.poisoning"):
+        assert trust("agent:planner", requested="untrusted") == "untrusted"
+        assert not caplog.records  # the caller had marked it that low already
+        assert trust("agent:planner") == "untrusted"
+        assert [r.getMessage().split(":")[0] for r in caplog.records] == [
+            "storing notes/a.md as untrusted"
+        ]
+    assert trust("human") == "trusted"  # people are trusted
+    assert trust("agent", "logs/chat.jsonl") == "trusted"  # each record carries its own mark
 
 
 def test_a_history_refusal_says_which_part_holds_the_secret_and_what_to_do() -> None:
