@@ -54,9 +54,11 @@ def check(parts: RootParts, change: Change, message: str) -> None:
     guard = parts.guard()
     _check_adopted(parts, change)
     if change.prepared is not None:
-        written = _written_here(parts, change.prepared)
-        if written is not None:
-            guard.check_history(message=written[0], author=written[1])
+        message_here = _written_here(parts, change.prepared)
+        if message_here is not None:
+            # commit_text writes the signature a commit is prepared with as its author and
+            # its committer alike, and the signature is encoded from text: valid UTF-8.
+            guard.check_history(message=message_here, author=change.prepared.signature.decode())
         return
     changed = {rel: data for rel, data in change.changes().items() if data is not None}
     guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
@@ -95,13 +97,13 @@ def _check_adopted(parts: RootParts, change: Change) -> None:
                 ) from None
 
 
-def _written_here(parts: RootParts, prepared: Prepared) -> tuple[str, str] | None:
-    """(message, author) of a prepared commit written in this process; None for one that came
-    from elsewhere (its committer line is not the signature it was prepared with)."""
+def _written_here(parts: RootParts, prepared: Prepared) -> str | None:
+    """The message of a prepared commit written in this process; None for one that came from
+    elsewhere (its committer line is not the signature it was prepared with)."""
     kind, raw = parts.git.objects.read(bytes.fromhex(prepared.sha))
     head, _, body = raw.partition(b"\n\n")
-    lines = head.split(b"\n")
-    if kind != "commit" or b"committer " + prepared.signature not in lines:
+    if kind != "commit" or b"committer " + prepared.signature not in head.split(b"\n"):
         return None
-    author = next((line[len(b"author ") :] for line in lines if line.startswith(b"author ")), b"")
-    return body.decode("utf-8", "replace"), author.decode("utf-8", "replace")
+    # commit_text writes the message with surrogateescape, so it may hold bytes that are not
+    # UTF-8: they are read as replacement characters, and the rest is still scanned.
+    return body.decode("utf-8", "replace")

@@ -95,15 +95,16 @@ def check_policy(policy: str) -> str:
 
 def policy_from_config(config: Mapping[str, Any], default: str = "tag") -> str:
     """The policy from ``[memory] poisoning = "..."`` in config.toml, else ``default``."""
-    section = config.get("memory") if isinstance(config, Mapping) else None
+    # The file is a table; what a person wrote under [memory] may be anything.
+    section = config.get("memory")
     value = section.get("poisoning", default) if isinstance(section, Mapping) else default
     return check_policy(str(value))
 
 
-def apply_policy(
-    verdict: Verdict, policy: str, *, what: str = "text", marked: str | None = None
-) -> str:
+def apply_policy(verdict: Verdict, policy: str, *, what: str, marked: str | None = None) -> str:
     """The trust level to store under ``policy``; raise PoisoningError when it refuses.
+
+    ``what`` names the text judged (a path, "the archival note") in the refusal and the log.
 
     The decision is logged unless the caller had already ``marked`` the text that low (a
     memory layer applies the policy first, to choose where a note goes, and said so).
@@ -124,8 +125,11 @@ def apply_policy(
 
 
 def trust_of(metadata: Mapping[str, Any]) -> str:
-    """The trust level recorded in frontmatter; files people wrote by hand are trusted."""
-    value = metadata.get("trust", "trusted") if isinstance(metadata, Mapping) else "trusted"
+    """The trust level recorded in frontmatter; files people wrote by hand are trusted.
+
+    Frontmatter is always a mapping (parsing refuses any other YAML, TOML or JSON value).
+    """
+    value = metadata.get("trust", "trusted")
     return value if value in TRUST_LEVELS else "untrusted"
 
 

@@ -114,8 +114,10 @@ def _user_and_password(value: str) -> bool:
     allowed: Google's registries take the JSON key file itself as the password of the user
     `_json_key`), and the password no stand-in (`deploy:changeme`)."""
     raw = _decoded(value)
+    if raw is None:
+        return False
     try:
-        text = raw.decode("utf-8") if raw else ""
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return False
     user, colon, password = text.partition(":")
