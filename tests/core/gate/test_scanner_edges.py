@@ -6,10 +6,22 @@ Every value here is made up for the test; none is a real credential.
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from detect_secrets.plugins.keyword import (
+    COMMON_C_DENYLIST_REGEX_TO_GROUP,
+    CONFIG_DENYLIST_REGEX_TO_GROUP,
+    GOLANG_DENYLIST_REGEX_TO_GROUP,
+    QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+)
 
 from contextfs.errors import ConfigError
+from contextfs.gate import secrets_rules
 from contextfs.gate.secrets import SecretPolicy, scan
+from contextfs.gate.secrets_rules import is_guess, kind_of
+from contextfs.gate.secrets_syntax import SyntaxMap
+from contextfs.gate.secrets_text import ScannedText
 from contextfs.gate.secrets_values import assigned_values, credential_like
 
 # -- what a refusal of the config shows ----------------------------------------------
@@ -77,3 +89,198 @@ def test_assigned_values_fold_the_text_themselves() -> None:
     assert list(assigned_values(text, text.lower())) == expected
     # a folded copy of another length is not trusted: the text is folded again
     assert list(assigned_values(text, "x")) == expected
+
+
+# -- the keyword syntax of each line (secrets_syntax) ---------------------------------
+
+_SYNTAX_LETTERS = {
+    id(CONFIG_DENYLIST_REGEX_TO_GROUP): "C",
+    id(QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP): "Q",
+    id(GOLANG_DENYLIST_REGEX_TO_GROUP): "G",
+    id(COMMON_C_DENYLIST_REGEX_TO_GROUP): "c",
+}
+
+
+def _syntax(text: str, path: str | None) -> str:
+    """One letter per line: C config (``key: value``), Q quotes required, G Go, c C."""
+    doc = ScannedText(text)
+    syntaxes = SyntaxMap(text, doc.raw_lines, doc.starts, path)
+    return "".join(_SYNTAX_LETTERS[id(syntaxes.of(i))] for i in range(len(doc.raw_lines)))
+
+
+_FENCES = "\n".join(
+    [
+        "password: 'a'",  # prose: quotes required
+        "DB_PASSWORD=x",  # a NAME=value line is config anywhere outside a fence
+        "```yaml",  # the opening line is not inside its fence
+        "password: b",
+        "~~~",  # another character does not close a ``` fence
+        "```python",  # nor does a fence line with an info string
+        "```",
+        "password: c",
+        "````go",
+        "```",  # nor a shorter run
+        'token := "x"',
+        "`````",  # a longer run closes
+        "```",  # no language: judged line by line
+        "DB_PASSWORD=y",
+        "password: d",
+        "```",
+        "text ``` inline",  # not a fence line
+        "~~~ini",
+        "password: e",
+        "~~~",
+        "```rust",  # a language without its own syntax: quotes required
+        "DB_PASSWORD=z",
+        "```",
+        "```YAML",  # languages are read case-insensitively
+        "password: f",
+        "```",
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "path", "letters"),
+    [
+        (_FENCES, "notes/n.md", "QCQCCCQQQGGQQCQQQQCQQQQQCQ"),
+        ("```yaml\npassword: a\n```", "n.md", "QCQ"),  # a fence closed on the last line
+        ("```yaml\npassword: a\n```\npassword: b\n", "n.md", "QCQQQ"),
+        ("```yaml\n```\npassword: b\n", "n.md", "QQQQ"),  # an empty fence
+        ("intro\n```yaml\npassword: a\npassword: b", "n.md", "QQCC"),  # unclosed: to the end
+        ("```yaml\nDB=1\n```\n```go\nx\n```\n```ini\ny\n```\n", None, "QCQQGQQCQQ"),
+    ],
+)
+def test_fences_give_their_lines_the_syntax_of_their_language(
+    text: str, path: str | None, letters: str
+) -> None:
+    assert _syntax(text, path) == letters
+
+
+@pytest.mark.parametrize(
+    ("text", "letters"),
+    [
+        ("---\ntitle: x\npassword: a\n---\npassword: b\n", "CCCCQQ"),
+        # the first line after the frontmatter may open a fence
+        ("---\ntitle: x\n---\n```yaml\npassword: c\n```\npassword: d\n", "CCCQCQQQ"),
+        # a fence line inside the frontmatter opens nothing
+        ("---\ndescription: |\n  ```yaml\n---\npassword: 'x'\n", "CCCCQQ"),
+        ("---\n---\npassword: x\n", "CCQQ"),  # an empty frontmatter
+        ("---\ntitle: x\npassword: a", "CCC"),  # never closed: all of it
+        ("---\ntitle: x\n```yaml\npassword: a", "CCCC"),
+        ("---  \npassword: a\n...\nbody\n", "CCCQQ"),  # trailing blanks; `...` closes
+        (" ---\npassword: a\n---\n", "QQQQ"),  # an indented first line opens none
+        ("title\n---\npassword: a\n---\n", "QQQQQ"),  # nor a later one
+    ],
+)
+def test_frontmatter_is_config_up_to_its_closing_line(text: str, letters: str) -> None:
+    assert _syntax(text, "memory/note.md") == letters
+
+
+@pytest.mark.parametrize(
+    ("path", "letters"),
+    [
+        (None, "QC"),
+        ("notes/n.md", "QC"),
+        ("notes/n.txt", "QC"),
+        ("deploy/values.yaml", "CC"),
+        ("deploy/VALUES.YAML", "CC"),
+        ("deploy/.env", "CC"),
+        ("deploy/.env.production", "CC"),
+        ("deploy/prod.env", "CC"),
+        ("config.toml", "CC"),
+        ("main.go", "GG"),
+        ("main.c", "cc"),
+        ("app.py", "QQ"),
+        ("tool.rb", "QQ"),  # a file type without its own syntax: quotes required
+    ],
+)
+def test_a_files_name_fixes_the_syntax_of_every_line(path: str | None, letters: str) -> None:
+    assert _syntax("password: x\nDB_PASSWORD=x", path) == letters
+
+
+# -- one text, searched once (secrets_text) -------------------------------------------
+
+
+def test_scanned_text_splits_strips_and_folds() -> None:
+    doc = ScannedText("Key one  \r\n\tTWO\n")
+    assert doc.text == "Key one  \r\n\tTWO\n"
+    assert doc.raw_lines == ["Key one  \r", "\tTWO", ""]
+    assert [doc.line(i) for i in range(3)] == ["Key one", "\tTWO", ""]
+    assert doc.all_lines() == ["Key one", "\tTWO", ""]
+    assert doc.all_lines() is doc.all_lines()
+    assert doc.starts == [0, 11, 16]
+    assert doc.folded == "key one  \r\n\ttwo\n"
+    # a character that lower-cases to two would shift every offset: folded keeps the length
+    odd = ScannedText("\u0130 Key")
+    assert len(odd.folded) == len(odd.text) and odd.folded.endswith(" key")
+
+
+def test_hits_are_every_occurrence_by_line_and_offset() -> None:
+    doc = ScannedText("aaa b\nKey aa\nnone\nxaa")
+    assert doc.hits(("aa",), False) == {0: [0, 1], 1: [4], 3: [1]}
+    # offsets come sorted whatever the order of the needles
+    assert doc.hits(("b", "aaa"), False) == {0: [0, 4]}
+    assert doc.hits(("key",), False) == {}
+    assert doc.hits(("key",), True) == {1: [0]}
+    assert doc.hits(("key",), True) is doc.hits(("key",), True)
+    assert doc.hits(("zz",), False) == {}
+
+
+def test_gated_lines_are_where_the_pattern_matches() -> None:
+    doc = ScannedText("x KEY=1\nkey = 2\nnothing")
+    assert doc.gated(re.compile(r"key\s*="), False) == {1: [0]}
+    assert doc.gated(re.compile(r"key\s*="), True) == {0: [2], 1: [0]}
+    assert doc.gated(re.compile("nothing"), False) == {2: [0]}
+    assert doc.gated(re.compile("absent"), True) == {}
+
+
+# -- the vendor rule set (secrets_rules) ----------------------------------------------
+
+
+def test_a_rule_finding_is_named_after_its_rule() -> None:
+    assert kind_of("betterleaks.stripe-access-token") == "rule stripe-access-token"
+    assert kind_of("veles.secrets/gcp-key") == "rule gcp-key"
+    assert kind_of("kingfisher.heroku.1") == "rule heroku.1"
+    assert kind_of("custom.thing") == "rule custom.thing"
+    assert is_guess("kingfisher.generic.3") and is_guess("betterleaks.curl-auth-header")
+    assert not is_guess("kingfisher.github.1")
+
+
+_HEROKU = "HRKU-AAPtYgjmUhBel31iEl2hpChYgCfrL1spNxnyVmihA-2O76UMFxFkM-R5Kjp1"  # 7 + 58
+
+
+def test_rule_matches_give_kind_line_value_and_guess() -> None:
+    found = list(secrets_rules.matches(f"# notes\n\nplatform key {_HEROKU}\n"))
+    assert found == [("rule herokuplatformkey", 3, _HEROKU, False)]
+
+
+def test_a_component_of_a_composite_rule_is_not_a_rule_finding() -> None:
+    """An AWS secret key without its key id is only a helper of the rule set's two-part
+    AWS rule (the scanner's own AWS detector reports it); a secret after it still is a
+    rule finding."""
+    aws = "aws_secret_access_key = Zq8Rt2Lw9Xk4Vb7Nm1Pc6Jd3Hf5Gs0Ay2Ue8Io4T"
+    assert [f.visible for f in secrets_rules.load().scan(aws.encode())] == [False]
+    assert list(secrets_rules.matches(aws + "\n")) == []
+    # helpers and secrets interleaved: every secret is still reported
+    keys = [_HEROKU, _HEROKU.replace("Pt", "Qt"), _HEROKU.replace("Pt", "Rt")]
+    text = "".join(f"{aws}\nplatform key {key}\n" for key in keys) + aws
+    found = list(secrets_rules.matches(text))
+    assert sorted((line, value) for _, line, value, _ in found) == [
+        (2, keys[0]),
+        (4, keys[1]),
+        (6, keys[2]),
+    ]
+    assert [f.kind for f in scan(aws)] == ["AWS access key"]
+
+
+def test_rule_matches_take_text_with_lone_surrogates() -> None:
+    found = list(secrets_rules.matches(f"\ud800 odd\nplatform key {_HEROKU}\n"))
+    assert [(line, value) for _, line, value, _ in found] == [(2, _HEROKU)]
+
+
+def test_the_rule_set_is_built_once_and_reused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(secrets_rules, "_scanner", None)
+    first = secrets_rules.load()
+    assert first is not None and secrets_rules.load() is first
+    assert list(first.scan(_HEROKU.encode()))
