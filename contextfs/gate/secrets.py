@@ -321,7 +321,7 @@ def scan(
     own syntax for ``.yaml``, ``.env``, ``.py`` and so on.
     """
     _check_arguments(text, path)
-    allowed = allow if isinstance(allow, frozenset) else _check_fingerprints(allow, "allow")
+    allowed = _check_fingerprints(allow, "allow")
     if not text:
         return []
     try:
@@ -369,9 +369,7 @@ def check(
     if not isinstance(policy, SecretPolicy):
         raise InvalidArgumentError(f"policy must be a SecretPolicy, not {type(policy).__name__}")
     found = [
-        f
-        if f.line < 1
-        else SecretFinding(
+        SecretFinding(
             f.kind, f.line - body_line + written_line if f.line >= body_line else 0, f.fingerprint
         )
         for f in policy.findings(text, path=path)

@@ -6,9 +6,14 @@ Every value here is made up for the test; none is a real credential.
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import re
+import warnings
 
 import pytest
+from detect_secrets.plugins.github_token import GitHubTokenDetector
+from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import (
     COMMON_C_DENYLIST_REGEX_TO_GROUP,
     CONFIG_DENYLIST_REGEX_TO_GROUP,
@@ -16,9 +21,24 @@ from detect_secrets.plugins.keyword import (
     QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
 )
 
-from contextfs.errors import ConfigError
+from contextfs.errors import ConfigError, ContentError
 from contextfs.gate import secrets_rules
-from contextfs.gate.secrets import SecretPolicy, scan
+from contextfs.gate.secrets import (
+    SecretFinding,
+    SecretPolicy,
+    check,
+    describe,
+    fingerprint,
+    scan,
+)
+from contextfs.gate.secrets_detectors import (
+    _AWS_SECRET,
+    _filtered,
+    _glued,
+    _matches,
+    _plugin,
+    _reads_as_a_name,
+)
 from contextfs.gate.secrets_rules import is_guess, kind_of
 from contextfs.gate.secrets_syntax import SyntaxMap
 from contextfs.gate.secrets_text import ScannedText
@@ -284,3 +304,219 @@ def test_the_rule_set_is_built_once_and_reused(monkeypatch: pytest.MonkeyPatch) 
     first = secrets_rules.load()
     assert first is not None and secrets_rules.load() is first
     assert list(first.scan(_HEROKU.encode()))
+
+
+# -- findings, fingerprints and refusals (secrets) ------------------------------------
+
+_GITHUB = "ghp_" + "Zq8Rt2Lw9Xk4Vb7Nm1Pc6Jd3Hf5Gs0Ay2Ue8I"  # 4 + 36
+
+
+def test_a_finding_names_its_line_or_the_frontmatter() -> None:
+    assert str(SecretFinding("GitHub token", 1, "0" * 16)) == (
+        f"GitHub token on line 1 (fingerprint {'0' * 16})"
+    )
+    assert str(SecretFinding("GitHub token", 0, "0" * 16)) == (
+        f"GitHub token in the frontmatter (fingerprint {'0' * 16})"
+    )
+
+
+def test_fingerprints_are_stable_across_versions() -> None:
+    """An allow-list written today must keep working: the salt and the length are fixed."""
+    assert fingerprint("x") == "cb0cb6d36f81041a"
+    assert (
+        fingerprint("x\ud800")
+        == hashlib.sha256(
+            b"contextfs secret fingerprint v1\0x" + "\ud800".encode("utf-8", "surrogatepass")
+        ).hexdigest()[:16]
+    )
+
+
+def test_describe_lists_eight_findings_and_counts_the_rest() -> None:
+    one = SecretFinding("Stripe key", 3, "0123456789abcdef")
+    assert describe([one]) == f"the text holds a secret: {one}"
+    assert describe([one, one], path="a.md") == f"a.md holds 2 secrets: {one}; {one}"
+    eight = [SecretFinding("Stripe key", n, "0123456789abcdef") for n in range(1, 9)]
+    assert describe(eight).endswith(str(eight[-1]))
+    assert describe([*eight, one]).endswith(f"{eight[-1]}; and 1 more")
+
+
+def test_check_reports_findings_on_the_lines_the_caller_wrote() -> None:
+    """Line ``body_line`` of the scanned text is line ``written_line`` of what the caller
+    wrote; a finding above it is in the frontmatter the write added."""
+    text = f"---\ntoken: {_GITHUB}\n---\nfirst\n{_GITHUB}x\n"
+    with pytest.raises(ContentError) as caught:
+        check(text, path="n.md", body_line=4, written_line=1)
+    message = str(caught.value)
+    assert "GitHub token in the frontmatter" in message and "GitHub token on line 2" in message
+    with pytest.raises(ContentError, match="GitHub token on line 1 "):
+        check(f"{_GITHUB}\n", body_line=1, written_line=1)
+    with pytest.raises(ContentError, match="GitHub token on line 1 "):
+        check(f"{_GITHUB}\n")
+    with pytest.raises(ContentError, match="GitHub token on line 5 "):
+        check(f"{_GITHUB}\n", body_line=1, written_line=5)
+    # the first line of the body is the first line written; one above it is not
+    with pytest.raises(ContentError, match="GitHub token on line 1 "):
+        check(f"---\n---\n{_GITHUB}\n", body_line=3, written_line=1)
+    with pytest.raises(ContentError, match="GitHub token in the frontmatter"):
+        check(f"{_GITHUB}\nbody\n", body_line=2, written_line=1)
+
+
+def test_a_refusal_without_the_inline_marker_ends_with_the_config_fix() -> None:
+    with pytest.raises(ContentError) as caught:
+        check(f"{_GITHUB}\n", policy=SecretPolicy(inline_allowlist=False))
+    assert str(caught.value).endswith("in the [secrets] table of .contextfs/config.toml")
+    with pytest.raises(ContentError) as caught:
+        check(f"{_GITHUB}\n", policy=SecretPolicy.from_config({"secrets": {"policy": "refuse"}}))
+    assert str(caught.value).endswith("(# pragma: allowlist secret in code)")
+
+
+def test_allow_lists_are_checked_wherever_they_come_from() -> None:
+    """An allow-list passed to scan is checked like the config's, frozen or not."""
+    (finding,) = scan(f"{_GITHUB}\n")
+    for allow in ([finding.fingerprint.upper()], frozenset({f" {finding.fingerprint} "})):
+        assert scan(f"{_GITHUB}\n", allow=allow) == []
+    for allow in (["nope"], frozenset({"nope"})):
+        with pytest.raises(ConfigError, match=r"^allow item 1 is not a fingerprint"):
+            scan("text", allow=allow)
+    with pytest.raises(ConfigError, match=r"^secret allow-list item 2 is not a fingerprint"):
+        SecretPolicy(allow=["0123456789abcdef", "nope"])
+    with pytest.raises(
+        ConfigError, match=r"^\[secrets\] allow in \.contextfs/config\.toml item 1 is not"
+    ):
+        SecretPolicy.from_config({"secrets": {"allow": ["nope"]}})
+
+
+def test_the_clean_text_cache_holds_texts_up_to_1024_characters_and_256_of_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from contextfs.gate import secrets, secrets_detectors
+
+    calls: list[str] = []
+    real = secrets_detectors.find
+
+    def counting(text: str, path: str | None, *, inline_allowlist: bool) -> list[object]:
+        calls.append(text)
+        return real(text, path, inline_allowlist=inline_allowlist)
+
+    monkeypatch.setattr(secrets_detectors, "find", counting)
+    monkeypatch.setattr(secrets, "_CLEAN", {})
+    longest, too_long = "a " * 512, "a " * 512 + "b"
+    assert len(longest) == 1024
+    for _ in range(2):
+        assert scan(longest) == [] and scan(too_long) == []
+    assert calls.count(longest) == 1 and calls.count(too_long) == 2
+    sizes = []
+    for n in range(300):
+        scan(f"clean note {n}")
+        sizes.append(len(secrets._CLEAN))
+    assert max(sizes) == 256 and sizes[-1] < 256
+
+
+def test_the_detectors_load_once_and_leave_the_hosts_warnings_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from contextfs.gate import secrets, secrets_detectors
+
+    monkeypatch.setattr(secrets, "_loaded", None)
+    before = warnings.showwarning
+    logging.captureWarnings(True)  # the host routes warnings to logging; it stays so
+    try:
+        routed = warnings.showwarning
+        assert [f.kind for f in scan(f"{_GITHUB}\n")] == ["GitHub token"]
+        assert secrets._loaded is secrets_detectors
+        assert warnings.showwarning is routed
+    finally:
+        logging.captureWarnings(False)
+    assert warnings.showwarning is before
+
+
+# -- the filters every candidate passes (secrets_detectors) -------------------------
+
+_VALUE = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsax"
+
+
+@pytest.mark.parametrize(
+    ("line", "glued"),
+    [
+        (f"{_VALUE} at the start", False),
+        (f"bot{_VALUE}", False),  # a word before it: no digit
+        (f"ab12{_VALUE}", True),  # a run holding a digit
+        (f"9{_VALUE}", True),  # from the very first character
+        (f"9{'a' * 64}{_VALUE}", False),  # the digit is 65 characters back
+        (f"9{'a' * 63}{_VALUE}", True),  # 64 characters back
+        (f"9-{_VALUE}", False),  # punctuation ends the run
+        (f"1\u00e9ab{_VALUE}", False),  # so does a letter outside ASCII
+        (f"1\u00e9{_VALUE}", False),
+        (f"x1{_VALUE} and {_VALUE}", False),  # every occurrence must be glued
+        (f"x1{_VALUE} and 2{_VALUE}", True),
+        (f"x1{_VALUE} {_VALUE} 2{_VALUE}", False),
+    ],
+)
+def test_a_value_is_glued_when_every_occurrence_continues_a_run_with_a_digit(
+    line: str, glued: bool
+) -> None:
+    assert _glued(_VALUE, line) is glued
+
+
+def test_overlapping_occurrences_are_each_judged() -> None:
+    assert _glued("--", "9--") and not _glued("--", "9---")
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ("tidewater-db", True),
+        ("changeme", True),
+        ("12345678", True),
+        ("!!!!", True),  # symbols only: one class
+        ("a.b/c:d@e_f-g", True),  # a name's punctuation is no class
+        ("Tidewater", False),
+        ("tidewater1", False),
+        ("Tidewater1", False),
+        ("tide!water", False),
+    ],
+)
+def test_one_class_of_characters_reads_as_a_name(value: str, name: bool) -> None:
+    assert _reads_as_a_name(value) is name
+
+
+_TOKEN = "ghp_Zq8Rt2Lw9Xk4Vb7Nm1Pc6Jd3Hf5Gs0Ay2Ue8"
+
+
+def test_the_filters_of_a_format_and_of_a_guess() -> None:
+    line = f"the CI token is {_TOKEN}"
+    # a vendor format is a secret wherever it appears, unless it is a slice of a longer run
+    assert not _filtered(_TOKEN, line, None, False)
+    assert _filtered(_VALUE, f"x9f{_VALUE}", None, False)
+    assert not _filtered(_VALUE, f"x9f{_VALUE}", None, True)  # a guess is not judged glued
+    # detect-secrets' value heuristics, for every detector
+    uuid = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+    for value in ("abcdefghijklmnop", "{{token}}", "$Tok3nX9abcd", uuid, "!@#$%^&*()"):
+        assert _filtered(value, f"x = {value}", None, False), value
+    assert not _filtered(uuid, f"x = {uuid}", None, False, uuid=True)  # the format holds one
+    # and for guesses, the context: an id, an indirect reference, a name
+    value = "Zq8Rt2Lw9Xk4"
+    assert not _filtered(value, f'password = "{value}"', None, True)
+    assert not _filtered(value, f'password = "{value}"', None, False)
+    assert _filtered(value, f'user_id = "{value}"', None, True)
+    assert _filtered(value, f'password = get_secret("{value}")', None, True)
+    assert _filtered("tidewater-db", 'password = "tidewater-db"', None, True)
+    assert not _filtered(value, f'password = get_secret("{value}")', None, False)
+
+
+def test_plugin_matches_give_the_value_and_what_is_fingerprinted() -> None:
+    """A pattern's group that only starts the match (GitHub's ``ghp``) gives way to the
+    whole match as material; an assignment's group is its own material; a match without
+    groups is its own value; a plugin with its own check (JWT) is asked as it is."""
+    assert set(_matches(GitHubTokenDetector(), f"ci {_TOKEN}")) == {("ghp", _TOKEN)}
+    secret = "Zq8Rt2Lw9Xk4Vb7Nm1Pc6Jd3Hf5Gs0Ay2Ue8Io4T"
+    assert set(_matches(_AWS_SECRET, f"aws_secret_access_key = {secret}")) == {(secret, secret)}
+    plain = _plugin("PlainDetector", (re.compile(r"tok_[0-9]{4}"),))
+    assert type(plain).__name__ == "PlainDetector" and plain.secret_type == "PlainDetector"
+    assert list(_matches(plain, "a tok_1234 b tok_5678")) == [
+        ("tok_1234", "tok_1234"),
+        ("tok_5678", "tok_5678"),
+    ]
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0."
+    found = set(_matches(JwtTokenDetector(), f"{jwt}c2ln and eyJub3Rqc29u.eyJ4.eQ"))
+    assert found == {(jwt, jwt)}
