@@ -279,7 +279,7 @@ def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
     line (``npm_x # comment`` around ``npm_x``), or is contained in it, is that one."""
     kept: dict[int, list[tuple[str, str]]] = {}
     for cand in sorted(
-        candidates, key=lambda c: (c.line, c.guess, getattr(c, "rule_set", False), len(c.value))
+        candidates, key=lambda c: (c.line, c.guess, c.rule_set, len(c.value))
     ):
         on_line = kept.setdefault(cand.line, [])
         if not any(value in cand.value or cand.value in value for _, value in on_line):

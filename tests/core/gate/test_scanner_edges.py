@@ -26,6 +26,7 @@ from contextfs.gate import secrets_rules
 from contextfs.gate.secrets import (
     SecretFinding,
     SecretPolicy,
+    _merge,
     check,
     describe,
     fingerprint,
@@ -33,6 +34,7 @@ from contextfs.gate.secrets import (
 )
 from contextfs.gate.secrets_detectors import (
     _AWS_SECRET,
+    Candidate,
     _filtered,
     _glued,
     _matches,
@@ -520,3 +522,46 @@ def test_plugin_matches_give_the_value_and_what_is_fingerprinted() -> None:
     jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0."
     found = set(_matches(JwtTokenDetector(), f"{jwt}c2ln and eyJub3Rqc29u.eyJ4.eQ"))
     assert found == {(jwt, jwt)}
+
+
+def test_one_finding_per_secret_per_line() -> None:
+    """A format beats a guess, a named kind beats a rule of the vendor set even with a
+    shorter value, and a value containing another on its line is that one."""
+    merged = _merge(
+        [
+            Candidate("rule github-pat", 2, "ghp_abc", False, rule_set=True),
+            Candidate("GitHub token", 2, "ghp_abcd", False),
+            Candidate("password or secret assignment", 1, "npm_x", True),
+            Candidate("npm token", 1, "npm_x # comment", False),
+            Candidate("npm token", 1, "npm_y", False),
+        ]
+    )
+    assert merged == [
+        ("npm token", 1, "npm_y"),
+        ("npm token", 1, "npm_x # comment"),
+        ("GitHub token", 2, "ghp_abcd"),
+    ]
+
+
+def test_the_path_picks_the_syntax_in_scan_and_check() -> None:
+    """Unquoted `password: Winter-Garden` is a value in a YAML file, prose in a note."""
+    text = "password: Winter-Garden\n"
+    assert [f.kind for f in scan(text, path="deploy/values.yaml")] == [
+        "password or secret assignment"
+    ]
+    assert scan(text, path="notes/n.md") == [] and scan(text) == []
+    with pytest.raises(ContentError, match="deploy/values.yaml holds a secret"):
+        check(text, path="deploy/values.yaml")
+    check(text, path="notes/n.md")
+
+
+def test_a_finding_above_the_body_is_in_the_frontmatter_wherever_the_body_starts() -> None:
+    with pytest.raises(ContentError) as caught:
+        check(f"{_GITHUB}\n---\nbody\n", body_line=3, written_line=5)
+    assert "GitHub token in the frontmatter" in str(caught.value)
+
+
+@pytest.mark.parametrize("allow", ["0123456789abcdef", b"0123456789abcdef", 5])
+def test_an_allow_list_that_is_not_a_list_is_refused_as_such(allow: object) -> None:
+    with pytest.raises(ConfigError, match="allow-list must be a list of fingerprints"):
+        SecretPolicy(allow=allow)  # type: ignore[arg-type]

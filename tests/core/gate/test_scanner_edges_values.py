@@ -12,6 +12,7 @@ import pytest
 
 from contextfs.gate.secrets import fingerprint, scan
 from contextfs.gate.secrets_values import (
+    assigned_values,
     credential_like,
     entropy,
     is_placeholder,
@@ -213,3 +214,91 @@ def test_a_uuid_is_a_credential_only_under_a_credential_name() -> None:
     for name in ("request_id", "trace", ""):
         assert not credential_like(uuid, name), name
     assert not credential_like(uuid)
+
+
+# -- values assigned to credential-like names -------------------------------------------
+
+_V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
+
+
+@pytest.mark.parametrize(
+    ("template", "values"),
+    [
+        # every assignment syntax
+        ("api_token = {v}", ["{v}"]),
+        ("API_TOKEN={v}.", ["{v}"]),  # a sentence's full stop is not part of the value
+        ("token: {v}!", ["{v}"]),
+        ("client_secret: '{v}'", ["{v}"]),
+        ('password => "{v}"', ["{v}"]),
+        ("secret ?= {v}", ["{v}"]),
+        ("pass || {v}", ["{v}"]),
+        ("key := {v}", ["{v}"]),
+        ("auth::= {v}", ["{v}"]),
+        ("token , {v}", ["{v}"]),
+        ("secret\t=\t{v}", ["{v}"]),
+        ("apikey   =    {v}", ["{v}"]),
+        ('"password": "{v}"', ["{v}"]),
+        ('["token"] = "{v}"', ["{v}"]),
+        ('token "{v}"', ["{v}"]),
+        ("token '{v}'", ["{v}"]),
+        ("export MY_TOKEN={v}", ["{v}"]),
+        ("key = '{v}' # note", ["{v}"]),
+        ("token = token = {v}", ["{v}"]),
+        ("Authorization: Bearer {v}", ["{v}"]),
+        ("Authorization: Basic {v}==", ["{v}=="]),  # base64 padding is the value's
+        ("token = {v}===", ["{v}==="]),
+        ("credential: {v}/x+y~z", ["{v}/x+y~z"]),
+        ("token = ~{v}", ["~{v}"]),
+        # where a bare value ends
+        ("token = {v}\\n", ["{v}"]),
+        ("token = {v}; next", ["{v}"]),
+        ("token={v})", ["{v}"]),
+        ("token={v}]", ["{v}"]),
+        ("token={v}}}", ["{v}"]),
+        ("token={v}>", ["{v}"]),
+        ("token = {v}:", ["{v}"]),
+        ("token = {v}?", ["{v}"]),
+        ("token = {v}....", ["{v}"]),
+        # names
+        ("my.access.key = {v}", ["{v}"]),
+        ("accessKey = {v}", ["{v}"]),
+        ("pwd={v}", ["{v}"]),
+        ("passwd: {v}", ["{v}"]),
+        ("creds = {v}", ["{v}"]),
+        ("\u0130\u0130 token = {v}", ["{v}"]),  # text whose lower case is longer
+        ("Stra\u00dfe token = {v}", ["{v}"]),
+        ("token_ttl = {v}", []),
+        ("public_key = {v}", []),
+        ("tokens = {v}", []),
+        ("tokenizer = {v}", []),
+        ("KeyId = {v}", []),
+        ("AccessKeyID = {v}", []),
+        ("token = ${v}", []),
+        ('secret = "{v}\\"', []),
+        ("token `{v}`", []),
+        ("a-token {v}", []),
+        ("key: 1234567890ab", []),
+        # flags and curl
+        ("run --api-key {v}", ["{v}"]),
+        ("run -Password {v}", ["{v}"]),
+        ("cmd --api_key {v}", ["{v}"]),
+        ("run --token={v}", ["{v}", "{v}"]),  # as an assignment and as a flag
+        ("x--token {v}", []),  # not a flag: glued to a word
+        ("-p {v}", []),
+        ("cmd --secret-key-file {v}", []),
+        ("curl -u admin:{v} https://x", ["{v}"]),
+        ("curl --user=admin:{v}", ["{v}"]),
+    ],
+)
+def test_values_assigned_to_credential_names(template: str, values: list[str]) -> None:
+    text = template.replace("{v}", _V)
+    found = list(assigned_values(text))
+    assert [value for _, value in found] == [v.replace("{v}", _V) for v in values]
+    for offset, value in found:
+        assert text[offset : offset + len(value)] == value
+
+
+def test_a_name_is_read_up_to_40_characters_before_its_keyword() -> None:
+    # `id` makes a name hold something else; 41 characters back it is not read
+    assert list(assigned_values("id" + "_" * 39 + f"token = {_V}")) != []
+    assert list(assigned_values("id" + "_" * 38 + f"token = {_V}")) == []
