@@ -278,9 +278,7 @@ def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
     id of the vendor rule set, and a value that contains another value found on the same
     line (``npm_x # comment`` around ``npm_x``), or is contained in it, is that one."""
     kept: dict[int, list[tuple[str, str]]] = {}
-    for cand in sorted(
-        candidates, key=lambda c: (c.line, c.guess, c.rule_set, len(c.value))
-    ):
+    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, c.rule_set, len(c.value))):
         on_line = kept.setdefault(cand.line, [])
         if not any(value in cand.value or cand.value in value for _, value in on_line):
             on_line.append((cand.kind, cand.value))
