@@ -565,3 +565,15 @@ def test_a_finding_above_the_body_is_in_the_frontmatter_wherever_the_body_starts
 def test_an_allow_list_that_is_not_a_list_is_refused_as_such(allow: object) -> None:
     with pytest.raises(ConfigError, match="allow-list must be a list of fingerprints"):
         SecretPolicy(allow=allow)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("registry", ["registry.npmjs.org", "r" * 215])
+def test_a_long_line_is_scanned_in_windows_that_hold_the_whole_match(registry: str) -> None:
+    """On a line longer than 4096 characters an npm registry line is seen through a window
+    that starts up to 512 characters before its ``_authToken`` (from the line's very first
+    character) and reaches past the token, even when the token crosses a 256-character
+    step."""
+    token = "9f3c0e7a1b4d6f2a8c5e0b9d7f1a3c6e4b2d"
+    line = f"//{registry}/:_authToken={token} "
+    line += "#" * (5000 - len(line))
+    assert [f.kind for f in scan(line)] == ["npm token"]
