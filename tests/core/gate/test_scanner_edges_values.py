@@ -267,6 +267,7 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("creds = {v}", ["{v}"]),
         ("\u0130\u0130 token = {v}", ["{v}"]),  # text whose lower case is longer
         ("Stra\u00dfe token = {v}", ["{v}"]),
+        ("id token = {v}", ["{v}"]),  # a word before a space is not part of the name
         ("token_ttl = {v}", []),
         ("public_key = {v}", []),
         ("tokens = {v}", []),
