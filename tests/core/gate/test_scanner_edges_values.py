@@ -289,6 +289,15 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("cmd --secret-key-file {v}", []),
         ("curl -u admin:{v} https://x", ["{v}"]),
         ("curl --user=admin:{v}", ["{v}"]),
+        ("x-u admin:{v} curl -u admin:{v}", ["{v}"]),  # only a flag after a space counts
+        ("--api-key {v}", ["{v}"]),  # a flag at the very start of the text
+        # every assignment is judged, whatever comes before it
+        ("token_ttl = {v}\napi_token = {v}", ["{v}"]),
+        ("token = {v}XX.", ["{v}XX"]),
+        (
+            "api_token = 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            ["3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+        ),
     ],
 )
 def test_values_assigned_to_credential_names(template: str, values: list[str]) -> None:
