@@ -278,9 +278,7 @@ def _merge(candidates: list[Any]) -> list[tuple[str, int, str]]:
     id of the vendor rule set, and a value that contains another value found on the same
     line (``npm_x # comment`` around ``npm_x``), or is contained in it, is that one."""
     kept: dict[int, list[tuple[str, str]]] = {}
-    for cand in sorted(
-        candidates, key=lambda c: (c.line, c.guess, getattr(c, "rule_set", False), len(c.value))
-    ):
+    for cand in sorted(candidates, key=lambda c: (c.line, c.guess, c.rule_set, len(c.value))):
         on_line = kept.setdefault(cand.line, [])
         if not any(value in cand.value or cand.value in value for _, value in on_line):
             on_line.append((cand.kind, cand.value))
@@ -321,7 +319,7 @@ def scan(
     own syntax for ``.yaml``, ``.env``, ``.py`` and so on.
     """
     _check_arguments(text, path)
-    allowed = allow if isinstance(allow, frozenset) else _check_fingerprints(allow, "allow")
+    allowed = _check_fingerprints(allow, "allow")
     if not text:
         return []
     try:
@@ -369,9 +367,7 @@ def check(
     if not isinstance(policy, SecretPolicy):
         raise InvalidArgumentError(f"policy must be a SecretPolicy, not {type(policy).__name__}")
     found = [
-        f
-        if f.line < 1
-        else SecretFinding(
+        SecretFinding(
             f.kind, f.line - body_line + written_line if f.line >= body_line else 0, f.fingerprint
         )
         for f in policy.findings(text, path=path)

@@ -1,0 +1,314 @@
+"""The judgments of :mod:`contextfs.gate.secrets_values` at their exact boundaries: what
+a credential looks like, what a placeholder is, and what a private key block holds.
+
+Every value here is made up for the test; none is a real credential.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from contextfs.gate.secrets import fingerprint, scan
+from contextfs.gate.secrets_values import (
+    assigned_values,
+    credential_like,
+    entropy,
+    is_placeholder,
+    other_name,
+    private_key_block,
+    private_key_has_body,
+    reads_as_words,
+)
+
+# -- entropy and tokens ------------------------------------------------------------------
+
+
+def test_entropy_is_shannons_in_bits_per_character() -> None:
+    assert entropy("") == 0.0
+    assert entropy("zzzz") == 0.0
+    assert entropy("ab") == 1.0
+    assert entropy("abcd") == 2.0
+    assert entropy("aab") == pytest.approx(-(2 / 3) * math.log2(2 / 3) - (1 / 3) * math.log2(1 / 3))
+
+
+def test_words_take_two_and_a_half_characters_or_more_per_token() -> None:
+    assert reads_as_words("ReadOnlyGroup") and reads_as_words("shipment_id_seq")
+    assert reads_as_words("abcdefghijkl")  # one token
+    assert reads_as_words("xkcdpassword")  # three characters per token
+    assert reads_as_words("lemon") and reads_as_words("1234567890")  # exactly 2.5
+    assert not reads_as_words("q7x2k9z4mwpb")  # about one character per token
+    assert not reads_as_words("")
+
+
+# -- placeholders ----------------------------------------------------------------------
+
+_TELEGRAM_DOCS = "110201543:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+_JWT_IO = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+    "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+
+
+def test_documented_examples_and_their_heads_are_placeholders() -> None:
+    assert is_placeholder(_TELEGRAM_DOCS)  # nothing but the list says so
+    assert is_placeholder(_JWT_IO)
+    # a detector may match the head of a documented token: 40 characters or more of it
+    assert is_placeholder(_JWT_IO[:40]) and is_placeholder(_JWT_IO[:41])
+    assert not is_placeholder(_JWT_IO[:39])
+    assert not is_placeholder(_TELEGRAM_DOCS[:13])
+    assert not is_placeholder("q7X2k9Z4mwPb8Lx3")
+
+
+@pytest.mark.parametrize(
+    ("value", "placeholder"),
+    [
+        ("MyDummyToken123", True),  # says what it is, in any case
+        ("sk_REDACTED_42", True),
+        ("k7Qp2ZZZZZZm9Lx", True),  # six of one character in a row
+        ("k7Qp2ZZZZZm9Lx", False),  # five is not a run
+        ("ababababcdcd", True),  # twelve characters of four kinds: filler
+        ("abcdeabcdeab", True),  # of five kinds
+        ("abcdefabcdef", False),  # six kinds is not filler
+        ("ababababcdc", False),  # eleven characters is too short to call
+        ("abc", False),
+    ],
+)
+def test_filler_and_self_describing_values_are_placeholders(value: str, placeholder: bool) -> None:
+    assert is_placeholder(value) is placeholder
+
+
+def test_a_name_holding_something_else_than_the_credential() -> None:
+    assert other_name("token_ttl") and other_name("publicKey") and other_name("API_URL")
+    assert not other_name("api_token") and not other_name("clientSecret")
+
+
+# -- private key blocks ------------------------------------------------------------------
+
+_HEADER = "-----BEGIN RSA PRIVATE KEY-----"
+_FOOTER = "-----END RSA PRIVATE KEY-----"
+_BODY = [
+    "MIIEpAIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun",
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK",
+    "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo",
+]
+
+
+def _pem(body: list[str], after: str = "") -> str:
+    return "\n".join([_HEADER, *body, _FOOTER]) + after
+
+
+def _key_print(text: str) -> str:
+    (finding,) = scan(text)
+    assert finding.kind == "private key"
+    return finding.fingerprint
+
+
+def test_a_private_key_is_fingerprinted_by_its_block_from_header_to_end() -> None:
+    pem = _pem(_BODY)
+    assert _key_print(pem) == fingerprint(pem)
+    # the lines after the header are taken stripped
+    indented = "\n".join([_HEADER, *("    " + line for line in pem.split("\n")[1:])])
+    assert _key_print(indented) == fingerprint(pem)
+    # what follows END is not part of it; every line before it is
+    assert _key_print(_pem(_BODY, "\n\nmore notes\nENDPOINT: PRIVATE KEY rotation")) == (
+        fingerprint(pem)
+    )
+    changed_first = _pem(["X" + _BODY[0][1:], *_BODY[1:]])
+    assert _key_print(changed_first) == fingerprint(changed_first) != fingerprint(pem)
+
+
+def test_a_body_line_holding_end_does_not_end_the_block() -> None:
+    body = [_BODY[0], "ENDo" + _BODY[1][4:], _BODY[2]]
+    pem = _pem(body)
+    assert _key_print(pem) == fingerprint(pem)
+
+
+def test_a_block_without_end_is_its_header_and_the_199_lines_after_it() -> None:
+    lines = [_HEADER] + [_BODY[i % 3][:60] + f"{i:04d}" for i in range(260)]
+    block = private_key_block(lines, 0)
+    assert block == "\n".join(lines[:200])
+    assert private_key_block(["intro", *lines], 1) == block
+
+
+def test_a_key_body_is_64_characters_or_more() -> None:
+    # 32 + 32 characters of base64 on their own lines: a body; one fewer is not
+    first, second = "X" + _BODY[0][:31], _BODY[1][:31] + "X"
+    assert private_key_has_body("\n".join([_HEADER, first, second, _FOOTER]))
+    assert not private_key_has_body("\n".join([_HEADER, first[:31], second, _FOOTER]))
+    assert not private_key_has_body("")
+    assert not private_key_has_body(_HEADER)
+
+
+def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
+    assert private_key_has_body(f"{_HEADER} {_BODY[0]} {_BODY[1]} {_FOOTER}")
+    # a JSON string with escaped line breaks, CRLF or LF
+    assert private_key_has_body("\\r\\n".join([_HEADER, *_BODY, _FOOTER]))
+    assert private_key_has_body("\\n".join([_HEADER, *_BODY, _FOOTER]))
+    # 60 characters in escaped lines are not a body, however the breaks are written
+    short = [_BODY[0][:30], _BODY[1][:30]]
+    assert not private_key_has_body("\\r\\n".join([_HEADER, *short, _FOOTER]))
+    assert not private_key_has_body("\\n".join([_HEADER, *short, _FOOTER]))
+    # lines quoted in a JSON list
+    quoted = [_HEADER, *(f'"{line}",' for line in _BODY[:2]), _FOOTER]
+    assert private_key_has_body("\n".join(quoted))
+
+
+# -- what a credential looks like ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "credential"),
+    [
+        # random letters and digits, 12 or more, entropy near the most for their length
+        ("n66zhny7iqah", True),  # 12 characters: floor log2(12) - 0.6
+        ("w58sf6tn3bsg", True),
+        ("6bxitkti9jk3j", False),  # 13 characters, entropy below log2(13) - 0.6
+        ("MJJY3E7JNM43", False),  # entropy 2.86: below the floor of 12 characters
+        ("ymmdvm4rl95670djmat0elby", True),  # 24 characters: the floor is capped at 3.5
+        # hexadecimal: 16 characters or more and an entropy of 3 bits (16 symbols)
+        ("c0b6aadc195c10d1", True),
+        ("a1b2c3d4a1b2c3d4", True),  # exactly 3.0 bits
+        ("8064ff81b7f2", False),  # 12 hex digits are a short id
+        # letters of one case, random ones: fewer than two characters per token
+        ("gjkvwimjpyau", True),
+        ("B0CB647819AD", False),  # exactly two characters per token
+        ("qxzkwpbvjdf", False),  # 11 characters
+        # a password built to a policy: 8 characters of three classes
+        ("1dd47cAf", True),
+        ("qXzKwP!#", True),
+        ("q7x2K9z4", True),
+        ("q7x2k9z4", False),  # two classes
+        ("qxzkwpbv", False),
+        ("aC61", False),  # too short
+        # words and identifiers are not credentials, whatever their classes
+        ("ReadOnlyGroup2024", False),
+        ("HelloWorld1", False),
+        ("Summer2024!", False),
+        ("shipment_id_seq_42", False),
+        # references, patterns and files
+        ("$Tok3nX9abc", False),
+        ("%Tok3n_X9%", False),
+        ("{{ deploy_token }}", False),
+        ("./data/k9Qx2Lm7.csv", False),
+        ("[0-9a-fA-F]{32}", False),
+        # no letters
+        ("3815", False),
+        ("38159264871032", False),
+        ("ieqh", False),
+        ("524y", False),
+        ("ng5b", False),
+        ("0hqrl4dnfy", False),
+    ],
+)
+def test_a_value_reads_as_a_credential_by_its_shape(value: str, credential: bool) -> None:
+    assert credential_like(value, "api_key") is credential
+    assert credential_like(value) is credential
+
+
+def test_a_uuid_is_a_credential_only_under_a_credential_name() -> None:
+    uuid = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
+    for name in ("api_key", "password", "heroku_token", "CLIENT_SECRET", "authorization"):
+        assert credential_like(uuid, name), name
+    for name in ("request_id", "trace", ""):
+        assert not credential_like(uuid, name), name
+    assert not credential_like(uuid)
+
+
+# -- values assigned to credential-like names -------------------------------------------
+
+_V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
+
+
+@pytest.mark.parametrize(
+    ("template", "values"),
+    [
+        # every assignment syntax
+        ("api_token = {v}", ["{v}"]),
+        ("API_TOKEN={v}.", ["{v}"]),  # a sentence's full stop is not part of the value
+        ("token: {v}!", ["{v}"]),
+        ("client_secret: '{v}'", ["{v}"]),
+        ('password => "{v}"', ["{v}"]),
+        ("secret ?= {v}", ["{v}"]),
+        ("pass || {v}", ["{v}"]),
+        ("key := {v}", ["{v}"]),
+        ("auth::= {v}", ["{v}"]),
+        ("token , {v}", ["{v}"]),
+        ("secret\t=\t{v}", ["{v}"]),
+        ("apikey   =    {v}", ["{v}"]),
+        ('"password": "{v}"', ["{v}"]),
+        ('["token"] = "{v}"', ["{v}"]),
+        ('token "{v}"', ["{v}"]),
+        ("token '{v}'", ["{v}"]),
+        ("export MY_TOKEN={v}", ["{v}"]),
+        ("key = '{v}' # note", ["{v}"]),
+        ("token = token = {v}", ["{v}"]),
+        ("Authorization: Bearer {v}", ["{v}"]),
+        ("Authorization: Basic {v}==", ["{v}=="]),  # base64 padding is the value's
+        ("token = {v}===", ["{v}==="]),
+        ("credential: {v}/x+y~z", ["{v}/x+y~z"]),
+        ("token = ~{v}", ["~{v}"]),
+        # where a bare value ends
+        ("token = {v}\\n", ["{v}"]),
+        ("token = {v}; next", ["{v}"]),
+        ("token={v})", ["{v}"]),
+        ("token={v}]", ["{v}"]),
+        ("token={v}}}", ["{v}"]),
+        ("token={v}>", ["{v}"]),
+        ("token = {v}:", ["{v}"]),
+        ("token = {v}?", ["{v}"]),
+        ("token = {v}....", ["{v}"]),
+        # names
+        ("my.access.key = {v}", ["{v}"]),
+        ("accessKey = {v}", ["{v}"]),
+        ("pwd={v}", ["{v}"]),
+        ("passwd: {v}", ["{v}"]),
+        ("creds = {v}", ["{v}"]),
+        ("\u0130\u0130 token = {v}", ["{v}"]),  # text whose lower case is longer
+        ("Stra\u00dfe token = {v}", ["{v}"]),
+        ("id token = {v}", ["{v}"]),  # a word before a space is not part of the name
+        ("token_ttl = {v}", []),
+        ("public_key = {v}", []),
+        ("tokens = {v}", []),
+        ("tokenizer = {v}", []),
+        ("KeyId = {v}", []),
+        ("AccessKeyID = {v}", []),
+        ("token = ${v}", []),
+        ('secret = "{v}\\"', []),
+        ("token `{v}`", []),
+        ("a-token {v}", []),
+        ("key: 1234567890ab", []),
+        # flags and curl
+        ("run --api-key {v}", ["{v}"]),
+        ("run -Password {v}", ["{v}"]),
+        ("cmd --api_key {v}", ["{v}"]),
+        ("run --token={v}", ["{v}", "{v}"]),  # as an assignment and as a flag
+        ("x--token {v}", []),  # not a flag: glued to a word
+        ("-p {v}", []),
+        ("cmd --secret-key-file {v}", []),
+        ("curl -u admin:{v} https://x", ["{v}"]),
+        ("curl --user=admin:{v}", ["{v}"]),
+        ("x-u admin:{v} curl -u admin:{v}", ["{v}"]),  # only a flag after a space counts
+        ("--api-key {v}", ["{v}"]),  # a flag at the very start of the text
+        # every assignment is judged, whatever comes before it
+        ("token_ttl = {v}\napi_token = {v}", ["{v}"]),
+        ("token = {v}XX.", ["{v}XX"]),
+        (
+            "api_token = 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            ["3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+        ),
+    ],
+)
+def test_values_assigned_to_credential_names(template: str, values: list[str]) -> None:
+    text = template.replace("{v}", _V)
+    found = list(assigned_values(text))
+    assert [value for _, value in found] == [v.replace("{v}", _V) for v in values]
+    for offset, value in found:
+        assert text[offset : offset + len(value)] == value
+
+
+def test_a_name_is_read_up_to_40_characters_before_its_keyword() -> None:
+    # `id` makes a name hold something else; 41 characters back it is not read
+    assert list(assigned_values("id" + "_" * 39 + f"token = {_V}")) != []
+    assert list(assigned_values("id" + "_" * 38 + f"token = {_V}")) == []
