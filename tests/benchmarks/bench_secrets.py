@@ -427,41 +427,45 @@ def cost(baselines: Baselines, repeat: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer texts and repeats")
-    parser.add_argument(
-        "--noseyparker",
-        default=os.environ.get("CONTEXTFS_NOSEYPARKER_RULES"),
-        help="Nosey Parker's rules folder (default: the sample in tests/data/secret_corpus)",
-    )
-    parser.add_argument(
-        "--kingfisher",
-        default=os.environ.get("CONTEXTFS_KINGFISHER_RULES"),
-        help="Kingfisher's earlier data/rules folder (skipped without it)",
-    )
-    parser.add_argument(
-        "--trufflehog",
-        default=os.environ.get("CONTEXTFS_TRUFFLEHOG"),
-        help="a checkout of trufflesecurity/trufflehog, for its detector tests (skipped without it)",
-    )
-    parser.add_argument(
-        "--semgrep",
-        default=os.environ.get("CONTEXTFS_SEMGREP_RULES"),
-        help="a checkout of semgrep/semgrep-rules, for its secrets rules' tests (skipped without it)",
-    )
-    parser.add_argument(
-        "--secretlint",
-        default=os.environ.get("CONTEXTFS_SECRETLINT"),
-        help="a checkout of secretlint/secretlint, for its rules' snapshots (skipped without it)",
-    )
-    parser.add_argument(
-        "--trivy",
-        default=os.environ.get("CONTEXTFS_TRIVY"),
-        help="a checkout of aquasecurity/trivy, for its secret scanner's tests (skipped without it)",
-    )
-    parser.add_argument(
-        "--whispers",
-        default=os.environ.get("CONTEXTFS_WHISPERS"),
-        help="a checkout of Skyscanner/whispers, for its test fixtures (skipped without it)",
-    )
+    # Each corpus: its option, the environment variable that can give it, and what to pass.
+    for option, variable, help_text in (
+        (
+            "noseyparker",
+            "CONTEXTFS_NOSEYPARKER_RULES",
+            "Nosey Parker's rules folder (default: the sample in tests/data/secret_corpus)",
+        ),
+        (
+            "kingfisher",
+            "CONTEXTFS_KINGFISHER_RULES",
+            "Kingfisher's earlier data/rules folder (skipped without it)",
+        ),
+        (
+            "trufflehog",
+            "CONTEXTFS_TRUFFLEHOG",
+            "a checkout of trufflesecurity/trufflehog, for its detector tests (skipped without it)",
+        ),
+        (
+            "semgrep",
+            "CONTEXTFS_SEMGREP_RULES",
+            "a checkout of semgrep/semgrep-rules, for its secrets rules' tests (skipped without it)",
+        ),
+        (
+            "secretlint",
+            "CONTEXTFS_SECRETLINT",
+            "a checkout of secretlint/secretlint, for its rules' snapshots (skipped without it)",
+        ),
+        (
+            "trivy",
+            "CONTEXTFS_TRIVY",
+            "a checkout of aquasecurity/trivy, for its secret scanner's tests (skipped without it)",
+        ),
+        (
+            "whispers",
+            "CONTEXTFS_WHISPERS",
+            "a checkout of Skyscanner/whispers, for its test fixtures (skipped without it)",
+        ),
+    ):
+        parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
         "--locomo", default=str(DEFAULT_LOCOMO), help="folder of LoCoMo's JSON files"
     )
