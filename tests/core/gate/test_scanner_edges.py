@@ -389,18 +389,11 @@ def test_allow_lists_are_checked_wherever_they_come_from() -> None:
 
 
 def test_the_clean_text_cache_holds_texts_up_to_1024_characters_and_256_of_them(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, detector_calls: list[str]
 ) -> None:
-    from contextfs.gate import secrets, secrets_detectors
+    from contextfs.gate import secrets
 
-    calls: list[str] = []
-    real = secrets_detectors.find
-
-    def counting(text: str, path: str | None, *, inline_allowlist: bool) -> list[object]:
-        calls.append(text)
-        return real(text, path, inline_allowlist=inline_allowlist)
-
-    monkeypatch.setattr(secrets_detectors, "find", counting)
+    calls = detector_calls
     monkeypatch.setattr(secrets, "_CLEAN", {})
     longest, too_long = "a " * 512, "a " * 512 + "b"
     assert len(longest) == 1024

@@ -522,21 +522,14 @@ def test_importing_the_scanner_is_cheap_and_scanning_leaves_warnings_alone(tmp_p
 
 
 def test_a_short_clean_text_is_scanned_once_and_a_secret_every_time(
-    monkeypatch: pytest.MonkeyPatch,
+    detector_calls: list[str],
 ) -> None:
     """A commit scans its paths twice and its author every time: a short text that held
     nothing is remembered as clean; one that holds a secret is scanned again each time and
     never remembered (neither is its secret)."""
-    from contextfs.gate import secrets, secrets_detectors
+    from contextfs.gate import secrets
 
-    calls: list[str] = []
-    real = secrets_detectors.find
-
-    def counting(text: str, path: str | None, *, inline_allowlist: bool) -> list[object]:
-        calls.append(text)
-        return real(text, path, inline_allowlist=inline_allowlist)
-
-    monkeypatch.setattr(secrets_detectors, "find", counting)
+    calls = detector_calls
     name = f"notes/clean-{random.random()}.md"
     token = _make("GitHub classic token")[0].text
     for _ in range(3):
