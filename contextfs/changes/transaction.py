@@ -408,11 +408,11 @@ class Change:
             self.files.publish()  # the change's files in place, after one flush
             if gate is not None:
                 gate(self, message)
+            faults.point("change.published")
         except BaseException:
             self._undo()
             self._finish(flush=True)
             raise
-        faults.point("change.published")
         own = self.changes()
         paths = sorted(set(own).union(*self.adopted))
         if not paths and self.prepared is None:
@@ -470,9 +470,11 @@ class Change:
         publication = self.git.publication(
             dataclasses.replace(top, parent=base), paths, journal=self._mark_locks
         )
-        faults.point("record.locked")
-        faults.point("commit.recorded")
         try:
+            # From here on the locks are held: anything that stops the publication (a full
+            # disk, an interrupt) releases them, or every later write would wait for them.
+            faults.point("record.locked")
+            faults.point("commit.recorded")
             # One flush: files, objects, the journal's ready line, the index and the
             # branch's new value, all written into place or into their locks.
             self.unflushed.flush()

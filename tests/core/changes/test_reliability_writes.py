@@ -36,14 +36,16 @@ def _no_faults() -> Iterator[None]:
     faults.disarm()
 
 
-def state(root: Path) -> tuple[str, str, dict[str, bytes]]:
-    """HEAD, git's index and every file's bytes: what 'nothing changed' compares."""
+def state(root: Path) -> tuple[str, str, dict[str, bytes], list[str]]:
+    """HEAD, git's index, every file's bytes and git's lock files: what 'nothing changed'
+    compares (a lock left behind makes every later write wait for it, then fail)."""
     files = {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
         if p.is_file() and ".git" not in p.parts
     }
-    return git(root, "rev-parse", "HEAD"), git(root, "ls-files", "-s"), files
+    locks = sorted(p.relative_to(root).as_posix() for p in (root / ".git").rglob("*.lock"))
+    return git(root, "rev-parse", "HEAD"), git(root, "ls-files", "-s"), files, locks
 
 
 # ----------------------------------------------------------------- writes onto folders
@@ -89,12 +91,14 @@ def test_delete_on_a_full_disk_loses_nothing(ctx: ContextManager) -> None:
 
     faults.arm("change.renamed", disk_fills_up)
     try:
-        with pytest.raises(ContextFSError):
+        with pytest.raises(ContentError, match="space"):
             ctx.delete("a.md")
     finally:
         ctx.parts.files.write = real_write  # type: ignore[method-assign]
     assert state(ctx.root) == before
     assert ctx.read("a.md") == "precious"
+    ctx.delete("a.md")  # with room again, the delete goes through
+    assert not (ctx.root / "a.md").exists()
 
 
 @pytest.fixture
@@ -214,8 +218,11 @@ def test_a_failed_write_leaves_no_commit_behind(ctx: ContextManager) -> None:
     with ContextManager(ctx.root, index=False) as again:
         assert again.read("a.md") == "old"
     assert state(ctx.root)[0] == before[0]  # the next open committed nothing
+    before = state(ctx.root)
     for point in (
+        "change.touched",
         "change.written",
+        "change.published",
         "commit.prepared",
         "commit.ready",
         "record.locked",
