@@ -176,10 +176,9 @@ def extract_overview(body: str, title: str | None = None, max_words: int = 90) -
         n = len(sentence.split())
         if used + n > max_words and picked:
             break
+        # A sentence that fills the allowance exactly ends it too: the next has a word.
         picked.append(sentence)
         used += n
-        if used >= max_words:
-            break
     text = " ".join(picked).rstrip(";")
     text = f"{head}. {text}" if head and text else head or text
     return clip(text, max_words + 10)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextfs import ContextManager
+from contextfs.document import blob_version
 from contextfs.scopes.packing import pack
 from contextfs.scopes.tiers import query_terms
 from contextfs.scopes.views import Candidate
@@ -126,3 +127,36 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
                 allowance = min(room + s.cost, s.full_cost - 1) - packing.SEPARATOR_TOKENS
                 larger, cost = packer.section(s, packing._EXCERPT, allowance)
                 assert larger is None or cost <= s.cost or cost > s.cost + room, target
+
+
+def test_what_a_view_leaves_out_and_why(tmp_path: Path) -> None:
+    """Each candidate the packer cannot show is reported once in ``dropped``, with its
+    reason and, for a file it read, the version it read: a quarantined file (never shown
+    unasked), a missing one (with the reason it was asked for), an empty one; a path listed
+    twice is shown once, at its first listing."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    ctx.write("n/kept.md", "The heron nests by the river.")
+    ctx.write("n/held.md", "The heron was seen upstream.", metadata={"trust": "quarantined"})
+    ctx.write("n/empty.md", "placeholder")
+    (ctx.root / "n/empty.md").write_text("---\ntitle: nothing yet\n---\n\n")
+    held_version = blob_version((ctx.root / "n/held.md").read_bytes())
+    cands = [
+        Candidate("n/kept.md", "first listing", 0),
+        Candidate("n/held.md", "a quarantined note", 1),
+        Candidate("n/gone.md", "named by the task", 2),
+        Candidate("n/empty.md", "an empty note", 3),
+        Candidate("n/kept.md", "second listing", 4),
+    ]
+    view = pack(ctx, cands, None)
+    assert [(item.path, item.reason) for item in view.items] == [("n/kept.md", "first listing")]
+    dropped = [(d.path, d.reason, d.tokens) for d in view.dropped]
+    assert dropped == [
+        ("n/held.md", "quarantined: shown only on explicit request", 0),
+        ("n/gone.md", "not found: named by the task", 0),
+        ("n/empty.md", "empty", 0),
+    ]
+    by_path = {d.path: d for d in view.dropped}
+    assert by_path["n/held.md"].version == held_version
+    assert by_path["n/gone.md"].version is None
+    assert by_path["n/empty.md"].version is not None
+    assert "heron was seen" not in view.text
