@@ -270,7 +270,12 @@ def pack(
             error=ConfigError,
         )
     check_number(
-        page_share, "page_share", low=0, high=1, fix="the default is 0.5", error=ConfigError
+        page_share,
+        "page_share",
+        low=0,
+        high=1,
+        fix="pass a share such as 0.5 (ScopedContext's default)",
+        error=ConfigError,
     )
     check_candidates(candidates)
     check_passages(paged)
@@ -470,6 +475,6 @@ def _join(header: str | None, slots: list[_Slot], paged: list[PagedSection]) -> 
     header that names a file whose name reads as an instruction is fenced like its text
     (judgements are cached, so the packer's repeated joins cost one judgement per part)."""
     parts = [header] if header else []
-    parts += [s.text for s in _ordered(slots) if s.text is not None and s.level < _DROPPED]
+    parts += [s.text for s in _ordered(slots) if s.text is not None]  # a dropped slot has none
     parts += [s.text for s in paged if s.text]
     return join_sections(seal(part, "the view's headings") for part in parts)

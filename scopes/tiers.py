@@ -103,14 +103,13 @@ def _one_line(text: str) -> str:
 
 def clip(text: str, max_words: int) -> str:
     """At most ``max_words`` words, ending at a sentence end if one is near, else marked."""
-    text = _one_line(text)
-    words = text.split(" ")
+    words = str(text).split()
     if len(words) <= max_words:
-        return text
+        return " ".join(words)
     head = " ".join(words[:max_words])
     ends = [m.start() for m in _SENTENCE_END.finditer(head + " X")]
     if ends and ends[-1] >= len(head) // 2:
-        return head[: ends[-1]].rstrip()
+        return head[: ends[-1]]  # a sentence end: the match starts right after its mark
     return head.rstrip(" ,;:-") + CUT_MARK
 
 

@@ -150,6 +150,7 @@ def test_every_wrong_argument_ends_in_success_or_a_typed_error(root: ContextMana
         ("assemble(query)", 7, InvalidArgumentError, "query must be text or None"),
         ("pack(candidates)", None, ConfigError, "a list of Candidate objects"),
         ("pack(page_share)", "x", ConfigError, "page_share must be a number in [0, 1]"),
+        ("pack(page_share)", 2, ConfigError, "pass a share such as 0.5"),
         ("topics.switch(name)", "no-such-topic", TopicError, "no topic named 'no-such-topic'"),
         (
             "archival_memory_search(top_k)",

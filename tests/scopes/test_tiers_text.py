@@ -77,6 +77,10 @@ def test_the_overview_takes_leading_sentences_up_to_its_word_budget() -> None:
         ("One. Two three", 2, "One."),
         ("One. Twoo three", 2, "One."),
         ("One two. Three four five six", 5, "One two. Three four five" + CUT_MARK),
+        # Nothing to clip: no words, so no mark either.
+        ("", 0, ""),
+        (" \n\t ", 2, ""),
+        ("one", 0, CUT_MARK),
     ],
 )
 def test_clip_ends_at_a_near_sentence_end_or_marks_the_cut(
