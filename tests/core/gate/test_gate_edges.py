@@ -15,10 +15,8 @@
 
 from __future__ import annotations
 
-import base64
 import logging
 import random
-import re
 from pathlib import Path
 
 import pytest
@@ -39,8 +37,6 @@ from contextfs.gate.poisoning import (
     render_memory,
     render_untrusted,
 )
-from contextfs.gate.secrets import scan
-from contextfs.gate.secrets_formats import compile_patterns
 from contextfs.versioning.graph import existing, write_commit
 
 GH = SECRET_KINDS["GitHub classic token"](random.Random(7)).payload
@@ -332,42 +328,3 @@ def test_each_name_is_judged_on_its_own() -> None:
     guard = WriteGuard({})
     for names in ([NPM, "notes/a.md"], ["notes/a.md", NPM]):
         assert [f.kind for f in guard.name_findings(names)] == ["npm token"], names
-
-
-# ------------------------------------------------------------------ formats
-def test_compile_patterns_keeps_each_pattern_and_the_flags_asked_for() -> None:
-    # The formats are compiled when their module loads, before any test runs: checked here.
-    assert compile_patterns(r"ab+c") == (re.compile(r"ab+c"),)
-    folded = compile_patterns(r"ab+c", r"x\d", flags=re.IGNORECASE)
-    assert folded == (re.compile(r"ab+c", re.IGNORECASE), re.compile(r"x\d", re.IGNORECASE))
-    assert folded[0].fullmatch("ABBC")
-
-
-def _docker_kinds(auth: str) -> list[str]:
-    note = f'{{"auths": {{"registry.corp.io": {{"auth": "{auth}"}}}}}}\n'
-    return [f.kind for f in scan(note, path="notes/n.md")]
-
-
-def test_a_docker_password_is_everything_after_the_first_colon() -> None:
-    # Basic authentication: a user id holds no colon, a password may, even as its last character.
-    auth = base64.b64encode(b"ci-bot:Vq8tL2mZ:").decode()
-    assert "Docker registry credential" in _docker_kinds(auth)
-
-
-def test_a_docker_auth_that_is_not_base64_is_not_a_credential() -> None:
-    # A padding character too many (Docker's client refuses it), and a length no base64 has.
-    whole = base64.b64encode(b"ci-bot:Vq8tL2mZx7").decode()
-    assert whole.endswith("=") and not whole.endswith("==")
-    for auth in (whole + "=", "Y2ktYm90OlZxO"):
-        assert "Docker registry credential" not in _docker_kinds(auth), auth
-
-
-def test_a_data_center_token_id_is_all_digits() -> None:
-    # The pattern spells out digits and the colon, but lets ':' and ';' through as the first
-    # byte of each three: the decoding is what refuses them.
-    rng = random.Random("dc-edges")
-    kinds = []
-    for token_id in (b"123456789012", b";23456789012", b"123456789:12"):
-        token = base64.b64encode(token_id + b":" + rng.randbytes(20)).decode()
-        kinds.append("Atlassian Data Center token" in [f.kind for f in scan(f"token {token}\n")])
-    assert kinds == [True, False, False]

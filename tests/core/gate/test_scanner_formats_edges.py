@@ -1,0 +1,82 @@
+"""The scanner's formats and windows at their edges: how a pattern is compiled, what a
+Docker ``auth`` and a Data Center token must decode to, and which part of a long line the
+detectors read.
+
+Every value here is made up for the test; none is a real credential.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import re
+
+from contextfs.gate.secrets import scan
+from contextfs.gate.secrets_detectors import _LONG_LINE, _WINDOW_REACH, _WINDOW_STEP, _segments
+from contextfs.gate.secrets_formats import compile_patterns
+
+
+# ------------------------------------------------------------------ formats
+def test_compile_patterns_keeps_each_pattern_and_the_flags_asked_for() -> None:
+    # The formats are compiled when their module loads, before any test runs: checked here.
+    assert compile_patterns(r"ab+c") == (re.compile(r"ab+c"),)
+    folded = compile_patterns(r"ab+c", r"x\d", flags=re.IGNORECASE)
+    assert folded == (re.compile(r"ab+c", re.IGNORECASE), re.compile(r"x\d", re.IGNORECASE))
+    assert folded[0].fullmatch("ABBC")
+
+
+def _docker_kinds(auth: str) -> list[str]:
+    note = f'{{"auths": {{"registry.corp.io": {{"auth": "{auth}"}}}}}}\n'
+    return [f.kind for f in scan(note, path="notes/n.md")]
+
+
+def test_a_docker_password_is_everything_after_the_first_colon() -> None:
+    # Basic authentication: a user id holds no colon, a password may, even as its last character.
+    auth = base64.b64encode(b"ci-bot:Vq8tL2mZ:").decode()
+    assert "Docker registry credential" in _docker_kinds(auth)
+
+
+def test_a_docker_auth_that_is_not_base64_is_not_a_credential() -> None:
+    # A padding character too many (Docker's client refuses it), and a length no base64 has.
+    whole = base64.b64encode(b"ci-bot:Vq8tL2mZx7").decode()
+    assert whole.endswith("=") and not whole.endswith("==")
+    for auth in (whole + "=", "Y2ktYm90OlZxO"):
+        assert "Docker registry credential" not in _docker_kinds(auth), auth
+
+
+def test_a_data_center_token_id_is_all_digits() -> None:
+    # The pattern spells out digits and the colon, but lets ':' and ';' through as the first
+    # byte of each three: the decoding is what refuses them.
+    rng = random.Random("dc-edges")
+    kinds = []
+    for token_id in (b"123456789012", b";23456789012", b"123456789:12"):
+        token = base64.b64encode(token_id + b":" + rng.randbytes(20)).decode()
+        kinds.append("Atlassian Data Center token" in [f.kind for f in scan(f"token {token}\n")])
+    assert kinds == [True, False, False]
+
+
+# ------------------------------------------------------------------ windows
+def test_a_short_line_is_read_whole() -> None:
+    line = "x" * _LONG_LINE
+    assert _segments(line, [5, 4000]) == [line]
+
+
+def test_a_long_line_is_read_in_bounded_windows_around_its_needles() -> None:
+    """A line longer than the limit is read only around the offsets where a detector's
+    needle is: one window per stretch of the line holding one, reaching a fixed distance
+    either side, so a 4 MB line costs the detectors what its needles do, not its length."""
+    rng = random.Random("windows")
+    line = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789") for _ in range(40_000))
+    offsets = [100, 130, 9_000, 39_990]
+    windows = _segments(line, offsets)
+    assert len(windows) == 3  # 100 and 130 fall in the same stretch
+    for window in windows:
+        assert len(window) <= _WINDOW_STEP + 2 * _WINDOW_REACH
+        assert window in line
+    for offset in offsets:  # each needle with what surrounds it on either side
+        around = line[max(0, offset - _WINDOW_REACH) : offset + _WINDOW_REACH]
+        assert any(around in window for window in windows), offset
+    middle = windows[1]
+    start = line.index(middle)
+    assert start == (9_000 // _WINDOW_STEP) * _WINDOW_STEP - _WINDOW_REACH
+    assert start + len(middle) == (9_000 // _WINDOW_STEP + 1) * _WINDOW_STEP + _WINDOW_REACH
