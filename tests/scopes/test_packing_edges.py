@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from contextfs import ContextManager
 from contextfs.document import blob_version
@@ -202,3 +205,61 @@ def test_page_in_takes_only_what_the_items_leave_unless_given_a_share(tmp_path: 
     assert tiers["n/note.md"] != "full" and "n/log.md" in tiers
     assert shared.text.count("Crane ") > default.text.count("Crane ") == 0
     assert shared.tokens <= budget
+
+
+def test_a_path_listed_twice_is_kept_at_its_weightiest_listing(tmp_path: Path) -> None:
+    """A path listed more than once is shown once: as its pinned listing if it has one,
+    else its listing of the highest priority (the lowest number), whatever the list order."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    body = "The heron nests by the river.\n"
+    cands = [
+        Candidate("n/a.md", "listed plainly", 5, body=body),
+        Candidate("n/a.md", "pinned", 9, pinned=True, body=body),
+        Candidate("n/b.md", "of little weight", 3, body=body),
+        Candidate("n/b.md", "of most weight", 1, body=body),
+    ]
+    view = pack(ctx, cands, None)
+    assert [(i.path, i.reason, i.pinned) for i in view.items] == [
+        ("n/a.md", "pinned", True),
+        ("n/b.md", "of most weight", False),
+    ]
+
+
+def test_when_room_is_short_the_item_that_answers_the_query_is_shown_richer(
+    tmp_path: Path,
+) -> None:
+    """Of two items, the one the caller's relevance says answers the query keeps its richer
+    tier when the budget holds only one of them whole, though the rules list the other
+    first; without a query the relevance is not read and the rules' order decides."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    cands = [
+        Candidate("n/crane.md", "first by the rules", 0, body=_note("Crane"), min_tier="abstract"),
+        Candidate("n/tide.md", "second", 1, body=_note("Tide"), min_tier="abstract"),
+    ]
+    whole = {c.path: pack(ctx, [c], None).tokens for c in cands}
+    budget = max(whole.values()) + 60  # one whole and the other lean
+    assert budget < sum(whole.values())
+    relevance = {"n/tide.md": 2.5}
+
+    def tiers(**kwargs: object) -> dict[str, str]:
+        view = pack(ctx, cands, budget, relevance=relevance, **kwargs)
+        assert view.tokens <= budget
+        return {i.path: i.tier for i in view.items}
+
+    asked = tiers(query="tide")
+    assert asked["n/tide.md"] == "full" and asked["n/crane.md"] != "full"
+    plain = tiers()
+    assert plain["n/crane.md"] == "full" and plain["n/tide.md"] != "full"
+
+
+def test_the_encoding_asked_for_is_the_one_counted_with(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The view counts with the encoding it is given: one tiktoken cannot load is reported
+    by name, and the bundled cl100k_base counts instead (the one the view names)."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    cands = [Candidate("n/a.md", "a", 0, body="The heron nests by the river.\n")]
+    with caplog.at_level(logging.WARNING, logger="contextfs"):
+        view = pack(ctx, cands, 100, encoding="no-such-encoding-here")
+    assert "tiktoken cannot load 'no-such-encoding-here'" in caplog.text
+    assert view.encoding.startswith("cl100k_base") and view.tokens > 0

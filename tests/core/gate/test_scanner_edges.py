@@ -21,7 +21,7 @@ from detect_secrets.plugins.keyword import (
     QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
 )
 
-from contextfs.errors import ConfigError, ContentError
+from contextfs.errors import ConfigError, ContentError, InvalidArgumentError
 from contextfs.gate import secrets_rules
 from contextfs.gate.secrets import (
     SecretFinding,
@@ -370,6 +370,25 @@ def test_a_refusal_without_the_inline_marker_ends_with_the_config_fix() -> None:
     with pytest.raises(ContentError) as caught:
         check(f"{_GITHUB}\n", policy=SecretPolicy.from_config({"secrets": {"policy": "refuse"}}))
     assert str(caught.value).endswith("(# pragma: allowlist secret in code)")
+
+
+def test_a_policy_finds_what_scan_finds_less_what_it_allows() -> None:
+    """``SecretPolicy.findings`` is the scan under the policy's allow-list and inline
+    marker setting; the ``allow`` policy finds nothing but still refuses wrong arguments."""
+    text = f"{_GITHUB}\n"
+    (finding,) = SecretPolicy().findings(text)
+    assert finding.kind == "GitHub token"
+    assert SecretPolicy(allow=frozenset({finding.fingerprint})).findings(text) == []
+    marked = f"{_GITHUB}  # pragma: allowlist secret\n"
+    assert SecretPolicy().findings(marked) == []
+    assert [f.kind for f in SecretPolicy(inline_allowlist=False).findings(marked)] == [
+        "GitHub token"
+    ]
+    assert SecretPolicy("allow").findings(text) == []
+    with pytest.raises(InvalidArgumentError, match="path must be a string or None, not int"):
+        SecretPolicy("allow").findings(text, path=5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidArgumentError, match="takes text, not bytes"):
+        SecretPolicy("allow").findings(b"x")  # type: ignore[arg-type]
 
 
 def test_allow_lists_are_checked_wherever_they_come_from() -> None:
