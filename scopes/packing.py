@@ -294,7 +294,7 @@ def pack(
             slot.relevance = float(scores.get(cand.path, 0.0)) if query else 0.0
             slots.append(slot)
 
-    header_text = header.rstrip("\n") if header else None
+    header_text = header.rstrip() if header else None
     if header_text and flags(header_text):  # a header made from file text is fenced like any item
         header_text = render_untrusted(header_text, "the view's header", reasons=flags(header_text))
     fixed = packer.count(header_text) + SEPARATOR_TOKENS if header_text else 0

@@ -57,7 +57,8 @@ def _for_language(language: str) -> Syntax | None:
         return None
     if language in _CONFIG_LANGUAGES:
         return CONFIG
-    return _for_extension(_LANGUAGE_EXTENSIONS.get(language, ".md"))
+    ext = _LANGUAGE_EXTENSIONS.get(language)
+    return QUOTED if ext is None else _for_extension(ext)  # unknown: values must be quoted
 
 
 class SyntaxMap:

@@ -168,7 +168,8 @@ def test_what_a_view_leaves_out_and_why(tmp_path: Path) -> None:
 def test_the_header_leads_the_view_and_a_heading_that_reads_as_an_instruction_is_fenced(
     tmp_path: Path,
 ) -> None:
-    """The header given to ``pack`` comes first, then each item's section; a section whose
+    """The header given to ``pack`` comes first (without the blank space after it), then
+    each item's section; a section whose
     heading (its path) reads as an instruction is quoted as data, its fence naming the view's
     headings as what it quotes, and no other section is."""
     ctx = ContextManager(tmp_path / "ctx", index=False)
@@ -177,7 +178,7 @@ def test_the_header_leads_the_view_and_a_heading_that_reads_as_an_instruction_is
         Candidate("n/a.md", "a", 0, body="The heron nests by the river."),
         Candidate(planted, "b", 1, body="Plain words about cranes."),
     ]
-    view = pack(ctx, cands, None, header="# Project Tidewater")
+    view = pack(ctx, cands, None, header="# Project Tidewater \n\n")
     head, first, fenced = view.text.split("\n\n")
     assert head == "# Project Tidewater"
     assert first == "## n/a.md [full]\nThe heron nests by the river."
@@ -239,7 +240,7 @@ def test_when_room_is_short_the_item_that_answers_the_query_is_shown_richer(
     whole = {c.path: pack(ctx, [c], None).tokens for c in cands}
     budget = max(whole.values()) + 60  # one whole and the other lean
     assert budget < sum(whole.values())
-    relevance = {"n/tide.md": 2.5}
+    relevance = {"n/tide.md": 0.5}  # any score at all counts, however small
 
     def tiers(**kwargs: object) -> dict[str, str]:
         view = pack(ctx, cands, budget, relevance=relevance, **kwargs)

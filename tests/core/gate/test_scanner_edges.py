@@ -372,6 +372,12 @@ def test_a_refusal_without_the_inline_marker_ends_with_the_config_fix() -> None:
     assert str(caught.value).endswith("(# pragma: allowlist secret in code)")
 
 
+def test_a_policys_allow_list_is_kept_as_fingerprints_written_one_way() -> None:
+    policy = SecretPolicy(allow=[" 0123456789ABCDEF ", "fedcba9876543210"])
+    assert policy.allow == frozenset({"0123456789abcdef", "fedcba9876543210"})
+    assert policy == SecretPolicy(allow=frozenset({"fedcba9876543210", "0123456789abcdef"}))
+
+
 def test_a_policy_finds_what_scan_finds_less_what_it_allows() -> None:
     """``SecretPolicy.findings`` is the scan under the policy's allow-list and inline
     marker setting; the ``allow`` policy finds nothing but still refuses wrong arguments."""

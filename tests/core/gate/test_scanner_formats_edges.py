@@ -11,6 +11,8 @@ import base64
 import random
 import re
 
+import pytest
+
 from contextfs.gate.secrets import scan
 from contextfs.gate.secrets_detectors import _LONG_LINE, _WINDOW_REACH, _WINDOW_STEP, _segments
 from contextfs.gate.secrets_formats import compile_patterns
@@ -80,3 +82,19 @@ def test_a_long_line_is_read_in_bounded_windows_around_its_needles() -> None:
     start = line.index(middle)
     assert start == (9_000 // _WINDOW_STEP) * _WINDOW_STEP - _WINDOW_REACH
     assert start + len(middle) == (9_000 // _WINDOW_STEP + 1) * _WINDOW_STEP + _WINDOW_REACH
+
+
+# ------------------------------------------------------------------ comparisons
+@pytest.mark.parametrize(
+    "line",
+    [
+        '"Zq8Rt2Lw9Xk4Vb7Np" == password',  # at the very start of the line
+        'if "Zq8Rt2Lw9Xk4Vb7Np" == password:',
+        'if user and "Zq8Rt2Lw9Xk4Vb7Np" != db_pass_hash:',
+    ],
+)
+def test_a_value_compared_with_a_password_is_found(line: str) -> None:
+    """Code that checks a password against a literal holds the password: detect-secrets'
+    comparison pattern, read back from the keyword to the quoted value before it."""
+    findings = scan(line + "\n", path="app/login.py")
+    assert [(f.kind, f.line) for f in findings] == [("password or secret assignment", 1)]
