@@ -153,28 +153,58 @@ def run_mutmut(where: Path, jobs: int, niceness: int, names: list[str] | None = 
 NOT_NOTICED = {0, 5, 33}
 
 
-def last_results(where: Path, modules: list[Module]) -> dict[str, dict[str, int | None]]:
-    """Each module's mutant -> exit code from the last run in ``where`` (empty when none)."""
+@dataclass
+class LastRun:
+    """One module's verdicts from the last run: mutant -> exit code, and the hash mutmut
+    took of each function's source (a changed function's mutants are new ones)."""
+
+    codes: dict[str, int | None]
+    hashes: dict[str, str]
+
+
+def last_results(where: Path, modules: list[Module]) -> dict[str, LastRun]:
+    """Each module's last run in ``where`` (none when it has not run there)."""
     out = {}
     for m in modules:
         meta = where / "mutants" / (m.staged + ".meta")
         if meta.exists():
-            out[m.staged] = json.loads(meta.read_text())["exit_code_by_key"]
+            data = json.loads(meta.read_text())
+            out[m.staged] = LastRun(data["exit_code_by_key"], data.get("hash_by_function_name", {}))
     return out
 
 
-def keep_results(where: Path, previous: dict[str, dict[str, int | None]]) -> None:
+def function_of(mutant: str) -> str:
+    """The key mutmut hashes a mutant's function under (``xǁ_Slotǁplace``, ``x_pack``)."""
+    return mutant.rpartition(".")[2].rsplit("__mutmut_", 1)[0]
+
+
+def defined(where: Path, mutant: str) -> bool:
+    """Whether the function ``mutant`` was made from is still in the staged source (a
+    survivor of a function since removed is not asked for: mutmut would stop on it)."""
+    module, _, _ = mutant.rpartition(".")
+    path = where / (module.replace(".", "/") + ".py")
+    name = function_of(mutant).replace("\u01c1", ".").strip(".").removeprefix("x_")
+    name = name.rpartition(".")[2]
+    return path.exists() and f"def {name}(" in path.read_text()
+
+
+def keep_results(where: Path, previous: dict[str, LastRun]) -> None:
     """Put back the last run's verdicts of the mutants this run did not test again.
 
     A run of the survivors only tests those; a mutant the last run killed stays killed,
-    because tests are only ever added to a group's list, never taken away.
+    because tests are only ever added to a group's list, never taken away. A function
+    whose source changed since has new mutants under the old numbers: none of its old
+    verdicts is kept, so mutmut's own reset of them stands and they are tested afresh.
     """
     for staged, old in previous.items():
         meta = where / "mutants" / (staged + ".meta")
         data = json.loads(meta.read_text())
         codes = data["exit_code_by_key"]
-        for key, code in old.items():
-            if key in codes and codes[key] is None:
+        hashes = data.get("hash_by_function_name", {})
+        for key, code in old.codes.items():
+            function = function_of(key)
+            same = function in hashes and hashes[function] == old.hashes.get(function)
+            if same and key in codes and codes[key] is None:
                 codes[key] = code
         meta.write_text(json.dumps(data, indent=4))
 
@@ -331,15 +361,29 @@ def main(argv: list[str] | None = None) -> int:
         previous = last_results(where, group) if args.survivors else {}
         # The survivors, and the mutants a stopped run never reached (no exit code yet).
         names = sorted(
-            k for old in previous.values() for k, c in old.items() if c is None or c in NOT_NOTICED
+            k
+            for old in previous.values()
+            for k, c in old.codes.items()
+            if c is None or c in NOT_NOTICED
         )
         if args.survivors and not names:
             print(f"{name}: no survivors of a last run to test again", flush=True)
             continue
         stage(where, group, groups[name]["tests"])
+        names = [n for n in names if defined(where, n)]
         print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
         code = run_mutmut(where, args.jobs, args.nice, names)
         keep_results(where, previous)
+        if code == 0 and args.survivors:
+            # Functions changed since the last run have new mutants: test those too.
+            fresh = sorted(
+                k
+                for old in last_results(where, group).values()
+                for k, c in old.codes.items()
+                if c is None
+            )
+            if fresh:
+                code = run_mutmut(where, args.jobs, args.nice, fresh)
         if code != 0:
             print((where / "mutmut.log").read_text()[-3000:], file=sys.stderr)
             print(f"mutmut exited with {code} on {name}", file=sys.stderr)

@@ -1,0 +1,64 @@
+"""``tests/mutate.py``'s bookkeeping of a run of the survivors: which verdicts of the last
+run it keeps, and which mutants it asks mutmut for."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mutate  # tests/mutate.py, on the path like the suite's other helpers
+import pytest
+
+KEPT = "contextfs.scopes.packing.x_kept__mutmut_1"
+CHANGED = "contextfs.scopes.packing.x_changed__mutmut_1"
+
+
+def _meta(where: Path, codes: dict[str, int | None], hashes: dict[str, str]) -> Path:
+    meta = where / "mutants" / "contextfs" / "scopes" / "packing.py.meta"
+    meta.parent.mkdir(parents=True, exist_ok=True)
+    meta.write_text(json.dumps({"exit_code_by_key": codes, "hash_by_function_name": hashes}))
+    return meta
+
+
+def test_a_changed_functions_old_verdicts_are_not_kept(tmp_path: Path) -> None:
+    """A function whose source changed has new mutants under the old numbers: its last
+    verdicts would score mutants nobody tested; an unchanged function's are kept."""
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    _meta(tmp_path, {KEPT: 1, CHANGED: 1}, {"x_kept": "aaaa", "x_changed": "bbbb"})
+    previous = mutate.last_results(tmp_path, [module])
+    meta = _meta(tmp_path, {KEPT: None, CHANGED: None}, {"x_kept": "aaaa", "x_changed": "cccc"})
+    mutate.keep_results(tmp_path, previous)
+    assert json.loads(meta.read_text())["exit_code_by_key"] == {KEPT: 1, CHANGED: None}
+
+
+def test_a_verdict_of_this_run_is_never_overwritten(tmp_path: Path) -> None:
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    _meta(tmp_path, {KEPT: 0}, {"x_kept": "aaaa"})
+    previous = mutate.last_results(tmp_path, [module])
+    meta = _meta(tmp_path, {KEPT: 1}, {"x_kept": "aaaa"})
+    mutate.keep_results(tmp_path, previous)
+    assert json.loads(meta.read_text())["exit_code_by_key"] == {KEPT: 1}
+
+
+@pytest.mark.parametrize(
+    ("mutant", "found"),
+    [
+        ("contextfs.scopes.packing.x_pack__mutmut_3", True),
+        ("contextfs.scopes.packing.x__make_slot__mutmut_10", True),
+        ("contextfs.scopes.packing.x\u01c1_Packer\u01c1fit__mutmut_30", True),
+        ("contextfs.scopes.packing.x\u01c1_Slot\u01c1__init____mutmut_2", True),
+        ("contextfs.scopes.packing.x_removed__mutmut_1", False),
+        ("contextfs.scopes.gone.x_pack__mutmut_1", False),
+    ],
+)
+def test_only_survivors_of_functions_still_there_are_asked_for(
+    tmp_path: Path, mutant: str, found: bool
+) -> None:
+    staged = tmp_path / "contextfs" / "scopes" / "packing.py"
+    staged.parent.mkdir(parents=True)
+    staged.write_text(
+        "class _Slot:\n    def __init__(self): ...\n\n"
+        "class _Packer:\n    def fit(self): ...\n\n"
+        "def _make_slot(): ...\n\ndef pack(): ...\n"
+    )
+    assert mutate.defined(tmp_path, mutant) is found
