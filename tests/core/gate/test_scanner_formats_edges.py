@@ -98,3 +98,16 @@ def test_a_value_compared_with_a_password_is_found(line: str) -> None:
     comparison pattern, read back from the keyword to the quoted value before it."""
     findings = scan(line + "\n", path="app/login.py")
     assert [(f.kind, f.line) for f in findings] == [("password or secret assignment", 1)]
+
+
+def test_an_assigned_value_is_judged_up_to_a_thousand_characters() -> None:
+    """The documented reach of the name rules (docs/reliability.md, Limits): a random value
+    of 1,000 characters under a password name is refused, one of 1,200 is not judged by
+    them; both bounds keep a line of repeated assignments linear."""
+    rng = random.Random("reach")
+    alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    for length, found in ((600, True), (1_000, True), (1_200, False)):
+        value = "".join(rng.choice(alphabet) for _ in range(length))
+        for line in (f'password = "{value}"', f"db_password: '{value}'"):
+            kinds = [f.kind for f in scan(line + "\n", path="app/settings.py")]
+            assert kinds == (["password or secret assignment"] if found else []), (length, line)
