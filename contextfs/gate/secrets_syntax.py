@@ -29,6 +29,7 @@ CONFIG: Syntax = CONFIG_DENYLIST_REGEX_TO_GROUP
 QUOTED: Syntax = QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP
 
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*([\w+#.-]*).*")
+_MARKER = re.compile(r"```|~~~")  # where a fence may open or close: its line is read
 _FRONT_END = re.compile(r"^(?:---|\.\.\.)[ \t\r]*$", re.MULTILINE)
 #: ``NAME=value`` (shell, ``.env``): config wherever no fence language says otherwise.
 _ENV_LINE = re.compile(r"\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=[^=\s]")
@@ -107,15 +108,7 @@ class SyntaxMap:
     @staticmethod
     def _fence_candidates(text: str, starts: list[int], offset: int) -> list[int]:
         """Indexes of lines after ``offset`` that hold a run of three backticks or tildes."""
-        found = set()
-        for marker in ("```", "~~~"):
-            at = text.find(marker, offset)
-            while at != -1:
-                index = bisect_right(starts, at) - 1
-                found.add(index)
-                # one hit per line is enough: continue from the next line
-                at = text.find(marker, starts[index + 1]) if index + 1 < len(starts) else -1
-        return sorted(found)
+        return sorted({bisect_right(starts, m.start()) - 1 for m in _MARKER.finditer(text, offset)})
 
     def of(self, index: int) -> Syntax:
         if self._fixed is not None:
