@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from pathlib import Path
 
 import pytest
@@ -269,7 +270,9 @@ def test_the_encoding_asked_for_is_the_one_counted_with(
     by name, and the bundled cl100k_base counts instead (the one the view names)."""
     ctx = ContextManager(tmp_path / "ctx", index=False)
     cands = [Candidate("n/a.md", "a", 0, body="The heron nests by the river.\n")]
+    # A name of its own: a counter is loaded once per encoding per process.
+    name = f"no-such-encoding-{uuid.uuid4().hex[:12]}"
     with caplog.at_level(logging.WARNING, logger="contextfs"):
-        view = pack(ctx, cands, 100, encoding="no-such-encoding-here")
-    assert "tiktoken cannot load 'no-such-encoding-here'" in caplog.text
+        view = pack(ctx, cands, 100, encoding=name)
+    assert f"tiktoken cannot load {name!r}" in caplog.text
     assert view.encoding.startswith("cl100k_base") and view.tokens > 0
