@@ -33,6 +33,18 @@ def test_entropy_is_shannons_in_bits_per_character() -> None:
     assert entropy("aab") == pytest.approx(-(2 / 3) * math.log2(2 / 3) - (1 / 3) * math.log2(1 / 3))
 
 
+def test_letters_of_one_case_at_exactly_the_entropy_floor_read_as_a_credential() -> None:
+    """The floor of 3.3 bits for a value of one case is inclusive. Both values are the same
+    80 letters (one 25 times, six 5 times, two 8 times, one 4 times, five once: exactly 3.3
+    bits in exact arithmetic); the order they first appear in decides how the float sum
+    rounds, to 3.3 itself or to just under it."""
+    at = "ykkwqjpqpkgqxzqqwypqvqhfqqqyzqyfzmqqqbzcvqkxqpqwxjqkqvqqqyffpjyjqpxqpzvyxwypjqwv"
+    under = "yqfzqwkqxwyfqjqppqyqxfxbqypqvqzqfqqwqjzvkzhwqqpqpvzyjkywqqcpvkqqyjqpqqxjkvqyxgpm"
+    assert sorted(at) == sorted(under)
+    assert entropy(at) == 3.3 and entropy(under) < 3.3
+    assert credential_like(at) and not credential_like(under)
+
+
 def test_words_take_two_and_a_half_characters_or_more_per_token() -> None:
     assert reads_as_words("ReadOnlyGroup") and reads_as_words("shipment_id_seq")
     assert reads_as_words("abcdefghijkl")  # one token
