@@ -127,7 +127,7 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
         "pytest_add_cli_args": ["-p", "no:cacheprovider", "-p", "no:xdist"],
         "also_copy": ["sample-context/", "docs/"],
         # A mutant that makes a loop endless is stopped after this much CPU time: four
-        # times what its tests take clean, plus 10 s (mutmut's default, 30 times, let one
+        # times what its tests take clean, plus 20 s (mutmut's default, 30 times, let one
         # such mutant of the scanner run for twenty minutes).
         "timeout_multiplier": 2.0,
         "timeout_constant": 5.0,
