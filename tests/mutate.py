@@ -51,7 +51,13 @@ STAGE = REPO / "build" / "mutation"
 # Statements whose strings are messages, not behaviour: the wording of an error or a log
 # line is not mutated (the typed error is what callers rely on, and tests/core/test_fixes.py
 # checks that every message ends with its fix); the conditions around them still are.
-MESSAGE_LINES = [r"^\s*raise \w+\(", r"^\s*log\.\w+\(", r"^\s*warnings\.warn\("]
+# A `fix=` argument on a line of its own is the fix a check's error message ends with.
+MESSAGE_LINES = [
+    r"^\s*raise \w+\(",
+    r"^\s*log\.\w+\(",
+    r"^\s*warnings\.warn\(",
+    r"^\s*fix=",
+]
 
 
 @dataclass
