@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from pathlib import Path
 
 import pytest
 
-from contextfs import ContextManager
+from contextfs import BudgetError, ContextManager
 from contextfs.document import blob_version
 from contextfs.scopes.packing import pack
 from contextfs.scopes.tiers import query_terms
@@ -276,3 +277,22 @@ def test_the_encoding_asked_for_is_the_one_counted_with(
         view = pack(ctx, cands, 100, encoding=name)
     assert f"tiktoken cannot load {name!r}" in caplog.text
     assert view.encoding.startswith("cl100k_base") and view.tokens > 0
+
+
+def test_pinned_items_the_budget_cannot_hold_with_the_header_are_refused(tmp_path: Path) -> None:
+    """The pinned items are never cut: a budget that holds them but not the header with
+    them is refused, the error naming each pinned item with its cost."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    pinned = [
+        Candidate("n/a.md", "a", 0, pinned=True, body="The heron nests by the river.\n"),
+        Candidate("n/b.md", "b", 1, pinned=True, body="The crane lifts the boxes.\n"),
+    ]
+    alone = pack(ctx, pinned, None).tokens
+    header = "# " + " ".join(["Tidewater"] * 40)
+    assert pack(ctx, pinned, alone).tokens == alone  # they fit exactly without the header
+    with pytest.raises(BudgetError) as caught:
+        pack(ctx, pinned, alone, header=header)
+    message = str(caught.value)
+    costs = re.findall(r"n/([ab])\.md \((\d+) tokens\)", message)
+    assert [name for name, _ in costs] == ["a", "b"]
+    assert re.search(r"n/a\.md \(\d+ tokens\), n/b\.md \(\d+ tokens\)", message)
