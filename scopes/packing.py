@@ -324,7 +324,8 @@ def pack(
         # The view kept is the one built for the largest target that fits: a larger target
         # climbs further, so the view is never leaner than one built for a smaller target.
         best: tuple[list[tuple[int, str | None, int]], list[PagedSection]] | None = None
-        fits, over = -1, budget * 4 + 64  # targets known to fit, and known to overshoot
+        fits = -1  # the largest target known to fit
+        over: int | None = None  # the smallest target known to overshoot
         memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
         for _attempt in range(16):
             sections = []
@@ -352,7 +353,7 @@ def pack(
                 packer.fit(others, climb, room_target, fixed + pinned_cost)
             total = counter.count(_join(header_text, slots, sections))
             if total > budget:
-                over = min(over, target)
+                over = target if over is None else min(over, target)
                 if fits < 0:
                     # Token merges at the joins cost more than the per-section sums: aim lower.
                     target -= max(1, total - budget)
@@ -367,7 +368,7 @@ def pack(
                 best = ([(s.level, s.text, s.cost) for s in slots], list(sections))
                 if total == budget or (not paging and all(s.level == 0 for s in others)):
                     break
-                if over > budget * 4 + 63:
+                if over is None:
                     target += budget - total  # nothing overshot yet: take the room that is left
                     continue
             if over - fits <= 1:
