@@ -298,11 +298,12 @@ def _glued(value: str, line: str) -> bool:
     return True
 
 
-def _filtered(
-    value: str, line: str, plugin: BasePlugin | None, guess: bool, uuid: bool = False
-) -> bool:
+def _filtered(value: str, line: str, guess: bool, *, uuid: bool = False, ids: bool = True) -> bool:
     """detect-secrets' heuristic filters, called directly (they are plain functions);
-    ``uuid``: the format holds a UUID, so holding one says nothing."""
+    ``uuid``: the format holds a UUID, so holding one says nothing; ``ids``: a guess after an
+    id-like name (``user_id = ...``) is taken for an id. detect-secrets makes that last guess
+    only for findings of no vendor pattern (keywords, generic rules), never for a regex
+    plugin's: a password in a URL after ``session_id:`` is still a password."""
     if not guess and _glued(value, line):
         return True
     if (
@@ -314,7 +315,7 @@ def _filtered(
     ):
         return True
     return guess and (
-        heuristic.is_likely_id_string(value, line, plugin)
+        (ids and heuristic.is_likely_id_string(value, line))
         or heuristic.is_indirect_reference(line)
         or _reads_as_a_name(value)
     )
@@ -413,7 +414,7 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             for segment in _segments(line, offsets) if detector.windowed else [line]:
                 for value, material in set(_matches(detector.plugin, segment)):
                     if (
-                        _filtered(value, segment, detector.plugin, detector.guess, detector.uuid)
+                        _filtered(value, segment, detector.guess, uuid=detector.uuid, ids=False)
                         or (detector.check is not None and not detector.check(value))
                         or is_allowed(index)
                     ):
@@ -431,7 +432,7 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         if not 0 <= index < len(doc.raw_lines):
             continue
         line = doc.line(index)
-        if is_placeholder(value) or is_allowed(index) or _filtered(value, line, None, guess):
+        if is_placeholder(value) or is_allowed(index) or _filtered(value, line, guess):
             continue
         keyless = "PRIVATE KEY" in value + line and not private_key_has_body(
             private_key_block(doc.all_lines(), index)
@@ -465,11 +466,7 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
                 line, syntaxes.of(index), assigned.get(index, []), index in compared
             )
             for value in set(keyword_values):
-                if (
-                    _filtered(value, line, _KEYWORD, True)
-                    or is_placeholder(value)
-                    or is_allowed(index)
-                ):
+                if _filtered(value, line, True) or is_placeholder(value) or is_allowed(index):
                     continue
                 found.append(Candidate(KEYWORD_KIND, index + 1, value, True))
     return found

@@ -506,22 +506,34 @@ _TOKEN = "ghp_Zq8Rt2Lw9Xk4Vb7Nm1Pc6Jd3Hf5Gs0Ay2Ue8"
 def test_the_filters_of_a_format_and_of_a_guess() -> None:
     line = f"the CI token is {_TOKEN}"
     # a vendor format is a secret wherever it appears, unless it is a slice of a longer run
-    assert not _filtered(_TOKEN, line, None, False)
-    assert _filtered(_VALUE, f"x9f{_VALUE}", None, False)
-    assert not _filtered(_VALUE, f"x9f{_VALUE}", None, True)  # a guess is not judged glued
+    assert not _filtered(_TOKEN, line, False)
+    assert _filtered(_VALUE, f"x9f{_VALUE}", False)
+    assert not _filtered(_VALUE, f"x9f{_VALUE}", True)  # a guess is not judged glued
     # detect-secrets' value heuristics, for every detector
     uuid = "3fa85f64-5717-4562-b3fc-2c963f66afa6"
     for value in ("abcdefghijklmnop", "{{token}}", "$Tok3nX9abcd", uuid, "!@#$%^&*()"):
-        assert _filtered(value, f"x = {value}", None, False), value
-    assert not _filtered(uuid, f"x = {uuid}", None, False, uuid=True)  # the format holds one
+        assert _filtered(value, f"x = {value}", False), value
+    assert not _filtered(uuid, f"x = {uuid}", False, uuid=True)  # the format holds one
     # and for guesses, the context: an id, an indirect reference, a name
     value = "Zq8Rt2Lw9Xk4"
-    assert not _filtered(value, f'password = "{value}"', None, True)
-    assert not _filtered(value, f'password = "{value}"', None, False)
-    assert _filtered(value, f'user_id = "{value}"', None, True)
-    assert _filtered(value, f'password = get_secret("{value}")', None, True)
-    assert _filtered("tidewater-db", 'password = "tidewater-db"', None, True)
-    assert not _filtered(value, f'password = get_secret("{value}")', None, False)
+    assert not _filtered(value, f'password = "{value}"', True)
+    assert not _filtered(value, f'password = "{value}"', False)
+    assert _filtered(value, f'user_id = "{value}"', True)
+    assert not _filtered(value, f'user_id = "{value}"', True, ids=False)  # a vendor pattern's
+    assert _filtered(value, f'password = get_secret("{value}")', True)
+    assert _filtered("tidewater-db", 'password = "tidewater-db"', True)
+    assert not _filtered(value, f'password = get_secret("{value}")', False)
+
+
+def test_a_password_in_a_url_after_an_id_like_name_is_refused() -> None:
+    """The id guess (``user_id = ...`` holds an id) is made for values no vendor pattern
+    found; a URL's password matched by its pattern is a password whatever name precedes it.
+    No rule of the vendor rule set finds this one, so the URL pattern alone decides."""
+    password = "Xk39vLq2pRw8"
+    for name in ("session_id:", "user_ids =", "myid:"):
+        line = f"{name} https://admin:{password}@db.internal.example/app"
+        assert not list(secrets_rules.matches(line)), line
+        assert [f.kind for f in scan(line)] == ["password in URL"], line
 
 
 def test_plugin_matches_give_the_value_and_what_is_fingerprinted() -> None:
