@@ -1,6 +1,6 @@
 """The scanner's formats and windows at their edges: how a pattern is compiled, what a
 Docker ``auth`` and a Data Center token must decode to, and which part of a long line the
-detectors read.
+detectors read, and which case a gate reads.
 
 Every value here is made up for the test; none is a real credential.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 import base64
 import random
 import re
+import string
 
 import pytest
 
-from contextfs.gate.secrets import scan
+from contextfs.gate.secrets import fingerprint, scan
 from contextfs.gate.secrets_detectors import _LONG_LINE, _WINDOW_REACH, _WINDOW_STEP, _segments
 from contextfs.gate.secrets_formats import compile_patterns
 
@@ -82,6 +83,42 @@ def test_a_long_line_is_read_in_bounded_windows_around_its_needles() -> None:
     start = line.index(middle)
     assert start == (9_000 // _WINDOW_STEP) * _WINDOW_STEP - _WINDOW_REACH
     assert start + len(middle) == (9_000 // _WINDOW_STEP + 1) * _WINDOW_STEP + _WINDOW_REACH
+
+
+def test_only_the_detectors_that_backtrack_read_a_long_line_in_windows() -> None:
+    """A token longer than a window (a JWT with a large payload, as identity providers
+    issue) on a long line is read whole: the JWT pattern cannot backtrack, so it reads the
+    line as it is and reports the whole token, never a slice cut at a window's edge."""
+    rng = random.Random("long jwt")
+
+    def part(raw: bytes) -> str:
+        return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    claims = ",".join(f'"c{k}":"{rng.randrange(10**12)}"' for k in range(60))
+    token = ".".join(
+        (
+            part(b'{"alg":"HS256","typ":"JWT"}'),
+            part(("{" + claims + "}").encode()),
+            part(rng.randbytes(32)),
+        )
+    )
+    assert len(token) > _WINDOW_STEP + 2 * _WINDOW_REACH
+    line = "x " * (_LONG_LINE // 2) + f"Authorization: Bearer {token}"
+    findings = scan(line + "\n")
+    # detect-secrets' JWT pattern ends lazily: its value, which the fingerprint covers, is
+    # the header and the payload up to the second dot
+    signed = token[: token.rindex(".") + 1]
+    assert [(f.kind, f.fingerprint) for f in findings] == [("JSON web token", fingerprint(signed))]
+
+
+def test_a_gate_reads_the_text_case_folded() -> None:
+    """The IBM detectors run only on lines their gate (``key``, ``token``, ... assigned a
+    long value) passes, and the gate reads the line in lower case: a key of mixed case is
+    named for what it is, not just taken for some assigned secret."""
+    rng = random.Random("iam")
+    key = "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(44))
+    for line in (f'cloud_api_key = "{key}"', f"IAM_TOKEN={key}", f"iam api key: {key}"):
+        assert [f.kind for f in scan(line + "\n")] == ["IBM Cloud IAM key"], line
 
 
 # ------------------------------------------------------------------ comparisons
