@@ -411,26 +411,28 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             hits = doc.hits(values, False)
         for index, offsets in hits.items():
             line = doc.line(index)
+            block = None  # a private key is the block its header opens, when it holds a key
+            if detector.kind == _PRIVATE_KEY:
+                block = private_key_block(doc.all_lines(), index)
+                if not private_key_has_body(block):
+                    continue
             for segment in _segments(line, offsets) if detector.windowed else [line]:
-                for value, material in set(_matches(detector.plugin, segment)):
+                # in the order found (a set would order them by hash, differently per process)
+                for value, material in dict.fromkeys(_matches(detector.plugin, segment)):
                     if (
                         _filtered(value, segment, detector.guess, uuid=detector.uuid, ids=False)
                         or (detector.check is not None and not detector.check(value))
                         or is_allowed(index)
                     ):
                         continue
-                    if detector.kind == _PRIVATE_KEY:
-                        material = private_key_block(doc.all_lines(), index)
-                        if not private_key_has_body(material):
-                            continue
+                    if block is not None:
+                        material = block
                     elif is_placeholder(value) or is_placeholder(material):
                         continue
                     found.append(Candidate(detector.kind, index + 1, material, detector.guess))
 
     for kind, number, value, guess in secrets_rules.matches(text):
-        index = number - 1
-        if not 0 <= index < len(doc.raw_lines):
-            continue
+        index = number - 1  # the rule set counts lines by "\n" alone, as raw_lines does
         line = doc.line(index)
         if is_placeholder(value) or is_allowed(index) or _filtered(value, line, guess):
             continue
@@ -465,7 +467,7 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
             keyword_values = _keyword_values(
                 line, syntaxes.of(index), assigned.get(index, []), index in compared
             )
-            for value in set(keyword_values):
+            for value in dict.fromkeys(keyword_values):
                 if _filtered(value, line, True) or is_placeholder(value) or is_allowed(index):
                     continue
                 found.append(Candidate(KEYWORD_KIND, index + 1, value, True))

@@ -66,10 +66,10 @@ def is_guess(rule_id: str) -> bool:
 
 
 def matches(text: str) -> Iterator[tuple[str, int, str, bool]]:
-    """(kind, 1-based line, value, guess) for every visible finding of the rule set."""
+    """(kind, 1-based line, value, guess) for every visible finding of the rule set, in the
+    order of their lines (the rule set reports them in an order of its own)."""
     data = text.encode("utf-8", "surrogatepass")
-    for finding in load().scan(data):
-        if not finding.visible or not finding.secret:
-            continue
+    found = [f for f in load().scan(data) if f.visible and f.secret]
+    for finding in sorted(found, key=lambda f: int(f.location["line"])):
         rule_id = finding.rule_id
         yield kind_of(rule_id), int(finding.location["line"]), finding.secret, is_guess(rule_id)

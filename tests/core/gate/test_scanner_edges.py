@@ -6,9 +6,12 @@ Every value here is made up for the test; none is a real credential.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import logging
+import random
 import re
+import string
 import warnings
 
 import pytest
@@ -607,3 +610,82 @@ def test_a_long_line_is_scanned_in_windows_that_hold_the_whole_match(registry: s
     line = f"//{registry}/:_authToken={token} "
     line += "#" * (5000 - len(line))
     assert [f.kind for f in scan(line)] == ["npm token"]
+
+
+# -- every match is judged on its own ----------------------------------------------------
+def test_a_match_passed_over_does_not_hide_the_next_on_its_line() -> None:
+    """A line may hold a documented example or a slice of a longer run before a real key:
+    passing over the first goes on to the next (matches are judged in the order found)."""
+    rng = random.Random("two keys")
+    real = "AKIA" + "".join(rng.choice(string.ascii_uppercase + string.digits) for _ in range(16))
+    findings = scan(f"the logs show AKIAIOSFODNN7EXAMPLE and {real}\n")
+    assert [(f.kind, f.fingerprint) for f in findings] == [("AWS access key", fingerprint(real))]
+    # a Docker auth that does not decode to user:password, then one that does
+    broken = base64.b64encode(b"ci-bot:Vq8tL2mZx7").decode() + "="
+    auth = base64.b64encode(b"ci-bot:Hr4kT9wQz2").decode()
+    note = f'{{"auths": {{"a.io": {{"auth": "{broken}"}}, "b.io": {{"auth": "{auth}"}}}}}}\n'
+    docker = [f for f in scan(note, path="notes/n.md") if f.kind == "Docker registry credential"]
+    assert [f.fingerprint for f in docker] == [fingerprint(auth)]
+
+
+def test_a_rule_match_passed_over_does_not_end_the_scan() -> None:
+    """A placeholder found by the vendor rule set on one line, a real token on the next."""
+    rng = random.Random("shopify")
+    token = "shpat_" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    text = f"sendgrid: SG.{'x' * 22}.{'x' * 43}\nshopify: {token}\n"
+    assert [(f.kind, f.line) for f in scan(text)] == [("rule shopify-access-token", 2)]
+
+
+def test_an_assigned_id_does_not_end_the_scan() -> None:
+    """A value under an id's name is passed over; the secret assigned after it is not."""
+    rng = random.Random("ids")
+    alphabet = string.ascii_letters + string.digits
+    session, secret = ("".join(rng.choice(alphabet) for _ in range(24)) for _ in range(2))
+    text = f'{{"user_id": 7, "token": "{session}"}}\nsigning_key: "{secret}"\n'
+    findings = scan(text)
+    assert [(f.kind, f.line, f.fingerprint) for f in findings] == [
+        ("password or secret assignment", 2, fingerprint(secret))
+    ]
+
+
+_B64 = random.Random("key bodies")
+_PIECE = [
+    "".join(_B64.choice(string.ascii_letters + string.digits + "+/") for _ in range(n))
+    for n in (30, 30, 40, 20)
+]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"{_PIECE[0]}...{_PIECE[1]}",  # a key cut short
+        f"{_PIECE[2]}\\n{_PIECE[3]}",  # 60 characters of base64: no key is that short
+    ],
+)
+def test_a_key_block_on_one_line_without_key_material_is_not_refused(body: str) -> None:
+    """A JSON string holding a private key's armour around no key (a key cut short in a
+    setup note, or too short to be one) is matched by the rule set's private-key rule and
+    then passed over, like the same block on lines of its own."""
+    text = (
+        '{"private_key": "-----BEGIN RSA PRIVATE KEY-----\\n'
+        + body
+        + '\\n-----END RSA PRIVATE KEY-----"}\n'
+    )
+    assert [kind for kind, *_ in secrets_rules.matches(text)] == ["rule private-key"]
+    assert scan(text) == []
+
+
+def test_a_key_header_without_a_key_does_not_hide_a_key_further_down() -> None:
+    """A setup note showing the armour alone, then a real key: the key is refused."""
+    rng = random.Random("pem")
+    body = "\n".join(
+        "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(64))
+        for _ in range(4)
+    )
+    text = (
+        "Paste the key between these lines:\n"
+        "-----BEGIN RSA PRIVATE KEY-----\n(your key)\n-----END RSA PRIVATE KEY-----\n"
+        "The staging one:\n"
+        f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
+    )
+    assert [(f.kind, f.line) for f in scan(text)] == [("private key", 6)]

@@ -16,6 +16,7 @@ import pytest
 from secret_corpora import SAMPLE, assigned_notes, evident_placeholder, rule_examples, values_of
 
 from contextfs import ContentError, ContextManager
+from contextfs.gate import secrets_rules
 from contextfs.gate.secrets import check, scan
 
 ALNUM = string.ascii_letters + string.digits
@@ -190,8 +191,19 @@ def test_the_rule_set_surface_contextfs_uses() -> None:
     assert finding.location["line"] == 3
 
 
+@pytest.mark.parametrize("sep", ["\n", "\r\n", "\r", "\u2028", "\x0b", "\x0c", "\x85"])
+def test_the_rule_set_counts_lines_by_newline_alone(sep: str) -> None:
+    """The scanner reads a finding's line as ``text.split("\\n")[line - 1]``: the rule set's
+    numbering must agree for every line break Python knows, or a finding would point past
+    the text (or at the wrong line)."""
+    token = "glpat-" + _random_token(random.Random(2), 20)
+    text = f"one{sep}two{sep}token = {token}{sep}"
+    (found,) = [(number, value) for _, number, value, _ in secrets_rules.matches(text)]
+    number, value = found
+    assert value == token and token in text.split("\n")[number - 1]
+
+
 def test_a_scan_never_touches_the_network(monkeypatch: pytest.MonkeyPatch) -> None:
-    from contextfs.gate import secrets_rules
 
     secrets_rules.load()
 
@@ -219,3 +231,13 @@ def test_the_corpus_sample_carries_its_licence() -> None:
     )
     assert "Praetorian" in (SAMPLE / "NOTICE").read_text()
     assert sorted(p.name for p in Path(SAMPLE).glob("*.yml"))
+
+
+def test_the_rule_set_findings_come_in_the_order_of_their_lines() -> None:
+    rng = random.Random(3)
+    shopify = "shpat_" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    text = f"sendgrid: SG.{'x' * 22}.{'x' * 43}\nshopify: {shopify}\n"
+    assert [(kind, number) for kind, number, _, _ in secrets_rules.matches(text)] == [
+        ("rule sendgrid", 1),
+        ("rule shopify-access-token", 2),
+    ]
