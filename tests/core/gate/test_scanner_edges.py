@@ -12,6 +12,7 @@ import logging
 import random
 import re
 import string
+import sys
 import warnings
 
 import pytest
@@ -451,6 +452,33 @@ def test_the_detectors_load_once_and_leave_the_hosts_warnings_alone(
     finally:
         logging.captureWarnings(False)
     assert warnings.showwarning is before
+
+
+def test_loading_the_detectors_undoes_the_warning_capture_their_import_makes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """detect-secrets routes every warning of the process to logging when it is imported;
+    the scanner imports it on first use and puts the host's warnings back. Imported afresh
+    here (the rest of the suite has it loaded already), as a fresh process would."""
+    import contextfs.gate
+    from contextfs.gate import secrets
+
+    # the package's attribute is rebound by the import below: put the suite's copy back after
+    monkeypatch.setattr(contextfs.gate, "secrets_detectors", contextfs.gate.secrets_detectors)
+    fresh = [m for m in sys.modules if m.startswith("detect_secrets")]
+    for name in [*fresh, "contextfs.gate.secrets_detectors"]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(secrets, "_loaded", None)
+    before = warnings.showwarning
+    try:
+        assert [f.kind for f in scan(f"{_GITHUB}\n")] == ["GitHub token"]
+        assert "detect_secrets.core.log" in sys.modules  # it was imported again
+        assert warnings.showwarning is before
+    finally:
+        logging.captureWarnings(False)
+        for name in [m for m in sys.modules if m.startswith("detect_secrets")]:
+            if name not in fresh:  # loaded only by this test: the suite keeps its own copy
+                del sys.modules[name]
 
 
 # -- the filters every candidate passes (secrets_detectors) -------------------------

@@ -303,6 +303,16 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("curl --user=admin:{v}", ["{v}"]),
         ("x-u admin:{v} curl -u admin:{v}", ["{v}"]),  # only a flag after a space counts
         ("--api-key {v}", ["{v}"]),  # a flag at the very start of the text
+        ("the api-key rotation: run --api-key {v}", ["{v}"]),  # a mention, then a flag
+        # a UUID is a credential under a flag or as curl's password, as under a name
+        (
+            "run --api-key 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            ["3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+        ),
+        (
+            "curl -u deploy:3fa85f64-5717-4562-b3fc-2c963f66afa6 https://x",
+            ["3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+        ),
         # every assignment is judged, whatever comes before it
         ("token_ttl = {v}\napi_token = {v}", ["{v}"]),
         ("token = {v}XX.", ["{v}XX"]),
