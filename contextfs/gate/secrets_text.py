@@ -10,7 +10,17 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["ScannedText"]
+__all__ = ["ScannedText", "fold"]
+
+
+def fold(text: str) -> str:
+    """``text`` in lower case with every character at its offset: the few characters that
+    lower-case to two (``İ``) make the whole text fold through ASCII instead (each non-ASCII
+    character one ``?``), so offsets found in the folded text read the same spot in ``text``."""
+    folded = text.lower()
+    if len(folded) != len(text):
+        folded = text.encode("ascii", "replace").decode("ascii").lower()
+    return folded
 
 
 class ScannedText:
@@ -27,10 +37,7 @@ class ScannedText:
     @property
     def folded(self) -> str:
         if self._folded is None:
-            folded = self.text.lower()
-            if len(folded) != len(self.text):  # a few characters lower-case to two; keep offsets
-                folded = self.text.encode("ascii", "replace").decode("ascii").lower()
-            self._folded = folded
+            self._folded = fold(self.text)
         return self._folded
 
     def line(self, index: int) -> str:

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from ..text.tokens import count_tokens
+from .secrets_text import fold
 
 __all__ = [
     "DOCUMENTED_EXAMPLES",
@@ -295,9 +296,7 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
     reads as a credential (:func:`credential_like`). ``folded`` is ``text`` lower-cased with
     the same length (the patterns run there; values and names are read from ``text``)."""
     if folded is None or len(folded) != len(text):
-        folded = text.lower()
-        if len(folded) != len(text):
-            folded = text.encode("ascii", "replace").decode("ascii").lower()
+        folded = fold(text)
     for match in _ASSIGNED.finditer(folded):
         # the whole name: the keyword and the word characters before it (`client_secret`)
         start = match.start("name")

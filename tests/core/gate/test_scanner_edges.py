@@ -717,3 +717,35 @@ def test_a_key_header_without_a_key_does_not_hide_a_key_further_down() -> None:
         f"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"
     )
     assert [(f.kind, f.line) for f in scan(text)] == [("private key", 6)]
+
+
+@pytest.mark.parametrize("value", ["changeme123", "MyP4ssw0rdExample", "dummy-Pass-123"])
+def test_a_placeholder_password_in_code_is_not_refused(value: str) -> None:
+    """Setup notes show passwords to replace; the keyword patterns find them and the
+    placeholder rule passes them over, as it does for every detector."""
+    assert scan(f'password = "{value}"\n', path="docs/setup.py") == []
+
+
+def test_a_name_like_value_does_not_hide_a_password_after_it_on_its_line() -> None:
+    """Two assignments on one line: the first value reads as a name (one class of
+    characters), the second is a password only the keyword patterns find (too regular for
+    the value rule), and it is refused."""
+    text = 'db_password = "tidewater-db"; admin_password = "hunter2hunter2"\n'
+    findings = scan(text, path="app/settings.py")
+    assert [(f.kind, f.fingerprint) for f in findings] == [
+        ("password or secret assignment", fingerprint("hunter2hunter2"))
+    ]
+
+
+def test_a_key_on_one_line_under_a_label_only_the_rule_set_knows_is_refused() -> None:
+    """detect-secrets lists the usual PEM labels; the vendor rule set matches any
+    ``... PRIVATE KEY`` armour. A key in a JSON string under another label, with a body, is
+    refused by the rule set's finding (the body check keeps it)."""
+    rng = random.Random("x509")
+    body = "\\n".join(
+        "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(64))
+        for _ in range(5)
+    )
+    armour = "-----BEGIN X509 PRIVATE KEY-----\\n" + body + "\\n-----END X509 PRIVATE KEY-----"
+    text = '{"key": "' + armour + '"}\n'
+    assert [(f.kind, f.line) for f in scan(text)] == [("rule private-key", 1)]
