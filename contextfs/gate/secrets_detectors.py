@@ -286,8 +286,12 @@ def _reads_as_a_name(value: str) -> bool:
 def _glued(value: str, line: str) -> bool:
     """Every occurrence of ``value`` continues a run of letters and digits that holds a digit:
     a slice of a longer hash or base64 value (``...9544830376:c922...`` reads as a Telegram
-    token), not a token of its own. A word before it (``bot123:AA...``) does not count."""
+    token), not a token of its own. A word before it (``bot123:AA...``) does not count.
+    A value that is not on the line at all (a key block the rule set matched across lines)
+    continues nothing."""
     start = line.find(value)
+    if start == -1:
+        return False
     while start != -1:
         run, limit = start, max(0, start - 64)
         while run > limit and line[run - 1].isascii() and line[run - 1].isalnum():
@@ -436,11 +440,13 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
         line = doc.line(index)
         if is_placeholder(value) or is_allowed(index) or _filtered(value, line, guess):
             continue
-        keyless = "PRIVATE KEY" in value + line and not private_key_has_body(
-            private_key_block(doc.all_lines(), index)
-        )
-        if not keyless:
-            found.append(Candidate(kind, number, value, guess, rule_set=True))
+        if "PRIVATE KEY" in value + line:
+            # a key is its block, whichever detector found it: fingerprinted the same way
+            # (one finding where the named detector found it too), and only with a body
+            value = private_key_block(doc.all_lines(), index)
+            if not private_key_has_body(value):
+                continue
+        found.append(Candidate(kind, number, value, guess, rule_set=True))
 
     for offset, value in assigned_values(text, doc.folded):
         index = bisect_right(doc.starts, offset) - 1

@@ -737,10 +737,11 @@ def test_a_name_like_value_does_not_hide_a_password_after_it_on_its_line() -> No
     ]
 
 
-def test_a_key_on_one_line_under_a_label_only_the_rule_set_knows_is_refused() -> None:
+def test_a_key_under_a_label_only_the_rule_set_knows_is_refused() -> None:
     """detect-secrets lists the usual PEM labels; the vendor rule set matches any
-    ``... PRIVATE KEY`` armour. A key in a JSON string under another label, with a body, is
-    refused by the rule set's finding (the body check keeps it)."""
+    ``... PRIVATE KEY`` armour, on one line (a JSON string) or across lines. A key under
+    another label, with a body, is refused by the rule set's finding; its armour alone is
+    not."""
     rng = random.Random("x509")
     body = "\\n".join(
         "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(64))
@@ -749,3 +750,8 @@ def test_a_key_on_one_line_under_a_label_only_the_rule_set_knows_is_refused() ->
     armour = "-----BEGIN X509 PRIVATE KEY-----\\n" + body + "\\n-----END X509 PRIVATE KEY-----"
     text = '{"key": "' + armour + '"}\n'
     assert [(f.kind, f.line) for f in scan(text)] == [("rule private-key", 1)]
+    # the same key on lines of its own, as a PEM file holds it; its armour alone is not
+    pem = armour.replace("\\n", "\n")
+    assert [(f.kind, f.line) for f in scan(f"notes\n{pem}\n")] == [("rule private-key", 2)]
+    empty = "-----BEGIN X509 PRIVATE KEY-----\n(your key)\n-----END X509 PRIVATE KEY-----\n"
+    assert scan(empty) == []
