@@ -73,7 +73,7 @@ from . import secrets_formats as formats
 from . import secrets_formats_services as services
 from . import secrets_rules
 from .secrets_syntax import Syntax, SyntaxMap
-from .secrets_text import ScannedText
+from .secrets_text import ScannedText, fold
 from .secrets_values import assigned_values, is_placeholder, private_key_block, private_key_has_body
 
 __all__ = ["ASSIGNED_KIND", "Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
@@ -333,14 +333,18 @@ def _keyword_values(
 ) -> Iterator[str]:
     """KeywordDetector's patterns, anchored where a keyword is followed by an assignment
     (``assigned`` offsets) in bounded windows; the one comparison pattern (``"x" ==
-    password``) only on lines that hold a comparison."""
+    password``) only on lines that hold a comparison. That pattern, unlike the others, spells
+    its keywords in lower case only: it reads the line folded (``"x" == DB_PASSWORD``), and
+    the value is taken from the line as written, at the same offsets."""
     for regex, group in syntax.items():
         if regex is PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX:
             if compared:
+                folded = fold(line)
                 for hit in _KEYWORD_GATE.finditer(line):
-                    match = regex.search(line, max(0, hit.start() - _KEYWORD_BEFORE), hit.end())
+                    start = max(0, hit.start() - _KEYWORD_BEFORE)
+                    match = regex.search(folded, start, hit.end())
                     if match:
-                        yield match.group(group)
+                        yield line[match.start(group) : match.end(group)]
             continue
         for start in assigned:
             match = regex.match(line, start, start + _KEYWORD_AFTER)

@@ -128,6 +128,8 @@ def test_a_gate_reads_the_text_case_folded() -> None:
         '"Zq8Rt2Lw9Xk4Vb7Np" == password',  # at the very start of the line
         'if "Zq8Rt2Lw9Xk4Vb7Np" == password:',
         'if user and "Zq8Rt2Lw9Xk4Vb7Np" != db_pass_hash:',
+        'if "Zq8Rt2Lw9Xk4Vb7Np" == PASSWORD:',  # a constant's name in capitals
+        'IF "Zq8Rt2Lw9Xk4Vb7Np" != Db_Password THEN',
     ],
 )
 def test_a_value_compared_with_a_password_is_found(line: str) -> None:
