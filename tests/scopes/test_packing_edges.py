@@ -296,3 +296,38 @@ def test_pinned_items_the_budget_cannot_hold_with_the_header_are_refused(tmp_pat
     costs = re.findall(r"n/([ab])\.md \((\d+) tokens\)", message)
     assert [name for name, _ in costs] == ["a", "b"]
     assert re.search(r"n/a\.md \(\d+ tokens\), n/b\.md \(\d+ tokens\)", message)
+
+
+def test_a_long_header_is_counted_once_at_every_budget_that_holds_it(tmp_path: Path) -> None:
+    """A scope's header of 500 tokens, four notes and a log to page in from: every budget
+    from the header's cost up gives a view within it that leads with the header, with or
+    without a share for page-in (the header's cost is known before the items are fitted)."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    shifts = [
+        f"Crane {i} lifts containers at the harbour on shift {i}, then rests by berth {i * 7}."
+        for i in range(30)
+    ]
+    ctx.write("n/log.md", "\n\n".join(shifts))
+    for k in range(4):
+        parts = "\n\n".join(
+            f"## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn."
+            for j in range(6)
+        )
+        ctx.write(f"n/note{k}.md", f"# Note {k}\n\nAbout harbour crane {k}.\n\n{parts}")
+    header = "# Scope header\n\n" + " ".join(f"word{i}" for i in range(250))
+    counter = get_counter(None)
+    assert counter.count(header) == 504
+    notes = [Candidate(f"n/note{k}.md", "the task", k, min_tier="abstract") for k in range(4)]
+    paged = [PagedPassage("n/log.md", i, 1.0 - i / 100) for i in range(30)]
+    for share in (0.0, 0.3):
+        for budget in range(550, 1300, 50):
+            view = pack(
+                ctx,
+                notes,
+                budget,
+                query="crane berth",
+                paged=paged,
+                page_share=share,
+                header=header,
+            )
+            assert view.tokens <= budget and view.text.startswith(header), (share, budget)
