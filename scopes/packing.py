@@ -353,7 +353,10 @@ def pack(
                 packer.fit(others, climb, room_target, fixed + pinned_cost)
             total = counter.count(_join(header_text, slots, sections))
             if total > budget:
-                over = target if over is None else min(over, target)
+                # never above an earlier overshoot: before a fit each attempt aims lower,
+                # after one the target rises only until something overshoots, and then
+                # every target lies between the two
+                over = target
                 if fits < 0:
                     # Token merges at the joins cost more than the per-section sums: aim lower.
                     target -= max(1, total - budget)
