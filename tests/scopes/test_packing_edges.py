@@ -331,3 +331,47 @@ def test_a_long_header_is_counted_once_at_every_budget_that_holds_it(tmp_path: P
                 header=header,
             )
             assert view.tokens <= budget and view.text.startswith(header), (share, budget)
+
+
+def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
+    tmp_path: Path,
+) -> None:
+    """With a share, ranked passages get that share of the budget left after the header
+    and the pinned items (to within a passage or an excerpt step either way), and the
+    scope's items the rest, for as long as the items can use it."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    shifts = [
+        f"Crane {i} lifts containers at the harbour on shift {i}, then rests by berth {i * 7}."
+        for i in range(60)
+    ]
+    ctx.write("n/log.md", "\n\n".join(shifts))
+    for k in range(3):
+        parts = "\n\n".join(
+            f"## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn "
+            "and at dusk."
+            for j in range(12)
+        )
+        ctx.write(f"n/note{k}.md", f"# Note {k}\n\nAbout harbour crane {k}.\n\n{parts}")
+    ctx.write("n/pin.md", "# Pinned\n\n" + " ".join(f"rule{i}" for i in range(60)))
+    items = [Candidate(f"n/note{k}.md", "the task", k, min_tier="excerpt") for k in range(3)]
+    items.append(Candidate("n/pin.md", "core", 0, pinned=True))
+    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(50))
+    header_cost = get_counter(None).count(header)
+    paged = [PagedPassage("n/log.md", i, 1.0 - i / 100) for i in range(60)]
+    for share in (0.25, 0.5):
+        for budget in range(400, 1300, 100):
+            view = pack(
+                ctx,
+                items,
+                budget,
+                query="crane berth",
+                paged=paged,
+                page_share=share,
+                header=header,
+            )
+            by_path: dict[str, int] = {}
+            for item in view.items:
+                by_path[item.path] = by_path.get(item.path, 0) + item.tokens
+            expected = share * (budget - header_cost - by_path["n/pin.md"])
+            assert -25 <= by_path["n/log.md"] - expected <= 45, (share, budget, by_path)
+            assert view.tokens <= budget
