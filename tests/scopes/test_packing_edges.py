@@ -375,3 +375,55 @@ def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
             expected = share * (budget - header_cost - by_path["n/pin.md"])
             assert -25 <= by_path["n/log.md"] - expected <= 45, (share, budget, by_path)
             assert view.tokens <= budget
+
+
+def _version(ctx: ContextManager, path: str) -> str:
+    return blob_version((ctx.root / path).read_bytes())
+
+
+def test_every_item_says_what_it_is_and_what_it_costs(tmp_path: Path) -> None:
+    """A view's items and its dropped list describe it exactly: each item's tier, the
+    tokens its section costs (what a view of that item alone costs), the version read, why
+    it is there and where it ranks; an item left out for room says what it would have
+    cost whole; passages paged in rank after every item, in their order."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    # a note that quotes an excerpt's label is still shown whole, not as lines
+    ctx.write("n/pin.md", "Always use the north gate.\n\n[line 4] of the gate log says so.")
+    ctx.write("n/cranes.md", _note("Cranes"))
+    ctx.write("n/berths.md", _note("Berths"))
+    shifts = [f"Crane {i} lifts containers at the harbour on shift {i}." for i in range(12)]
+    ctx.write("n/log.md", "\n\n".join(shifts))
+    ctx.write("n/watch.md", "The night watch counts cranes at the harbour gate.")
+    pin = Candidate("n/pin.md", "core", 0, pinned=True)
+    cranes = Candidate("n/cranes.md", "the task", 1, min_tier="excerpt")
+    berths = Candidate("n/berths.md", "a neighbour", 2, min_tier="full")
+
+    def alone(cand: Candidate) -> int:
+        view = pack(ctx, [cand], None)
+        assert [i.tokens for i in view.items] == [view.tokens]  # one section, no joins
+        return view.tokens
+
+    paged = [PagedPassage("n/log.md", 0, 0.9), PagedPassage("n/watch.md", 0, 0.8)]
+    budget = alone(pin) + alone(berths) - 40  # room for all but the neighbour whole
+    view = pack(
+        ctx, [pin, cranes, berths], budget, query="crane harbour", paged=paged, page_share=0.5
+    )
+    shown = [(i.path, i.tier, i.priority, i.pinned) for i in view.items]
+    assert shown == [
+        ("n/pin.md", "full", 0, True),
+        ("n/cranes.md", "excerpt", 1, False),
+        ("n/log.md", "excerpt", 1001, False),
+        ("n/watch.md", "excerpt", 1002, False),
+    ]
+    assert view.items[0].tokens == alone(pin) and view.items[0].lines is None
+    assert [i.version for i in view.items] == [
+        _version(ctx, p) for p in ("n/pin.md", "n/cranes.md", "n/log.md", "n/watch.md")
+    ]
+    assert all(i.lines for i in view.items[1:])  # an excerpt names the lines it shows
+    assert all(i.reason.startswith("paged in for the query") for i in view.items[2:])
+    assert [(d.path, d.reason, d.tokens, d.version) for d in view.dropped] == [
+        ("n/berths.md", "over budget: a neighbour", alone(berths), _version(ctx, "n/berths.md"))
+    ]
+    # the sections' costs add up to the view's, give or take a token merged at each join
+    joined = sum(i.tokens for i in view.items) + len(view.items) - 1
+    assert abs(joined - view.tokens) <= len(view.items) - 1
