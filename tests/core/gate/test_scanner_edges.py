@@ -701,6 +701,11 @@ def test_a_key_block_on_one_line_without_key_material_is_not_refused(body: str) 
     )
     assert [kind for kind, *_ in secrets_rules.matches(text)] == ["rule private-key"]
     assert scan(text) == []
+    # and a token the rule set finds further down is still refused
+    rng = random.Random("after the key")
+    token = "shpat_" + "".join(rng.choice("0123456789abcdef") for _ in range(32))
+    findings = scan(text + f"shopify: {token}\n")
+    assert [(f.kind, f.line) for f in findings] == [("rule shopify-access-token", 2)]
 
 
 def test_a_key_header_without_a_key_does_not_hide_a_key_further_down() -> None:
