@@ -94,16 +94,18 @@ class _Slot:
         "full_cost",
         "relevance",
     )
+    # Set by pack before any is read: the caller's score for the query, then the item's
+    # first placement (whole) and what that costs.
+    relevance: float
+    level: int
+    text: str | None
+    cost: int
+    full_cost: int
 
     def __init__(self, cand: Candidate, src: Source, order: int) -> None:
         self.cand = cand
         self.src = src
         self.order = order
-        self.relevance = 0.0
-        self.level = 0
-        self.text: str | None = None
-        self.cost = 0
-        self.full_cost = 0
         self.min_level = 0 if cand.pinned else TIERS.index(cand.min_tier)
 
     @property

@@ -104,7 +104,8 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
     ]
     packer = packing._Packer(get_counter(None), query_terms("harbour cranes"))
     slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
-    for slot in slots:
+    for slot in slots:  # as pack prepares them: no query, each placed whole first
+        slot.relevance = 0.0
         slot.place(0, *packer.section(slot, 0))
         slot.full_cost = slot.cost
     climb = packer.climb(slots)
