@@ -106,7 +106,9 @@ class _Slot:
         self.cand = cand
         self.src = src
         self.order = order
-        self.min_level = 0 if cand.pinned else TIERS.index(cand.min_tier)
+        # the leanest tier it may be shown at (pinned items are never stepped down: only the
+        # others climb)
+        self.min_level = TIERS.index(cand.min_tier)
 
     @property
     def key(self) -> tuple[int, int]:

@@ -19,6 +19,7 @@ Nothing here reads files or clocks: every function is a pure function of its inp
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -154,7 +155,7 @@ def _title(src: Source) -> str:
     if src.title:
         return _one_line(src.title)
     value = _meta_text(src, "title")
-    return value or _first_heading(src.body) or src.path.rsplit("/", 1)[-1]
+    return value or _first_heading(src.body) or posixpath.basename(src.path)
 
 
 def extract_abstract(body: str, title: str | None = None, max_words: int = 30) -> str:
