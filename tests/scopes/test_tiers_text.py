@@ -148,3 +148,10 @@ def test_an_overview_is_the_frontmatters_or_the_titled_lead(tmp_path: Path) -> N
     assert given == "## n/x.md [overview]\nBerth 9 at a glance."
     titled = _section(tmp_path / "b", "overview", body, {"title": "Berth nine"})
     assert titled == f"## n/x.md [overview]\nBerth nine. {body}"
+    # no title given and no heading: the lead alone (the file name does not lead it)
+    assert _section(tmp_path / "c", "overview", body) == f"## n/x.md [overview]\n{body}"
+    abstract = _section(tmp_path / "d", "abstract", body, {"title": "Berth nine"})
+    assert abstract == "## n/x.md [abstract]\nBerth nine: Crane 4 stands at berth 9."
+    assert _section(tmp_path / "e", "abstract", body) == (
+        "## n/x.md [abstract]\nCrane 4 stands at berth 9."
+    )
