@@ -409,6 +409,8 @@ def test_every_item_says_what_it_is_and_what_it_costs(tmp_path: Path) -> None:
     view = pack(
         ctx, [pin, cranes, berths], budget, query="crane harbour", paged=paged, page_share=0.5
     )
+    encoding = get_counter(None).name  # the encoding the counter really used
+    assert (view.query, view.budget, view.encoding) == ("crane harbour", budget, encoding)
     shown = [(i.path, i.tier, i.priority, i.pinned) for i in view.items]
     assert shown == [
         ("n/pin.md", "full", 0, True),
