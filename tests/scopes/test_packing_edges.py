@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from contextfs import BudgetError, ContextManager
 from contextfs.document import blob_version
 from contextfs.scopes.packing import pack
 from contextfs.scopes.tiers import query_terms
-from contextfs.scopes.views import Candidate, PagedPassage
+from contextfs.scopes.views import Candidate, ContextView, PagedPassage
 from contextfs.text.tokens import get_counter
 
 
@@ -299,68 +300,38 @@ def test_pinned_items_the_budget_cannot_hold_with_the_header_are_refused(tmp_pat
     assert re.search(r"n/a\.md \(\d+ tokens\), n/b\.md \(\d+ tokens\)", message)
 
 
-def test_a_long_header_is_counted_once_at_every_budget_that_holds_it(tmp_path: Path) -> None:
-    """A scope's header of 500 tokens, four notes and a log to page in from: every budget
-    from the header's cost up gives a view within it that leads with the header, with or
-    without a share for page-in (the header's cost is known before the items are fitted)."""
+def _harbour(tmp_path: Path, *, shifts: int, notes: int, parts: int, ending: str) -> ContextManager:
+    """A root with a log of crane shifts (``n/log.md``) and notes ``n/note0.md``... of
+    ``parts`` sections each, whose sentences end with ``ending``."""
     ctx = ContextManager(tmp_path / "ctx", index=False)
-    shifts = [
+    log = [
         f"Crane {i} lifts containers at the harbour on shift {i}, then rests by berth {i * 7}."
-        for i in range(30)
+        for i in range(shifts)
     ]
-    ctx.write("n/log.md", "\n\n".join(shifts))
-    for k in range(4):
-        parts = "\n\n".join(
-            f"## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn."
-            for j in range(6)
+    ctx.write("n/log.md", "\n\n".join(log))
+    for k in range(notes):
+        sections = "\n\n".join(
+            f"## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn"
+            + ending
+            for j in range(parts)
         )
-        ctx.write(f"n/note{k}.md", f"# Note {k}\n\nAbout harbour crane {k}.\n\n{parts}")
-    header = "# Scope header\n\n" + " ".join(f"word{i}" for i in range(250))
-    counter = get_counter(None)
-    assert counter.count(header) == 504
-    notes = [Candidate(f"n/note{k}.md", "the task", k, min_tier="abstract") for k in range(4)]
-    paged = [PagedPassage("n/log.md", i, 1.0 - i / 100) for i in range(30)]
-    for share in (0.0, 0.3):
-        for budget in range(550, 1300, 50):
-            view = pack(
-                ctx,
-                notes,
-                budget,
-                query="crane berth",
-                paged=paged,
-                page_share=share,
-                header=header,
-            )
-            assert view.tokens <= budget and view.text.startswith(header), (share, budget)
+        ctx.write(f"n/note{k}.md", f"# Note {k}\n\nAbout harbour crane {k}.\n\n{sections}")
+    return ctx
 
 
-def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
-    tmp_path: Path,
-) -> None:
-    """With a share, ranked passages get that share of the budget left after the header
-    and the pinned items (to within a passage or an excerpt step either way), and the
-    scope's items the rest, for as long as the items can use it."""
-    ctx = ContextManager(tmp_path / "ctx", index=False)
-    shifts = [
-        f"Crane {i} lifts containers at the harbour on shift {i}, then rests by berth {i * 7}."
-        for i in range(60)
-    ]
-    ctx.write("n/log.md", "\n\n".join(shifts))
-    for k in range(3):
-        parts = "\n\n".join(
-            f"## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn "
-            "and at dusk."
-            for j in range(12)
-        )
-        ctx.write(f"n/note{k}.md", f"# Note {k}\n\nAbout harbour crane {k}.\n\n{parts}")
-    ctx.write("n/pin.md", "# Pinned\n\n" + " ".join(f"rule{i}" for i in range(60)))
-    items = [Candidate(f"n/note{k}.md", "the task", k, min_tier="excerpt") for k in range(3)]
-    items.append(Candidate("n/pin.md", "core", 0, pinned=True))
-    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(50))
-    header_cost = get_counter(None).count(header)
-    paged = [PagedPassage("n/log.md", i, 1.0 - i / 100) for i in range(60)]
-    for share in (0.25, 0.5):
-        for budget in range(400, 1300, 100):
+def _sweep(
+    ctx: ContextManager,
+    items: list[Candidate],
+    header: str,
+    shares: tuple[float, ...],
+    budgets: range,
+    passages: int,
+) -> Iterator[tuple[float, int, ContextView]]:
+    """Views of ``items`` under ``header`` with the log's ``passages`` to page in, at each
+    share and budget."""
+    paged = [PagedPassage("n/log.md", i, 1.0 - i / 100) for i in range(passages)]
+    for share in shares:
+        for budget in budgets:
             view = pack(
                 ctx,
                 items,
@@ -370,12 +341,41 @@ def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
                 page_share=share,
                 header=header,
             )
-            by_path: dict[str, int] = {}
-            for item in view.items:
-                by_path[item.path] = by_path.get(item.path, 0) + item.tokens
-            expected = share * (budget - header_cost - by_path["n/pin.md"])
-            assert -25 <= by_path["n/log.md"] - expected <= 45, (share, budget, by_path)
-            assert view.tokens <= budget
+            yield share, budget, view
+
+
+def test_a_long_header_is_counted_once_at_every_budget_that_holds_it(tmp_path: Path) -> None:
+    """A scope's header of 500 tokens, four notes and a log to page in from: every budget
+    from the header's cost up gives a view within it that leads with the header, with or
+    without a share for page-in (the header's cost is known before the items are fitted)."""
+    ctx = _harbour(tmp_path, shifts=30, notes=4, parts=6, ending=".")
+    header = "# Scope header\n\n" + " ".join(f"word{i}" for i in range(250))
+    counter = get_counter(None)
+    assert counter.count(header) == 504
+    notes = [Candidate(f"n/note{k}.md", "the task", k, min_tier="abstract") for k in range(4)]
+    for share, budget, view in _sweep(ctx, notes, header, (0.0, 0.3), range(550, 1300, 50), 30):
+        assert view.tokens <= budget and view.text.startswith(header), (share, budget)
+
+
+def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
+    tmp_path: Path,
+) -> None:
+    """With a share, ranked passages get that share of the budget left after the header
+    and the pinned items (to within a passage or an excerpt step either way), and the
+    scope's items the rest, for as long as the items can use it."""
+    ctx = _harbour(tmp_path, shifts=60, notes=3, parts=12, ending=" and at dusk.")
+    ctx.write("n/pin.md", "# Pinned\n\n" + " ".join(f"rule{i}" for i in range(60)))
+    items = [Candidate(f"n/note{k}.md", "the task", k, min_tier="excerpt") for k in range(3)]
+    items.append(Candidate("n/pin.md", "core", 0, pinned=True))
+    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(50))
+    header_cost = get_counter(None).count(header)
+    for share, budget, view in _sweep(ctx, items, header, (0.25, 0.5), range(400, 1300, 100), 60):
+        by_path: dict[str, int] = {}
+        for item in view.items:
+            by_path[item.path] = by_path.get(item.path, 0) + item.tokens
+        expected = share * (budget - header_cost - by_path["n/pin.md"])
+        assert -25 <= by_path["n/log.md"] - expected <= 45, (share, budget, by_path)
+        assert view.tokens <= budget
 
 
 def _version(ctx: ContextManager, path: str) -> str:
