@@ -53,7 +53,6 @@ from detect_secrets.plugins.jwt import JwtTokenDetector
 from detect_secrets.plugins.keyword import (
     DENYLIST,
     PRECEDED_BY_EQUAL_COMPARISON_SIGNS_QUOTES_REQUIRED_REGEX,
-    KeywordDetector,
 )
 from detect_secrets.plugins.mailchimp import MailchimpDetector
 from detect_secrets.plugins.npm import NpmDetector
@@ -234,7 +233,6 @@ DETECTORS: tuple[Detector, ...] = (
     ),
 )
 
-_KEYWORD = KeywordDetector()
 #: Lower-case strings one of which every DENYLIST keyword contains.
 _KEYWORD_NEEDLES = ("key", "pass", "pwd", "secret", "contrase")
 # A keyword occurrence whose identifier ends within 64 characters: longer runs of word
