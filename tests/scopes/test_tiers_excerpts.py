@@ -160,3 +160,17 @@ def test_a_log_s_smallest_excerpt_is_its_cheapest_message() -> None:
         assert floor is not None
         assert render(src, "excerpt", terms=terms, allowance=floor, count=words) is not None
         assert render(src, "excerpt", terms=terms, allowance=floor - 1, count=words) is None
+
+
+def test_an_untrusted_log_is_fenced_turn_by_turn_whole_and_as_one_block_otherwise() -> None:
+    """A log shown whole fences each message on its own (never once more around them all);
+    shown at a shorter tier, its text is one block and is fenced as one."""
+    src = Source("sessions/s1.jsonl", LOG + "\n", {"trust": "untrusted"}, "v1")
+    whole = render(src, "full")
+    assert whole is not None
+    body = whole.split("\n", 1)[1]
+    assert body.startswith("[line 1 · 2026-03-01 09:00 · Ana]\n" + FENCE)
+    assert whole.count("[untrusted data") == 3 == whole.count("[end of untrusted data]")
+    overview = render(src, "overview")
+    assert overview is not None
+    assert overview.split("\n")[1] == FENCE and overview.count("[untrusted data") == 1
