@@ -74,6 +74,9 @@ log = logging.getLogger(__name__)
 _DROPPED = len(TIERS)
 #: Below this many tokens an excerpt shows too little to be worth its heading.
 MIN_EXCERPT_TOKENS = 40
+#: Views the budget search may build: stepping down from an overshoot doubles its step and
+#: the search then halves the gap, so a budget of 2**20 tokens needs at most about 42.
+MAX_ATTEMPTS = 48
 
 
 # ----------------------------------------------------------------- packing
@@ -311,13 +314,14 @@ def pack(
     sections: list[PagedSection] = []
     if budget is not None:
         pinned_cost = sum(s.cost for s in pinned)
-        # The estimate counts a separator after the last section and no token merges at
-        # the joins: pinned items the budget holds exactly are measured, not refused.
-        if fixed + pinned_cost > budget and counter.count(_join(header_text, pinned, [])) > budget:
+        # Counted joined, not estimated: tokens merge at the joins either way, and the view
+        # the search falls back on (the header and the pinned items alone) must fit.
+        need = counter.count(_join(header_text, pinned, [])) if pinned or header_text else 0
+        if need > budget:
             sizes = ", ".join(f"{s.src.path} ({s.cost} tokens)" for s in pinned)
             raise BudgetError(
                 f"the budget of {budget} tokens cannot hold the pinned items alone, which need "
-                f"{fixed + pinned_cost} tokens: {sizes}; raise the budget or shorten or unpin them"
+                f"{need} tokens: {sizes}; raise the budget or shorten or unpin them"
             )
         paging = bool(paged) and page_share > 0 and bool(query)
         climb = packer.climb(others)
@@ -328,10 +332,14 @@ def pack(
         # The view kept is the one built for the largest target that fits: a larger target
         # climbs further, so the view is never leaner than one built for a smaller target.
         best: tuple[list[tuple[int, str | None, int]], list[PagedSection]] | None = None
-        fits = -1  # the largest target known to fit
+        fits: int | None = None  # the largest target known to fit
         over: int | None = None  # the smallest target known to overshoot
+        # Below the floor the others get no room, so the view is the header and the pinned
+        # items alone, which fit (checked above): a target there always fits.
+        floor = fixed + pinned_cost - SEPARATOR_TOKENS - 1
+        step = 0  # how far the target last stepped down before anything fitted
         memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
-        for _attempt in range(16):
+        for _attempt in range(MAX_ATTEMPTS):
             sections = []
             # Every section's cost includes the separator after it, but the last one is
             # followed by none: that one is room too.
@@ -361,14 +369,13 @@ def pack(
                 # after one the target rises only until something overshoots, and then
                 # every target lies between the two
                 over = target
-                if fits < 0:
-                    # Token merges at the joins cost more than the per-section sums: aim lower.
-                    target -= max(1, total - budget)
-                    if target < fixed + pinned_cost:
-                        raise BudgetError(
-                            f"the budget of {budget} tokens cannot hold the pinned items "
-                            "once joined; raise the budget"
-                        )
+                if fits is None:
+                    # Token merges at the joins cost more than the per-section sums: aim lower,
+                    # by what this overshot and by at least twice the last step (many merges
+                    # in a large view would otherwise cost an attempt per token), never below
+                    # the floor, which fits.
+                    step = max(total - budget, 2 * step)
+                    target = max(floor, target - step)
                     continue
             else:
                 fits = target  # every target tried after one fits is larger
@@ -378,12 +385,11 @@ def pack(
                 if over is None:
                     target += budget - total  # nothing overshot yet: take the room that is left
                     continue
+            assert over is not None and fits is not None  # both known on the paths to here
             if over - fits <= 1:
                 break
             target = (fits + over) // 2
-        if (
-            best is None
-        ):  # pragma: no cover - each attempt lowers the target by at least the overshoot
+        if best is None:  # pragma: no cover - the steps down reach the floor well before
             raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
         for slot, shown in zip(slots, best[0], strict=True):
             slot.place(*shown)

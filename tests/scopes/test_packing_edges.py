@@ -300,6 +300,64 @@ def test_pinned_items_the_budget_cannot_hold_with_the_header_are_refused(tmp_pat
     assert re.search(r"n/a\.md \(\d+ tokens\), n/b\.md \(\d+ tokens\)", message)
 
 
+def test_a_large_view_whose_joins_cost_more_than_their_parts_still_fits_its_budget(
+    tmp_path: Path,
+) -> None:
+    """300 notes of 280 tokens, each ending in ``"=>``, cost 299 tokens more joined than
+    their sections' estimates. One token under what they cost whole, the first view built
+    overshoots by about 300 tokens, and the next ones by less and less: the search steps
+    down, each step at least twice the last, until a view fits and then climbs back, so
+    the view is within the budget, leaves only what the room left could not hold, and is
+    not refused. (Stepping down by each overshoot alone, a token at a time near the end,
+    spent every attempt the search has without a view that fits, even with 20 notes.)"""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+
+    def body(k: int) -> str:
+        parts = "\n\n".join(
+            f'## Part {j}\n\nThe crane {k} detail {j} says the berth schedule shifts at dawn"=>'
+            for j in range(12)
+        )
+        return f"# Note {k}\n\nAbout harbour crane {k}.\n\n{parts}"
+
+    notes = [
+        Candidate(f"n/note{k}.md", "the task", k, body=body(k), min_tier="abstract")
+        for k in range(300)
+    ]
+    unbounded = pack(ctx, notes, None)
+    whole = {item.path: item.tokens for item in unbounded.items}
+    assert unbounded.tokens == sum(whole.values()) + 299 + 299  # separators and merges
+    for budget in (unbounded.tokens - 1, unbounded.tokens // 2):
+        view = pack(ctx, notes, budget)
+        assert view.tokens <= budget
+        room = budget - view.tokens
+        for item in view.items:
+            if item.tier != "full":
+                assert whole[item.path] - item.tokens > room, (budget, item.path, item.tier)
+        assert not view.dropped
+
+
+def test_pinned_items_whose_joins_cost_more_are_refused_at_their_joined_cost(
+    tmp_path: Path,
+) -> None:
+    """Three pinned notes whose text ends in ``"=>`` cost a token more at each join than
+    their sections' estimates: a budget one token short of the joined view is refused, with
+    the error naming what the view needs; the joined cost itself holds them whole, with or
+    without another note competing for the room."""
+    ctx = _harbour(tmp_path, shifts=0, notes=4, parts=2, ending='"=>')
+    pinned = [Candidate(f"n/note{k}.md", "core", k, pinned=True) for k in range(3)]
+    other = Candidate("n/note3.md", "the task", 5, min_tier="abstract")
+    joined = pack(ctx, pinned, None)
+    need = joined.tokens
+    assert need == sum(i.tokens for i in joined.items) + 2 + 2  # two separators, two merges
+    for cands in (pinned, [*pinned, other]):
+        for budget in (need - 3, need - 1):
+            with pytest.raises(BudgetError, match=f"which need {need} tokens"):
+                pack(ctx, cands, budget)
+        view = pack(ctx, cands, need)
+        assert view.text == joined.text and view.tokens == need
+        assert [d.path for d in view.dropped] == ["n/note3.md"][: len(cands) - 3]
+
+
 def _harbour(tmp_path: Path, *, shifts: int, notes: int, parts: int, ending: str) -> ContextManager:
     """A root with a log of crane shifts (``n/log.md``) and notes ``n/note0.md``... of
     ``parts`` sections each, whose sentences end with ``ending``."""
@@ -355,6 +413,67 @@ def test_a_long_header_is_counted_once_at_every_budget_that_holds_it(tmp_path: P
     notes = [Candidate(f"n/note{k}.md", "the task", k, min_tier="abstract") for k in range(4)]
     for share, budget, view in _sweep(ctx, notes, header, (0.0, 0.3), range(550, 1300, 50), 30):
         assert view.tokens <= budget and view.text.startswith(header), (share, budget)
+
+
+def _fullest_at_every_target(
+    ctx: ContextManager, cands: list[Candidate], header: str, targets: range
+) -> dict[int, int]:
+    """What the view of ``cands`` under ``header`` (no page-in) costs, joined and counted,
+    when fitted to each of ``targets``: the packer's search should find the largest target
+    whose view fits a budget, and these are what it chooses among."""
+    from contextfs.scopes import packing
+
+    counter = get_counter(None)
+    packer = packing._Packer(counter, query_terms(None))
+    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
+    for slot in slots:  # as pack prepares them: no query, each placed whole first
+        slot.relevance = 0.0
+        slot.place(0, *packer.section(slot, 0))
+        slot.full_cost = slot.cost
+    climb = packer.climb(slots)
+    fixed = counter.count(header) + packing.SEPARATOR_TOKENS
+    joined = {}
+    for target in targets:
+        packer.fit(slots, climb, target + packing.SEPARATOR_TOKENS, fixed)
+        joined[target] = counter.count(packing._join(header, slots, []))
+    return joined
+
+
+@pytest.mark.parametrize("ending", ['"=>', "."])
+def test_the_budget_search_finds_the_fullest_view_at_every_budget(
+    tmp_path: Path, ending: str
+) -> None:
+    """Four notes under a header, at every budget from the header's cost to more than they
+    cost whole: the view
+    is within the budget and costs what the fullest view the budget holds costs, found by
+    fitting the notes to every target in turn. With sentences ending in ``"=>`` a blank line
+    glued to one costs a token more than the two apart, so the joined view costs more than
+    its sections' estimates and the first view built for a budget can overshoot it; with
+    ``.`` the joins cost less. Nothing is refused, a larger budget never gives a smaller
+    view, and once a budget shows every item no larger one leaves one out."""
+    counter = get_counter(None)
+    assert counter.count('dawn"=>\n\n') == counter.count('dawn"=>') + 2  # not + 1
+    assert counter.count("dawn.\n\n") == counter.count("dawn.")  # not + 1
+    ctx = _harbour(tmp_path, shifts=0, notes=4, parts=6, ending=ending)
+    notes = [Candidate(f"n/note{k}.md", "the task", k, min_tier="abstract") for k in range(4)]
+    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(20))
+    unbounded = pack(ctx, notes, None, header=header)
+    merged = unbounded.tokens - sum(i.tokens for i in unbounded.items) - 4  # 4 separators
+    assert merged - counter.count(header) == (3 if ending == '"=>' else -3)
+    joined = _fullest_at_every_target(ctx, notes, header, range(unbounded.tokens + 60))
+    every_item_at = unbounded.tokens
+    last = 0
+    for budget in range(counter.count(header), unbounded.tokens + 2):
+        view = pack(ctx, notes, budget, header=header)
+        fullest = max(cost for cost in joined.values() if cost <= budget)
+        assert view.tokens == fullest, budget
+        assert last <= view.tokens <= budget, budget  # a larger budget never shows less
+        last = view.tokens
+        if not view.dropped:
+            every_item_at = min(every_item_at, budget)
+        assert not view.dropped or budget < every_item_at, budget  # never dropped again
+        if budget >= unbounded.tokens:
+            assert view.text == unbounded.text, budget
 
 
 def test_page_in_gets_its_share_of_what_the_header_and_pinned_items_leave(
