@@ -337,7 +337,8 @@ def pack(
         # Below the floor the others get no room, so the view is the header and the pinned
         # items alone, which fit (checked above): a target there always fits.
         floor = fixed + pinned_cost - SEPARATOR_TOKENS - 1
-        step = 0  # how far the target last stepped down before anything fitted
+        step = 0  # how far the target last stepped down while nothing fitted
+        rise = 0  # how far it last rose while nothing overshot
         memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
         for _attempt in range(MAX_ATTEMPTS):
             sections = []
@@ -383,7 +384,11 @@ def pack(
                 if total == budget or (not paging and all(s.level == 0 for s in others)):
                     break
                 if over is None:
-                    target += budget - total  # nothing overshot yet: take the room that is left
+                    # Nothing overshot yet: take the room that is left, and at least twice
+                    # the last rise (a fit that leaves a token of room shows the same view
+                    # at one token more, and would otherwise cost an attempt per token).
+                    rise = max(budget - total, 2 * rise)
+                    target += rise
                     continue
             assert over is not None and fits is not None  # both known on the paths to here
             if over - fits <= 1:

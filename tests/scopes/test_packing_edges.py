@@ -89,6 +89,20 @@ def test_items_are_raised_one_tier_per_round_the_leanest_first(tmp_path: Path) -
     ]
 
 
+def _prepared(ctx: ContextManager, cands: list[Candidate], query: str | None) -> tuple:
+    """A packer, its slots for ``cands`` and their climb, prepared as pack prepares them:
+    no relevance, each slot placed whole first."""
+    from contextfs.scopes import packing
+
+    packer = packing._Packer(get_counter(None), query_terms(query))
+    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
+    for slot in slots:
+        slot.relevance = 0.0
+        slot.place(0, *packer.section(slot, 0))
+        slot.full_cost = slot.cost
+    return packer, slots, packer.climb(slots)
+
+
 def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -> None:
     """One fit, at every target: what it shows costs no more than the target; the next step
     of the climb would not have fitted; an enlarged excerpt stays cheaper than its file whole
@@ -103,13 +117,7 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
         Candidate("n/c.md", "c", 2, body=_note("Charlie"), min_tier="abstract"),
         Candidate("n/d.md", "d", 3, body=_note("Delta"), min_tier="excerpt"),
     ]
-    packer = packing._Packer(get_counter(None), query_terms("harbour cranes"))
-    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
-    for slot in slots:  # as pack prepares them: no query, each placed whole first
-        slot.relevance = 0.0
-        slot.place(0, *packer.section(slot, 0))
-        slot.full_cost = slot.cost
-    climb = packer.climb(slots)
+    packer, slots, climb = _prepared(ctx, cands, "harbour cranes")
     spent = 7
     whole = spent + sum(s.full_cost for s in slots)
     cost_of = {(id(s), level): cost for s, level, _text, cost in climb.steps}
@@ -424,13 +432,7 @@ def _fullest_at_every_target(
     from contextfs.scopes import packing
 
     counter = get_counter(None)
-    packer = packing._Packer(counter, query_terms(None))
-    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
-    for slot in slots:  # as pack prepares them: no query, each placed whole first
-        slot.relevance = 0.0
-        slot.place(0, *packer.section(slot, 0))
-        slot.full_cost = slot.cost
-    climb = packer.climb(slots)
+    packer, slots, climb = _prepared(ctx, cands, None)
     fixed = counter.count(header) + packing.SEPARATOR_TOKENS
     joined = {}
     for target in targets:
