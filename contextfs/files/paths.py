@@ -54,9 +54,9 @@ def _check_name(raw: str, name: str) -> None:
         raise _refuse(raw, "empty path component ('//' or a trailing '/')")
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
         raise _refuse(raw, "control characters are not allowed in names")
-    # Lone surrogates cannot be stored as UTF-8; bidi overrides and zero-width characters
-    # make a name look like another one.
-    odd = next((ch for ch in name if unicodedata.category(ch) in ("Cs", "Cf", "Co", "Cn")), None)
+    # Bidi overrides, zero-width, private-use and unassigned characters make a name look
+    # like another one (lone surrogates were refused with the whole path, as invalid text).
+    odd = next((ch for ch in name if unicodedata.category(ch) in ("Cf", "Co", "Cn")), None)
     if odd is not None:
         raise _refuse(
             raw, f"invisible or unassigned character U+{ord(odd):04X} is not allowed in names"

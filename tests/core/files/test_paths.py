@@ -328,3 +328,23 @@ def test_free_path_counts_up(ctx) -> None:
     ctx.write("notes/a.md", "one")
     ctx.write("notes/a-2.md", "two")
     assert ctx.free_path("notes/a") == "notes/a-3.md"
+
+
+@pytest.mark.parametrize(
+    ("char", "category"),
+    [("\u200b", "Cf"), ("\u202e", "Cf"), ("\ue000", "Co"), ("\u0378", "Cn")],
+)
+def test_invisible_and_unassigned_characters_are_refused_by_name(
+    root: Path, char: str, category: str
+) -> None:
+    """A zero-width or bidi format character, a private-use character or an unassigned one
+    in a name is refused for what it is, naming its code point: each can make a name look
+    like another. (A lone surrogate is refused before, as text that is not valid.)"""
+    import unicodedata
+
+    assert unicodedata.category(char) == category
+    before = snapshot(root)
+    with pytest.raises(InvalidPathError) as info:
+        paths.check(root, f"notes/plan{char}b.md", write=True)
+    assert f"invisible or unassigned character U+{ord(char):04X} is not allowed" in str(info.value)
+    assert snapshot(root) == before
