@@ -338,7 +338,6 @@ def pack(
         # items alone, which fit (checked above): a target there always fits.
         floor = fixed + pinned_cost - SEPARATOR_TOKENS - 1
         step = 0  # how far the target last stepped down while nothing fitted
-        rise = 0  # how far it last rose while nothing overshot
         memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
         for _attempt in range(MAX_ATTEMPTS):
             sections = []
@@ -384,11 +383,10 @@ def pack(
                 if total == budget or (not paging and all(s.level == 0 for s in others)):
                     break
                 if over is None:
-                    # Nothing overshot yet: take the room that is left, and at least twice
-                    # the last rise (a fit that leaves a token of room shows the same view
-                    # at one token more, and would otherwise cost an attempt per token).
-                    rise = max(budget - total, 2 * rise)
-                    target += rise
+                    # Nothing overshot yet: take the room that is left. (Doubling each rise
+                    # spares views when a fit leaves a token of room, but overshoots and
+                    # costs more views on the common path: 2,000-file views 14 -> 24 ms.)
+                    target += budget - total
                     continue
             assert over is not None and fits is not None  # both known on the paths to here
             if over - fits <= 1:
