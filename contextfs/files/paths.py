@@ -38,22 +38,22 @@ def _refuse(raw: object, why: str) -> InvalidPathError:
     return InvalidPathError(f"invalid path {shown}: {why}; {_EXAMPLE}")
 
 
-def _strip_ignorables(name: str) -> str:
-    """Drop characters filesystems (HFS+, NTFS) ignore, so '.g\u200cit' is seen as '.git'."""
-    return "".join(ch for ch in name if unicodedata.category(ch) != "Cf")
-
-
 def _looks_like_git(name: str) -> bool:
-    folded = _strip_ignorables(unicodedata.normalize("NFKC", name)).casefold().rstrip(". ")
-    folded = folded.split(":", 1)[0]  # NTFS alternate data streams: '.git::$INDEX_ALLOCATION'
+    # The characters HFS+ and NTFS ignore in names ('.g\u200cit' is '.git' there) are all
+    # format characters, which _check_name refuses before it asks this; NFKC makes none.
+    # NTFS reads '.git. ::$INDEX_ALLOCATION' as '.git': the name before a stream (':') without
+    # its trailing dots and spaces.
+    folded = unicodedata.normalize("NFKC", name).casefold().split(":", 1)[0].rstrip(". ")
     return folded == ".git" or folded.startswith("git~") or folded == ".git~1"
 
 
 def _check_name(raw: str, name: str) -> None:
     if not name:
         raise _refuse(raw, "empty path component ('//' or a trailing '/')")
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        raise _refuse(raw, "control characters are not allowed in names")
+    # C0, DEL and C1 (U+0080-U+009F: a terminal may read U+009B as an escape) alike.
+    control = next((ch for ch in name if unicodedata.category(ch) == "Cc"), None)
+    if control is not None:
+        raise _refuse(raw, f"control character U+{ord(control):04X} is not allowed in names")
     # Bidi overrides, zero-width, private-use and unassigned characters make a name look
     # like another one (lone surrogates were refused with the whole path, as invalid text).
     odd = next((ch for ch in name if unicodedata.category(ch) in ("Cf", "Co", "Cn")), None)
@@ -79,8 +79,6 @@ def _normalise(raw: object) -> list[str]:
         raise _refuse(raw, f"expected a string, got {type(raw).__name__}")
     if any("\ud800" <= ch <= "\udfff" for ch in raw):
         raise _refuse(raw, "it contains a lone surrogate character, which is not valid text")
-    if "\x00" in raw:
-        raise _refuse(raw, "NUL bytes are not allowed")
     if len(raw) > MAX_PATH_CHARS:
         raise _refuse(raw, f"longer than {MAX_PATH_CHARS} characters")
     if "\\" in raw or _DRIVE.match(raw):
@@ -88,11 +86,9 @@ def _normalise(raw: object) -> list[str]:
     text = unicodedata.normalize("NFC", raw)
     if text.startswith("/") or text.startswith("~"):
         raise _refuse(raw, "absolute paths are not allowed")
-    while text.startswith("./"):
-        text = text[2:]
     if text.endswith("/"):
         text = text[:-1]
-    if text in ("", "."):
+    if not text:
         return []
     parts: list[str] = []
     for name in text.split("/"):
@@ -127,7 +123,8 @@ def check(
         if allow_root:
             return ""
         raise _refuse(raw, "the path is empty")
-    if parts[0].casefold().rstrip(". ") in INTERNAL_DIRS and not allow_internal:
+    # No name ends with a dot or a space ('.trash.' was refused), so case is all to fold.
+    if parts[0].casefold() in INTERNAL_DIRS and not allow_internal:
         raise _refuse(
             raw, f"{parts[0]!r} is internal to contextfs; use its own operations (trash, restore)"
         )
