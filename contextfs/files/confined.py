@@ -249,8 +249,10 @@ class RootFiles(ConfinedFolders):
                         )
                     if stat.S_ISREG(old.st_mode):
                         mode = stat.S_IMODE(old.st_mode)
-                base = os.path.basename(name)
-                tmp_name = f".{base[:200]}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+                # The temporary name must fit wherever the name does (255 bytes): at most 200
+                # bytes of the name, cut on a character boundary, leave room for the rest.
+                base = os.fsencode(os.path.basename(name))[:200].decode("utf-8", "ignore")
+                tmp_name = f".{base}.{secrets.token_hex(4)}{TMP_SUFFIX}"
                 tmp = tmp_name if FD_OPS else os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(
                     tmp,
