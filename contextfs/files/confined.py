@@ -249,9 +249,12 @@ class RootFiles(ConfinedFolders):
                         )
                     if stat.S_ISREG(old.st_mode):
                         mode = stat.S_IMODE(old.st_mode)
-                base = os.path.basename(name)
-                tmp_name = f".{base[:200]}.{secrets.token_hex(4)}{TMP_SUFFIX}"
-                tmp = tmp_name if FD_OPS else os.path.join(os.path.dirname(name), tmp_name)
+                # The temporary name must fit wherever the name does (255 bytes): at most 200
+                # bytes of the name, cut on a character boundary, leave room for the rest.
+                base = os.fsencode(os.path.basename(name))[:200].decode("utf-8", "ignore")
+                tmp_name = f".{base}.{secrets.token_hex(4)}{TMP_SUFFIX}"
+                # Beside the file (name is the bare final name where dir_fd is used).
+                tmp = os.path.join(os.path.dirname(name), tmp_name)
                 handle = os.open(
                     tmp,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW,
@@ -271,9 +274,7 @@ class RootFiles(ConfinedFolders):
                     if pending is not None and FD_OPS:
                         # Staged: renamed into place by publish(), after one flush for all,
                         # where ``before_replace`` runs just before the rename.
-                        pending.add(
-                            self.root / (disk.rpartition("/")[0] + "/" + tmp_name).lstrip("/")
-                        )
+                        pending.add(self.root / disk.rpartition("/")[0] / tmp_name)
                         previous = self._staged.pop(disk, None)
                         if previous is not None:
                             with contextlib.suppress(OSError):

@@ -139,12 +139,11 @@ class Unflushed:
                 devices.add(device)
                 self.anchors.append(os.fspath(anchor))
         self.durable = durable
-        self._paths: dict[str, None] = {}
+        self._paths: dict[str, None] = {}  # an ordered set: each path once, as first added
 
     def add(self, *paths: str | os.PathLike[str]) -> None:
         if self.durable:
-            for path in paths:
-                self._paths[os.fspath(path)] = None
+            self._paths.update(dict.fromkeys(os.fspath(path) for path in paths))
 
     def flush(self) -> None:
         """Make everything added since the last flush durable: one ``syncfs`` (Linux), else an
