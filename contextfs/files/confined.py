@@ -88,9 +88,11 @@ class RootFiles(ConfinedFolders):
 
     def disk_rel(self, rel: str) -> str:
         """``rel`` as spelled on disk (NFC/NFD differences resolved), for git."""
+        # Staged writes are not published first: a staged file is kept under the spelling it
+        # will have on disk, and its temporary file never matches another spelling, so the
+        # answer is the same before and after it is put in place.
         if not rel or rel.isascii():
             return rel
-        self._observe(rel)
         try:
             with self._parent(rel) as (_fd, _name, disk):
                 return disk
@@ -125,7 +127,7 @@ class RootFiles(ConfinedFolders):
     def read(self, rel: str) -> bytes | None:
         """The bytes of a regular file, or None when no file is there (a folder is no file).
 
-        A symlink or a device at ``rel`` is refused with InvalidPathError.
+        A symlink, device, pipe or socket at ``rel`` is refused with InvalidPathError.
         """
         return self.read_stat(rel)[0]
 
@@ -152,17 +154,15 @@ class RootFiles(ConfinedFolders):
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.EMLINK):
                         raise symlink_error(rel) from None
-                    if exc.errno == errno.EISDIR:
-                        return None, None
+                    if exc.errno == errno.ENXIO:  # a socket, or a device without its driver
+                        raise _not_plain(rel) from None
                     raise
                 try:
                     st = os.fstat(handle)
-                    if stat.S_ISDIR(st.st_mode):
+                    if stat.S_ISDIR(st.st_mode):  # a folder opens read-only: no file is there
                         return None, None
                     if not stat.S_ISREG(st.st_mode):
-                        raise InvalidPathError(
-                            f"{rel} is not a regular file; contextfs reads plain files only"
-                        )
+                        raise _not_plain(rel)
                     if st.st_size > MAX_READ_BYTES:
                         raise ContentError(
                             f"{rel} is {st.st_size} bytes, too large to read; split it into smaller files"
@@ -393,3 +393,8 @@ class RootFiles(ConfinedFolders):
             raise
         except OSError as exc:
             raise io_error(src, exc) from None
+
+
+def _not_plain(rel: str) -> InvalidPathError:
+    """The refusal to read a device, pipe or socket (opening one may block or fail)."""
+    return InvalidPathError(f"{rel} is not a regular file; contextfs reads plain files only")
