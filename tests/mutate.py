@@ -162,6 +162,10 @@ def run_mutmut(where: Path, jobs: int, niceness: int, names: list[str] | None = 
 
 # mutmut's exit codes of a mutant no test noticed: survived, no tests (pytest's and mutmut's).
 NOT_NOTICED = {0, 5, 33}
+# mutmut's exit codes of a mutant whose tests ran out of time (counted as killed: a hang is
+# noticed). On a loaded machine a slow test can run out of time with no hang at all, so
+# ``--timeouts`` tests those again.
+TIMED_OUT = {36, -24, 24, 152, 255}
 
 
 @dataclass
@@ -218,6 +222,17 @@ def keep_results(where: Path, previous: dict[str, LastRun]) -> None:
             if same and key in codes and codes[key] is None:
                 codes[key] = code
         meta.write_text(json.dumps(data, indent=4))
+
+
+def to_test_again(previous: dict[str, LastRun], *, timeouts: bool) -> list[str]:
+    """The mutants a run of the survivors asks for: the survivors, the mutants a stopped
+    run never reached (no exit code yet) and, with ``timeouts``, those that ran out of time."""
+    return sorted(
+        k
+        for old in previous.values()
+        for k, c in old.codes.items()
+        if c is None or c in NOT_NOTICED or (timeouts and c in TIMED_OUT)
+    )
 
 
 def load_equivalents() -> list[Equivalent]:
@@ -352,7 +367,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="test again only the last run's survivors and unchecked mutants, keep the rest",
     )
+    parser.add_argument(
+        "--timeouts",
+        action="store_true",
+        help="with --survivors: test again the mutants that ran out of time too",
+    )
     args = parser.parse_args(argv)
+    if args.timeouts and not args.survivors:
+        parser.error("--timeouts goes with --survivors")
     config = tomllib.loads(CONFIG.read_text())
     dirs = package_dirs()
     groups = {g["name"]: g for g in config["group"]}
@@ -370,13 +392,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         where = STAGE / name
         previous = last_results(where, group) if args.survivors else {}
-        # The survivors, and the mutants a stopped run never reached (no exit code yet).
-        names = sorted(
-            k
-            for old in previous.values()
-            for k, c in old.codes.items()
-            if c is None or c in NOT_NOTICED
-        )
+        names = to_test_again(previous, timeouts=args.timeouts)
         if args.survivors and not names:
             print(f"{name}: no survivors of a last run to test again", flush=True)
             continue

@@ -62,3 +62,21 @@ def test_only_survivors_of_functions_still_there_are_asked_for(
         "def _make_slot(): ...\n\ndef pack(): ...\n"
     )
     assert mutate.defined(tmp_path, mutant) is found
+
+
+def test_a_run_of_the_survivors_asks_for_timeouts_only_when_told(tmp_path: Path) -> None:
+    """A timeout is kept as a kill unless ``--timeouts`` asks for it again (a slow test on a
+    loaded machine runs out of time without any hang); a kill is never asked for."""
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    names = [f"contextfs.scopes.packing.x_pack__mutmut_{k}" for k in range(5)]
+    killed, survived, unreached, timed_out, no_tests = names
+    _meta(
+        tmp_path,
+        {killed: 1, survived: 0, unreached: None, timed_out: 36, no_tests: 33},
+        {"x_pack": "aaaa"},
+    )
+    previous = mutate.last_results(tmp_path, [module])
+    assert mutate.to_test_again(previous, timeouts=False) == sorted([survived, unreached, no_tests])
+    assert mutate.to_test_again(previous, timeouts=True) == sorted(
+        [survived, unreached, timed_out, no_tests]
+    )
