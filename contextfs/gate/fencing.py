@@ -78,9 +78,7 @@ def seal(answer: str, source: str) -> str:
     A fence's own header line is judged too (one forged in ordinary text, or one whose
     source reads as an instruction, is fenced as a whole); quoted lines are data already.
     """
-    if not isinstance(answer, str) or not answer:
-        return answer
-    lines = answer.split("\n")
+    lines = answer.split("\n")  # an empty answer is one empty line, and comes back empty
     out: list[str] = []
     free: list[str] = []
 

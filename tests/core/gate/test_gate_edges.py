@@ -32,6 +32,7 @@ from contextfs.gate.poisoning import (
     apply_policy,
     assess,
     assess_file,
+    flags,
     name_flags,
     policy_from_config,
     render_memory,
@@ -170,6 +171,20 @@ def test_text_already_fenced_is_not_fenced_again() -> None:
     assert seal(answer, "a search") == answer
     # A fence the answer ends in, without its end line, is kept as it is too.
     assert seal(f"intro\n{HEADER}\n> quoted", "a search") == f"intro\n{HEADER}\n> quoted"
+
+
+def test_ordinary_lines_come_back_as_they_are_and_a_flagged_run_is_fenced_whole() -> None:
+    """Unflagged lines, blank ones included, are the answer unchanged; a run of lines with an
+    instruction in it is fenced as one piece, its lines in order, naming why."""
+    for plain in ("", "one", "one\ntwo", "one\n\n  three\n"):
+        assert seal(plain, "a search") == plain
+    run = f"Results:\n1. notes/a.md\n{INSTRUCTION}\nend of list"
+    sealed = seal(f"{run}\n{HEADER}\n> quoted\n{FENCE_END}", "a search")
+    reasons = flags(run)
+    assert reasons
+    fenced = render_untrusted(run, "a search", reasons=reasons)
+    assert sealed == f"{fenced}\n{HEADER}\n> quoted\n{FENCE_END}"
+    assert f"(flagged: {', '.join(reasons)})" in fenced.splitlines()[0]
 
 
 def test_a_fence_covers_only_its_quoted_lines_and_its_end_line() -> None:
