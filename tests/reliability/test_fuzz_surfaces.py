@@ -33,7 +33,7 @@ from fuzz_support import (
     show,
     text,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -444,13 +444,17 @@ _memory_commands = st.one_of(
 
 @SETTINGS
 @given(planted=planting, command=_memory_commands)
+@example(planted=("memories", b"a file where the tool keeps its folder", True), command={})
 def test_the_memory_tool(arena: Any, planted: Any, command: dict[str, Any]) -> None:
     from contextfs.integrations import MemoryToolAdapter
 
     ctx, out = arena[0], _outcomes(arena, "memory-tool")
     _plant(ctx, out, planted)
-    tool = MemoryToolAdapter(ctx)
-    answer = out.run(f"memory {show(command, 200)}", lambda: tool.execute(command))
+    # The adapter is made inside the call too: a root whose ``memories`` is a file (planted
+    # by an earlier case) refuses it with a typed error, which is an outcome like any other.
+    answer = out.run(
+        f"memory {show(command, 200)}", lambda: MemoryToolAdapter(ctx).execute(command)
+    )
     if answer is not None:
         assert isinstance(answer, str)
 
