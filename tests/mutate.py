@@ -35,6 +35,7 @@ import shutil
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,6 +236,43 @@ def to_test_again(previous: dict[str, LastRun], *, timeouts: bool) -> list[str]:
     )
 
 
+def listed_equivalent(
+    group: list[Module],
+    previous: dict[str, LastRun],
+    equivalents: list[Equivalent],
+    diff_of: Callable[[str, str], str],
+) -> set[str]:
+    """The last run's survivors that an equivalent entry explains, by ``diff_of(mutant,
+    staged path)``, the diff of the mutated copy that run made (a function changed since
+    gets new mutants under the old numbers: its verdicts are not kept, and the second pass
+    tests them afresh)."""
+    out = set()
+    for module in group:
+        old = previous.get(module.staged)
+        for mutant, code in (old.codes if old else {}).items():
+            noticed = code is None or code not in NOT_NOTICED
+            if not noticed and explain(module, mutant, diff_of(mutant, module.staged), equivalents):
+                out.add(mutant)
+    return out
+
+
+def mutmut_diffs(where: Path) -> Callable[[str, str], str]:
+    """The diff of a mutant of the mutated copy in ``where``, as mutmut shows it."""
+    from mutmut.configuration import reset_config
+    from mutmut.mutation.diff_apply import get_diff_for_mutant
+
+    def diff_of(mutant: str, staged: str) -> str:
+        here = Path.cwd()
+        os.chdir(where)  # mutmut reads its settings and the mutated copy from here
+        try:
+            reset_config()
+            return get_diff_for_mutant(mutant, path=staged)
+        finally:
+            os.chdir(here)
+
+    return diff_of
+
+
 def load_equivalents() -> list[Equivalent]:
     entries = [Equivalent(**e) for e in tomllib.loads(CONFIG.read_text()).get("equivalent", [])]
     for e in entries:
@@ -393,6 +431,10 @@ def main(argv: list[str] | None = None) -> int:
         where = STAGE / name
         previous = last_results(where, group) if args.survivors else {}
         names = to_test_again(previous, timeouts=args.timeouts)
+        # A survivor an equivalent entry explains would only survive again, after running
+        # every test that reaches its function: its verdict is kept instead.
+        listed = listed_equivalent(group, previous, load_equivalents(), mutmut_diffs(where))
+        names = [n for n in names if n not in listed]
         if args.survivors and not names:
             print(f"{name}: no survivors of a last run to test again", flush=True)
             continue

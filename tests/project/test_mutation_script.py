@@ -80,3 +80,33 @@ def test_a_run_of_the_survivors_asks_for_timeouts_only_when_told(tmp_path: Path)
     assert mutate.to_test_again(previous, timeouts=True) == sorted(
         [survived, unreached, timed_out, no_tests]
     )
+
+
+def test_a_survivor_an_equivalent_entry_explains_is_not_tested_again(tmp_path: Path) -> None:
+    """Running an explained survivor again only runs every test of its function to see it
+    survive: its verdict is kept. A survivor the entry does not explain, a killed mutant and
+    an unreached one are not set aside."""
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    names = [f"contextfs.scopes.packing.x_pack__mutmut_{k}" for k in range(4)]
+    explained, unexplained, killed, unreached = names
+    _meta(
+        tmp_path,
+        {explained: 0, unexplained: 0, killed: 1, unreached: None},
+        {"x_pack": "aaaa"},
+    )
+    previous = mutate.last_results(tmp_path, [module])
+    entry = mutate.Equivalent("scopes/packing.py", "pack", "step = 0", "step = 1", "no effect")
+    diffs = {
+        explained: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
+        unexplained: "--- a\n+++ b\n-    step = 0\n+    step = 2\n",
+        killed: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
+    }
+    asked: list[str] = []
+
+    def diff_of(mutant: str, staged: str) -> str:
+        assert staged == "contextfs/scopes/packing.py"
+        asked.append(mutant)
+        return diffs[mutant]
+
+    assert mutate.listed_equivalent([module], previous, [entry], diff_of) == {explained}
+    assert sorted(asked) == sorted([explained, unexplained])  # only survivors are looked at
