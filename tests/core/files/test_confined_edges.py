@@ -200,3 +200,24 @@ def test_a_root_is_durable_unless_told_otherwise(
     assert flushed == [str(tmp_path / "notes")]
     RootFiles(tmp_path, durable=False).remove("notes/b.md")
     assert flushed == [str(tmp_path / "notes")]
+
+
+# ------------------------------------------------------------ chmod in a change
+def test_chmod_of_a_folder_in_a_change_puts_what_is_staged_under_it_in_place_first(
+    in_change: RootFiles, tmp_path: Path
+) -> None:
+    """A folder made read-only would refuse the renames that put its staged files in place
+    later (to anyone but root), so chmod of a folder with staged files under it puts the
+    change's files in place before it sets the bits; chmod of another folder leaves them
+    staged."""
+    in_change.write("other/b.md", b"elsewhere")
+    (tmp_path / "plain").mkdir()
+    in_change.chmod("plain", 0o700)
+    assert not (tmp_path / "other" / "b.md").exists()  # nothing staged under 'plain'
+    in_change.write("locked/deep/a.md", b"under the folder")
+    in_change.chmod("locked", 0o555)
+    try:
+        assert (tmp_path / "locked" / "deep" / "a.md").read_bytes() == b"under the folder"
+        assert stat.S_IMODE(os.stat(tmp_path / "locked").st_mode) == 0o555
+    finally:
+        os.chmod(tmp_path / "locked", 0o755)
