@@ -221,3 +221,20 @@ def test_chmod_of_a_folder_in_a_change_puts_what_is_staged_under_it_in_place_fir
         assert stat.S_IMODE(os.stat(tmp_path / "locked").st_mode) == 0o555
     finally:
         os.chmod(tmp_path / "locked", 0o755)
+
+
+def test_disk_rel_of_an_ascii_path_is_the_path_itself_without_a_lookup(
+    files: RootFiles, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only Unicode names can be spelled differently on disk (NFC/NFD), so an ASCII path is
+    its own spelling: given as it is, with no folder opened (git's paths are asked for one
+    by one), even where a lookup would refuse the path (under a link, under a file)."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "via").symlink_to("real")
+    (tmp_path / "a.md").write_bytes(b"a file")
+    opened: list[object] = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda *a, **k: opened.append(a[0]) or real_open(*a, **k))
+    for rel in ("via/x.md", "a.md/x.md", "missing/x.md", "notes/Mixed Case.md", ""):
+        assert files.disk_rel(rel) == rel
+    assert opened == []
