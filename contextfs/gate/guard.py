@@ -99,7 +99,8 @@ class WriteGuard:
     def _refuse(self, what: str, text: str, fix: str) -> None:
         found = self._strict_findings(text)
         if found:
-            listed = "; ".join(f"{f.kind} (fingerprint {f.fingerprint})" for f in found[:8])
+            # kinds and fingerprints only: a line number would point into a name or a message
+            listed = secrets.listing(found, lambda f: f"{f.kind} (fingerprint {f.fingerprint})")
             raise ContentError(
                 f"refused: {what} in this change holds a secret: {listed}. Nothing was written or committed; "
                 f"{fix} (store a reference to where the secret is kept instead), or, if it is not a secret, "

@@ -33,7 +33,7 @@ import logging
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -50,6 +50,7 @@ __all__ = [
     "check",
     "describe",
     "fingerprint",
+    "listing",
     "scan",
 ]
 
@@ -343,10 +344,16 @@ def describe(findings: Iterable[SecretFinding], *, path: str | None = None) -> s
     """What was found, for a message or a report: kinds, lines and fingerprints only."""
     items = list(findings)
     where = path or "the text"
-    listed = "; ".join(str(f) for f in items[:_MAX_LISTED])
-    more = f"; and {len(items) - _MAX_LISTED} more" if len(items) > _MAX_LISTED else ""
     noun = "a secret" if len(items) == 1 else f"{len(items)} secrets"
-    return f"{where} holds {noun}: {listed}{more}"
+    return f"{where} holds {noun}: {listing(items)}"
+
+
+def listing(findings: Sequence[SecretFinding], show: Callable[[SecretFinding], str] = str) -> str:
+    """The first findings, each as ``show`` gives it, and how many more there are: every
+    message that names what was found lists them this way."""
+    listed = "; ".join(show(f) for f in findings[:_MAX_LISTED])
+    more = f"; and {len(findings) - _MAX_LISTED} more" if len(findings) > _MAX_LISTED else ""
+    return listed + more
 
 
 def check(

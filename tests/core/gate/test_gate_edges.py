@@ -338,6 +338,20 @@ def test_a_history_refusal_says_which_part_holds_the_secret_and_what_to_do() -> 
         assert GH not in message
 
 
+def test_a_refusal_of_many_secrets_lists_eight_and_counts_the_rest() -> None:
+    """Ten tokens as names: the refusal names the first eight by kind and fingerprint and
+    says how many more there are, as every refusal that lists findings does."""
+    guard = WriteGuard({})
+    tokens = [SECRET_KINDS["GitHub classic token"](random.Random(k)).payload for k in range(10)]
+    with pytest.raises(ContentError) as caught:
+        guard.check_names([f"notes/{t}.md" for t in tokens])
+    message = str(caught.value)
+    listed = message.split("holds a secret: ", 1)[1].split(". Nothing was written", 1)[0]
+    assert listed.count("(fingerprint ") == 8, message
+    assert listed.endswith("; and 2 more"), message
+    assert not any(t in message for t in tokens)
+
+
 def test_each_name_is_judged_on_its_own() -> None:
     # A token that is a name of its own (a store key) at the start or the end of the list.
     guard = WriteGuard({})
