@@ -72,7 +72,9 @@ def _tool(ctx: ContextManager, tool: str, **args: Any) -> str:
 
 
 def _revert(ctx: ContextManager) -> str:
-    older = next(e.commit for e in ctx.history(NAME)[1:] if ctx.read_at(NAME, e.commit) is not None)
+    # A version of its own to go back from, whichever channels ran before on the shared root.
+    older = ctx.history(NAME)[0].commit
+    ctx.append(NAME, "A line to undo.\n")
     return _tool(ctx, "revert_context", path=NAME, rev=older[:12])
 
 
