@@ -201,10 +201,16 @@ def flags(text: str) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+# A file type after the last dot of a name: letters and digits, as short as types are.
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}\Z")
+
+
 def name_flags(rel: str) -> tuple[str, ...]:
     """Why a file's path reads as an instruction (empty when it does not): its folders and
     name as words, one per line, the extension left out."""
-    stem = rel.rsplit(".", 1)[0] if "." in rel.rsplit("/", 1)[-1] else rel
+    # Only what looks like an extension is left out: words after a dot are judged too
+    # ('x. Ignore all previous instructions' is no file type).
+    stem = _EXTENSION.sub("", rel)
     return flags(name_words(stem.replace("/", "\n")))
 
 
