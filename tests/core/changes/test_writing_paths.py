@@ -1,0 +1,94 @@
+"""What a write makes of its path: a folder is refused as a folder before anything else is
+judged, only markdown content is read for a frontmatter block, a refusal of the content names
+the file, and keys given beside a block replace the file's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import git
+
+from contextfs import ContentError, ContextManager, FrontmatterError, InvalidPathError
+from contextfs.document import LIBRARY_KEYS
+
+#: A block in YAML's frontmatter fences that YAML cannot read (an unclosed flow list).
+BROKEN_BLOCK = "---\ntags: [adr, database\n---\nThe broker runs on 3 nodes.\n"
+LIMIT = 4096
+
+
+@pytest.fixture
+def store(tmp_path: Path):
+    manager = ContextManager(tmp_path / "ctx", index=False, max_file_bytes=LIMIT)
+    yield manager
+    manager.close()
+
+
+# ------------------------------------------------------------------------- a folder
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda s: s.write("notes", "a line\n", expected_version="0" * 40), id="stale"),
+        pytest.param(lambda s: s.write("notes", "x" * (LIMIT + 1)), id="write-too-big"),
+        pytest.param(lambda s: s.append("notes", "x" * (LIMIT + 1)), id="append-too-big"),
+    ],
+)
+def test_a_folder_is_refused_as_a_folder_whatever_else_is_wrong(
+    store: ContextManager, call: Callable[[ContextManager], object]
+) -> None:
+    """The refusal names what blocks the write whatever the content or the version given:
+    a version conflict would send the caller to read a folder again, and a size refusal to
+    split text that can never go there."""
+    store.write("notes/a.md", "hello\n")
+    head = git(store.root, "rev-parse", "HEAD")
+    with pytest.raises(InvalidPathError, match="notes is a folder"):
+        call(store)
+    assert store.list() == ["notes/a.md"] and store.read("notes/a.md") == "hello\n"
+    assert git(store.root, "rev-parse", "HEAD") == head
+
+
+# ------------------------------------------------------------------------- which files have frontmatter
+@pytest.mark.parametrize("call", ["write", "create"])
+@pytest.mark.parametrize("content", ["---\nk: v\n---\nbody\n", BROKEN_BLOCK])
+def test_a_file_that_is_not_markdown_is_stored_exactly_as_written(
+    store: ContextManager, call: str, content: str
+) -> None:
+    """Only markdown files carry frontmatter: text in any other file that looks like a block
+    (readable or not) is its content, kept byte for byte, with no keys."""
+    doc = getattr(store, call)("data/a.txt", content)
+    assert doc.metadata == {} and doc.body == content
+    assert (store.root / "data" / "a.txt").read_bytes() == content.encode("utf-8")
+    assert git(store.root, "show", "HEAD:data/a.txt") == content
+
+
+# ------------------------------------------------------------------------- what a refusal names
+@pytest.mark.parametrize("call", ["write", "create"])
+def test_a_block_yaml_cannot_read_is_refused_naming_the_file(tmp_path: Path, call: str) -> None:
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        with pytest.raises(FrontmatterError, match=r"^notes/kafka\.md, line \d+: invalid YAML"):
+            getattr(store, call)("notes/kafka.md", BROKEN_BLOCK)
+        assert not (store.root / "notes").exists()
+
+
+@pytest.mark.parametrize("call", ["write", "create"])
+def test_content_that_is_not_text_is_refused_naming_the_file(
+    store: ContextManager, call: str
+) -> None:
+    with pytest.raises(ContentError, match=r"content for notes/a\.md contains NUL bytes"):
+        getattr(store, call)("notes/a.md", "one\x00two\n")
+    assert not (store.root / "notes").exists()
+
+
+# ------------------------------------------------------------------------- keys given beside a block
+def test_keys_given_beside_a_block_replace_the_files_keys(store: ContextManager) -> None:
+    """``metadata`` replaces the file's user keys even when the content brings a block of its
+    own: the file ends with the block's keys under the given ones, and no key it had before."""
+    store.write("notes/a.md", "body\n", {"kept": "no", "title": "old"})
+    doc = store.write("notes/a.md", "---\nown: 1\n---\nbody\n", {"title": "new"})
+    for got in (doc, store.get("notes/a.md")):
+        assert {k: v for k, v in got.metadata.items() if k not in LIBRARY_KEYS} == {
+            "own": 1,
+            "title": "new",
+        }
