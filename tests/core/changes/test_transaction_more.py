@@ -1,0 +1,85 @@
+"""A move cut short: the journal names the rename, so the next process to open the root moves
+the file back (keeping the file itself), or leaves both names alone when somebody has made a
+file at the source since.
+
+The disk a kill leaves is taken as a copy of the root made at the fault point, in this process:
+everything written is in the copy (a kill loses nothing the system has accepted), and the
+copy is then opened as the next process would open the root.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import assert_clean, git
+
+from contextfs import ContextManager, faults
+
+
+def _left_by_a_kill(point: str, root: Path, call: Callable[[], object]) -> tuple[Path, int]:
+    """A copy of ``root`` as ``call`` leaves it at ``point``, and the inode of ``run.sh``
+    under ``bin/`` there (the moved file)."""
+    copy = root.parent / "killed"
+    found: list[int] = []
+
+    def cut() -> None:
+        shutil.copytree(root, copy, symlinks=True)
+        found.append((copy / "bin" / "run.sh").stat().st_ino)
+
+    faults.arm(point, cut)
+    try:
+        call()
+    finally:
+        faults.disarm()
+    assert found, f"the call never passed {point}"
+    return copy, found[0]
+
+
+@pytest.fixture
+def script_root(tmp_path: Path) -> Path:
+    """A root holding an executable ``tools/run.sh``, its mode committed."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("tools/run.sh", "#!/bin/sh\necho run\n")
+    (root / "tools" / "run.sh").chmod(0o755)
+    with ContextManager(root, index=False) as ctx:
+        ctx.sync()
+    return root
+
+
+@pytest.mark.parametrize("src, dst", [("tools/run.sh", "bin/run.sh"), ("tools", "bin")])
+def test_a_move_cut_short_is_moved_back_as_the_same_file(
+    script_root: Path, src: str, dst: str
+) -> None:
+    head = git(script_root, "rev-parse", "HEAD")
+    with ContextManager(script_root, index=False) as ctx:
+        copy, ino = _left_by_a_kill("change.renamed", script_root, lambda: ctx.move(src, dst))
+    assert not (copy / "tools" / "run.sh").exists()
+    with ContextManager(copy, index=False) as ctx:
+        assert ctx.list() == ["tools/run.sh"]
+    back = (copy / "tools" / "run.sh").stat()
+    assert back.st_ino == ino and back.st_mode & 0o777 == 0o755
+    assert git(copy, "rev-parse", "HEAD") == head
+    assert_clean(copy)
+
+
+def test_a_file_made_at_the_source_after_a_move_cut_short_keeps_both_names(
+    script_root: Path,
+) -> None:
+    """The move cannot be reversed without erasing the new file, so the moved file stays where
+    the move put it: neither text is lost, and both are committed when the root is opened."""
+    with ContextManager(script_root, index=False) as ctx:
+        copy, ino = _left_by_a_kill(
+            "change.renamed", script_root, lambda: ctx.move("tools/run.sh", "bin/run.sh")
+        )
+    (copy / "tools").mkdir()
+    (copy / "tools" / "run.sh").write_text("a new script\n", "utf-8")
+    with ContextManager(copy, index=False) as ctx:
+        assert ctx.list() == ["bin/run.sh", "tools/run.sh"]
+    assert (copy / "bin" / "run.sh").read_text("utf-8") == "#!/bin/sh\necho run\n"
+    assert (copy / "bin" / "run.sh").stat().st_ino == ino
+    assert (copy / "tools" / "run.sh").read_text("utf-8") == "a new script\n"
+    assert_clean(copy)
