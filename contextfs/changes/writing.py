@@ -120,7 +120,7 @@ def put(
     body starts on (messages count lines as the caller wrote them).
     """
     if rendering.unchanged(old, body, meta):
-        check_text(rel, body)
+        # The body is the file's own text, decoded from what it holds: no NULs, valid UTF-8.
         return old  # nothing changes: no write, no commit
     if new_part is not None and (old is None or old.version != parts.git.head_blob(rel)):
         new_part = None  # what is there was never scanned as committed: scan all of it

@@ -1,15 +1,18 @@
 """What a write makes of its path: a folder is refused as a folder before anything else is
 judged, only markdown content is read for a frontmatter block, a refusal of the content names
-the file, and keys given beside a block replace the file's own.
+the file and counts lines as the body reads, and keys given beside a block replace the file's
+own.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import git
+from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager, FrontmatterError, InvalidPathError
 from contextfs.document import LIBRARY_KEYS
@@ -92,3 +95,28 @@ def test_keys_given_beside_a_block_replace_the_files_keys(store: ContextManager)
             "own": 1,
             "title": "new",
         }
+
+
+# ------------------------------------------------------------------------- which lines a refusal names
+def _key(name: str) -> str:
+    return SECRET_KINDS["AWS secret access key"](random.Random(name)).text
+
+
+def test_an_edit_is_refused_on_the_line_of_the_body_it_makes(store: ContextManager) -> None:
+    store.write("notes/a.md", "one\ntwo\n", {"title": "A"})
+    with pytest.raises(ContentError, match="AWS access key on line 3 "):
+        store.edit("notes/a.md", "two\n", f"two\n{_key('edited')}\n")
+    assert store.read("notes/a.md") == "one\ntwo\n"
+
+
+def test_an_append_to_a_file_saved_since_its_commit_is_judged_and_counted_whole(
+    store: ContextManager,
+) -> None:
+    """The saved version was never judged as committed: a secret in it refuses the append,
+    named on its line of the body, and the save stays on disk as it was."""
+    store.write("notes/a.md", "one\n")
+    saved = f"one\n{_key('saved')}\n"
+    (store.root / "notes" / "a.md").write_text(saved, "utf-8")
+    with pytest.raises(ContentError, match="AWS access key on line 2 "):
+        store.append("notes/a.md", "three\n")
+    assert (store.root / "notes" / "a.md").read_text("utf-8") == saved
