@@ -162,10 +162,12 @@ def loaded(change: Change, rel: str) -> Document | None:
 def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document | None]:
     """(the document, None), or (None, the raw text as a body-only document) when its
     frontmatter cannot be read: a broken file can still be replaced or repaired."""
+    data = change.read(rel)
+    if data is None:
+        return None, None
     try:
-        return loaded(change, rel), None
+        return load(data, rel), None
     except FrontmatterError:
-        data = change.read(rel) or b""
         return None, Document(
             path=rel, metadata={}, body=decode(data, rel), version=blob_version(data)
         )
