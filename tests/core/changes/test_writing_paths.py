@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import git
+from helpers import commit_as_person, git
 from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager, FrontmatterError, InvalidPathError
@@ -120,3 +120,46 @@ def test_an_append_to_a_file_saved_since_its_commit_is_judged_and_counted_whole(
     with pytest.raises(ContentError, match="AWS access key on line 2 "):
         store.append("notes/a.md", "three\n")
     assert (store.root / "notes" / "a.md").read_text("utf-8") == saved
+
+
+# ------------------------------------------------------------------------- a block kept as written
+#: The opening fence and the keys of a person's block, with a comment and a flow-style list.
+KEYS = "---\n# kept as written\ntitle: Kafka notes\ntags: [adr, database]   # flow style\n"
+NOTE = KEYS + "---\nThe broker runs on 3 nodes.\n"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        pytest.param(lambda s: s.append("notes/kafka.md", "And a fourth.\n"), id="append"),
+        pytest.param(lambda s: s.edit("notes/kafka.md", "3 nodes", "4 nodes"), id="edit"),
+        pytest.param(lambda s: s.update_metadata("notes/kafka.md", {"owner": "ops"}), id="meta"),
+        pytest.param(lambda s: s.write("notes/kafka.md", "Rewritten.\n"), id="write"),
+    ],
+)
+def test_a_change_to_a_file_keeps_the_text_of_its_unchanged_keys(
+    store: ContextManager, call: Callable[[ContextManager], object]
+) -> None:
+    """Keys a call does not change keep their text as the file has it: comments, flow style
+    and spacing, read from what the file holds."""
+    (store.root / "notes").mkdir()
+    (store.root / "notes" / "kafka.md").write_text(NOTE, "utf-8")
+    git(store.root, "add", "notes/kafka.md")
+    commit_as_person(store.root, "kafka notes")
+    call(store)
+    text = (store.root / "notes" / "kafka.md").read_text("utf-8")
+    assert text.startswith(KEYS)
+
+
+@pytest.mark.parametrize("broken", ["+++\ntitle = [broken\n+++\nbody\n", BROKEN_BLOCK])
+def test_a_file_whose_block_cannot_be_read_is_replaced_whole(
+    store: ContextManager, broken: str
+) -> None:
+    """Nothing is read from a block that cannot be read, its format neither: the file is
+    written as a new one would be."""
+    (store.root / "notes").mkdir()
+    (store.root / "notes" / "broken.md").write_text(broken, "utf-8")
+    doc = store.write("notes/broken.md", "new body\n", {"title": "T"})
+    assert doc.metadata["title"] == "T" and doc.body == "new body\n"
+    text = (store.root / "notes" / "broken.md").read_text("utf-8")
+    assert text.startswith("---\ntitle: T\n") and text.endswith("---\nnew body\n")
