@@ -19,10 +19,10 @@ from ..document import (
     Document,
     Written,
     blob_version,
-    decode,
     is_markdown,
     load,
     split_written,
+    unparsed,
 )
 from ..errors import (
     AlreadyExistsError,
@@ -168,9 +168,7 @@ def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document 
     try:
         return load(data, rel), None
     except FrontmatterError:
-        return None, Document(
-            path=rel, metadata={}, body=decode(data, rel), version=blob_version(data)
-        )
+        return None, unparsed(data, rel)
 
 
 def as_written(rel: str, content: str) -> Written:

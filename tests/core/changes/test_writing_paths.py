@@ -6,6 +6,7 @@ own.
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -163,3 +164,25 @@ def test_a_file_whose_block_cannot_be_read_is_replaced_whole(
     assert doc.metadata["title"] == "T" and doc.body == "new body\n"
     text = (store.root / "notes" / "broken.md").read_text("utf-8")
     assert text.startswith("---\ntitle: T\n") and text.endswith("---\nnew body\n")
+
+
+# ------------------------------------------------------------------------- a log's own records
+def test_a_log_whose_older_records_hold_a_secret_still_takes_new_ones(
+    store: ContextManager,
+) -> None:
+    """A log append is judged on the records it adds, by the write gate and then by the commit
+    gate: a record a person committed before is not the agent's to answer for."""
+    from contextfs.scopes import Memory
+
+    memory = Memory(store)
+    memory.log_message("user", "the first message")
+    (log,) = (p for p in (store.root / "sessions").glob("*.jsonl"))
+    first = log.read_text("utf-8")
+    log.write_text(first + first.replace("the first message", _key("logged")), "utf-8")
+    rel = log.relative_to(store.root).as_posix()
+    git(store.root, "add", rel)
+    commit_as_person(store.root, "a record by hand")
+    memory.log_message("user", "and another")
+    records = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
+    assert len(records) == 3 and records[-1]["content"] == "and another"
+    assert git(store.root, "status", "--porcelain") == ""
