@@ -15,7 +15,13 @@ import pytest
 from helpers import commit_as_person, git
 from secret_samples import SECRET_KINDS
 
-from contextfs import ContentError, ContextManager, FrontmatterError, InvalidPathError
+from contextfs import (
+    ConflictError,
+    ContentError,
+    ContextManager,
+    FrontmatterError,
+    InvalidPathError,
+)
 from contextfs.document import LIBRARY_KEYS
 
 #: A block in YAML's frontmatter fences that YAML cannot read (an unclosed flow list).
@@ -186,3 +192,19 @@ def test_a_log_whose_older_records_hold_a_secret_still_takes_new_ones(
     records = [json.loads(line) for line in log.read_text("utf-8").splitlines()]
     assert len(records) == 3 and records[-1]["content"] == "and another"
     assert git(store.root, "status", "--porcelain") == ""
+
+
+@pytest.mark.parametrize("call", ["write", "edit"])
+def test_a_file_whose_block_cannot_be_read_is_at_its_git_version(
+    store: ContextManager, call: str
+) -> None:
+    """Its version is its blob id, as any file's: a replacement or a repair made against it
+    goes through, one made against another version is a conflict."""
+    (store.root / "notes").mkdir()
+    (store.root / "notes" / "broken.md").write_text(BROKEN_BLOCK, "utf-8")
+    version = git(store.root, "hash-object", "notes/broken.md").strip()
+    args = {"write": ("a fresh start\n",), "edit": ("database\n", "database]\n")}[call]
+    with pytest.raises(ConflictError):
+        getattr(store, call)("notes/broken.md", *args, expected_version="0" * 40)
+    doc = getattr(store, call)("notes/broken.md", *args, expected_version=version)
+    assert doc.body == {"write": "a fresh start\n", "edit": "The broker runs on 3 nodes.\n"}[call]
