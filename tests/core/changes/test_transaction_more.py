@@ -83,3 +83,27 @@ def test_a_file_made_at_the_source_after_a_move_cut_short_keeps_both_names(
     assert (copy / "bin" / "run.sh").stat().st_ino == ino
     assert (copy / "tools" / "run.sh").read_text("utf-8") == "a new script\n"
     assert_clean(copy)
+
+
+# ------------------------------------------------------------------------- a path only read
+@pytest.mark.parametrize("reads", [1, 2])
+def test_an_undone_transaction_leaves_deleted_a_file_it_read_that_somebody_deleted(
+    tmp_path: Path, reads: int
+) -> None:
+    """What a change read is what it leaves there, so far: a path holding anything else
+    afterwards (no file) was changed by somebody else, and undoing the change keeps that. With
+    two reads, the second finds a save made in between and reads that."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.md", "committed\n")
+        path = store.root / "notes" / "a.md"
+        with pytest.raises(RuntimeError, match="the block failed"), store.transaction("undone"):
+            store.append("notes/a.md", "the agent's line\n")
+            if reads == 2:
+                path.write_text("a person's save\n", "utf-8")
+                store.append("notes/a.md", "another line\n")
+            path.unlink()
+            raise RuntimeError("the block failed")
+        assert not path.exists()
+        # the save it found would be in no commit now: it is committed on its own
+        found = "a person's save\n" if reads == 2 else "committed\n"
+        assert store.read_at("notes/a.md", "HEAD") == found
