@@ -107,21 +107,3 @@ def test_an_undone_transaction_leaves_deleted_a_file_it_read_that_somebody_delet
         # the save it found would be in no commit now: it is committed on its own
         found = "a person's save\n" if reads == 2 else "committed\n"
         assert store.read_at("notes/a.md", "HEAD") == found
-
-
-# ------------------------------------------------------------------------- a save under a read
-def test_an_append_is_made_again_on_a_save_made_after_it_read_the_file(tmp_path: Path) -> None:
-    """The append's bytes were computed from what it read: somebody's save in between is
-    committed first as theirs, and the append is made again on top of it, never over it."""
-    with ContextManager(tmp_path / "ctx", index=False) as store:
-        store.write("notes/a.md", "committed\n")
-        path = store.root / "notes" / "a.md"
-        faults.arm("change.touched", lambda: path.write_text("a person's save\n", "utf-8"))
-        try:
-            store.append("notes/a.md", "the agent's line\n")
-        finally:
-            faults.disarm()
-        assert store.read("notes/a.md") == "a person's save\nthe agent's line\n"
-        assert store.read_at("notes/a.md", "HEAD~1") == "a person's save\n"
-        assert git(store.root, "log", "-2", "--format=%an").split() == ["agent", "human"]
-        assert_clean(store.root)
