@@ -9,6 +9,7 @@ copy is then opened as the next process would open the root.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +18,7 @@ import pytest
 from helpers import assert_clean, git
 
 from contextfs import ContextManager, faults
+from contextfs.files import durability
 
 
 def _left_by_a_kill(point: str, root: Path, call: Callable[[], object]) -> tuple[Path, int]:
@@ -107,3 +109,29 @@ def test_an_undone_transaction_leaves_deleted_a_file_it_read_that_somebody_delet
         # the save it found would be in no commit now: it is committed on its own
         found = "a person's save\n" if reads == 2 else "committed\n"
         assert store.read_at("notes/a.md", "HEAD") == found
+
+
+# ------------------------------------------------------------------------- a root that is not durable
+def test_a_root_opened_without_durability_flushes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``durable=False`` skips every flush, those a change collects while it runs too."""
+    with ContextManager(tmp_path / "ctx", index=False, durable=False) as store:
+        store.write("notes/a.md", "alpha\n")
+        flushed: list[int] = []
+        real_fsync = os.fsync
+        # Without syncfs (as on macOS) a flush fsyncs each file and folder it covers.
+        monkeypatch.setattr(durability, "_SYNCFS", None)
+
+        def fsync(fd: int) -> None:
+            flushed.append(fd)
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        store.append("notes/a.md", "beta\n")
+        with store.transaction("two files"):
+            store.write("notes/b.md", "gamma\n")
+            store.move("notes/a.md", "notes/c.md")
+        monkeypatch.undo()
+        assert store.list() == ["notes/b.md", "notes/c.md"]
+        assert flushed == []
