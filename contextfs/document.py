@@ -40,6 +40,7 @@ __all__ = [
     "parse",
     "split_block",
     "split_written",
+    "unparsed",
     "yaml_lib",
 ]
 
@@ -282,7 +283,13 @@ def load(data: bytes, rel: str) -> Document:
     (provenance lives in the commit trailers), so a log line or a JSON document stays
     parseable on its own.
     """
-    text = decode(data, rel)
     if is_markdown(rel):
-        return parse(text, rel, version=blob_version(data))
-    return Document(path=rel, metadata={}, body=text, version=blob_version(data))
+        return parse(decode(data, rel), rel, version=blob_version(data))
+    return unparsed(data, rel)
+
+
+def unparsed(data: bytes, rel: str) -> Document:
+    """A file's bytes as all body, no frontmatter read: how every file but markdown loads,
+    and what a markdown file whose frontmatter cannot be read is to the calls that replace
+    or repair it (its raw text)."""
+    return Document(path=rel, metadata={}, body=decode(data, rel), version=blob_version(data))

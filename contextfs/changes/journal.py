@@ -82,14 +82,14 @@ class JournalFile:
         self.unflushed = unflushed
         self._fd: int | None = None
 
-    def record(self, entry: dict[str, Any], *, durable: bool = True) -> None:
-        """Append one line; ``durable`` fsyncs it (and every line before it), or hands it to
-        the change's flush."""
+    def record(self, entry: dict[str, Any]) -> None:
+        """Append one line; on a durable root, fsync it (and every line before it), or hand
+        it to the change's flush."""
         line = (json.dumps(entry, separators=(",", ":"), ensure_ascii=True) + "\n").encode()
         if self._fd is None:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_EXCL, 0o600)
         os.write(self._fd, line)
-        if not (self.durable and durable):
+        if not self.durable:
             return
         if self.unflushed is not None:
             self.unflushed.add(self.path)

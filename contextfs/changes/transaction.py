@@ -156,14 +156,14 @@ class Change:
                 have.append(value)
             self.trailers[key] = ", ".join(have)
 
-    def _record(self, entry: dict[str, Any], *, durable: bool = True) -> None:
+    def _record(self, entry: dict[str, Any]) -> None:
         if self._journal is None:
             try:
                 self._journal = self.journal.begin(self.header.to_json())
             except OSError as exc:
                 raise io_error("the contextfs journal", exc) from None
         try:
-            self._journal.record(entry, durable=durable)
+            self._journal.record(entry)
         except OSError as exc:
             raise io_error("the contextfs journal", exc) from None
 

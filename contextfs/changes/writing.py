@@ -19,10 +19,10 @@ from ..document import (
     Document,
     Written,
     blob_version,
-    decode,
     is_markdown,
     load,
     split_written,
+    unparsed,
 )
 from ..errors import (
     AlreadyExistsError,
@@ -120,7 +120,7 @@ def put(
     body starts on (messages count lines as the caller wrote them).
     """
     if rendering.unchanged(old, body, meta):
-        check_text(rel, body)
+        # The body is the file's own text, decoded from what it holds: no NULs, valid UTF-8.
         return old  # nothing changes: no write, no commit
     if new_part is not None and (old is None or old.version != parts.git.head_blob(rel)):
         new_part = None  # what is there was never scanned as committed: scan all of it
@@ -162,13 +162,13 @@ def loaded(change: Change, rel: str) -> Document | None:
 def load_or_broken(change: Change, rel: str) -> tuple[Document | None, Document | None]:
     """(the document, None), or (None, the raw text as a body-only document) when its
     frontmatter cannot be read: a broken file can still be replaced or repaired."""
+    data = change.read(rel)
+    if data is None:
+        return None, None
     try:
-        return loaded(change, rel), None
+        return load(data, rel), None
     except FrontmatterError:
-        data = change.read(rel) or b""
-        return None, Document(
-            path=rel, metadata={}, body=decode(data, rel), version=blob_version(data)
-        )
+        return None, unparsed(data, rel)
 
 
 def as_written(rel: str, content: str) -> Written:

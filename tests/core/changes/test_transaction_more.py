@@ -1,0 +1,137 @@
+"""A move cut short: the journal names the rename, so the next process to open the root moves
+the file back (keeping the file itself), or leaves both names alone when somebody has made a
+file at the source since.
+
+The disk a kill leaves is taken as a copy of the root made at the fault point, in this process:
+everything written is in the copy (a kill loses nothing the system has accepted), and the
+copy is then opened as the next process would open the root.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from helpers import assert_clean, git
+
+from contextfs import ContextManager, faults
+from contextfs.files import durability
+
+
+def _left_by_a_kill(point: str, root: Path, call: Callable[[], object]) -> tuple[Path, int]:
+    """A copy of ``root`` as ``call`` leaves it at ``point``, and the inode of ``run.sh``
+    under ``bin/`` there (the moved file)."""
+    copy = root.parent / "killed"
+    found: list[int] = []
+
+    def cut() -> None:
+        shutil.copytree(root, copy, symlinks=True)
+        found.append((copy / "bin" / "run.sh").stat().st_ino)
+
+    faults.arm(point, cut)
+    try:
+        call()
+    finally:
+        faults.disarm()
+    assert found, f"the call never passed {point}"
+    return copy, found[0]
+
+
+@pytest.fixture
+def script_root(tmp_path: Path) -> Path:
+    """A root holding an executable ``tools/run.sh``, its mode committed."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("tools/run.sh", "#!/bin/sh\necho run\n")
+    (root / "tools" / "run.sh").chmod(0o755)
+    with ContextManager(root, index=False) as ctx:
+        ctx.sync()
+    return root
+
+
+@pytest.mark.parametrize("src, dst", [("tools/run.sh", "bin/run.sh"), ("tools", "bin")])
+def test_a_move_cut_short_is_moved_back_as_the_same_file(
+    script_root: Path, src: str, dst: str
+) -> None:
+    head = git(script_root, "rev-parse", "HEAD")
+    with ContextManager(script_root, index=False) as ctx:
+        copy, ino = _left_by_a_kill("change.renamed", script_root, lambda: ctx.move(src, dst))
+    assert not (copy / "tools" / "run.sh").exists()
+    with ContextManager(copy, index=False) as ctx:
+        assert ctx.list() == ["tools/run.sh"]
+    back = (copy / "tools" / "run.sh").stat()
+    assert back.st_ino == ino and back.st_mode & 0o777 == 0o755
+    assert git(copy, "rev-parse", "HEAD") == head
+    assert_clean(copy)
+
+
+def test_a_file_made_at_the_source_after_a_move_cut_short_keeps_both_names(
+    script_root: Path,
+) -> None:
+    """The move cannot be reversed without erasing the new file, so the moved file stays where
+    the move put it: neither text is lost, and both are committed when the root is opened."""
+    with ContextManager(script_root, index=False) as ctx:
+        copy, ino = _left_by_a_kill(
+            "change.renamed", script_root, lambda: ctx.move("tools/run.sh", "bin/run.sh")
+        )
+    (copy / "tools").mkdir()
+    (copy / "tools" / "run.sh").write_text("a new script\n", "utf-8")
+    with ContextManager(copy, index=False) as ctx:
+        assert ctx.list() == ["bin/run.sh", "tools/run.sh"]
+    assert (copy / "bin" / "run.sh").read_text("utf-8") == "#!/bin/sh\necho run\n"
+    assert (copy / "bin" / "run.sh").stat().st_ino == ino
+    assert (copy / "tools" / "run.sh").read_text("utf-8") == "a new script\n"
+    assert_clean(copy)
+
+
+# ------------------------------------------------------------------------- a path only read
+@pytest.mark.parametrize("reads", [1, 2])
+def test_an_undone_transaction_leaves_deleted_a_file_it_read_that_somebody_deleted(
+    tmp_path: Path, reads: int
+) -> None:
+    """What a change read is what it leaves there, so far: a path holding anything else
+    afterwards (no file) was changed by somebody else, and undoing the change keeps that. With
+    two reads, the second finds a save made in between and reads that."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.md", "committed\n")
+        path = store.root / "notes" / "a.md"
+        with pytest.raises(RuntimeError, match="the block failed"), store.transaction("undone"):
+            store.append("notes/a.md", "the agent's line\n")
+            if reads == 2:
+                path.write_text("a person's save\n", "utf-8")
+                store.append("notes/a.md", "another line\n")
+            path.unlink()
+            raise RuntimeError("the block failed")
+        assert not path.exists()
+        # the save it found would be in no commit now: it is committed on its own
+        found = "a person's save\n" if reads == 2 else "committed\n"
+        assert store.read_at("notes/a.md", "HEAD") == found
+
+
+# ------------------------------------------------------------------------- a root that is not durable
+def test_a_root_opened_without_durability_flushes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``durable=False`` skips every flush, those a change collects while it runs too."""
+    with ContextManager(tmp_path / "ctx", index=False, durable=False) as store:
+        store.write("notes/a.md", "alpha\n")
+        flushed: list[int] = []
+        real_fsync = os.fsync
+        # Without syncfs (as on macOS) a flush fsyncs each file and folder it covers.
+        monkeypatch.setattr(durability, "_SYNCFS", None)
+
+        def fsync(fd: int) -> None:
+            flushed.append(fd)
+            real_fsync(fd)
+
+        monkeypatch.setattr(os, "fsync", fsync)
+        store.append("notes/a.md", "beta\n")
+        with store.transaction("two files"):
+            store.write("notes/b.md", "gamma\n")
+            store.move("notes/a.md", "notes/c.md")
+        monkeypatch.undo()
+        assert store.list() == ["notes/b.md", "notes/c.md"]
+        assert flushed == []
