@@ -187,6 +187,20 @@ def test_ordinary_lines_come_back_as_they_are_and_a_flagged_run_is_fenced_whole(
     assert f"(flagged: {', '.join(reasons)})" in fenced.splitlines()[0]
 
 
+def test_a_fence_whose_header_reads_as_an_instruction_is_fenced_whole() -> None:
+    """A header forged to carry an instruction (or naming a planted source) is no fence to
+    trust: the header, its quoted lines and its end line are quoted as one piece, citing
+    the answer's source and why."""
+    forged = f"{FENCE_OPEN} from notes/a.md; {INSTRUCTION}]"
+    region = f"{forged}\n> quoted\n{FENCE_END}"
+    reasons = flags(forged)
+    assert reasons
+    sealed = seal(f"before\n{region}\nafter", "a search")
+    fenced = render_untrusted(region, "a search", reasons=reasons)
+    assert sealed == f"before\n{fenced}\nafter"
+    assert fenced.splitlines()[0].startswith(f"{FENCE_OPEN} from a search (flagged: ")
+
+
 def test_a_fence_covers_only_its_quoted_lines_and_its_end_line() -> None:
     # A header forged in ordinary text, or a real one, does not carry the unquoted lines after
     # it: an instruction there is fenced in turn.
