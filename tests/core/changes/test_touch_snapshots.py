@@ -1,0 +1,111 @@
+"""The snapshot a change takes of a path before it alters it: what its journal line records
+(the blob found on disk, what the change leaves there, whether the version is an outside
+one), and that the bytes it names are kept, so recovery and undo can put them back.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import git
+
+from contextfs import ContextManager, faults
+from contextfs.document import blob_version
+
+PERSON = b"- typed by the person in their editor\n"
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> ContextManager:
+    manager = ContextManager(tmp_path / "ctx", actor="agent:planner", index=False)
+    manager.write("notes/plan.md", "- the agent's first plan\n")
+    yield manager
+    manager.close()
+    faults.disarm()
+
+
+def _touch_lines(ctx: ContextManager) -> list[dict[str, Any]]:
+    """The ``touch`` lines of the journals open now."""
+    lines: list[dict[str, Any]] = []
+    for path in sorted(ctx.parts.state.file("journal").glob("*")):
+        for raw in path.read_bytes().splitlines():
+            entry = json.loads(raw)
+            if "touch" in entry:
+                lines.append(entry)
+    return lines
+
+
+def _capture_at_touch(ctx: ContextManager) -> list[dict[str, Any]]:
+    """Arm ``change.touched`` to keep the journal's touch lines as they stand at that point."""
+    seen: list[dict[str, Any]] = []
+    faults.arm("change.touched", lambda: seen.extend(_touch_lines(ctx)))
+    return seen
+
+
+def _authors_and_bytes(root: Path, rel: str) -> list[tuple[str, str | None]]:
+    out = []
+    for sha in git(root, "log", "--reverse", "--format=%H").split():
+        author = git(root, "log", "-1", "--format=%an", sha).strip()
+        listed = git(root, "ls-tree", sha, rel).strip()
+        out.append((author, git(root, "show", f"{sha}:{rel}") if listed else None))
+    return out
+
+
+def test_without_the_outside_check_the_snapshot_names_the_blob_found_and_keeps_it(
+    ctx: ContextManager,
+) -> None:
+    """Turning the comparison with HEAD off does not turn the snapshot off: the line names the
+    bytes found, stored in git, so a dead writer's change can be undone to them."""
+    writer = ctx.parts.writer()
+    assert writer is not None
+    writer.check_outside = False
+    old = (ctx.root / "notes/plan.md").read_bytes()
+    lines = _capture_at_touch(ctx)
+    ctx.write("notes/plan.md", "- the agent's second plan\n")
+    # The write reads the file first (to keep its metadata): the snapshot leaves it as found.
+    found = blob_version(old)
+    assert lines == [{"touch": "notes/plan.md", "blob": found, "after": found}]
+    assert git(ctx.root, "cat-file", "-p", blob_version(old)).encode() == old
+
+
+def test_a_file_deleted_outside_is_committed_as_deleted_before_the_agent_writes_it(
+    ctx: ContextManager,
+) -> None:
+    """The outside version may be no file at all: nothing to store, a line with no blob that
+    names the outside author, and a commit of the deletion before the agent's own."""
+    (ctx.root / "notes/plan.md").unlink()
+    lines = _capture_at_touch(ctx)
+    ctx.write("notes/plan.md", "- the agent's new plan\n")
+    assert lines[0]["blob"] is None and lines[0]["outside"] == "human"
+    history = _authors_and_bytes(ctx.root, "notes/plan.md")
+    assert history[-2][0] == "human" and history[-2][1] is None
+    assert history[-1][0] == "agent:planner"
+    assert (history[-1][1] or "").endswith("---\n- the agent's new plan\n")
+
+
+def test_a_save_made_before_the_write_is_staged_is_committed_first_as_it_was_on_disk(
+    ctx: ContextManager,
+) -> None:
+    """A person saves between the change's first look and its staging of the new bytes: when
+    the bytes are put in place the file is snapshotted again, from disk (not from the write
+    the change staged), so the person's version is the one committed first and journaled."""
+    root = ctx.root
+    lines: list[dict[str, Any]] = []
+
+    def person_saves() -> None:
+        (root / "notes/plan.md").write_bytes(PERSON)
+        time.sleep(0.05)  # file times come from a coarse clock: the staging comes a tick later
+        faults.arm("change.touched", lambda: lines.extend(_touch_lines(ctx)))
+
+    faults.arm("change.touched", person_saves)
+    ctx.write("notes/plan.md", "- the agent's second plan\n")
+    history = _authors_and_bytes(root, "notes/plan.md")
+    assert history[-2] == ("human", PERSON.decode())
+    assert history[-1][0] == "agent:planner"
+    assert (history[-1][1] or "").endswith("---\n- the agent's second plan\n")
+    again = [line for line in lines if line.get("outside")]
+    assert again and again[-1]["blob"] == blob_version(PERSON)
