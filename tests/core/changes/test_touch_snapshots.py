@@ -14,6 +14,7 @@ import pytest
 from helpers import git
 
 from contextfs import ContextManager, faults
+from contextfs.changes import adoption
 from contextfs.document import blob_version
 
 PERSON = b"- typed by the person in their editor\n"
@@ -90,9 +91,9 @@ def test_a_file_deleted_outside_is_committed_as_deleted_before_the_agent_writes_
 def test_a_save_made_before_the_write_is_staged_is_committed_first_as_it_was_on_disk(
     ctx: ContextManager,
 ) -> None:
-    """A person saves between the change's first look and its staging of the new bytes: when
-    the bytes are put in place the file is snapshotted again, from disk (not from the write
-    the change staged), so the person's version is the one committed first and journaled."""
+    """A person saves between the change's first look and its write: the file is snapshotted
+    again, from disk, so the person's version is the one committed first and journaled as an
+    outside one."""
     root = ctx.root
     lines: list[dict[str, Any]] = []
 
@@ -109,3 +110,26 @@ def test_a_save_made_before_the_write_is_staged_is_committed_first_as_it_was_on_
     assert (history[-1][1] or "").endswith("---\n- the agent's second plan\n")
     again = [line for line in lines if line.get("outside")]
     assert again and again[-1]["blob"] == blob_version(PERSON)
+
+
+class _Undone(Exception):
+    pass
+
+
+def test_a_settled_file_is_not_hashed_again_whichever_files_were_looked_at_since(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison with HEAD knows each path's blob by its status: a file nobody changed
+    since the last look is not read into a hash again, though other files were looked at."""
+    ctx.write("notes/other.md", "- another note\n")
+    writer = ctx.parts.writer()
+    assert writer is not None
+    real = time.time_ns
+    # Every file counts as settled (its status older than the clock's coarse tick).
+    monkeypatch.setattr(adoption.time, "time_ns", lambda: real() + 60 * adoption.SETTLED_NS)
+    for _ in range(2):  # staged writes that are undone: the files on disk stay as they were
+        with pytest.raises(_Undone), ctx.transaction("look at two notes"):
+            ctx.write("notes/plan.md", "- a plan never kept\n")
+            ctx.write("notes/other.md", "- a note never kept\n")
+            raise _Undone
+    assert (writer.seen.hashed, writer.seen.hits) == (2, 2)
