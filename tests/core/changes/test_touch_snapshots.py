@@ -70,6 +70,10 @@ def test_without_the_outside_check_the_snapshot_names_the_blob_found_and_keeps_i
     # The write reads the file first (to keep its metadata): the snapshot leaves it as found.
     found = blob_version(old)
     assert lines == [{"touch": "notes/plan.md", "blob": found, "after": found}]
+    faults.disarm()
+    lines = _capture_at_touch(ctx)
+    ctx.write("notes/new.md", "- a new note\n")  # a new path: no bytes to keep, no blob
+    assert [(line["touch"], line["blob"]) for line in lines] == [("notes/new.md", None)]
     assert git(ctx.root, "cat-file", "-p", blob_version(old)).encode() == old
 
 
