@@ -14,20 +14,11 @@ from pathlib import Path
 import pytest
 
 from contextfs.errors import ContentError, ContextFSError
-from contextfs.files import confined, durability, opening, paths
+from contextfs.files import confined, durability, paths
 from contextfs.files.confined import TMP_SUFFIX, RootFiles
 from contextfs.files.durability import Unflushed
 
 Flushed = list[tuple[int, int]]
-
-
-@pytest.fixture(params=[True, False], ids=["dir_fd", "no_dir_fd"])
-def fd_ops(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """The layer with ``dir_fd`` (Linux) and as it runs where ``open`` takes none (Windows)."""
-    value: bool = request.param
-    monkeypatch.setattr(opening, "FD_OPS", value)
-    monkeypatch.setattr(confined, "FD_OPS", value)
-    return value
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from contextfs.errors import InvalidPathError
-from contextfs.files import confined, opening
 from contextfs.files.confined import RootFiles
 from contextfs.files.durability import Unflushed
 from contextfs.files.walking import walk_fd
@@ -122,15 +121,6 @@ def test_walk_fd_closes_a_descriptor_it_cannot_list(tmp_path: Path) -> None:
     with pytest.raises(OSError) as caught:
         os.fstat(fd)
     assert caught.value.errno == errno.EBADF
-
-
-@pytest.fixture(params=[True, False], ids=["dir_fd", "paths"])
-def fd_ops(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    """Both walks: by folder descriptors, and on joined paths as without ``dir_fd``."""
-    value: bool = request.param
-    monkeypatch.setattr(opening, "FD_OPS", value)
-    monkeypatch.setattr(confined, "FD_OPS", value)
-    return value
 
 
 @pytest.mark.usefixtures("fd_ops")
