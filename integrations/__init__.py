@@ -17,17 +17,34 @@ from typing import TYPE_CHECKING
 
 from contextfs.lazy import exports
 
-from .langchain_retriever import ContextRetriever
-from .langchain_tools import ContextToolkit, make_tools
-from .memory_tool.adapter import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
-from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
-
 if TYPE_CHECKING:
+    from .langchain_retriever import ContextRetriever
+    from .langchain_tools import ContextToolkit, make_tools
+    from .memory_tool.adapter import MEMORY_TOOL_SPEC, MemoryToolAdapter, MemoryToolError
     from .memory_tool.asynchronous import AsyncMemoryToolAdapter
+    from .tools import GROUPS, Toolkit, ToolSpec, all_specs, select_specs
 
-# The async adapter needs the anthropic extra: imported on first use, so this package
-# imports without it.
-__getattr__, __dir__ = exports(__name__, {"AsyncMemoryToolAdapter": ".memory_tool.asynchronous"})
+# Every name is imported on first use: the retriever pulls in LangChain's tracers and the
+# memory tool the Anthropic SDK (seconds together), which a process that only needs the
+# tool table (the MCP server, the agent middleware) or the LangGraph store never uses.
+# The async adapter needs the anthropic extra, so this package imports without it.
+__getattr__, __dir__ = exports(
+    __name__,
+    {
+        "AsyncMemoryToolAdapter": ".memory_tool.asynchronous",
+        "ContextRetriever": ".langchain_retriever",
+        "ContextToolkit": ".langchain_tools",
+        "make_tools": ".langchain_tools",
+        "MEMORY_TOOL_SPEC": ".memory_tool.adapter",
+        "MemoryToolAdapter": ".memory_tool.adapter",
+        "MemoryToolError": ".memory_tool.adapter",
+        "GROUPS": ".tools",
+        "ToolSpec": ".tools",
+        "Toolkit": ".tools",
+        "all_specs": ".tools",
+        "select_specs": ".tools",
+    },
+)
 
 __all__ = [
     "AsyncMemoryToolAdapter",
