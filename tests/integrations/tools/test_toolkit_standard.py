@@ -2,7 +2,8 @@
 
 Each tool gets its own ``ToolsUnitTests`` class (the tools of one shared copy of the
 example root: those suites never call a tool) and ``ToolsIntegrationTests`` class (a
-fresh copy for every test, so every call really reads and writes files and commits),
+fresh copy for every test of a tool that writes, so every call really writes files and
+commits; one shared copy for the tools that only read),
 plus a check that its documented example succeeds: the standard suites only look at
 types, and a tool that always answered ``Error:`` would pass them.
 """
@@ -71,18 +72,37 @@ class _UnitTool(_Tool):
         self._tool = shared_tools[self.spec_name]
 
 
+@pytest.fixture(scope="module")
+def read_root(template: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ContextManager]:
+    """One root for the integration suites of the tools that only read: their calls leave
+    the root as it was (checked: nothing is committed), so a copy each buys nothing."""
+    root = tmp_path_factory.mktemp("read") / "ctx"
+    shutil.copytree(template, root, symlinks=True)
+    ctx = ContextManager(root)
+    head = ctx.parts.git.head()
+    yield ctx
+    assert ctx.parts.git.head() == head, "a reading tool committed: give it a root of its own"
+    ctx.close()
+
+
 class _CalledTool(_Tool):
-    """The integration suites call the tool: each test gets its own copy of the root."""
+    """The integration suites call the tool: a tool that writes gets its own copy of the
+    root for every test, one that only reads shares one."""
 
     @pytest.fixture(autouse=True)
-    def _fresh_root(self, template: Path, tmp_path: Path):
-        root = tmp_path / "ctx"
-        shutil.copytree(template, root, symlinks=True)
-        self._ctx = ContextManager(root)
-        tools = make_tools(self._ctx, allow_delete=True, actor="agent:standard", session="std")
+    def _root(self, template: Path, tmp_path: Path, request: pytest.FixtureRequest):
+        if SPECS[self.spec_name].read_only:
+            ctx = request.getfixturevalue("read_root")
+            own = None
+        else:
+            root = tmp_path / "ctx"
+            shutil.copytree(template, root, symlinks=True)
+            ctx = own = ContextManager(root)
+        tools = make_tools(ctx, allow_delete=True, actor="agent:standard", session="std")
         self._tool = next(t for t in tools if t.name == self.spec_name)
         yield
-        self._ctx.close()
+        if own is not None:
+            own.close()
 
     def test_example_succeeds_and_says_something(self) -> None:
         call = ToolCall(
