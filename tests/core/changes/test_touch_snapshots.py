@@ -137,3 +137,30 @@ def test_a_settled_file_is_not_hashed_again_whichever_files_were_looked_at_since
             ctx.write("notes/other.md", "- a note never kept\n")
             raise _Undone
     assert (writer.seen.hashed, writer.seen.hits) == (2, 2)
+
+
+def test_without_the_outside_check_a_kept_snapshot_is_flushed_before_its_line(
+    ctx: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes a touch line names must outlive a power cut before the line can be needed:
+    the object is flushed when a snapshot was kept, and nothing is flushed for a new path
+    (no bytes to keep), before the line is journaled."""
+    writer = ctx.parts.writer()
+    assert writer is not None
+    writer.check_outside = False
+    objects = ctx.parts.git.objects
+    events: list[str] = []
+    real_flush = objects.flush
+
+    def flush() -> None:
+        events.append("flush")
+        real_flush()
+
+    monkeypatch.setattr(objects, "flush", flush)
+    faults.arm("change.touched", lambda: events.append("touched"))
+    ctx.write("notes/plan.md", "- the agent's second plan\n")
+    assert events[: events.index("touched")] == ["flush"]
+    events.clear()
+    faults.arm("change.touched", lambda: events.append("touched"))  # a point fires once
+    ctx.write("notes/new.md", "- a new note\n")
+    assert events[: events.index("touched")] == []
