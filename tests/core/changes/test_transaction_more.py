@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import assert_clean, git
 
-from contextfs import ContextManager, faults
+from contextfs import ContextFSError, ContextManager, faults
 from contextfs.files import durability
 
 
@@ -135,3 +135,35 @@ def test_a_root_opened_without_durability_flushes_nothing(
         monkeypatch.undo()
         assert store.list() == ["notes/b.md", "notes/c.md"]
         assert flushed == []
+
+
+def test_an_undone_transaction_keeps_a_save_over_a_file_it_only_read(tmp_path: Path) -> None:
+    """A file the change read (an edit that found nothing to replace) and never wrote holds,
+    as far as the change knows, what it read: a person's save there afterwards is theirs,
+    and undoing the change leaves it."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.md", "committed\n")
+        path = store.root / "notes" / "a.md"
+        with pytest.raises(RuntimeError, match="the block failed"), store.transaction("undone"):
+            store.write("notes/b.md", "the agent's note\n")
+            with pytest.raises(ContextFSError):
+                store.edit("notes/a.md", "text that is not there", "new text")
+            path.write_text("a person's save\n", "utf-8")
+            raise RuntimeError("the block failed")
+        assert path.read_text("utf-8") == "a person's save\n"
+        assert not (store.root / "notes" / "b.md").exists()
+
+
+def test_a_file_only_others_may_run_is_committed_as_not_executable(tmp_path: Path) -> None:
+    """Git's executable bit is the owner's: a file others may run but its owner may not is
+    an ordinary file in the commit."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("tools/check.sh", "echo one\n")
+        path = store.root / "tools" / "check.sh"
+        path.chmod(0o645)
+        with store.transaction("edit the script"):
+            store.append("tools/check.sh", "echo two\n")
+        assert git(store.root, "ls-tree", "HEAD", "tools/check.sh").split()[0] == "100644"
+        path.chmod(0o745)
+        store.append("tools/check.sh", "echo three\n")
+        assert git(store.root, "ls-tree", "HEAD", "tools/check.sh").split()[0] == "100755"
