@@ -208,3 +208,22 @@ def test_a_file_whose_block_cannot_be_read_is_at_its_git_version(
         getattr(store, call)("notes/broken.md", *args, expected_version="0" * 40)
     doc = getattr(store, call)("notes/broken.md", *args, expected_version=version)
     assert doc.body == {"write": "a fresh start\n", "edit": "The broker runs on 3 nodes.\n"}[call]
+
+
+def test_an_edit_of_a_file_whose_block_cannot_be_read_is_held_to_the_size_limit(
+    store: ContextManager,
+) -> None:
+    """An edit of a file whose block cannot be read works on its raw text (so the block can
+    be repaired) and is stored as written, not rendered: the size limit still holds, and the
+    refusal says so and changes nothing."""
+    (store.root / "notes").mkdir()
+    path = store.root / "notes" / "broken.md"
+    path.write_text(BROKEN_BLOCK, "utf-8")
+    git(store.root, "add", "notes/broken.md")
+    commit_as_person(store.root, "a note with a broken block")
+    head = git(store.root, "rev-parse", "HEAD")
+    with pytest.raises(ContentError, match=f"over the {LIMIT}-byte limit"):
+        store.edit("notes/broken.md", "3 nodes", "3 nodes " + "x" * LIMIT)
+    assert path.read_text("utf-8") == BROKEN_BLOCK
+    assert git(store.root, "rev-parse", "HEAD") == head
+    assert git(store.root, "status", "--porcelain") == ""
