@@ -28,7 +28,10 @@ def _top_level_after(module: str) -> set[str]:
 @pytest.mark.parametrize(
     ("module", "absent"),
     [
-        ("contextfs.integrations", {"anthropic", "langchain_core", "langchain", "langgraph", "mcp"}),
+        (
+            "contextfs.integrations",
+            {"anthropic", "langchain_core", "langchain", "langgraph", "mcp"},
+        ),
         ("contextfs.integrations.mcp_server", {"anthropic", "langgraph"}),
         ("contextfs.integrations.langgraph.store", {"anthropic", "mcp"}),
     ],
