@@ -477,7 +477,8 @@ def _make_slot(
             DroppedItem(src.path, "quarantined: shown only on explicit request", 0, src.version)
         )
         return None
-    if not src.body.strip():
+    # A log whose lines hold no message (or only quarantined ones) has nothing to show either.
+    if not src.body.strip() or render(src, "full") is None:
         dropped.append(DroppedItem(src.path, "empty", 0, src.version))
         return None
     return _Slot(cand, src, order)
