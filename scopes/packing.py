@@ -229,9 +229,8 @@ class _Packer:
                 room = target - total
                 allowance = min(room + slot.cost, slot.full_cost - 1) - SEPARATOR_TOKENS
                 larger, cost = self.section(slot, _EXCERPT, allowance)
-                # (None, 0) when nothing fits. One that costs what the leanest does replaces
-                # it too: the leanest is the cheapest passage, and this one holds the best
-                # matches for the query that the room affords.
+                # (None, 0) when nothing fits; one as costly as the leanest (the cheapest
+                # passage) replaces it too: it holds the best matches the room affords.
                 if slot.cost <= cost <= slot.cost + room:
                     total += cost - slot.cost
                     slot.place(_EXCERPT, larger, cost)
