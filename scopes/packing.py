@@ -229,7 +229,9 @@ class _Packer:
                 room = target - total
                 allowance = min(room + slot.cost, slot.full_cost - 1) - SEPARATOR_TOKENS
                 larger, cost = self.section(slot, _EXCERPT, allowance)
-                if slot.cost < cost <= slot.cost + room:  # (None, 0) when nothing larger fits
+                # (None, 0) when nothing fits; one as costly as the leanest (the cheapest
+                # passage) replaces it too: it holds the best matches the room affords.
+                if slot.cost <= cost <= slot.cost + room:
                     total += cost - slot.cost
                     slot.place(_EXCERPT, larger, cost)
 
@@ -477,7 +479,8 @@ def _make_slot(
             DroppedItem(src.path, "quarantined: shown only on explicit request", 0, src.version)
         )
         return None
-    if not src.body.strip():
+    # A log whose lines hold no message (or only quarantined ones) has nothing to show either.
+    if not src.body.strip() or render(src, "full") is None:
         dropped.append(DroppedItem(src.path, "empty", 0, src.version))
         return None
     return _Slot(cand, src, order)

@@ -275,6 +275,14 @@ def _fence(src: Source, text: str, trust: str | None = None) -> str:
     return render_untrusted(text, src.source_label, reasons=flags(text))
 
 
+def _readable(src: Source) -> tuple[str, str | None]:
+    """A log's messages as paragraphs (the quarantined ones left out), and "untrusted" when
+    any of them is not trusted."""
+    chunks = chunks_of(src.body, src.line_offset, src.path)
+    trusted = all(ch.trust == "trusted" for ch in chunks)
+    return "\n\n".join(ch.text for ch in chunks), None if trusted else "untrusted"
+
+
 def _turn_fence(src: Source) -> Callable[[str, str], str]:
     return lambda text, trust: _fence(src, text, trust)
 
@@ -303,6 +311,9 @@ def render(
     # a title given for the note leads its overview and abstract; a first heading leads them
     # anyway, and a file name never does
     given = title if src.title or _meta_text(src, "title") else None
+    # A log's lean tiers read its messages as its full tier shows them: a quarantined one
+    # never, and all of them fenced when one is not trusted (the lines' JSON is not text).
+    prose, trust = _readable(src) if log else (src.body, None)
     if tier == "full":
         if log:  # a conversation log: its messages, with date and speaker, each fenced on its own
             chunks = chunks_of(src.body, src.line_offset, src.path)
@@ -311,10 +322,10 @@ def render(
             content = src.body.strip("\n")
         heading = f"## {src.path} [full]"
     elif tier == "overview":
-        content = _meta_text(src, "overview") or extract_overview(src.body, given)
+        content = _meta_text(src, "overview") or extract_overview(prose, given)
         heading = f"## {src.path} [overview]"
     elif tier == "abstract":
-        content = _meta_text(src, "abstract") or extract_abstract(src.body, given)
+        content = _meta_text(src, "abstract") or extract_abstract(prose, given)
         heading = f"## {src.path} [abstract]"
     elif tier == "excerpt":
         if allowance is None or count is None:
@@ -329,7 +340,7 @@ def render(
     if not content:
         return None
     if not (log and tier == "full"):
-        content = _fence(src, content)
+        content = _fence(src, content, trust)
     return f"{heading}\n{content}"
 
 
