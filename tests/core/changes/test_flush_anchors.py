@@ -10,16 +10,21 @@ each ``syncfs`` still runs, and the test records which filesystem it was for.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from secret_samples import SECRET_KINDS
 
-from contextfs import ContextManager
+from contextfs import ContentError, ContextManager
+from contextfs.changes import journal, transaction
 from contextfs.files import durability
+from contextfs.files.confined import RootFiles
 
 SHM = Path("/dev/shm")
 
@@ -75,3 +80,69 @@ def test_a_write_flushes_the_files_and_a_git_folder_on_another_filesystem(
         check=True,
     ).stdout
     assert "notes/plan.md" in log
+
+
+def test_a_refused_commit_is_undone_durably_before_its_journal_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the commit gate refuses a change whose files are already in place, the files are
+    put back, and the names they were put back under are flushed before the journal that
+    says how to undo them is removed: a power cut in between would otherwise keep the
+    change's bytes with nothing left to say they are to be undone."""
+    events: list[str] = []
+    real_undo, real_close = transaction.undo, journal.JournalFile.close
+    real_publish = RootFiles.publish
+
+    def undo(*args: Any, **kwargs: Any) -> Any:
+        events.append("undo")
+        return real_undo(*args, **kwargs)
+
+    def publish(self: RootFiles) -> None:
+        real_publish(self)
+        events.append("put in place")
+
+    def close(self: journal.JournalFile) -> None:
+        events.append("journal closed")
+        real_close(self)
+
+    def sync(path: str | os.PathLike[str], real: Any = durability.sync_filesystem) -> bool:
+        events.append("sync")
+        return bool(real(path))
+
+    token = SECRET_KINDS["GitHub classic token"](random.Random(5)).payload
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/plan.md", "# Plan\n\nShip it.\n")
+        monkeypatch.setattr(transaction, "undo", undo)
+        monkeypatch.setattr(RootFiles, "publish", publish)
+        monkeypatch.setattr(journal.JournalFile, "close", close)
+        monkeypatch.setattr(durability, "sync_filesystem", sync)
+        with pytest.raises(ContentError), ctx.transaction(f"rotate {token}"):
+            ctx.write("notes/plan.md", "# Plan\n\nShip it on Friday.\n")
+        undone = events[events.index("undo") :]
+        put_back = undone.index("put in place")
+        assert "sync" in undone[put_back : undone.index("journal closed")], events
+        assert ctx.read("notes/plan.md") == "# Plan\n\nShip it.\n"
+
+
+def test_a_transaction_that_puts_every_file_back_flushes_nothing_after_it(
+    tmp_path: Path,
+) -> None:
+    """A change whose files end as they were commits nothing, and flushes nothing once its
+    files are in place: they hold the committed bytes, which a power cut leaves either way.
+    A change that commits flushes once more, after its branch moved."""
+    if not durability.syncfs_available():
+        pytest.skip("counts syncfs calls: without it each path is flushed on its own")
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/plan.md", "one\n")
+        head = ctx.parts.git.head()
+        before = durability.FLUSHES.calls
+        with ctx.transaction("and back"):
+            ctx.write("notes/plan.md", "two\n")
+            ctx.write("notes/plan.md", "one\n")
+        back = durability.FLUSHES.calls - before
+        assert ctx.parts.git.head() == head
+        before = durability.FLUSHES.calls
+        ctx.write("notes/plan.md", "three\n")
+        committed = durability.FLUSHES.calls - before
+        assert ctx.parts.git.head() != head
+        assert back == committed - 1, (back, committed)
