@@ -15,9 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import assert_clean, git
+from helpers import assert_clean, commit_as_person, git
 
-from contextfs import ContextFSError, ContextManager, faults
+from contextfs import ContextFSError, ContextManager, VersioningError, faults
+from contextfs.changes import transaction
 from contextfs.files import durability
 
 
@@ -167,3 +168,52 @@ def test_a_file_only_others_may_run_is_committed_as_not_executable(tmp_path: Pat
         path.chmod(0o745)
         store.append("tools/check.sh", "echo three\n")
         assert git(store.root, "ls-tree", "HEAD", "tools/check.sh").split()[0] == "100755"
+
+
+# ------------------------------------------------------------------------- a branch that keeps moving
+def _people_committing(root: Path, times: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """After each of the change's first ``times`` builds, a person commits with plain git, so
+    the branch is no longer where the change built its commit. Returns the builds counted."""
+    builds = [0]
+    real = transaction.build_commits
+
+    def build(*args: object, **kwargs: object) -> object:
+        built = real(*args, **kwargs)  # type: ignore[arg-type]
+        builds[0] += 1
+        if builds[0] <= times:
+            (root / "people.txt").write_text(f"edit {builds[0]}\n", "utf-8")
+            git(root, "add", "people.txt")
+            commit_as_person(root, f"a person's commit {builds[0]}")
+        return built
+
+    monkeypatch.setattr(transaction, "build_commits", build)
+    return builds
+
+
+def test_a_commit_is_built_again_when_the_branch_moved_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.md", "one\n")
+        builds = _people_committing(store.root, 2, monkeypatch)
+        store.write("notes/a.md", "two\n")
+        assert builds == [3]
+        subjects = git(store.root, "log", "--format=%s", "-3").splitlines()
+        assert subjects[1:] == ["a person's commit 2", "a person's commit 1"]
+        assert git(store.root, "show", "HEAD:notes/a.md").endswith("---\ntwo\n")
+
+
+def test_a_commit_gives_up_after_the_branch_moved_three_times(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three builds, each overtaken: the write is refused with the typed error, its file put
+    back, and the people's commits kept."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.md", "one\n")
+        before = (store.root / "notes" / "a.md").read_bytes()
+        builds = _people_committing(store.root, 3, monkeypatch)
+        with pytest.raises(VersioningError):
+            store.write("notes/a.md", "two\n")
+        assert builds == [3]
+        assert (store.root / "notes" / "a.md").read_bytes() == before
+        assert git(store.root, "log", "--format=%s", "-1").strip() == "a person's commit 3"
