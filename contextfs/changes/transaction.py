@@ -137,8 +137,6 @@ class Change:
         #: Per path, the bytes the change last saw or left on disk (a staged write is not
         #: on disk until it is put in place): what a save made meanwhile is told from.
         self._disk: dict[str, bytes | None] = {}
-        #: Staged writes computed from what the change read: stale if somebody saves first.
-        self._derived: set[str] = set()
         #: What the change wrote and has not flushed yet; the files, objects and journal
         #: hand theirs here while the change runs.
         self.unflushed = Unflushed(files.root, git.common_dir, durable=files.durable)
@@ -266,7 +264,6 @@ class Change:
         if self.files.read_stat(rel, staged=False)[0] == self._disk.get(rel):
             return False
         self.files.unstage(rel)
-        self._derived.discard(rel)
         self._touch(rel, digest)
         if rel in self._reading:
             raise StaleRead(
@@ -276,19 +273,20 @@ class Change:
             )
         return True
 
-    def _replacing(self, rel: str, data: bytes, digest: str, staged_at: int | None) -> bool | None:
+    def _replacing(
+        self, rel: str, data: bytes, digest: str, derived: bool, staged_at: int | None
+    ) -> bool | None:
         """Runs just before the change's bytes replace the file at ``rel`` (a staged write: when
         it is put in place, after the change's first flush; see :data:`~contextfs.files.staged.ReplaceHook`).
 
         A save somebody made since the change last saw the file is snapshotted, to be
         committed first, and True returned: its journal line is flushed before the rename
-        (bytes computed from what the change read are stale then: :class:`StaleRead`). A save
-        made *after* the write was staged supersedes it, as if the bytes had been in place and
-        the person saved over them: None, and the save stays for the next look to adopt.
+        (bytes computed from what the change read, ``derived``, are stale then:
+        :class:`StaleRead`). A save made *after* the write was staged supersedes it, as if
+        the bytes had been in place and the person saved over them: None, and the save stays
+        for the next look to adopt.
         """
         found, st = self.files.read_stat(rel, staged=False)
-        derived = rel in self._derived
-        self._derived.discard(rel)
         if found == self._disk.get(rel):
             self._disk[rel] = data
             return False
@@ -310,13 +308,15 @@ class Change:
     def write(self, rel: str, data: bytes, *, max_bytes: int | None = None) -> None:
         self._intend(rel, data)
         digest = blob_version(data)
-        if rel in self._reading:
-            self._derived.add(rel)
+        # Computed from what the change read (a read-modify-write): stale if somebody saves
+        # first. The flag goes with these staged bytes, so a later write that replaces them
+        # before they are in place is judged by what it was computed from, not by them.
+        derived = rel in self._reading
         self.files.write(
             rel,
             data,
             max_bytes=max_bytes,
-            before_replace=lambda at: self._replacing(rel, data, digest, at),
+            before_replace=lambda at: self._replacing(rel, data, digest, derived, at),
         )
         self.after[rel] = data
         self._reading.discard(rel)

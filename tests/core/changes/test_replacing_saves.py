@@ -1,0 +1,223 @@
+"""A save somebody makes while a change is writing a file, found just before the change's
+staged bytes are put in place.
+
+The change compares what is on disk with what it last saw there. A save that landed before
+the write was staged (the staged file's time is later than the save's) is snapshotted and
+committed first, attributed to the outside author, and the change's bytes replace it, unless
+they were computed from what the change read: those are stale, :class:`StaleRead`, and
+nothing of them is written. A save in the same tick of the file clock as the staging, or
+later, supersedes the write: it stays on disk, as if the person had saved over the change's
+bytes.
+
+A person's save lands in a chosen step of the change in two ways: the fault point
+``change.touched`` (after a snapshot is read, before the bytes are staged), and a wrapper
+around the files' ``write`` (after the change's last look at the path, just before its bytes
+are staged), the one window a read-modify-write leaves.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import git
+
+from contextfs import ContextManager, faults
+from contextfs.changes.adoption import StaleRead
+
+PERSON = b"- typed by the person in their editor\n"
+NOTE = "notes/plan.md"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[ContextManager]:
+    manager = ContextManager(tmp_path / "ctx", actor="agent:planner", index=False)
+    manager.write(NOTE, "- the agent's first plan\n")
+    yield manager
+    manager.close()
+    faults.disarm()
+
+
+class _Failed(Exception):
+    pass
+
+
+def _history(root: Path, rel: str) -> list[tuple[str, str | None]]:
+    """(author, the file's text or None) at every commit, oldest first."""
+    out = []
+    for sha in git(root, "log", "--reverse", "--format=%H").split():
+        author = git(root, "log", "-1", "--format=%an", sha).strip()
+        listed = git(root, "ls-tree", sha, rel).strip()
+        out.append((author, git(root, "show", f"{sha}:{rel}") if listed else None))
+    return out
+
+
+def _person_saves(root: Path, rel: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_bytes(PERSON)
+    # File times come from a coarse clock: the staging comes a tick later, so the save is
+    # told to be before it.
+    time.sleep(0.05)
+
+
+def _save_as_staged(monkeypatch: pytest.MonkeyPatch, store: ContextManager, rel: str) -> list[str]:
+    """The person saves ``rel`` once, after the change's last look at it and just before its
+    bytes are staged; the list says whether that happened."""
+    files = store.parts.files
+    real = files.write
+    saved: list[str] = []
+
+    def write(path: str, data: bytes, **kwargs: Any) -> None:
+        if path == rel and not saved:
+            _person_saves(store.root, rel)
+            saved.append(path)
+        real(path, data, **kwargs)
+
+    monkeypatch.setattr(files, "write", write)
+    return saved
+
+
+# ------------------------------------------------------------------ bytes computed from a read
+def test_a_save_while_an_append_is_staged_is_committed_first_and_the_append_made_on_it(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The appended text was computed from the version before the save: the change stops
+    (a stale read), the person's version is committed first, and the call, made again,
+    appends to what they saved."""
+    saved = _save_as_staged(monkeypatch, store, NOTE)
+    store.append(NOTE, "- the agent's line\n")
+    assert saved
+    history = _history(store.root, NOTE)
+    assert history[-2] == ("human", PERSON.decode())
+    author, text = history[-1]
+    assert author == "agent:planner"
+    assert text is not None and text.endswith(PERSON.decode() + "- the agent's line\n")
+    assert "first plan" not in text
+    assert (store.root / NOTE).read_text("utf-8") == text
+
+
+def test_a_stale_append_in_a_transaction_writes_nothing_and_keeps_the_save(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a transaction the stale read reaches the caller, not to be retried, with the
+    whole transaction undone: nothing is committed, none of its files are written, and the
+    person's version is on disk, for the next look to commit as theirs."""
+    head = git(store.root, "rev-parse", "HEAD").strip()
+    saved = _save_as_staged(monkeypatch, store, NOTE)
+    with pytest.raises(StaleRead) as caught, store.transaction("plan and log"):
+        store.write("notes/log.md", "- planned\n")
+        store.append(NOTE, "- the agent's line\n")
+    assert saved and not caught.value.retryable
+    assert git(store.root, "rev-parse", "HEAD").strip() == head
+    assert (store.root / NOTE).read_bytes() == PERSON
+    assert not (store.root / "notes" / "log.md").exists()
+    store.sync()
+    assert _history(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert git(store.root, "ls-tree", "HEAD", "notes/log.md").strip() == ""
+
+
+@pytest.mark.parametrize("looked", [True, False], ids=["appended-in-place", "appended-staged"])
+def test_a_write_not_computed_from_a_read_replaces_a_save_made_before_it_was_staged(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch, looked: bool
+) -> None:
+    """A transaction appends, then reverts the file to HEAD, bytes it did not compute from
+    the file: a save made before that write was staged is committed first, as the person's,
+    and the revert replaces it. The append's read does not make the later write stale,
+    whether the append's bytes were put in place before it (a listing looks at them) or were
+    still staged and replaced by the revert's: nothing in the change can tell the two apart."""
+    first = (store.root / NOTE).read_text("utf-8")
+    with store.transaction("append, then take it back"):
+        store.append(NOTE, "- a line taken back\n")
+        if looked:
+            assert store.list() == [NOTE]
+        saved = _save_as_staged(monkeypatch, store, NOTE)
+        store.revert(NOTE, "HEAD")
+    assert saved
+    history = _history(store.root, NOTE)
+    assert history[-2] == ("human", PERSON.decode())
+    assert history[-1] == ("agent:planner", first)
+    assert (store.root / NOTE).read_text("utf-8") == first
+
+
+# ------------------------------------------------------------------ bytes not computed from a read
+def test_undoing_a_change_keeps_a_deletion_made_after_its_bytes_replaced_a_save(
+    store: ContextManager,
+) -> None:
+    """A person saves a new file while the change creates it; the change's bytes replace
+    their save when they are put in place, and then the person deletes the file. Undoing the
+    change leaves the file deleted (nobody's version is put back over the deletion) and
+    commits their save, which no commit held."""
+    faults.arm("change.touched", lambda: _person_saves(store.root, "notes/new.md"))
+    with pytest.raises(_Failed), store.transaction("a new note"):
+        store.create("notes/new.md", "- the agent's note\n")
+        assert store.list() == ["notes/new.md", NOTE]
+        assert "the agent's note" in (store.root / "notes" / "new.md").read_text("utf-8")
+        (store.root / "notes" / "new.md").unlink()
+        raise _Failed
+    assert not (store.root / "notes" / "new.md").exists()
+    assert _history(store.root, "notes/new.md")[-1] == ("human", PERSON.decode())
+
+
+def test_a_file_the_change_put_in_place_over_a_save_is_its_own_for_the_rest_of_the_change(
+    store: ContextManager,
+) -> None:
+    """After the change's bytes replaced a save, the change knows the file holds them: an
+    append later in the transaction finds no other save there, and the commits are the
+    person's version, then the change's (its note and the appended line), not the change's
+    first bytes attributed to the person."""
+    faults.arm("change.touched", lambda: _person_saves(store.root, "notes/new.md"))
+    with store.transaction("a new note"):
+        store.create("notes/new.md", "- the agent's note\n")
+        assert store.list() == ["notes/new.md", NOTE]
+        store.append("notes/new.md", "- one more line\n")
+    history = _history(store.root, "notes/new.md")
+    assert history[-3][1] is None
+    assert history[-2] == ("human", PERSON.decode())
+    author, text = history[-1]
+    assert author == "agent:planner"
+    assert text is not None and text.endswith("- the agent's note\n- one more line\n")
+    assert (store.root / "notes" / "new.md").read_text("utf-8") == text
+
+
+# ------------------------------------------------------------------ a save in the staging's tick
+def test_a_save_in_the_same_tick_as_the_staging_supersedes_the_write(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a coarse file clock a save just after the staging can carry the staged file's own
+    time; it cannot be told from a save just before, and counts as after: the person's bytes
+    stay on disk over the change's, which the change's commit holds, and the next look
+    commits the person's version on top."""
+    real_fstat = os.fstat
+    tick = time.time_ns()
+
+    notes = store.root / "notes"
+
+    def coarse_fstat(fd: int) -> os.stat_result:
+        """A file's status, with the change time of every file in the notes folder (the note
+        and the change's staged files beside it) read as one tick."""
+        st = real_fstat(fd)
+        if st.st_ino not in {os.lstat(entry).st_ino for entry in notes.iterdir()}:
+            return st
+        fields = {name: getattr(st, name) for name in dir(st) if name.startswith("st_")}
+        fields.update(st_ctime_ns=tick, st_ctime=tick / 1e9)
+        values = list(st)
+        values[9] = tick // 10**9
+        return os.stat_result(values, fields)
+
+    def person_saves() -> None:
+        (store.root / NOTE).write_bytes(PERSON)  # right after the staging: no sleep
+
+    monkeypatch.setattr(os, "fstat", coarse_fstat)
+    faults.arm("change.written", person_saves)
+    store.write(NOTE, "- the agent's second plan\n")
+    monkeypatch.undo()
+    assert (store.root / NOTE).read_bytes() == PERSON
+    author, text = _history(store.root, NOTE)[-1]
+    assert author == "agent:planner"
+    assert text is not None and text.endswith("---\n- the agent's second plan\n")
+    store.sync()
+    assert _history(store.root, NOTE)[-1] == ("human", PERSON.decode())
