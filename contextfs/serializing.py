@@ -14,6 +14,7 @@ not give exactly the new metadata, the whole mapping is dumped afresh.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -128,13 +129,37 @@ def _other_format(metadata: Mapping[str, Any], previous: str | bytes) -> str | N
 def _dump(metadata: Mapping[str, Any], *, flow: bool = False) -> str:
     # flow=True writes innermost lists and mappings inline ('tags: [a, b]'), for a key
     # the person wrote that way.
-    return yaml_lib().handler.export(
+    text: str = yaml_lib().yaml.dump(
         _plain(dict(metadata)),
+        Dumper=_dumper(),
         sort_keys=False,
         allow_unicode=True,
         default_flow_style=None if flow else False,
         width=1000,
     )
+    # Only the final line break goes: the last value may end in a space that is not ASCII
+    # (a no-break or an ideographic space), written unquoted, which str.strip() would take
+    # with it (python-frontmatter's export strips).
+    return text.removesuffix("\n")
+
+
+@functools.cache
+def _dumper() -> Any:
+    """PyYAML's safe dumper, writing text that holds a YAML line break double-quoted."""
+    yaml = yaml_lib().yaml
+
+    class Dumper(yaml.SafeDumper):  # type: ignore[misc,name-defined]
+        pass
+
+    def text(dumper: Any, value: str) -> Any:
+        # NEL and the Unicode line and paragraph separators are line breaks to YAML: in a
+        # plain or single-quoted key or value they are folded into a space when read back,
+        # while double quotes keep them as escapes (\N, \L, \P).
+        style = '"' if any(c in value for c in "\x85\u2028\u2029") else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return Dumper
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContentError, ContextManager, FrontmatterError
@@ -37,12 +37,28 @@ _bodies = st.one_of(
 
 @settings(max_examples=120, deadline=None)
 @given(metadata=_metadata, body=_bodies)
+@example(metadata={"0": "\xa0"}, body="")
+@example(metadata={"0\x850": None, "k": "a\u2028b"}, body="")
 def test_round_trip_keeps_body_and_metadata(metadata: dict, body: str) -> None:
     text = serialize(metadata, body)
     doc = parse(text, "t.md")
     assert doc.body == body
     assert doc.metadata == metadata
     assert list(doc.metadata) == list(metadata)  # key order kept
+
+
+@pytest.mark.parametrize("value", ["\xa0", "ends in a no-break space\xa0", "ideographic\u3000"])
+def test_a_last_value_ending_in_a_space_that_is_not_ascii_keeps_it(value: str) -> None:
+    """Such a value is written unquoted, so nothing after it may strip the block's end."""
+    for metadata in ({"note": value}, {"first": 1, "note": value}):
+        assert parse(serialize(metadata, "body\n"), "t.md").metadata == metadata
+
+
+def test_keys_and_values_holding_a_yaml_line_break_keep_it() -> None:
+    """NEL and the Unicode line and paragraph separators are line breaks to YAML, folded
+    into spaces in an unquoted or single-quoted scalar: they come back as written."""
+    metadata = {"a\x85b": "c\u2028d", "e": "f\u2029", "g": ["h\x85"]}
+    assert parse(serialize(metadata, ""), "t.md").metadata == metadata
 
 
 @settings(max_examples=60, deadline=None)
