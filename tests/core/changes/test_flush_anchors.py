@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from secret_samples import SECRET_KINDS
 
-from contextfs import ContentError, ContextManager
+from contextfs import ContentError, ContextManager, faults
 from contextfs.changes import journal, transaction
 from contextfs.files import durability
 from contextfs.files.confined import RootFiles
@@ -82,13 +82,15 @@ def test_a_write_flushes_the_files_and_a_git_folder_on_another_filesystem(
     assert "notes/plan.md" in log
 
 
+@pytest.mark.parametrize("cause", ["the commit gate", "a failure while publishing"])
 def test_a_refused_commit_is_undone_durably_before_its_journal_goes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cause: str
 ) -> None:
-    """When the commit gate refuses a change whose files are already in place, the files are
-    put back, and the names they were put back under are flushed before the journal that
-    says how to undo them is removed: a power cut in between would otherwise keep the
-    change's bytes with nothing left to say they are to be undone."""
+    """When a change whose files are already in place is refused (by the commit gate, or by
+    a failure while its commit is published), the files are put back, git's index with
+    them, and the names they were put back under are flushed before the journal that says
+    how to undo them is removed: a power cut in between would otherwise keep the change's
+    bytes with nothing left to say they are to be undone."""
     events: list[str] = []
     real_undo, real_close = transaction.undo, journal.JournalFile.close
     real_publish = RootFiles.publish
@@ -116,12 +118,26 @@ def test_a_refused_commit_is_undone_durably_before_its_journal_goes(
         monkeypatch.setattr(RootFiles, "publish", publish)
         monkeypatch.setattr(journal.JournalFile, "close", close)
         monkeypatch.setattr(durability, "sync_filesystem", sync)
-        with pytest.raises(ContentError), ctx.transaction(f"rotate {token}"):
+        message = f"rotate {token}" if cause == "the commit gate" else "rotate"
+        if cause != "the commit gate":
+            faults.arm("commit.recorded", "raise")
+        refusal = ContentError if cause == "the commit gate" else RuntimeError
+        with pytest.raises(refusal), ctx.transaction(message):
             ctx.write("notes/plan.md", "# Plan\n\nShip it on Friday.\n")
+        faults.disarm()
         undone = events[events.index("undo") :]
         put_back = undone.index("put in place")
         assert "sync" in undone[put_back : undone.index("journal closed")], events
         assert ctx.read("notes/plan.md") == "# Plan\n\nShip it.\n"
+        assert (
+            subprocess.run(
+                ["git", "-C", str(ctx.root), "status", "--porcelain"],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            == ""
+        )
 
 
 def test_a_transaction_that_puts_every_file_back_flushes_nothing_after_it(
@@ -146,3 +162,18 @@ def test_a_transaction_that_puts_every_file_back_flushes_nothing_after_it(
         committed = durability.FLUSHES.calls - before
         assert ctx.parts.git.head() != head
         assert back == committed - 1, (back, committed)
+
+
+def test_the_point_after_a_commit_is_published_sees_the_branch_moved(tmp_path: Path) -> None:
+    """``commit.published`` (where the crash matrix kills a writer whose commit is out) is
+    passed once per commit, after the branch moved and before the change lets go."""
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/plan.md", "one\n")
+        head = ctx.parts.git.head()
+        seen: list[str | None] = []
+        faults.arm("commit.published", lambda: seen.append(ctx.parts.git.head()))
+        try:
+            ctx.write("notes/plan.md", "two\n")
+        finally:
+            faults.disarm()
+        assert seen == [ctx.parts.git.head()] and seen[0] != head
