@@ -58,6 +58,16 @@ def start_watch(root: Path, debounce: float) -> subprocess.Popen[str]:
     )
 
 
+def authors_and_bytes(root: Path, rel: str) -> list[tuple[str, str | None]]:
+    """(author, the file's text or None) at every commit of ``root``, oldest first."""
+    out = []
+    for sha in git(root, "log", "--reverse", "--format=%H").split():
+        author = git(root, "log", "-1", "--format=%an", sha).strip()
+        listed = git(root, "ls-tree", sha, rel).strip()
+        out.append((author, git(root, "show", f"{sha}:{rel}") if listed else None))
+    return out
+
+
 def commit_count(root: Path) -> int:
     out = git(root, "rev-list", "--count", "HEAD", check=False).strip()
     return int(out) if out.isdigit() else 0

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git
+from helpers import authors_and_bytes, git
 
 from contextfs import ContextManager, faults
 from contextfs.changes.adoption import StaleRead
@@ -44,16 +44,6 @@ def store(tmp_path: Path) -> Iterator[ContextManager]:
 
 class _Failed(Exception):
     pass
-
-
-def _history(root: Path, rel: str) -> list[tuple[str, str | None]]:
-    """(author, the file's text or None) at every commit, oldest first."""
-    out = []
-    for sha in git(root, "log", "--reverse", "--format=%H").split():
-        author = git(root, "log", "-1", "--format=%an", sha).strip()
-        listed = git(root, "ls-tree", sha, rel).strip()
-        out.append((author, git(root, "show", f"{sha}:{rel}") if listed else None))
-    return out
 
 
 def _person_saves(root: Path, rel: str) -> None:
@@ -91,7 +81,7 @@ def test_a_save_while_an_append_is_staged_is_committed_first_and_the_append_made
     saved = _save_as_staged(monkeypatch, store, NOTE)
     store.append(NOTE, "- the agent's line\n")
     assert saved
-    history = _history(store.root, NOTE)
+    history = authors_and_bytes(store.root, NOTE)
     assert history[-2] == ("human", PERSON.decode())
     author, text = history[-1]
     assert author == "agent:planner"
@@ -116,7 +106,7 @@ def test_a_stale_append_in_a_transaction_writes_nothing_and_keeps_the_save(
     assert (store.root / NOTE).read_bytes() == PERSON
     assert not (store.root / "notes" / "log.md").exists()
     store.sync()
-    assert _history(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
     assert git(store.root, "ls-tree", "HEAD", "notes/log.md").strip() == ""
 
 
@@ -137,7 +127,7 @@ def test_a_write_not_computed_from_a_read_replaces_a_save_made_before_it_was_sta
         saved = _save_as_staged(monkeypatch, store, NOTE)
         store.revert(NOTE, "HEAD")
     assert saved
-    history = _history(store.root, NOTE)
+    history = authors_and_bytes(store.root, NOTE)
     assert history[-2] == ("human", PERSON.decode())
     assert history[-1] == ("agent:planner", first)
     assert (store.root / NOTE).read_text("utf-8") == first
@@ -159,7 +149,7 @@ def test_undoing_a_change_keeps_a_deletion_made_after_its_bytes_replaced_a_save(
         (store.root / "notes" / "new.md").unlink()
         raise _Failed
     assert not (store.root / "notes" / "new.md").exists()
-    assert _history(store.root, "notes/new.md")[-1] == ("human", PERSON.decode())
+    assert authors_and_bytes(store.root, "notes/new.md")[-1] == ("human", PERSON.decode())
 
 
 def test_a_file_the_change_put_in_place_over_a_save_is_its_own_for_the_rest_of_the_change(
@@ -174,7 +164,7 @@ def test_a_file_the_change_put_in_place_over_a_save_is_its_own_for_the_rest_of_t
         store.create("notes/new.md", "- the agent's note\n")
         assert store.list() == ["notes/new.md", NOTE]
         store.append("notes/new.md", "- one more line\n")
-    history = _history(store.root, "notes/new.md")
+    history = authors_and_bytes(store.root, "notes/new.md")
     assert history[-3][1] is None
     assert history[-2] == ("human", PERSON.decode())
     author, text = history[-1]
@@ -216,8 +206,8 @@ def test_a_save_in_the_same_tick_as_the_staging_supersedes_the_write(
     store.write(NOTE, "- the agent's second plan\n")
     monkeypatch.undo()
     assert (store.root / NOTE).read_bytes() == PERSON
-    author, text = _history(store.root, NOTE)[-1]
+    author, text = authors_and_bytes(store.root, NOTE)[-1]
     assert author == "agent:planner"
     assert text is not None and text.endswith("---\n- the agent's second plan\n")
     store.sync()
-    assert _history(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import git
+from helpers import authors_and_bytes, git
 
 from contextfs import ContextManager, faults
 from contextfs.changes import adoption
@@ -47,15 +47,6 @@ def _capture_at_touch(ctx: ContextManager) -> list[dict[str, Any]]:
     return seen
 
 
-def _authors_and_bytes(root: Path, rel: str) -> list[tuple[str, str | None]]:
-    out = []
-    for sha in git(root, "log", "--reverse", "--format=%H").split():
-        author = git(root, "log", "-1", "--format=%an", sha).strip()
-        listed = git(root, "ls-tree", sha, rel).strip()
-        out.append((author, git(root, "show", f"{sha}:{rel}") if listed else None))
-    return out
-
-
 def test_without_the_outside_check_the_snapshot_names_the_blob_found_and_keeps_it(
     ctx: ContextManager,
 ) -> None:
@@ -86,7 +77,7 @@ def test_a_file_deleted_outside_is_committed_as_deleted_before_the_agent_writes_
     lines = _capture_at_touch(ctx)
     ctx.write("notes/plan.md", "- the agent's new plan\n")
     assert lines[0]["blob"] is None and lines[0]["outside"] == "human"
-    history = _authors_and_bytes(ctx.root, "notes/plan.md")
+    history = authors_and_bytes(ctx.root, "notes/plan.md")
     assert history[-2][0] == "human" and history[-2][1] is None
     assert history[-1][0] == "agent:planner"
     assert (history[-1][1] or "").endswith("---\n- the agent's new plan\n")
@@ -108,7 +99,7 @@ def test_a_save_made_before_the_write_is_staged_is_committed_first_as_it_was_on_
 
     faults.arm("change.touched", person_saves)
     ctx.write("notes/plan.md", "- the agent's second plan\n")
-    history = _authors_and_bytes(root, "notes/plan.md")
+    history = authors_and_bytes(root, "notes/plan.md")
     assert history[-2] == ("human", PERSON.decode())
     assert history[-1][0] == "agent:planner"
     assert (history[-1][1] or "").endswith("---\n- the agent's second plan\n")
