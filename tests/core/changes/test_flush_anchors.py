@@ -145,20 +145,21 @@ def test_a_transaction_that_puts_every_file_back_flushes_nothing_after_it(
 ) -> None:
     """A change whose files end as they were commits nothing, and flushes nothing once its
     files are in place: they hold the committed bytes, which a power cut leaves either way.
-    A change that commits flushes once more, after its branch moved."""
+    A change that commits flushes once more, after its branch moved. (A text file is stored
+    as written: a markdown one would get a new ``updated`` time.)"""
     if not durability.syncfs_available():
         pytest.skip("counts syncfs calls: without it each path is flushed on its own")
     with ContextManager(tmp_path / "ctx", index=False) as ctx:
-        ctx.write("notes/plan.md", "one\n")
+        ctx.write("notes/plan.txt", "one\n")
         head = ctx.parts.git.head()
         before = durability.FLUSHES.calls
         with ctx.transaction("and back"):
-            ctx.write("notes/plan.md", "two\n")
-            ctx.write("notes/plan.md", "one\n")
+            ctx.write("notes/plan.txt", "two\n")
+            ctx.write("notes/plan.txt", "one\n")
         back = durability.FLUSHES.calls - before
         assert ctx.parts.git.head() == head
         before = durability.FLUSHES.calls
-        ctx.write("notes/plan.md", "three\n")
+        ctx.write("notes/plan.txt", "three\n")
         committed = durability.FLUSHES.calls - before
         assert ctx.parts.git.head() != head
         assert back == committed - 1, (back, committed)
