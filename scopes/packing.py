@@ -4,9 +4,8 @@ Every layer that puts context in front of a model (scopes, topics, memory, the e
 agent) hands the packer a list of :class:`Candidate` and a token budget and gets back a
 :class:`ContextView`. The packer's promises:
 
-* ``view.tokens <= budget`` whenever a budget is set, counted exactly on the final text
-  (it re-packs against a tighter target if token merges at section joins ever push the
-  total over);
+* ``view.tokens <= budget`` whenever a budget is set, counted exactly on the final text (it
+  re-packs against a tighter target if token merges at section joins push the total over);
 * pinned candidates are always shown whole; if they alone do not fit, :class:`BudgetError`
   names them and their sizes;
 * a candidate whose file cannot be read (binary, not UTF-8, broken frontmatter) is left
@@ -37,6 +36,7 @@ from contextfs.errors import BudgetError, ConfigError
 from contextfs.gate.fencing import seal
 from contextfs.gate.poisoning import render_untrusted
 from contextfs.text.tokens import TokenCounter, get_counter
+from contextfs.text.turns import is_log
 
 from .arguments import check_int, check_number
 from .paging import SEPARATOR_TOKENS, PagedSection, PageMemo, page_in
@@ -480,7 +480,7 @@ def _make_slot(
         )
         return None
     # A log whose lines hold no message (or only quarantined ones) has nothing to show either.
-    if not src.body.strip() or render(src, "full") is None:
+    if not src.body.strip() or (is_log(src.path) and render(src, "full") is None):
         dropped.append(DroppedItem(src.path, "empty", 0, src.version))
         return None
     return _Slot(cand, src, order)

@@ -313,7 +313,8 @@ def render(
     given = title if src.title or _meta_text(src, "title") else None
     # A log's lean tiers read its messages as its full tier shows them: a quarantined one
     # never, and all of them fenced when one is not trusted (the lines' JSON is not text).
-    prose, trust = _readable(src) if log else (src.body, None)
+    lean = tier in ("overview", "abstract")
+    prose, trust = _readable(src) if log and lean else (src.body, None)
     if tier == "full":
         if log:  # a conversation log: its messages, with date and speaker, each fenced on its own
             chunks = chunks_of(src.body, src.line_offset, src.path)
