@@ -35,6 +35,7 @@ for secrets only, and holds back (uncommitted, reported) a file that holds one.
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -106,6 +107,21 @@ class WriteGuard:
                 f"{fix} (store a reference to where the secret is kept instead), or, if it is not a secret, "
                 "add its fingerprint to allow in the [secrets] table of .contextfs/config.toml"
             )
+
+    def knowing(self, names: Iterable[str]) -> WriteGuard:
+        """This gate, with the secrets ``names`` hold let through: names already in history.
+
+        The commit gate passes the paths HEAD holds that a change moves or deletes, so a file
+        committed under a secret-bearing name (by plain git, or before the secret's format
+        was known) can still be moved away or deleted: its name is in history already, and
+        the commit that removes it, its message naming the old path, adds nothing new.
+        """
+        known = {f.fingerprint for f in self._strict_findings("\n".join(names))}
+        if not known:
+            return self
+        wider = copy.copy(self)
+        wider.secrets = replace(self.secrets, allow=self.secrets.allow | known)
+        return wider
 
     def check_history(
         self, *, names: Iterable[str] = (), message: str = "", author: str = ""

@@ -61,18 +61,18 @@ def check(parts: RootParts, change: Change, message: str) -> None:
             guard.check_history(message=message_here, author=change.prepared.signature.decode())
         return
     changed = {rel: data for rel, data in change.changes().items() if data is not None}
+    # A rename touches every path it moves first, so change.before holds the sources too:
+    # the names HEAD holds among them are in history as they are (a secret in one of them
+    # does not keep the file from being moved away or deleted, see WriteGuard.knowing).
+    in_head = {p: parts.git.head_blob(p) for p in sorted(change.before)}
+    guard = guard.knowing(p for p, blob in in_head.items() if blob is not None)
     guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
     # Bytes HEAD already holds at a path this change moved or touched (a move, a delete into
-    # the trash, a conflict copy taken back as the file) are in history as they are. A
-    # rename touches every path it moves first, so change.before holds the sources too.
-    known: set[str | None] | None = None
+    # the trash, a conflict copy taken back as the file) are in history as they are.
+    known = set(in_head.values())
     for rel, data in sorted(changed.items()):
         blob = blob_version(data)
-        if blob in change.vetted:
-            continue
-        if known is None:
-            known = {parts.git.head_blob(p) for p in sorted(change.before)}
-        if blob in known:
+        if blob in change.vetted or blob in known:
             continue
         guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
 

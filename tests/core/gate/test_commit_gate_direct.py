@@ -93,27 +93,68 @@ def test_bytes_passed_over_sorted_first_do_not_let_a_reverted_secret_through(
     assert git(root.root, "status", "--porcelain") == ""
 
 
-def test_a_folder_move_does_not_carry_a_secret_name_into_a_new_path(tmp_path: Path) -> None:
-    # A person committed notes/<token>.md with plain git. Moving the folder gives that file a
-    # new path whose name no write judged and the message never spells ("move: notes ->
-    # archive"); its bytes are HEAD's, so only the check of the names refuses it.
+def _named_after_a_token(tmp_path: Path) -> ContextManager:
+    """A root where a person committed notes/<token>.md with plain git."""
     ctx = ContextManager(tmp_path / "ctx", index=False)
     ctx.write("notes/base.md", "# Base\n\nAn ordinary note.\n")
     (ctx.root / "notes" / f"{TOKEN}.md").write_text("an innocent body\n", "utf-8")
     git(ctx.root, "add", "notes")
     commit_as_person(ctx.root, "a note named after a token")
+    return ctx
+
+
+def _secrets_in_history(root: Path) -> set[str]:
+    from contextfs.gate.secrets import scan
+
+    text = git(root, "log", "--all", "-p", "--name-only", "--format=%B")
+    return {finding.fingerprint for finding in scan(text)}
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        pytest.param(lambda ctx: ctx.delete(f"notes/{TOKEN}.md"), id="delete"),
+        pytest.param(lambda ctx: ctx.move(f"notes/{TOKEN}.md", "notes/renamed.md"), id="move-away"),
+        pytest.param(lambda ctx: ctx.move("notes", "archive"), id="folder-move"),
+        pytest.param(
+            lambda ctx: ctx.restore(ctx.delete(f"notes/{TOKEN}.md").id), id="delete-then-restore"
+        ),
+    ],
+)
+def test_a_name_history_already_holds_can_be_moved_or_deleted(
+    tmp_path: Path, step: Callable[[ContextManager], object]
+) -> None:
+    # The name is in history already: refusing the commit that moves it away or deletes it
+    # (its subject naming the old path, the trash entry keeping it) would only keep it in
+    # the tree. Such a commit adds no secret history does not hold.
+    ctx = _named_after_a_token(tmp_path)
+    known = _secrets_in_history(ctx.root)
+    assert known, "the token is a secret to the scanner"
     before = _log(ctx.root)
-    with pytest.raises(ContentError) as caught:
-        ctx.move("notes", "archive")
+    step(ctx)
+    assert len(_log(ctx.root)) > len(before)
+    assert _secrets_in_history(ctx.root) == known
+    assert git(ctx.root, "status", "--porcelain") == ""
+
+
+def test_a_new_secret_name_beside_one_history_holds_is_still_refused(tmp_path: Path) -> None:
+    # Only the secrets of the names the change takes from HEAD are known: another token in
+    # the same change's names is refused as ever, and nothing is committed.
+    ctx = _named_after_a_token(tmp_path)
+    other = SECRET_KINDS["GitHub classic token"](random.Random(12)).payload
+    before = _log(ctx.root)
+    with pytest.raises(ContentError) as caught, ctx.transaction("tidy up"):
+        ctx.move(f"notes/{TOKEN}.md", "notes/renamed.md")
+        ctx.move("notes/base.md", f"notes/{other}.md")
     message = str(caught.value)
     _not_echoed(message)
+    assert other[4:14] not in message
     assert message.startswith("refused: a file or folder name in this change holds a secret"), (
         message
     )
     assert _log(ctx.root) == before
     assert (ctx.root / "notes" / f"{TOKEN}.md").read_text("utf-8") == "an innocent body\n"
-    assert not (ctx.root / "archive").exists()
-    assert git(ctx.root, "status", "--porcelain") == ""
+    assert not (ctx.root / "notes" / f"{other}.md").exists()
 
 
 def test_a_folder_delete_does_not_adopt_a_persons_file_under_a_secret_name(
