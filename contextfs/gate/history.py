@@ -10,7 +10,10 @@ files are in place and before any object of the commit is written; a refusal und
 change (see :meth:`contextfs.changes.cycle.Writes.change`):
 
 * the names of every path that gets bytes, the whole message and the author pass
-  :meth:`~contextfs.gate.guard.WriteGuard.check_history`;
+  :meth:`~contextfs.gate.guard.WriteGuard.check_history`, which lets through only the
+  secrets that the names HEAD holds at the paths the change moves or deletes hold already
+  (:meth:`~contextfs.gate.guard.WriteGuard.knowing`: such a file can be moved away or
+  deleted, and the commit that does it adds nothing history lacks);
 * bytes that no gate judged in this change (:attr:`Change.vetted`) and that HEAD does not
   already hold at a path the change moved or touched (an unchanged file moved or deleted, a
   conflict copy taken back as the file) are scanned like an edit made outside contextfs,
