@@ -14,6 +14,7 @@ import random
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -178,3 +179,55 @@ def test_the_point_after_a_commit_is_published_sees_the_branch_moved(tmp_path: P
         finally:
             faults.disarm()
         assert seen == [ctx.parts.git.head()] and seen[0] != head
+
+
+def test_a_save_found_just_before_a_rename_is_journaled_durably_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Somebody saves over a file after the change snapshotted it and before the change's
+    bytes were staged. Just before its rename the change snapshots their version again (to
+    commit it first, and to put it back if the change is undone), and that journal line is
+    flushed before the rename: a power cut right after it must still find how to give them
+    their version back."""
+    if not durability.syncfs_available():
+        pytest.skip("observes syncfs: without it each path is flushed on its own")
+    events: list[tuple[str, int]] = []
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/plan.txt", "one\n")
+        first = ctx.parts.git.head()
+        ctx.write("notes/plan.txt", "two\n")
+        folder = ctx.parts.state.file("journal")
+
+        def lines() -> int:
+            return sum(p.read_bytes().count(b"\n") for p in folder.glob("*.jsonl"))
+
+        def sync(path: str | os.PathLike[str], real: Any = durability.sync_filesystem) -> bool:
+            events.append(("sync", lines()))
+            return bool(real(path))
+
+        def replace(src: Any, dst: Any, real: Any = os.replace, **kwargs: Any) -> None:
+            if os.fspath(dst) == "plan.txt":
+                events.append(("rename", lines()))
+            real(src, dst, **kwargs)
+
+        def save() -> None:
+            (ctx.root / "notes" / "plan.txt").write_text("theirs\n", "utf-8")
+            time.sleep(0.05)  # file times tick coarsely: the staging comes a tick after the save
+
+        monkeypatch.setattr(durability, "sync_filesystem", sync)
+        monkeypatch.setattr(os, "replace", replace)
+        faults.arm("change.touched", save)
+        try:
+            # A revert writes without reading first: the save lands between its snapshot
+            # and its staging (a write that reads first would find it stale instead).
+            ctx.revert("notes/plan.txt", first)
+        finally:
+            faults.disarm()
+        renames = [i for i, (what, _) in enumerate(events) if what == "rename"]
+        assert len(renames) == 1, events
+        renamed = renames[0]
+        last_sync = max(i for i, (what, _) in enumerate(events[:renamed]) if what == "sync")
+        assert events[last_sync][1] == events[renamed][1], events
+        assert ctx.read("notes/plan.txt") == "one\n"
+        saved = ctx.history("notes/plan.txt", limit=2)[1]
+        assert ctx.parts.git.blob_at("notes/plan.txt", saved.commit) == b"theirs\n"
