@@ -97,7 +97,7 @@ class Change:
         header: Header,
         trailers: Mapping[str, str] | None = None,
         *,
-        outside_author: str = "human",
+        outside_author: str,
         seen: Seen | None = None,
         outside_check: OutsideCheck | None = None,
     ) -> None:

@@ -71,3 +71,22 @@ def test_a_log_with_no_message_to_show_is_left_out_as_empty(
         assert [(d.path, d.reason, d.tokens) for d in view.dropped] == [
             ("sessions/s1.jsonl", "empty", 0)
         ]
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_a_log_with_a_message_to_show_is_an_item_of_the_view(tmp_path: Path, pinned: bool) -> None:
+    """The same log with one message left to show is shown, whole when there is room: only
+    a log with none is left out as empty."""
+    ctx = ContextManager(tmp_path / "ctx", index=False)
+    said = '{"role": "user", "content": "Berth 9 closes at six.", "trust": "trusted"}'
+    body = f"{QUARANTINED}\n{said}\n"
+    log = Candidate("sessions/s1.jsonl", "the session", 0, pinned=pinned, body=body)
+    note = Candidate("n/a.md", "a note", 1, body="The heron nests by the river.\n")
+    for budget in (None, 400):
+        view = pack(ctx, [log, note], budget)
+        assert [(i.path, i.tier) for i in view.items] == [
+            ("sessions/s1.jsonl", "full"),
+            ("n/a.md", "full"),
+        ], budget
+        assert not view.dropped, budget
+        assert "Berth 9 closes at six." in view.text and "gate codes" not in view.text
