@@ -53,7 +53,7 @@ $(MUTSTAMP): pyproject.toml | $(BIN)/python
 	touch $@ $(DEVSTAMP) $(STAMP)
 
 mutate: $(MUTSTAMP)
-	$(BIN)/python tests/mutate.py $(if $(GROUP),--group $(GROUP)) $(if $(SURVIVORS),--survivors) $(if $(TIMEOUTS),--timeouts) $(if $(NICE),--nice $(NICE))
+	$(BIN)/python tests/mutate.py $(if $(GROUP),--group $(GROUP)) $(if $(SURVIVORS),--survivors) $(if $(TIMEOUTS),--timeouts) $(if $(EQUIVALENTS),--equivalents) $(if $(NICE),--nice $(NICE))
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done

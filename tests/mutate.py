@@ -10,7 +10,9 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    editable install resolves ``contextfs.scopes`` to the source folder, so mutmut's own copy
    of the sources (``mutants/``) would never be imported for those three; in the staged
    tree every module lives under ``contextfs/`` and the copy shadows the editable install;
-2. runs ``mutmut run`` there under ``nice`` (children that the tests spawn import the
+2. has mutmut make the mutants, sets aside (untested, counted as equivalent) those an
+   equivalent entry of ``tests/mutation.toml`` explains (``--equivalents`` tests them too),
+   then runs ``mutmut run`` there under ``nice`` (children that the tests spawn import the
    mutated copy too: ``PYTHONPATH`` points at it);
 3. reads mutmut's results, shows each survivor's diff and matches it against the
    equivalent mutants written down in ``tests/mutation.toml`` (by function and by the text
@@ -19,7 +21,7 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    neither killed nor explained.
 
 Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--nice 10]
-[--report-only | --survivors]``;
+[--report-only | --survivors | --equivalents]``;
 a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
 ``--survivors`` tests again only the mutants the last run of a group let through (after
 tests were added) or never reached (a stopped run), keeping the last run's other verdicts.
@@ -163,6 +165,54 @@ def run_mutmut(where: Path, jobs: int, niceness: int, names: list[str] | None = 
         ).returncode
 
 
+def generate(where: Path, jobs: int) -> None:
+    """mutmut's first step alone: the mutated copy and each module's list of mutants (its
+    ``.meta``), none tested yet, so that a fresh run can set the listed equivalents aside
+    before it starts (see :func:`set_aside`). The steps are mutmut's own (3.8, pinned in
+    ``pyproject.toml``), as ``mutmut run`` takes them before its tests."""
+    code = (
+        "from mutmut.__main__ import create_mutants\n"
+        "from mutmut.mutation.trampoline import set_mutant_under_test\n"
+        "from mutmut.utils.file_utils import copy_also_copy_files, copy_src_dir, setup_source_paths\n"
+        "set_mutant_under_test('mutant_generation')\n"
+        "copy_src_dir()\ncopy_also_copy_files()\nsetup_source_paths()\n"
+        f"create_mutants({jobs})\n"
+    )
+    with open(where / "mutmut.log", "w") as out:
+        subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=where,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=True,
+        )
+
+
+def set_aside(
+    where: Path,
+    group: list[Module],
+    equivalents: list[Equivalent],
+    diff_of: Callable[[str, str], str],
+) -> int:
+    """Give every untested mutant an equivalent entry explains the verdict "survived" (which
+    the report counts as equivalent), so ``mutmut run`` passes over it: it could only survive,
+    after every test that reaches its function (a minute or more in the changes group).
+    Returns how many were set aside."""
+    count = 0
+    for module in group:
+        meta = where / "mutants" / (module.staged + ".meta")
+        data = json.loads(meta.read_text())
+        codes = data["exit_code_by_key"]
+        for mutant, code in sorted(codes.items()):
+            if code is None and explain(
+                module, mutant, diff_of(mutant, module.staged), equivalents
+            ):
+                codes[mutant] = 0
+                count += 1
+        meta.write_text(json.dumps(data, indent=4))
+    return count
+
+
 # mutmut's exit codes of a mutant no test noticed: survived, no tests (pytest's and mutmut's).
 NOT_NOTICED = {0, 5, 33}
 # mutmut's exit codes of a mutant whose tests ran out of time (counted as killed: a hang is
@@ -244,16 +294,19 @@ def listed_equivalent(
     equivalents: list[Equivalent],
     diff_of: Callable[[str, str], str],
 ) -> set[str]:
-    """The last run's survivors that an equivalent entry explains, by ``diff_of(mutant,
-    staged path)``, the diff of the mutated copy that run made (a function changed since
+    """The last run's survivors and unreached mutants that an equivalent entry explains, by
+    ``diff_of(mutant, staged path)``, the diff of the mutated copy that run made; each gets
+    the verdict "survived" in ``previous``, which the run keeps (a function changed since
     gets new mutants under the old numbers: its verdicts are not kept, and the second pass
     tests them afresh)."""
     out = set()
     for module in group:
         old = previous.get(module.staged)
         for mutant, code in (old.codes if old else {}).items():
-            noticed = code is None or code not in NOT_NOTICED
-            if not noticed and explain(module, mutant, diff_of(mutant, module.staged), equivalents):
+            if code is not None and code not in NOT_NOTICED:
+                continue  # noticed: killed, or out of time
+            if explain(module, mutant, diff_of(mutant, module.staged), equivalents):
+                old.codes[mutant] = 0
                 out.add(mutant)
     return out
 
@@ -412,6 +465,11 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --survivors: test again the mutants that ran out of time too",
     )
+    parser.add_argument(
+        "--equivalents",
+        action="store_true",
+        help="a fresh run tests the mutants the equivalent entries explain too (to check the entries)",
+    )
     args = parser.parse_args(argv)
     if args.timeouts and not args.survivors:
         parser.error("--timeouts goes with --survivors")
@@ -443,6 +501,10 @@ def main(argv: list[str] | None = None) -> int:
         stage(where, group, groups[name]["tests"])
         names = [n for n in names if defined(where, n)]
         print(f"mutating {name}: {', '.join(m.source for m in group)}", flush=True)
+        if not args.survivors and not args.equivalents:
+            generate(where, args.jobs)
+            aside = set_aside(where, group, load_equivalents(), mutmut_diffs(where))
+            print(f"{name}: {aside} listed equivalent mutant(s) set aside untested", flush=True)
         code = run_mutmut(where, args.jobs, args.nice, names)
         keep_results(where, previous)
         if code == 0 and args.survivors:

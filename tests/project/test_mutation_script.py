@@ -1,5 +1,5 @@
-"""``tests/mutate.py``'s bookkeeping of a run of the survivors: which verdicts of the last
-run it keeps, and which mutants it asks mutmut for."""
+"""``tests/mutate.py``'s bookkeeping: which verdicts of the last run it keeps, which mutants
+it asks mutmut for, and which a fresh run sets aside as explained before testing any."""
 
 from __future__ import annotations
 
@@ -84,14 +84,14 @@ def test_a_run_of_the_survivors_asks_for_timeouts_only_when_told(tmp_path: Path)
 
 def test_a_survivor_an_equivalent_entry_explains_is_not_tested_again(tmp_path: Path) -> None:
     """Running an explained survivor again only runs every test of its function to see it
-    survive: its verdict is kept. A survivor the entry does not explain, a killed mutant and
-    an unreached one are not set aside."""
+    survive: its verdict is kept, and an unreached mutant the entry explains gets the same
+    one. A survivor the entry does not explain and a killed mutant are not set aside."""
     module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
-    names = [f"contextfs.scopes.packing.x_pack__mutmut_{k}" for k in range(4)]
-    explained, unexplained, killed, unreached = names
+    names = [f"contextfs.scopes.packing.x_pack__mutmut_{k}" for k in range(5)]
+    explained, unexplained, killed, unreached, unreached_other = names
     _meta(
         tmp_path,
-        {explained: 0, unexplained: 0, killed: 1, unreached: None},
+        {explained: 0, unexplained: 0, killed: 1, unreached: None, unreached_other: None},
         {"x_pack": "aaaa"},
     )
     previous = mutate.last_results(tmp_path, [module])
@@ -100,6 +100,8 @@ def test_a_survivor_an_equivalent_entry_explains_is_not_tested_again(tmp_path: P
         explained: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
         unexplained: "--- a\n+++ b\n-    step = 0\n+    step = 2\n",
         killed: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
+        unreached: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
+        unreached_other: "--- a\n+++ b\n-    step = 0\n+    step = 3\n",
     }
     asked: list[str] = []
 
@@ -108,5 +110,29 @@ def test_a_survivor_an_equivalent_entry_explains_is_not_tested_again(tmp_path: P
         asked.append(mutant)
         return diffs[mutant]
 
-    assert mutate.listed_equivalent([module], previous, [entry], diff_of) == {explained}
-    assert sorted(asked) == sorted([explained, unexplained])  # only survivors are looked at
+    listed = mutate.listed_equivalent([module], previous, [entry], diff_of)
+    assert listed == {explained, unreached}
+    assert sorted(asked) == sorted([explained, unexplained, unreached, unreached_other])
+    codes = previous[module.staged].codes
+    assert (codes[unreached], codes[unreached_other], codes[killed]) == (0, None, 1)
+    asked_for = [n for n in mutate.to_test_again(previous, timeouts=False) if n not in listed]
+    assert asked_for == sorted([unexplained, unreached_other])
+
+
+def test_a_fresh_run_sets_aside_the_untested_mutants_an_entry_explains(tmp_path: Path) -> None:
+    """Before a fresh run tests anything, a mutant an equivalent entry explains gets the
+    verdict "survived" (the report counts it as equivalent), so mutmut passes over it; the
+    others stay untested, and a verdict already there is left as it is."""
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    names = [f"contextfs.scopes.packing.x_pack__mutmut_{k}" for k in range(3)]
+    explained, unexplained, decided = names
+    meta = _meta(tmp_path, {explained: None, unexplained: None, decided: 1}, {"x_pack": "aaaa"})
+    entry = mutate.Equivalent("scopes/packing.py", "pack", "step = 0", "step = 1", "no effect")
+    diffs = {
+        explained: "--- a\n+++ b\n-    step = 0\n+    step = 1\n",
+        unexplained: "--- a\n+++ b\n-    step = 0\n+    step = 2\n",
+    }
+    assert mutate.set_aside(tmp_path, [module], [entry], lambda m, _staged: diffs[m]) == 1
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    assert codes == {explained: 0, unexplained: None, decided: 1}
+    assert entry.used == 1
