@@ -495,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
         # every test that reaches its function: its verdict is kept instead.
         listed = listed_equivalent(group, previous, load_equivalents(), mutmut_diffs(where))
         names = [n for n in names if n not in listed]
+        if listed:
+            print(f"{name}: {len(listed)} listed equivalent mutant(s) kept untested", flush=True)
         if args.survivors and not names:
             print(f"{name}: no survivors of a last run to test again", flush=True)
             continue
