@@ -67,7 +67,8 @@ def check(parts: RootParts, change: Change, message: str) -> None:
     # A rename touches every path it moves first, so change.before holds the sources too:
     # the names HEAD holds among them are in history as they are (a secret in one of them
     # does not keep the file from being moved away or deleted, see WriteGuard.knowing).
-    in_head = {p: parts.git.head_blob(p) for p in sorted(change.before)}
+    head = parts.git.head()
+    in_head = {p: parts.git.head_blob(p, head) if head else None for p in sorted(change.before)}
     guard = guard.knowing(p for p, blob in in_head.items() if blob is not None)
     guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
     # Bytes HEAD already holds at a path this change moved or touched (a move, a delete into
