@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -217,3 +218,59 @@ def test_a_commit_gives_up_after_the_branch_moved_three_times(
         assert builds == [3]
         assert (store.root / "notes" / "a.md").read_bytes() == before
         assert git(store.root, "log", "--format=%s", "-1").strip() == "a person's commit 3"
+
+
+# ------------------------------------------------------------------------- after a commit, and after a refused one
+def test_a_commit_is_dated_by_the_library_clock_and_tells_the_listeners(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Commits are dated by ``contextfs.clock`` (the one clock tests fake), the outside
+    version a change commits first included; the listeners then hear which paths changed."""
+    moment = datetime(2024, 2, 29, 12, 0, tzinfo=timezone.utc)
+    monkeypatch.setattr("contextfs.clock.now", lambda: moment)
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.txt", "one\n")
+        heard: list[list[str]] = []
+        store.parts.add_listener(heard.append)
+        (store.root / "notes" / "a.txt").write_text("a person's save\n", "utf-8")
+        store.write("notes/a.txt", "two\n")
+        dates = git(store.root, "log", "--format=%at %ct", "-3").split()
+        assert dates == [str(int(moment.timestamp()))] * 6
+        assert heard == [["notes/a.txt"]]
+
+
+def _refused_at_publish(store: ContextManager) -> None:
+    faults.arm("commit.recorded", "raise")
+    try:
+        with pytest.raises(RuntimeError, match="fault injected"):
+            store.write("notes/a.txt", "two\n")
+    finally:
+        faults.disarm()
+
+
+def test_a_refused_commit_leaves_gits_index_in_line_with_the_files(tmp_path: Path) -> None:
+    """The files put back are recorded in git's index again (their new status), so git sees
+    them as unchanged without hashing them again: ``git diff-files`` does not refresh."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.txt", "one\n")
+        _refused_at_publish(store)
+        assert (store.root / "notes" / "a.txt").read_text("utf-8") == "one\n"
+        assert git(store.root, "diff-files", "--name-only") == ""
+        assert_clean(store.root)
+
+
+def test_an_index_that_cannot_be_brought_back_never_hides_the_first_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When bringing git's index back in line fails too, the failure that stopped the commit
+    is what the caller gets, and the files are put back all the same."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.txt", "one\n")
+
+        def record(paths: object) -> None:
+            raise VersioningError("git's index is locked by another program")
+
+        monkeypatch.setattr(store.parts.git, "record", record)
+        _refused_at_publish(store)
+        assert (store.root / "notes" / "a.txt").read_text("utf-8") == "one\n"
+        assert not list(store.parts.state.file("journal").glob("*.jsonl"))
