@@ -274,3 +274,21 @@ def test_an_index_that_cannot_be_brought_back_never_hides_the_first_failure(
         _refused_at_publish(store)
         assert (store.root / "notes" / "a.txt").read_text("utf-8") == "one\n"
         assert not list(store.parts.state.file("journal").glob("*.jsonl"))
+
+
+def test_a_change_that_leaves_the_tree_as_committed_commits_nothing(tmp_path: Path) -> None:
+    """Without the outside check a person's save is not committed first, so writing back
+    what HEAD holds over it leaves the tree as committed: no commit, and git's index is
+    brought in line with the file written (``git diff-files`` does not refresh)."""
+    with ContextManager(tmp_path / "ctx", index=False) as store:
+        store.write("notes/a.txt", "one\n")
+        head = store.parts.git.head()
+        writer = store.parts.writer()
+        assert writer is not None
+        writer.check_outside = False
+        (store.root / "notes" / "a.txt").write_text("a person's save\n", "utf-8")
+        store.write("notes/a.txt", "one\n")
+        assert store.parts.git.head() == head
+        assert (store.root / "notes" / "a.txt").read_text("utf-8") == "one\n"
+        assert git(store.root, "diff-files", "--name-only") == ""
+        assert_clean(store.root)
