@@ -9,6 +9,7 @@ copy is then opened as the next process would open the root.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Callable
@@ -292,3 +293,30 @@ def test_a_change_that_leaves_the_tree_as_committed_commits_nothing(tmp_path: Pa
         assert (store.root / "notes" / "a.txt").read_text("utf-8") == "one\n"
         assert git(store.root, "diff-files", "--name-only") == ""
         assert_clean(store.root)
+
+
+def test_a_change_cut_short_once_ready_is_published_as_the_commit_it_built(
+    tmp_path: Path,
+) -> None:
+    """Killed once its journal says ``ready``, a change is rolled forward by the next process
+    as the very commit it built (the journal names it), not as a new one."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("notes/a.txt", "one\n")
+        copy = root.parent / "killed"
+        faults.arm("commit.ready", lambda: shutil.copytree(root, copy, symlinks=True))
+        try:
+            ctx.write("notes/a.txt", "two\n")
+        finally:
+            faults.disarm()
+    (journal,) = (copy / ".git").rglob("journal/*.jsonl")
+    lines = [json.loads(line) for line in journal.read_text("utf-8").splitlines()]
+    (ready,) = [line["ready"] for line in lines if "ready" in line]
+    with ContextManager(copy, index=False) as ctx:
+        assert ctx.read("notes/a.txt") == "two\n"
+    assert (
+        git(copy, "rev-parse", "HEAD").strip()
+        == ready["sha"]
+        == git(root, "rev-parse", "HEAD").strip()
+    )
+    assert_clean(copy)
