@@ -12,6 +12,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -320,3 +323,82 @@ def test_a_change_cut_short_once_ready_is_published_as_the_commit_it_built(
         == git(root, "rev-parse", "HEAD").strip()
     )
     assert_clean(copy)
+
+
+def _killed_then_reopened(root: Path, point: str, call: Callable[[ContextManager], object]) -> None:
+    """``root`` as a process killed at ``point`` during ``call`` leaves it, at its own path
+    (the journal names git's lock files by absolute path)."""
+    copy = root.parent / "killed"
+    with ContextManager(root, index=False) as ctx:
+        faults.arm(point, lambda: shutil.copytree(root, copy, symlinks=True))
+        try:
+            call(ctx)
+        finally:
+            faults.disarm()
+    assert copy.exists(), f"the call never passed {point}"
+    shutil.rmtree(root)
+    copy.rename(root)
+
+
+@pytest.mark.parametrize("point", ["record.locked", "commit.recorded", "publish.locked"])
+def test_git_locks_a_killed_change_held_are_cleared_by_the_next_process(
+    tmp_path: Path, point: str
+) -> None:
+    """A change killed while it held git's index or branch lock journaled the locks first, so
+    the next process proves them its own (by device, inode and content: a real kill, not a
+    copy), clears them and publishes the change; later writes go on."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("notes/a.txt", "one\n")
+    code = (
+        "import sys; from contextfs import ContextManager; "
+        "ContextManager(sys.argv[1], index=False).write('notes/a.txt', 'two\\n')"
+    )
+    env = dict(os.environ, CONTEXTFS_FAULTS=f"{point}=kill")
+    done = subprocess.run([sys.executable, "-c", code, str(root)], env=env, check=False)
+    assert done.returncode == -signal.SIGKILL
+    assert list((root / ".git").rglob("*.lock"))
+    with ContextManager(root, index=False) as ctx:
+        assert ctx.read("notes/a.txt") == "two\n"
+        ctx.write("notes/b.txt", "three\n")
+    assert not list((root / ".git").rglob("*.lock"))
+    assert git(root, "log", "--format=%s", "-1").strip() == "write: notes/b.txt"
+    assert_clean(root)
+
+
+def test_a_change_rolled_forward_onto_a_moved_branch_keeps_modes_and_a_persons_save(
+    tmp_path: Path,
+) -> None:
+    """Killed once ready, with a person's commit landing before the next process opens the
+    root, the change is built again on top: the person's save it found is still committed
+    first as theirs, and only the file that may be run is committed executable."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        ctx.write("tools/run.sh", "#!/bin/sh\necho run\n")
+        ctx.write("notes/a.txt", "one\n")
+    (root / "tools" / "run.sh").chmod(0o755)
+    with ContextManager(root, index=False) as ctx:
+        ctx.sync()
+
+    def change(ctx: ContextManager) -> None:
+        (root / "notes" / "a.txt").write_text("a person's save\n", "utf-8")
+        with ctx.transaction("tidy up"):
+            ctx.write("tools/run.sh", "#!/bin/sh\necho run fast\n")
+            ctx.write("notes/a.txt", "two\n")
+
+    _killed_then_reopened(root, "commit.ready", change)
+    (root / "people.txt").write_text("elsewhere\n", "utf-8")
+    git(root, "add", "people.txt")
+    commit_as_person(root, "a person's commit")
+    with ContextManager(root, index=False) as ctx:
+        assert ctx.read("notes/a.txt") == "two\n"
+    log = git(root, "log", "--format=%an|%s", "-3").splitlines()
+    assert log[0] == "agent|tidy up" and log[1].startswith("human|"), log
+    assert log[2] == "dev|a person's commit", log
+    assert git(root, "show", "HEAD~1:notes/a.txt") == "a person's save\n"
+    modes = {
+        line.split("\t")[1]: line.split()[0]
+        for line in git(root, "ls-tree", "-r", "HEAD").splitlines()
+    }
+    assert modes["tools/run.sh"] == "100755" and modes["notes/a.txt"] == "100644", modes
+    assert_clean(root)
