@@ -231,3 +231,33 @@ def test_a_save_found_just_before_a_rename_is_journaled_durably_first(
         assert ctx.read("notes/plan.txt") == "one\n"
         saved = ctx.history("notes/plan.txt", limit=2)[1]
         assert ctx.parts.git.blob_at("notes/plan.txt", saved.commit) == b"theirs\n"
+
+
+def test_without_syncfs_the_journal_is_flushed_by_name_before_a_file_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``syncfs`` is missing (or fails) each written path is flushed by name, and the
+    journal is among them before the change's bytes replace a file: the line saying how to
+    put the old bytes back is durable first."""
+    events: list[tuple[str, str]] = []
+    real_fsync = durability.fsync_path
+
+    def fsync_path(path: str | os.PathLike[str]) -> None:
+        events.append(("flush", os.fspath(path)))
+        real_fsync(path)
+
+    def replace(src: Any, dst: Any, real: Any = os.replace, **kwargs: Any) -> None:
+        events.append(("rename", os.fspath(dst)))
+        real(src, dst, **kwargs)
+
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/plan.txt", "one\n")
+        monkeypatch.setattr(durability, "sync_filesystem", lambda path: False)
+        monkeypatch.setattr(durability, "fsync_path", fsync_path)
+        monkeypatch.setattr(os, "replace", replace)
+        ctx.write("notes/plan.txt", "two\n")
+        monkeypatch.undo()
+        assert ctx.read("notes/plan.txt") == "two\n"
+    renamed = events.index(("rename", "plan.txt"))
+    flushed = [path for what, path in events[:renamed] if what == "flush"]
+    assert any(path.endswith(".jsonl") for path in flushed), events
