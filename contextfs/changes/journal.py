@@ -108,7 +108,7 @@ class JournalFile:
 class Journal:
     """The journal folder of one root."""
 
-    def __init__(self, folder: Path, *, durable: bool = True) -> None:
+    def __init__(self, folder: Path, *, durable: bool) -> None:
         self.folder = folder
         self.durable = durable
         #: The flush of the change in progress (None: each durable line is fsynced at once).
