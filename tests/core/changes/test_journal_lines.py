@@ -123,6 +123,32 @@ def test_recovery_reads_past_what_it_cannot_read(tmp_path: Path) -> None:
     assert_clean(root)
 
 
+def test_an_unreadable_journal_that_cannot_be_removed_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A journal without a readable header that cannot be removed either (a read-only
+    mount, another process removing it first) is left where it is: the root still opens,
+    and the change journaled beside it is still finished."""
+    root = tmp_path / "ctx"
+    with ContextManager(root, index=False) as ctx:
+        folder = ctx.parts.state.file("journal")
+    _killed(root, "commit.ready", "write", "notes/a.md", "finished by recovery")
+    garbage = folder / "1-garbage.jsonl"
+    garbage.write_bytes(b"not a journal\n")
+    real = Path.unlink
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        if self == garbage:
+            raise OSError(30, "Read-only file system", str(self))
+        real(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with ContextManager(root, index=False) as ctx:
+        assert ctx.read("notes/a.md") == "finished by recovery"
+    assert garbage.exists()
+    assert_clean(root)
+
+
 def test_a_change_leaves_no_descriptor_open_and_its_journal_private(tmp_path: Path) -> None:
     fds = Path("/proc/self/fd")
     if not fds.exists():
