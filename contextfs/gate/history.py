@@ -39,15 +39,19 @@ fast-forward to a commit that came from the remote adds nothing of its own.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from ..document import blob_version
 from ..errors import ContentError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..changes.transaction import Change
     from ..parts import RootParts
     from ..versioning import Prepared
+    from .guard import WriteGuard
 
 __all__ = ["check"]
 
@@ -64,21 +68,48 @@ def check(parts: RootParts, change: Change, message: str) -> None:
             guard.check_history(message=message_here, author=change.prepared.signature.decode())
         return
     changed = {rel: data for rel, data in change.changes().items() if data is not None}
-    # A rename touches every path it moves first, so change.before holds the sources too:
-    # the names HEAD holds among them are in history as they are (a secret in one of them
-    # does not keep the file from being moved away or deleted, see WriteGuard.knowing).
-    head = parts.git.head()
-    in_head = {p: parts.git.head_blob(p, head) if head else None for p in sorted(change.before)}
-    guard = guard.knowing(p for p, blob in in_head.items() if blob is not None)
-    guard.check_history(names=sorted(changed), message=message, author=change.header.actor)
-    # Bytes HEAD already holds at a path this change moved or touched (a move, a delete into
-    # the trash, a conflict copy taken back as the file) are in history as they are.
-    known = set(in_head.values())
+    # What HEAD holds at the paths this change moved or touched is in history as it is (a
+    # rename touches every path it moves first, so change.before holds the sources too):
+    # read only when needed, which an ordinary write, its bytes vetted, never is.
+    in_head: dict[str, str | None] = {}
+
+    def head_versions() -> dict[str, str | None]:
+        if not in_head and change.before:
+            head = parts.git.head()
+            in_head.update(
+                {p: parts.git.head_blob(p, head) if head else None for p in sorted(change.before)}
+            )
+        return in_head
+
+    def judged(run: Callable[[WriteGuard], None]) -> None:
+        """``run`` with the gate; when it refuses, with the gate that knows the secrets of the
+        names HEAD holds there (WriteGuard.knowing: a file under such a name can be moved
+        away or deleted)."""
+        try:
+            run(guard)
+        except ContentError:
+            wider = guard.knowing(p for p, blob in head_versions().items() if blob is not None)
+            if wider is guard:
+                raise
+            run(wider)
+
+    judged(
+        lambda g: g.check_history(
+            names=sorted(changed), message=message, author=change.header.actor
+        )
+    )
     for rel, data in sorted(changed.items()):
         blob = blob_version(data)
-        if blob in change.vetted or blob in known:
+        # Bytes HEAD holds at such a path (a move, a delete into the trash, a conflict copy
+        # taken back as the file) are in history already.
+        if blob in change.vetted or blob in head_versions().values():
             continue
-        guard.check_secrets(rel, data.decode("utf-8", "replace"), actor="human")
+        judged(functools.partial(_scan_bytes, rel=rel, text=data.decode("utf-8", "replace")))
+
+
+def _scan_bytes(guard: WriteGuard, *, rel: str, text: str) -> None:
+    """Bytes no gate judged are scanned like an edit a person made outside contextfs."""
+    guard.check_secrets(rel, text, actor="human")
 
 
 def _check_adopted(parts: RootParts, change: Change) -> None:
