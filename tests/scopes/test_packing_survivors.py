@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import frontmatter
 import pytest
 
 from contextfs import ContextManager
-from contextfs.scopes.packing import load_source, pack
-from contextfs.scopes.tiers import render
+from contextfs.scopes.packing import SEPARATOR_TOKENS, _Packer, _Slot, load_source, pack
+from contextfs.scopes.tiers import TIERS, Source, query_terms, render
 from contextfs.scopes.views import Candidate
 from contextfs.text.tokens import get_counter
 
@@ -154,3 +155,36 @@ def test_room_beyond_the_leanest_excerpt_shows_the_answer_that_costs_as_much(
     for budget in range(leanest + 1, leanest + 8):
         view = pack(ctx, [cand], budget, query="heron river")
         assert "heron" in view.text, budget
+
+
+def test_an_enlarged_excerpt_may_take_the_room_left_to_its_last_token() -> None:
+    """The room left after the climb is spent on the excerpts to its last token: an
+    excerpt whose cost is exactly the room it was offered is shown. (The excerpt's fence is
+    reserved by estimate, so an untrusted excerpt may come out at its allowance exactly,
+    or over it, when it is refused.)"""
+    body = frontmatter.loads(
+        (Path(__file__).parents[2] / "sample-context" / "task" / "current.md").read_text()
+    ).content
+    src = Source("task/current.md", body, {"trust": "untrusted"}, "v")
+    count = get_counter(None).count
+    terms = query_terms("tenants")
+    whole = count(render(src, "full") or "")
+    exact = [
+        a
+        for a in range(whole // 3, whole)
+        if (text := render(src, "excerpt", terms=terms, allowance=a, count=count))
+        and count(text) == a
+    ]
+    assert exact, "no excerpt of the note costs exactly its allowance: pick another note"
+    for allowance in exact:
+        packer = _Packer(get_counter(None), terms)
+        slot = _Slot(Candidate(src.path, "the task", 0, min_tier="excerpt"), src, 0)
+        slot.relevance = 1.0
+        slot.place(0, *packer.section(slot, 0))
+        slot.full_cost = slot.cost
+        assert allowance + SEPARATOR_TOKENS < slot.full_cost  # the whole note does not fit
+        target = allowance + SEPARATOR_TOKENS
+        packer.fit([slot], packer.climb([slot]), target, 0)
+        assert slot.level == TIERS.index("excerpt")
+        assert slot.cost == target, allowance
+        assert slot.text == render(src, "excerpt", terms=terms, allowance=allowance, count=count)
