@@ -319,6 +319,45 @@ def test_a_secret_refused_in_a_write_names_the_file() -> None:
 
 
 # ------------------------------------------------------------------ names and outside saves
+AWS_ID = SECRET_KINDS["AWS access key id"](random.Random(3)).payload
+
+
+def test_a_secret_in_a_name_or_message_is_refused_by_kind_and_fingerprint_alone() -> None:
+    """Names and commit messages carry no comments: the inline allowlist marker, which lets a
+    person keep a harmless value in a file, never lets a secret into a name or a message. The
+    refusal names the kind and the fingerprint, never a line (one would point into a name)."""
+    guard = WriteGuard({})
+    assert guard.secrets.inline_allowlist  # the marker is honoured in files
+    marked = f"deploy {GH}  # pragma: allowlist secret"
+    for refuse in (
+        lambda: guard.check_history(message=marked),
+        lambda: guard.check_history(author=marked),
+        lambda: guard.check_names([f"notes/{GH} pragma: allowlist secret.md"]),
+    ):
+        with pytest.raises(ContentError) as caught:
+            refuse()
+        message = str(caught.value)
+        assert "GitHub token (fingerprint " in message, message
+        assert "on line" not in message and "frontmatter" not in message, message
+        assert GH not in message
+
+
+def test_every_name_of_a_change_is_judged_to_its_own_edges() -> None:
+    """A change's names are judged together, each ending where it ends: a key id that ends a
+    name is found before the next name as after it, and a name history already holds lets
+    the same secret through under a new name, for a move or a delete."""
+    guard = WriteGuard({})
+    named = f"notes/{AWS_ID}"
+    for names in ([named, "notes/b.md"], ["notes/a.md", named]):
+        with pytest.raises(ContentError):
+            guard.check_names(names)
+    wider = guard.knowing([named, "notes/b.md"])
+    wider.check_names([f"moved/{AWS_ID}", "notes/b.md"])
+    with pytest.raises(ContentError):
+        wider.check_names([f"moved/{GH}"])
+    assert guard.knowing(["notes/a.md", "notes/b.md"]) is guard
+
+
 def test_a_persons_save_that_is_not_all_utf8_is_still_scanned() -> None:
     # An editor's save in another encoding: the bytes that do not decode do not hide the rest.
     with pytest.raises(ContentError) as caught:
