@@ -75,10 +75,8 @@ def check(parts: RootParts, change: Change, message: str) -> None:
 
     def head_versions() -> dict[str, str | None]:
         if not in_head and change.before:
-            head = parts.git.head()
-            in_head.update(
-                {p: parts.git.head_blob(p, head) if head else None for p in sorted(change.before)}
-            )
+            head = parts.git.head()  # resolved once for every path (head_blob would per path)
+            in_head.update({p: parts.git.head_blob(p, head) for p in sorted(change.before)})
         return in_head
 
     def judged(run: Callable[[WriteGuard], None]) -> None:
