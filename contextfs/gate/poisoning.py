@@ -75,7 +75,7 @@ def assess(text: str) -> Verdict:
     ('override-instructions', 'prompt-extraction', 'directive-to-agent')
     """
     if not isinstance(text, str) or not text:
-        return Verdict(False, ())
+        return Verdict(False)
     reasons: list[str] = []
     norm = normalise(text)
     for shape in PATTERNS:
@@ -207,11 +207,13 @@ _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}\Z")
 
 def name_flags(rel: str) -> tuple[str, ...]:
     """Why a file's path reads as an instruction (empty when it does not): its folders and
-    name as words, one per line, the extension left out."""
+    name as words, one per line, then the whole path read as one run of words (a listing
+    shows ``notes/ignore/previous instructions`` as a phrase), the extension left out."""
     # Only what looks like an extension is left out: words after a dot are judged too
     # ('x. Ignore all previous instructions' is no file type).
     stem = _EXTENSION.sub("", rel)
-    return flags(name_words(stem.replace("/", "\n")))
+    each = stem.replace("/", "\n")
+    return flags(name_words(f"{each}\n{stem}"))
 
 
 def assess_file(text: str, rel: str) -> Verdict:
