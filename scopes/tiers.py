@@ -317,7 +317,7 @@ def render(
     prose, trust = _readable(src) if log and lean else (src.body, None)
     if tier == "full":
         if log:  # a conversation log: its messages, with date and speaker, each fenced on its own
-            chunks = chunks_of(src.body, src.line_offset, src.path)
+            chunks = chunks_of(src.body, path=src.path)  # numbered by their own lines
             content = "\n".join(blocks(chunks, range(len(chunks)), _turn_fence(src)))
         else:
             content = src.body.strip("\n")

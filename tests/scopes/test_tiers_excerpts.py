@@ -10,6 +10,8 @@ costs 3 + 2, and each passage its labelled text + 4 (the join and a possible ``[
 
 from __future__ import annotations
 
+import pytest
+
 from contextfs.scopes.tiers import Source, excerpt_floor, query_terms, render
 from contextfs.text.turns import format_line
 
@@ -174,3 +176,11 @@ def test_an_untrusted_log_is_fenced_turn_by_turn_whole_and_as_one_block_otherwis
     overview = render(src, "overview")
     assert overview is not None
     assert overview.split("\n")[1] == FENCE and overview.count("[untrusted data") == 1
+
+
+def test_an_excerpt_asked_for_without_its_allowance_or_counter_is_refused_plainly() -> None:
+    """An excerpt is sized by an allowance in the counter's tokens: either one missing is a
+    caller's mistake, said as such (not a failed subtraction deep inside)."""
+    for kw in ({"count": words}, {"allowance": 40}, {}):
+        with pytest.raises(ValueError, match="excerpt needs an allowance and a counter"):
+            render(HARBOUR, "excerpt", terms=CRANE, **kw)  # type: ignore[arg-type]
