@@ -92,10 +92,10 @@ def test_items_are_raised_one_tier_per_round_the_leanest_first(tmp_path: Path) -
 def _prepared(ctx: ContextManager, cands: list[Candidate], query: str | None) -> tuple:
     """A packer, its slots for ``cands`` and their climb, prepared as pack prepares them:
     no relevance, each slot placed whole first."""
-    from contextfs.scopes import packing
+    from contextfs.scopes import climbing, packing
 
-    packer = packing._Packer(get_counter(None), query_terms(query))
-    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
+    packer = climbing.Packer(get_counter(None), query_terms(query))
+    slots = [climbing.Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
     for slot in slots:
         slot.relevance = 0.0
         slot.place(0, *packer.section(slot, 0))
@@ -108,7 +108,7 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
     of the climb would not have fitted; an enlarged excerpt stays cheaper than its file whole
     and no larger excerpt fits the room left. (The budget search around it would hide a fit
     that counts wrong, at the price of more attempts; these are the fit's own promises.)"""
-    from contextfs.scopes import packing
+    from contextfs.scopes import climbing, packing
 
     ctx = ContextManager(tmp_path / "ctx", index=False)
     cands = [
@@ -126,7 +126,7 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
         # The steps taken: every step whose item now shows at that tier or a richer one.
         taken = [step for step in climb.steps if step[0].level <= step[1]]
         assert taken == climb.steps[: len(taken)], target  # a run from the start
-        shown = [s for s in slots if s.level != packing._DROPPED]
+        shown = [s for s in slots if s.level != climbing.DROPPED]
         climbed = spent + sum(cost_of[(id(s), s.level)] for s in shown)
         assert climbed <= target, target
         if len(taken) < len(climb.steps):  # the next step would not have fitted
@@ -136,11 +136,11 @@ def test_fit_fills_its_target_exactly_as_far_as_the_climb_goes(tmp_path: Path) -
         total = spent + sum(s.cost for s in slots)
         assert total <= target, target
         for s in shown:
-            if s.level == packing._EXCERPT:
+            if s.level == climbing.EXCERPT:
                 assert s.cost < s.full_cost, target
                 room = target - total
                 allowance = min(room + s.cost, s.full_cost - 1) - packing.SEPARATOR_TOKENS
-                larger, cost = packer.section(s, packing._EXCERPT, allowance)
+                larger, cost = packer.section(s, climbing.EXCERPT, allowance)
                 assert larger is None or cost <= s.cost or cost > s.cost + room, target
 
 

@@ -14,7 +14,8 @@ import random
 import pytest
 
 from contextfs import ContextManager
-from contextfs.scopes.packing import MIN_EXCERPT_TOKENS, load_source, pack
+from contextfs.scopes.climbing import MIN_EXCERPT_TOKENS
+from contextfs.scopes.packing import load_source, pack
 from contextfs.scopes.tiers import TIERS, render
 from contextfs.scopes.views import Candidate
 from contextfs.text.tokens import get_counter

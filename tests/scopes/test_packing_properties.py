@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contextfs import ContextManager
-from contextfs.scopes.packing import MIN_EXCERPT_TOKENS, Candidate, ContextView, load_source, pack
+from contextfs.scopes.climbing import MIN_EXCERPT_TOKENS
+from contextfs.scopes.packing import Candidate, ContextView, load_source, pack
 from contextfs.scopes.tiers import TIERS, query_terms, render
 from contextfs.text.tokens import get_counter
 

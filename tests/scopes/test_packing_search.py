@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from contextfs import ContextManager
-from contextfs.scopes import packing
+from contextfs.scopes import climbing, packing
 from contextfs.scopes.packing import pack
 from contextfs.scopes.tiers import query_terms
 from contextfs.scopes.views import Candidate
@@ -49,8 +49,8 @@ def _view_at_every_target(
     """The view of ``cands`` under the header fitted to each target, as pack fits it (no
     query, no page-in): its text and its joined cost."""
     counter = get_counter(None)
-    packer = packing._Packer(counter, query_terms(None))
-    slots = [packing._Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
+    packer = climbing.Packer(counter, query_terms(None))
+    slots = [climbing.Slot(c, packing.load_source(ctx, c, None), k) for k, c in enumerate(cands)]
     for slot in slots:
         slot.relevance = 0.0
         slot.place(0, *packer.section(slot, 0))

@@ -9,7 +9,8 @@ import frontmatter
 import pytest
 
 from contextfs import ContextManager
-from contextfs.scopes.packing import SEPARATOR_TOKENS, _Packer, _Slot, load_source, pack
+from contextfs.scopes.climbing import Packer, Slot
+from contextfs.scopes.packing import SEPARATOR_TOKENS, load_source, pack
 from contextfs.scopes.tiers import TIERS, Source, query_terms, render
 from contextfs.scopes.views import Candidate
 from contextfs.text.tokens import get_counter
@@ -177,8 +178,8 @@ def test_an_enlarged_excerpt_may_take_the_room_left_to_its_last_token() -> None:
     ]
     assert exact, "no excerpt of the note costs exactly its allowance: pick another note"
     for allowance in exact:
-        packer = _Packer(get_counter(None), terms)
-        slot = _Slot(Candidate(src.path, "the task", 0, min_tier="excerpt"), src, 0)
+        packer = Packer(get_counter(None), terms)
+        slot = Slot(Candidate(src.path, "the task", 0, min_tier="excerpt"), src, 0)
         slot.relevance = 1.0
         slot.place(0, *packer.section(slot, 0))
         slot.full_cost = slot.cost
