@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 
 from contextfs.errors import BudgetError, ConfigError
 from contextfs.gate.fencing import seal
@@ -148,7 +149,6 @@ def pack(
         header_text = render_untrusted(header_text, "the view's header", reasons=flags(header_text))
     fixed = packer.count(header_text) + SEPARATOR_TOKENS if header_text else 0
     pinned = [s for s in slots if s.cand.pinned]
-    others = [s for s in slots if not s.cand.pinned]
     for slot in slots:
         slot.place(0, *packer.section(slot, 0))
         slot.full_cost = slot.cost
@@ -165,80 +165,19 @@ def pack(
                 f"the budget of {budget} tokens cannot hold the pinned items alone, which need "
                 f"{need} tokens: {sizes}; raise the budget or shorten or unpin them"
             )
-        paging = bool(paged) and page_share > 0 and bool(query)
-        climb = packer.climb(others)
-        target = budget
-        # Section costs are estimates (tokens merge across the joins, either way), so the
-        # joined text is counted and the target searched for the fullest view the budget
-        # holds: lower while it is over, higher while room is left and something was cut.
-        # The view kept is the one built for the largest target that fits: a larger target
-        # climbs further, so the view is never leaner than one built for a smaller target.
-        best: tuple[list[tuple[int, str | None, int]], list[PagedSection]] | None = None
-        fits: int | None = None  # the largest target known to fit
-        over: int | None = None  # the smallest target known to overshoot
-        # Below the floor the others get no room, so the view is the header and the pinned
-        # items alone, which fit (checked above): a target there always fits.
-        floor = fixed + pinned_cost - SEPARATOR_TOKENS - 1
-        step = 0  # how far the target last stepped down while nothing fitted
-        memo = PageMemo()  # the files page-in read and the excerpts it measured, for every attempt
-        for _attempt in range(MAX_ATTEMPTS):
-            sections = []
-            # Every section's cost includes the separator after it, but the last one is
-            # followed by none: that one is room too.
-            room_target = target + SEPARATOR_TOKENS
-            if paging:
-                # The candidates fit around a reserve; page-in then takes the reserve and
-                # whatever the candidates left; what page-in leaves goes back to them.
-                # The share never drops an item: the scope's own items stay visible at
-                # their lowest allowed tier before page-in is guaranteed anything.
-                reserve = max(
-                    0,
-                    min(
-                        int((target - fixed - pinned_cost) * page_share),
-                        room_target - fixed - pinned_cost - climb.floor,
-                    ),
-                )
-                packer.fit(others, climb, room_target, fixed + pinned_cost + reserve)
-                room = room_target - fixed - pinned_cost - sum(s.cost for s in others)
-                sections = page_in(ctx, packer.count, paged, rev, seen, room, memo)
-                paged_cost = sum(p.cost for p in sections)
-                packer.fit(others, climb, room_target, fixed + pinned_cost + paged_cost)
-            else:
-                packer.fit(others, climb, room_target, fixed + pinned_cost)
-            total = counter.count(_join(header_text, slots, sections))
-            if total > budget:
-                # never above an earlier overshoot: before a fit each attempt aims lower,
-                # after one the target rises only until something overshoots, and then
-                # every target lies between the two
-                over = target
-                if fits is None:
-                    # Token merges at the joins cost more than the per-section sums: aim lower,
-                    # by what this overshot and by at least twice the last step (many merges
-                    # in a large view would otherwise cost an attempt per token), never below
-                    # the floor, which fits.
-                    step = max(total - budget, 2 * step)
-                    target = max(floor, target - step)
-                    continue
-            else:
-                fits = target  # every target tried after one fits is larger
-                best = ([(s.level, s.text, s.cost) for s in slots], list(sections))
-                if total == budget or (not paging and all(s.level == 0 for s in others)):
-                    break
-                if over is None:
-                    # Nothing overshot yet: take the room that is left. (Doubling each rise
-                    # spares views when a fit leaves a token of room, but overshoots and
-                    # costs more views on the common path: 2,000-file views 14 -> 24 ms.)
-                    target += budget - total
-                    continue
-            assert over is not None and fits is not None  # both known on the paths to here
-            if over - fits <= 1:
-                break
-            target = (fits + over) // 2
-        if best is None:  # pragma: no cover - the steps down reach the floor well before
-            raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
-        for slot, shown in zip(slots, best[0], strict=True):
+        search = _Search(
+            packer,
+            header_text,
+            slots,
+            budget,
+            fixed + pinned_cost,
+            partial(page_in, ctx, packer.count, paged, rev, seen, memo=PageMemo()),
+            page_share,
+        )
+        found = search.fullest(paging=bool(paged) and page_share > 0 and bool(query))
+        for slot, shown in zip(slots, found.shown, strict=True):
             slot.place(*shown)
-        sections = best[1]
+        sections = found.sections
 
     text = _join(header_text, slots, sections)
     total = counter.count(text)
@@ -294,6 +233,132 @@ def pack(
         query=query,
         as_of=rev,
     )
+
+
+class _Found(NamedTuple):
+    """A view the budget search built and counted joined."""
+
+    shown: list[tuple[int, str | None, int]]  # each slot's (level, text, cost)
+    sections: list[PagedSection]
+    total: int  # tokens, counted on the joined text
+    entries: int  # how many of the unpinned items it shows
+
+
+class _Search:
+    """The search for the fullest view a budget holds.
+
+    Section costs are estimates (tokens merge across the joins, either way), so each view
+    is counted joined and the target the items are fitted to is searched for: lower while
+    the view is over the budget, higher while room is left and something was cut. The view
+    kept is the fullest that fits of those built.
+    """
+
+    def __init__(
+        self,
+        packer: Packer,
+        header: str | None,
+        slots: list[Slot],
+        budget: int,
+        spent: int,
+        pager: Callable[[int], list[PagedSection]],
+        share: float,
+    ) -> None:
+        self.packer, self.header, self.slots = packer, header, slots
+        self.budget, self.spent, self.pager, self.share = budget, spent, pager, share
+        self.others = [s for s in slots if not s.cand.pinned]
+        self.climb = packer.climb(self.others)
+
+    def fullest(self, *, paging: bool) -> _Found:
+        """The fullest view found; with ``paging``, passages take room too, but never the
+        room of an item the budget holds without them (the share never drops an item)."""
+        found = self._run(paging=paging)
+        if found is None:  # pragma: no cover - the steps down reach the floor well before
+            raise BudgetError(f"could not pack within {self.budget} tokens; raise the budget")
+        if not paging or found.entries == self.climb.entries:
+            return found
+        plain = self._run(paging=False)
+        if plain is None or plain.entries <= found.entries:
+            return found
+        # The estimates left out an item the budget holds, and passages took its room: page
+        # in again around the items the view without passages shows.
+        kept = self._run(paging=True, keep=plain.entries)
+        return kept if kept is not None and kept.entries >= plain.entries else plain
+
+    def _run(self, *, paging: bool, keep: int = 0) -> _Found | None:
+        budget, others = self.budget, self.others
+        target = budget
+        best: _Found | None = None
+        fits: int | None = None  # the largest target known to fit
+        over: int | None = None  # the smallest target known to overshoot
+        # Below the floor the others get no room, so the view is the header and the pinned
+        # items alone, which fit (checked by pack): a target there fits unless ``keep``
+        # holds items in.
+        floor = self.spent - SEPARATOR_TOKENS - 1
+        step = 0  # how far the target last stepped down while nothing fitted
+        for _attempt in range(MAX_ATTEMPTS):
+            sections = self._build(target, paging=paging, keep=keep)
+            total = self.packer.count(_join(self.header, self.slots, sections))
+            if total > budget:
+                # never above an earlier overshoot: before a fit each attempt aims lower,
+                # after one the target rises only until something overshoots, and then
+                # every target lies between the two
+                over = target
+                if fits is None:
+                    # Token merges at the joins cost more than the per-section sums: aim lower,
+                    # by what this overshot and by at least twice the last step (many merges
+                    # in a large view would otherwise cost an attempt per token), never below
+                    # the floor, which fits.
+                    step = max(total - budget, 2 * step)
+                    target = max(floor, target - step)
+                    continue
+            else:
+                fits = target  # every target tried after one fits is larger
+                # Without passages a larger target climbs further, which is what "fuller"
+                # means even where the joins make it cost fewer tokens; with passages its
+                # view can come out leaner (they fill what the items leave), so the one
+                # of the most tokens is kept.
+                if best is None or not paging or total >= best.total:
+                    shown = [(s.level, s.text, s.cost) for s in self.slots]
+                    entries = sum(s.level < DROPPED for s in others)
+                    best = _Found(shown, list(sections), total, entries)
+                if total == budget or (not paging and all(s.level == 0 for s in others)):
+                    break
+                if over is None:
+                    # Nothing overshot yet: take the room that is left. (Doubling each rise
+                    # spares views when a fit leaves a token of room, but overshoots and
+                    # costs more views on the common path: 2,000-file views 14 -> 24 ms.)
+                    target += budget - total
+                    continue
+            assert over is not None and fits is not None  # both known on the paths to here
+            if over - fits <= 1:
+                break
+            target = (fits + over) // 2
+        return best
+
+    def reserve(self, target: int) -> int:
+        """The room guaranteed to passages in a view fitted to ``target``: the share of what
+        the header and the pinned items leave, in whole tokens, but never room the items
+        need to come in at their lowest allowed tier (the share never drops an item)."""
+        room_target = target + SEPARATOR_TOKENS
+        share = int((target - self.spent) * self.share)
+        return max(0, min(share, room_target - self.spent - self.climb.floor))
+
+    def _build(self, target: int, *, paging: bool, keep: int) -> list[PagedSection]:
+        """Fit the items to ``target`` (and page in around them): the view's passages."""
+        packer, others, climb, spent = self.packer, self.others, self.climb, self.spent
+        # Every section's cost includes the separator after it, but the last one is
+        # followed by none: that one is room too.
+        room_target = target + SEPARATOR_TOKENS
+        if not paging:
+            packer.fit(others, climb, room_target, spent, keep)
+            return []
+        # The items fit around a reserve; page-in then takes the reserve and whatever the
+        # items left; what page-in leaves goes back to them.
+        packer.fit(others, climb, room_target, spent + self.reserve(target), keep)
+        room = room_target - spent - sum(s.cost for s in others)
+        sections = self.pager(room)
+        packer.fit(others, climb, room_target, spent + sum(p.cost for p in sections), keep)
+        return sections
 
 
 def _make_slot(
