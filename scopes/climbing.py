@@ -149,31 +149,24 @@ class Packer:
                 heapq.heappush(waiting, (-rungs[height + 1][0], rank, height + 1, k))
         return Climb(steps, sum(rungs[0][2] for _, rungs in ladders), len(ladders))
 
-    def fit(
-        self, others: list[Slot], climb: Climb, target: int, spent: int, keep: int = 0
-    ) -> int:
-        """Show ``others`` as richly as ``target`` tokens allow, ``spent`` being taken already,
-        and say how many steps of the climb were taken.
+    def fit(self, others: list[Slot], climb: Climb, target: int, spent: int) -> None:
+        """Show ``others`` as richly as ``target`` tokens allow, ``spent`` being taken already.
 
         The climb stops at the first step that does not fit: a later step taken in its place
         would spend room that a larger budget gives to the step that did not fit, and so be
-        taken back there. The first ``keep`` steps are taken whatever they cost: the items a
-        budget was found to hold are not left out for an estimate. What is left then
-        enlarges the excerpts shown, the most important first, each to less than its file
-        whole (an excerpt never changes an item's tier).
+        taken back there. What is left then enlarges the excerpts shown, the most important
+        first, each to less than its file whole (an excerpt never changes an item's tier).
         """
         for slot in others:
             slot.place(DROPPED, None, 0)
         total = spent
-        taken = 0
         for slot, level, text, cost in climb.steps:
-            if taken >= keep and total + cost - slot.cost > target:
+            if total + cost - slot.cost > target:
                 break
             total += cost - slot.cost
             slot.place(level, text, cost)
-            taken += 1
         for slot in sorted(others, key=lambda s: s.rank):
-            if slot.level == EXCERPT and total <= target:  # kept steps may leave no room
+            if slot.level == EXCERPT:
                 room = target - total
                 allowance = min(room + slot.cost, slot.full_cost - 1) - SEPARATOR_TOKENS
                 larger, cost = self.section(slot, EXCERPT, allowance)
@@ -182,4 +175,3 @@ class Packer:
                 if slot.cost <= cost <= slot.cost + room:
                     total += cost - slot.cost
                     slot.place(EXCERPT, larger, cost)
-        return taken

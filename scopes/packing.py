@@ -272,31 +272,26 @@ class _Search:
         """The fullest view found; with ``paging``, passages take room too, but never the
         room of an item the budget holds without them (the share never drops an item)."""
         found = self._run(paging=paging)
-        if found is None:  # pragma: no cover - the steps down reach the floor well before
-            raise BudgetError(f"could not pack within {self.budget} tokens; raise the budget")
         if not paging or found.entries == self.climb.entries:
             return found
+        # Section costs are estimates: one can say an item does not fit where the joined
+        # view shows it does. Without passages the search then aims higher and finds the
+        # item a place; with them, passages take the room at once.
         plain = self._run(paging=False)
-        if plain is None or plain.entries <= found.entries:
-            return found
-        # The estimates left out an item the budget holds, and passages took its room: page
-        # in again around the items the view without passages shows.
-        kept = self._run(paging=True, keep=plain.entries)
-        return kept if kept is not None and kept.entries >= plain.entries else plain
+        return plain if plain.entries > found.entries else found
 
-    def _run(self, *, paging: bool, keep: int = 0) -> _Found | None:
+    def _run(self, *, paging: bool) -> _Found:
         budget, others = self.budget, self.others
         target = budget
         best: _Found | None = None
         fits: int | None = None  # the largest target known to fit
         over: int | None = None  # the smallest target known to overshoot
         # Below the floor the others get no room, so the view is the header and the pinned
-        # items alone, which fit (checked by pack): a target there fits unless ``keep``
-        # holds items in.
+        # items alone, which fit (checked by pack): a target there always fits.
         floor = self.spent - SEPARATOR_TOKENS - 1
         step = 0  # how far the target last stepped down while nothing fitted
         for _attempt in range(MAX_ATTEMPTS):
-            sections = self._build(target, paging=paging, keep=keep)
+            sections = self._build(target, paging=paging)
             total = self.packer.count(_join(self.header, self.slots, sections))
             if total > budget:
                 # never above an earlier overshoot: before a fit each attempt aims lower,
@@ -333,6 +328,8 @@ class _Search:
             if over - fits <= 1:
                 break
             target = (fits + over) // 2
+        if best is None:  # pragma: no cover - the steps down reach the floor well before
+            raise BudgetError(f"could not pack within {budget} tokens; raise the budget")
         return best
 
     def reserve(self, target: int) -> int:
@@ -343,21 +340,21 @@ class _Search:
         share = int((target - self.spent) * self.share)
         return max(0, min(share, room_target - self.spent - self.climb.floor))
 
-    def _build(self, target: int, *, paging: bool, keep: int) -> list[PagedSection]:
+    def _build(self, target: int, *, paging: bool) -> list[PagedSection]:
         """Fit the items to ``target`` (and page in around them): the view's passages."""
         packer, others, climb, spent = self.packer, self.others, self.climb, self.spent
         # Every section's cost includes the separator after it, but the last one is
         # followed by none: that one is room too.
         room_target = target + SEPARATOR_TOKENS
         if not paging:
-            packer.fit(others, climb, room_target, spent, keep)
+            packer.fit(others, climb, room_target, spent)
             return []
         # The items fit around a reserve; page-in then takes the reserve and whatever the
         # items left; what page-in leaves goes back to them.
-        packer.fit(others, climb, room_target, spent + self.reserve(target), keep)
+        packer.fit(others, climb, room_target, spent + self.reserve(target))
         room = room_target - spent - sum(s.cost for s in others)
         sections = self.pager(room)
-        packer.fit(others, climb, room_target, spent + sum(p.cost for p in sections), keep)
+        packer.fit(others, climb, room_target, spent + sum(p.cost for p in sections))
         return sections
 
 

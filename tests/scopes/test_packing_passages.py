@@ -66,8 +66,9 @@ def test_passages_never_take_the_room_of_an_item_the_budget_holds_without_them(
     but passages used to take the room at once, and the view with them left the item out
     (seed 3 at 41 tokens: a note at its overview and another as a cue make 41 tokens; with
     passages the overview gave way to a passage). Every item the view without passages
-    shows is shown with them, at any share."""
-    checked = 0
+    shows is shown with them, at any share; and passages still fill what the items leave
+    when the budget cannot hold them all."""
+    checked = short_with_passages = 0
     for seed in (3,):
         ctx, cands, query = _tree(tmp_path, seed)
         for budget in range(24, 110):
@@ -79,29 +80,34 @@ def test_passages_never_take_the_room_of_an_item_the_budget_holds_without_them(
                 assert wanted <= shown, (seed, budget, share, sorted(wanted - shown))
                 assert view.tokens <= budget
                 checked += 1
+                passages = sum(i.path == "n/log.md" for i in view.items)
+                short_with_passages += bool(plain.dropped) and passages > 0
     assert checked == 86 * 3
+    assert short_with_passages > 20
 
 
 class _Spy:
     """Records every view the budget search builds, run by run: its target and its joined
-    cost (a view with passages may take a second run without them, and a third)."""
+    cost (a view with passages may take a second run, without them)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.runs: list[list[tuple[int, int]]] = []
+        self.paging: list[bool] = []
         build, run = packing._Search._build, packing._Search._run
         spy = self
 
         def recording(
-            search: packing._Search, target: int, *, paging: bool, keep: int
+            search: packing._Search, target: int, *, paging: bool
         ) -> list[packing.PagedSection]:
-            sections = build(search, target, paging=paging, keep=keep)
+            sections = build(search, target, paging=paging)
             joined = packing._join(search.header, search.slots, sections)
             spy.runs[-1].append((target, search.packer.count(joined)))
             return sections
 
-        def starting(search: packing._Search, *, paging: bool, keep: int = 0) -> object:
+        def starting(search: packing._Search, *, paging: bool) -> object:
+            spy.paging.append(paging)
             spy.runs.append([])
-            return run(search, paging=paging, keep=keep)
+            return run(search, paging=paging)
 
         monkeypatch.setattr(packing._Search, "_build", recording)
         monkeypatch.setattr(packing._Search, "_run", starting)
@@ -122,7 +128,7 @@ def test_with_passages_the_view_kept_is_the_fullest_the_search_built(
             spy.runs.clear()
             view = pack(ctx, cands, budget, query=query, paged=PAGED, page_share=0.6)
             if len(spy.runs) > 1:
-                continue  # the view was searched for again around the items (test above)
+                continue  # the view was searched for again without passages (test above)
             fitting = [total for _, total in spy.runs[0] if total <= budget]
             assert view.tokens == max(fitting), (seed, budget, spy.runs)
             lean_later += fitting[-1] < max(fitting)
@@ -143,8 +149,11 @@ def test_the_search_aims_at_whole_tokens_and_stops_at_a_view_that_spends_the_bud
         for budget in range(30, 420, 11):
             for share in (0.0, 0.6):
                 spy.runs.clear()
+                spy.paging.clear()
                 paged = PAGED if share else ()
                 pack(ctx, cands, budget, query=query, paged=paged, page_share=share)
+                # a second run, without passages, only when an item is missing with them
+                assert spy.paging == ([True, False] if spy.paging[1:] else [bool(share)])
                 for built in spy.runs:
                     assert all(type(target) is int for target, _ in built), built
                     totals = [total for _, total in built]
@@ -163,28 +172,32 @@ def _search(
         slot.relevance = 0.0
         slot.place(0, *packer.section(slot, 0))
         slot.full_cost = slot.cost
-    return packing._Search(packer, None, slots, budget, 0, lambda room: [], share)
+    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(40))  # spent before the items
+    spent = packer.count(header) + SEPARATOR_TOKENS
+    return packing._Search(packer, header, slots, budget, spent, lambda room: [], share)
 
 
 @pytest.mark.parametrize("share", [0.0005, 0.01, 0.3, 1.0])
 def test_page_in_is_guaranteed_whole_tokens_and_only_above_every_item_at_its_floor(
     tmp_path: Path, share: float
 ) -> None:
-    """The reserve for passages is the share of the room in whole tokens (a share worth less
-    than a token reserves nothing), and none of the room the items need to come in at their
-    lowest allowed tier: with no room above that, nothing at all."""
+    """The reserve for passages is the share of the room the header leaves, in whole tokens
+    (a share worth less than a token reserves nothing), and none of the room the items need
+    to come in at their lowest allowed tier: with no room above that, nothing at all."""
     ctx, cands, _ = _tree(tmp_path, 4)
     search = _search(ctx, cands, 400, share)
-    floor = search.climb.floor
+    floor, spent = search.climb.floor, search.spent
+    assert spent > 40
     given = 0
     for target in range(0, 400):
-        above_floor = target + SEPARATOR_TOKENS - floor
+        room = target - spent  # what the header leaves
+        above_floor = target + SEPARATOR_TOKENS - spent - floor
         reserve = search.reserve(target)
-        assert 0 <= reserve <= target * share, target
-        if above_floor <= 0 or target * share < 1:
+        assert 0 <= reserve <= max(0, room * share), target
+        if above_floor <= 0 or room * share < 1:
             assert reserve == 0, target
-        elif int(target * share) <= above_floor:
-            assert reserve == int(target * share), target  # the share in full
+        elif int(room * share) <= above_floor:
+            assert reserve == int(room * share), target  # the share in full
             given += 1
         else:
             assert reserve == above_floor, target  # all that is left above the floor
