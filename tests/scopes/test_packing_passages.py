@@ -93,6 +93,7 @@ class _Spy:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.runs: list[list[tuple[int, int]]] = []
         self.paging: list[bool] = []
+        self.texts: list[str] = []  # the joined text of each view built, in order
         build, run = packing._Search._build, packing._Search._run
         spy = self
 
@@ -102,6 +103,7 @@ class _Spy:
             sections = build(search, target, paging=paging)
             joined = packing._join(search.header, search.slots, sections)
             spy.runs[-1].append((target, search.packer.count(joined)))
+            spy.texts.append(joined)
             return sections
 
         def starting(search: packing._Search, *, paging: bool) -> object:
@@ -121,18 +123,24 @@ def test_with_passages_the_view_kept_is_the_fullest_the_search_built(
     of those the search built that fit, not the last (the last was kept before, 313 times
     leaner in a sweep of 8,265 generated views)."""
     spy = _Spy(monkeypatch)
-    lean_later = 0
+    lean_later = ties = 0
     for seed in (0, 1, 2):
         ctx, cands, query = _tree(tmp_path, seed)
         for budget in range(40, 460, 7):
             spy.runs.clear()
+            spy.texts.clear()
             view = pack(ctx, cands, budget, query=query, paged=PAGED, page_share=0.6)
             if len(spy.runs) > 1:
                 continue  # the view was searched for again without passages (test above)
             fitting = [total for _, total in spy.runs[0] if total <= budget]
             assert view.tokens == max(fitting), (seed, budget, spy.runs)
             lean_later += fitting[-1] < max(fitting)
+            # of views as full, the last built: its target is the largest, its items richer
+            fullest = [k for k, (_, total) in enumerate(spy.runs[0]) if total == view.tokens]
+            assert view.text == spy.texts[fullest[-1]], (seed, budget)
+            ties += len({spy.texts[k] for k in fullest}) > 1
     assert lean_later > 0  # the case the rule is for did come up
+    assert ties > 0  # and views as full as each other but not the same
 
 
 def test_the_search_aims_at_whole_tokens_and_stops_at_a_view_that_spends_the_budget(
