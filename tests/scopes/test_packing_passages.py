@@ -210,3 +210,30 @@ def test_page_in_is_guaranteed_whole_tokens_and_only_above_every_item_at_its_flo
         else:
             assert reserve == above_floor, target  # all that is left above the floor
     assert given > 0 or share in (0.0005, 1.0)  # 1.0: always more than is left
+
+
+def test_the_first_view_built_for_a_budget_counts_what_the_header_and_pinned_items_take(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Section estimates count each section with its separator, which ordinary text joins
+    for no more: so the first view the search builds, fitted to the budget itself, is
+    within it once the header and the pinned items are counted as spent (a search that
+    counted them wrongly would start a pinned note's cost or more over, and only find its
+    way back by overshooting)."""
+    spy = _Spy(monkeypatch)
+    header = "# Scope\n\n" + " ".join(f"word{i}" for i in range(30))
+    checked = 0
+    for seed in (0, 2):
+        ctx, cands, query = _tree(tmp_path, seed)
+        ctx.write("n/pin.md", "# Pinned\n\n" + " ".join(["Berths open at dawn."] * 15) + "\n")
+        cands = [Candidate("n/pin.md", "core", 0, pinned=True), *cands]
+        for budget in range(200, 640, 17):
+            for share in (0.0, 0.5):
+                spy.runs.clear()
+                paged = PAGED if share else ()
+                pack(ctx, cands, budget, query=query, paged=paged, page_share=share, header=header)
+                first_target, first_total = spy.runs[0][0]
+                assert first_target == budget
+                assert first_total <= budget, (seed, budget, share, spy.runs[0])
+                checked += 1
+    assert checked == 2 * 26 * 2
