@@ -191,8 +191,16 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         if inside and target.startswith(git_dir + os.sep):
             rest = target[len(git_dir) + 1 :]
             inside = rest.startswith(("objects", "contextfs", "refs", "logs", "index", "HEAD"))
-        if not inside and not target.startswith(_WATCH["allowed"]):
+        if not inside and not target.startswith(_WATCH["allowed"]) and not _bytecode(target):
             _WATCH["bad"].append(f"{event} {target}")
+
+
+def _bytecode(target: str) -> bool:
+    """Python's import system caching a module it compiled (``__pycache__/x.pyc``, written
+    through a temporary ``x.pyc.<id>``): a module imported on first use does this the first
+    time, wherever the package lives, and it is not the library writing."""
+    folder, name = os.path.split(target)
+    return os.path.basename(folder) == "__pycache__" and ".pyc" in name
 
 
 sys.addaudithook(_audit)
