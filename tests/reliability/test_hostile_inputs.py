@@ -197,9 +197,12 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 def _bytecode(target: str) -> bool:
     """Python's import system caching a module it compiled (``__pycache__/x.pyc``, written
-    through a temporary ``x.pyc.<id>``): a module imported on first use does this the first
-    time, wherever the package lives, and it is not the library writing."""
+    through a temporary ``x.pyc.<id>``, the folder made first if need be): a module imported
+    on first use does this the first time, wherever the package lives, and it is not the
+    library writing."""
     folder, name = os.path.split(target)
+    if name == "__pycache__":
+        return True
     return os.path.basename(folder) == "__pycache__" and ".pyc" in name
 
 
