@@ -46,14 +46,14 @@ stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/reliability
 
 # Mutation testing of the promise modules (tests/mutation.toml); about an hour on two cores.
-# One group: make mutate GROUP=files. Not part of make test.
+# One group: make mutate GROUP=files; JOBS=1 leaves a core free. Not part of make test.
 MUTSTAMP := $(VENV)/.installed-mutation
 $(MUTSTAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev,mutation]'
 	touch $@ $(DEVSTAMP) $(STAMP)
 
 mutate: $(MUTSTAMP)
-	$(BIN)/python tests/mutate.py $(if $(GROUP),--group $(GROUP)) $(if $(SURVIVORS),--survivors) $(if $(TIMEOUTS),--timeouts) $(if $(EQUIVALENTS),--equivalents) $(if $(NICE),--nice $(NICE))
+	$(BIN)/python tests/mutate.py $(if $(GROUP),--group $(GROUP)) $(if $(SURVIVORS),--survivors) $(if $(TIMEOUTS),--timeouts) $(if $(EQUIVALENTS),--equivalents) $(if $(NICE),--nice $(NICE)) $(if $(JOBS),--jobs $(JOBS))
 
 bench: $(DEVSTAMP)
 	@for f in tests/benchmarks/bench_*.py; do echo "## $$f"; $(BIN)/python $$f || exit 1; done

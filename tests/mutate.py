@@ -20,7 +20,7 @@ mutant, only the tests that reached the mutated function; a mutant no test notic
    score per module and exits non-zero when a module is under the goal or a survivor is
    neither killed nor explained.
 
-Usage: ``python tests/mutate.py [--group files ...] [--jobs 1] [--nice 10]
+Usage: ``python tests/mutate.py [--group files ...] [--jobs N] [--nice 10]
 [--report-only | --survivors | --equivalents]``;
 a group is a set of modules with the tests that exercise them (``tests/mutation.toml``).
 ``--survivors`` tests again only the mutants the last run of a group let through (after
@@ -449,7 +449,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--group", action="append", help="only this group (repeatable)")
     parser.add_argument(
-        "--jobs", type=int, default=1, help="mutants tested at once (default 1: one core)"
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="mutants tested at once (default: one per core; the run is niced, see --nice)",
     )
     parser.add_argument(
         "--nice", type=int, default=10, help="niceness of the run (default 10; 19 yields to all)"
