@@ -7,8 +7,6 @@ that here so a test can never pass only because the developer's ``~/.gitconfig``
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,22 +29,8 @@ _IDENTITY_VARS = (
     "EMAIL",
 )
 
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under mutmut (``make mutate``), a mutant's tests run fastest first.
-
-    mutmut hands each mutant the tests that reached its function in no particular order and
-    stops at the first failure, so a mutant a quick test kills waited behind the power-cut
-    and crash tests when they came first. The durations are the ones mutmut measured in its
-    clean run (``mutmut-stats.json`` in the folder it runs the tests from).
-    """
-    if "__mutmut_" not in os.environ.get("MUTANT_UNDER_TEST", ""):
-        return
-    try:
-        durations = json.loads(Path("mutmut-stats.json").read_text("utf-8"))["duration_by_test"]
-    except (OSError, ValueError, KeyError):
-        return  # no stats yet: mutmut's own order
-    items.sort(key=lambda item: durations.get(item.nodeid, float("inf")))
+# Under mutmut, the order a mutant's tests run in (tests/mutant_order.py).
+pytest_plugins = ["mutant_order"]
 
 
 @pytest.fixture(scope="session")
