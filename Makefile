@@ -45,7 +45,8 @@ test: $(DEVSTAMP)
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/reliability
 
-# Mutation testing of the promise modules (tests/mutation.toml); about an hour on two cores.
+# Mutation testing of the promise modules (tests/mutation.toml): two hours or more on two
+# cores for every group; one group, or SURVIVORS=1 after adding tests, fits in an hour.
 # One group: make mutate GROUP=files; JOBS=1 leaves a core free. Not part of make test.
 MUTSTAMP := $(VENV)/.installed-mutation
 $(MUTSTAMP): pyproject.toml | $(BIN)/python
