@@ -51,6 +51,8 @@ else:  # the dev extra installs tomli on 3.10
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).with_name("mutation.toml")
 STAGE = REPO / "build" / "mutation"
+# Which test noticed which mutant, written by tests/mutant_order.py during a run.
+KILLS = "mutmut-kills.tsv"
 # Statements whose strings are messages, not behaviour: the wording of an error or a log
 # line is not mutated (the typed error is what callers rely on, and tests/core/test_fixes.py
 # checks that every message ends with its fix); the conditions around them still are.
@@ -110,9 +112,19 @@ def staged_path(source: str, dirs: dict[str, str]) -> str:
 
 
 def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
-    """A fresh folder: the package as installed, the tests, a pyproject for mutmut."""
+    """A fresh folder: the package as installed, the tests, a pyproject for mutmut.
+
+    Only the record of which test noticed which mutant is carried over from the last
+    run (each pair once): the next run then starts every mutant with the test that
+    noticed it, and a run of unchanged code tests each killed mutant with one test."""
+    try:
+        kills = (where / KILLS).read_text("utf-8").splitlines()
+    except OSError:
+        kills = []
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
+    if kills:
+        (where / KILLS).write_text("".join(f"{k}\n" for k in dict.fromkeys(kills)), "utf-8")
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "benchmarks")
     for name, folder in sorted(package_dirs().items()):  # parents before children
         shutil.copytree(

@@ -1,5 +1,6 @@
 """The order a mutant's tests run in under ``make mutate`` (``tests/mutant_order.py``):
-what noticed other mutants of the same function first, then the rest fastest first."""
+what noticed this mutant in an earlier run first, then what noticed other mutants of the
+same function, then the rest fastest first."""
 
 from __future__ import annotations
 
@@ -75,7 +76,9 @@ def test_what_noticed_a_mutant_of_the_function_runs_first_for_the_next(
     monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_1")
     mutant_order.pytest_runtest_logreport(Report("t.py::quick", failed=False))  # type: ignore[arg-type]
     mutant_order.pytest_runtest_logreport(Report("t.py::crash", failed=True))  # type: ignore[arg-type]
-    assert (run_folder / "mutmut-kills.tsv").read_text("utf-8") == f"{INTEND}\tt.py::crash\n"
+    assert (run_folder / "mutmut-kills.tsv").read_text("utf-8") == (
+        f"{INTEND}__mutmut_1\tt.py::crash\n"
+    )
     monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_2")
     mutant_order.pytest_runtest_logreport(Report("t.py::slow", failed=True))  # type: ignore[arg-type]
     monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_3")
@@ -87,8 +90,37 @@ def test_what_noticed_a_mutant_of_the_function_runs_first_for_the_next(
     assert _order(["quick", "middle", "slow", "crash"]) == ["middle", "quick", "slow", "crash"]
 
     monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_4")
-    # Most kills first (slow: 2, crash: 1), then the rest fastest first.
+    # Most mutants noticed first (slow: 2, crash: 1), then the rest fastest first.
     assert _order(["quick", "middle", "slow", "crash"]) == ["slow", "crash", "quick", "middle"]
+
+
+def test_what_noticed_this_very_mutant_before_runs_first_of_all(
+    run_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record carried over from the last run: mutant 1 was noticed by the crash test,
+    mutants 2 and 3 by the slow one; mutant 1 starts with its own killer all the same."""
+    (run_folder / "mutmut-kills.tsv").write_text(
+        f"{INTEND}__mutmut_1\tt.py::crash\n"
+        f"{INTEND}__mutmut_2\tt.py::slow\n"
+        f"{INTEND}__mutmut_3\tt.py::slow\n"
+        # The same pair twice counts once: a test is weighed by the mutants it noticed.
+        f"{INTEND}__mutmut_1\tt.py::middle\n"
+        f"{INTEND}__mutmut_1\tt.py::middle\n"
+        f"{INTEND}__mutmut_1\tt.py::middle\n",
+        "utf-8",
+    )
+    monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_1")
+    assert _order(["quick", "middle", "slow", "crash"]) == ["middle", "crash", "slow", "quick"]
+    monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_3")
+    assert _order(["quick", "middle", "slow", "crash"]) == ["slow", "middle", "crash", "quick"]
+
+
+def test_a_line_naming_only_the_function_counts_for_every_mutant_of_it(
+    run_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (run_folder / "mutmut-kills.tsv").write_text(f"{INTEND}\tt.py::crash\nbroken line\n")
+    monkeypatch.setenv("MUTANT_UNDER_TEST", f"{INTEND}__mutmut_9")
+    assert _order(["quick", "crash"]) == ["crash", "quick"]
 
 
 def test_a_real_session_records_its_kill_and_the_next_runs_that_test_first(
@@ -126,7 +158,7 @@ def test_a_real_session_records_its_kill_and_the_next_runs_that_test_first(
         "test_t.py::test_c_notices",
     ]
     assert (tmp_path / "mutmut-kills.tsv").read_text("utf-8") == (
-        f"{INTEND}\ttest_t.py::test_c_notices\n"
+        f"{INTEND}__mutmut_1\ttest_t.py::test_c_notices\n"
     )
     env["MUTANT_UNDER_TEST"] = f"{INTEND}__mutmut_2"
     assert run() == ["test_t.py::test_c_notices"]  # first, and -x stops there

@@ -136,3 +136,22 @@ def test_a_fresh_run_sets_aside_the_untested_mutants_an_entry_explains(tmp_path:
     codes = json.loads(meta.read_text())["exit_code_by_key"]
     assert codes == {explained: 0, unexplained: None, decided: 1}
     assert entry.used == 1
+
+
+def test_staging_afresh_keeps_only_the_record_of_which_test_noticed_which_mutant(
+    tmp_path: Path,
+) -> None:
+    """A fresh run replaces the staged copy, mutants and verdicts alike, but carries over
+    tests/mutant_order.py's record (each pair once), so each mutant starts with its killer."""
+    where = tmp_path / "views"
+    module = mutate.Module("scopes/packing.py", "contextfs/scopes/packing.py", "views")
+    tests = ["tests/project/test_mutant_order.py"]
+    mutate.stage(where, [module], tests)
+    assert not (where / mutate.KILLS).exists()  # nothing to carry over the first time
+    assert (where / "contextfs" / "scopes" / "packing.py").is_file()
+    _meta(where, {KEPT: 1}, {"x_kept": "aaaa"})
+    pair, other = f"{KEPT}\ttests/a.py::test_a\n", f"{CHANGED}\ttests/b.py::test_b\n"
+    (where / mutate.KILLS).write_text(pair + other + pair, "utf-8")
+    mutate.stage(where, [module], tests)
+    assert (where / mutate.KILLS).read_text("utf-8") == pair + other
+    assert not (where / "mutants").exists()
