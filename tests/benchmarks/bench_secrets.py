@@ -3,7 +3,8 @@
     python tests/benchmarks/bench_secrets.py [--quick] [--noseyparker DIR] [--kingfisher DIR]
                                              [--trufflehog DIR] [--semgrep DIR]
                                              [--secretlint DIR] [--trivy DIR]
-                                             [--whispers DIR] [--locomo DIR]
+                                             [--whispers DIR] [--sonar DIR]
+                                             [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -28,6 +29,10 @@ ref imports the old package from ``git archive``), one column per ref.
    fifth, ``--trivy`` / ``CONTEXTFS_TRIVY`` (a checkout of aquasecurity/trivy) and
    ``--whispers`` / ``CONTEXTFS_WHISPERS`` (a checkout of Skyscanner/whispers), is the
    positives of two more scanners' tests, as written and assigned (:func:`scanner_tests`).
+   The sixth, ``--sonar`` / ``CONTEXTFS_SONAR`` (a checkout of SonarSource/sonar-text at
+   ``da21f3d7``, the last commit with all its rules), is the examples of Sonar's secrets
+   rules (``tests/secret_corpora_sonar.py``): positives as for the fifth, and its negatives
+   among the false positives.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -72,6 +77,7 @@ from secret_corpora_annotated import (  # noqa: E402
     semgrep_cases,
 )
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
+from secret_corpora_sonar import sonar_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
 from contextfs.gate.secrets import KINDS, scan  # noqa: E402
@@ -345,7 +351,7 @@ def locomo_turns(folder: Path) -> list[str]:
     return turns
 
 
-def false_positives(baselines: Baselines, notes: int, locomo: Path) -> None:
+def false_positives(baselines: Baselines, notes: int, locomo: Path, sonar: str | None) -> None:
     corpora: dict[str, Texts] = {
         "sample-context": [
             (p.read_text("utf-8"), p.relative_to(REPO).as_posix())
@@ -360,6 +366,10 @@ def false_positives(baselines: Baselines, notes: int, locomo: Path) -> None:
             for i in range(notes)
         ],
     }
+    if sonar:
+        corpora["Sonar's negative examples (no secret of their rule)"] = [
+            (n.text, "notes/n.md") for n in sonar_cases(Path(sonar))[2]
+        ]
     turns = locomo_turns(locomo)
     if turns:
         corpora["LoCoMo turns"] = [(t, "memory/recall/turn.md") for t in turns]
@@ -464,6 +474,11 @@ def main() -> None:
             "CONTEXTFS_WHISPERS",
             "a checkout of Skyscanner/whispers, for its test fixtures (skipped without it)",
         ),
+        (
+            "sonar",
+            "CONTEXTFS_SONAR",
+            "a checkout of SonarSource/sonar-text at da21f3d7, for its rules' examples (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -529,6 +544,12 @@ def main() -> None:
                     whispers_cases,
                     "--whispers DIR, a checkout of Skyscanner/whispers",
                 ),
+                (
+                    "Sonar's secrets rules' examples",
+                    args.sonar,
+                    lambda folder: sonar_cases(folder)[:2],
+                    "--sonar DIR, a checkout of SonarSource/sonar-text at da21f3d7",
+                ),
             ):
                 if folder:
                     scanner_tests(title, read, Path(folder), baselines, quick)
@@ -539,7 +560,7 @@ def main() -> None:
             print(f"|---|---:|---:|{baselines.rule()}|")
             generated(baselines, 1 if quick else 4)
             print("## 3. False positives (texts flagged; none holds a secret)\n")
-            false_positives(baselines, 200 if quick else 1000, Path(args.locomo))
+            false_positives(baselines, 200 if quick else 1000, Path(args.locomo), args.sonar)
             print("## 4. Cost per scan\n")
             cost(baselines, 3 if quick else 10)
         finally:
