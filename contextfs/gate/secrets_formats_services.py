@@ -14,20 +14,28 @@ import base64
 import binascii
 
 from .secrets_formats import ASSIGNMENT, TOKEN_END, TOKEN_START, Format, compile_patterns
-from .secrets_values import is_placeholder
+from .secrets_values import entropy, is_placeholder
 
 __all__ = [
+    "ARTIFACTORY_REFERENCE",
     "ATLASSIAN_ACCESS",
     "ATLASSIAN_DATA_CENTER",
     "AZURE_ACR",
     "AZURE_SAS",
     "AZURE_WORKFLOW",
+    "BRAINTREE",
     "DISCORD_WEBHOOK",
     "DOCKER_AUTH",
     "LAUNCHDARKLY_API",
     "LAUNCHDARKLY_SDK",
+    "MAILGUN",
+    "MAPBOX_SECRET",
     "MAXMIND",
+    "META_ACCESS",
     "OAUTH_REFRESH",
+    "RAPIDAPI",
+    "SONARQUBE",
+    "STRIPE_WEBHOOK",
     "TABLEAU",
     "TOKENS",
 ]
@@ -225,6 +233,92 @@ MAXMIND = Format(
     ("_mmk",),
 )
 
+# SonarQube tokens since 9.5 (docs.sonarsource.com, "Managing your tokens"): `squ_` user,
+# `sqa_` global analysis and `sqp_` project analysis tokens, each 40 hexadecimal digits.
+SONARQUBE = Format(
+    "SonarQube token",
+    compile_patterns(TOKEN_START + r"sq[apu]_[0-9a-f]{40}" + TOKEN_END),
+    ("sqa_", "sqp_", "squ_"),
+)
+# Stripe webhook signing secrets (docs.stripe.com, "Receive Stripe events in your webhook
+# endpoint": the endpoint's secret "starts with whsec_"); with it anyone can sign events the
+# endpoint will trust. The secrets Stripe issues carry 32 or more base64 characters.
+STRIPE_WEBHOOK = Format(
+    "Stripe webhook secret",
+    compile_patterns(TOKEN_START + r"whsec_[A-Za-z0-9+/]{32,128}={0,2}" + TOKEN_END),
+    ("whsec_",),
+)
+# RapidAPI application keys: RapidAPI publishes no grammar; the keys it issues (sent as
+# `X-RapidAPI-Key`) are 50 hexadecimal digits and markers in fixed places: 10 digits, `msh`,
+# 15, `p`, 6, `jsn`, 12.
+RAPIDAPI = Format(
+    "RapidAPI key",
+    compile_patterns(
+        TOKEN_START + r"[0-9a-f]{10}msh[0-9a-f]{15}p[0-9a-f]{6}jsn[0-9a-f]{12}" + TOKEN_END
+    ),
+    ("jsn",),
+)
+
+
+def _reference_token(value: str) -> bool:
+    """A JFrog reference token decodes to `reftkn:01:`, an expiry in seconds, `:`, random."""
+    raw = _decoded(value + "=" * (-len(value) % 4))
+    if raw is None:
+        return False
+    head, _, rest = raw.partition(b":01:")
+    expiry, colon, random_part = rest.partition(b":")
+    return head == b"reftkn" and expiry.isdigit() and bool(colon) and len(random_part) >= 16
+
+
+# JFrog Artifactory reference tokens (jfrog.com/help, "Access Tokens": a reference token is
+# the short form of an access token, accepted wherever the token is): the base64 of
+# `reftkn:01:<expiry>:<random>`, so every one begins `cmVmdGtuOjAxOj`; the decoding confirms
+# the rest. (detect-secrets knows Artifactory's API keys and encrypted passwords.)
+ARTIFACTORY_REFERENCE = Format(
+    "Artifactory credential",
+    compile_patterns(TOKEN_START + r"cmVmdGtuOjAxOj[A-Za-z0-9+/]{30,200}={0,2}" + TOKEN_END),
+    ("cmVmdGtuOjAxOj",),
+    check=_reference_token,
+)
+# Mailgun's private API keys in their older form (documentation.mailgun.com, "API keys":
+# keys issued before 2021 are `key-` and 32 hexadecimal digits; they still work).
+MAILGUN = Format(
+    "Mailgun key",
+    compile_patterns(TOKEN_START + r"key-[0-9a-f]{32}" + TOKEN_END),
+    ("key-",),
+)
+# Braintree access tokens (developer.paypal.com/braintree, "Access tokens", used by the SDKs
+# in place of API keys): `access_token$<environment>$<merchant id>$<32 hex digits>`.
+BRAINTREE = Format(
+    "Braintree access token",
+    compile_patterns(
+        TOKEN_START
+        + r"access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32}"
+        + TOKEN_END
+    ),
+    ("access_token$",),
+)
+# Meta (Facebook, Instagram) Graph API access tokens: Meta publishes no grammar; the user,
+# page and app tokens its Graph API issues begin with `EAA` and run to 100 or more letters and
+# digits (sent as `access_token=` in a URL or as a bearer token). Random characters hold
+# about 5.9 bits each; a repeated fragment after `EAA` (filler) holds far fewer.
+META_ACCESS = Format(
+    "Meta access token",
+    compile_patterns(TOKEN_START + r"EAA[A-Za-z0-9]{90,1000}" + TOKEN_END),
+    ("EAA",),
+    check=lambda value: entropy(value) >= 4.5,
+)
+# Mapbox secret tokens (docs.mapbox.com, "Access tokens": "Secret tokens ... start with
+# sk."): `sk.` and a JWT-like body of base64url parts. Public tokens (`pk.`) are meant for
+# browsers and are not reported.
+MAPBOX_SECRET = Format(
+    "Mapbox secret token",
+    compile_patterns(
+        TOKEN_START + r"sk\.eyJ[A-Za-z0-9_-]{10,500}\.[A-Za-z0-9_-]{20,200}" + TOKEN_END
+    ),
+    ("sk.eyJ",),
+)
+
 #: The formats above, each a detector of :mod:`contextfs.gate.secrets_detectors`.
 TOKENS = (
     AZURE_SAS,
@@ -239,4 +333,12 @@ TOKENS = (
     ATLASSIAN_ACCESS,
     ATLASSIAN_DATA_CENTER,
     MAXMIND,
+    SONARQUBE,
+    STRIPE_WEBHOOK,
+    RAPIDAPI,
+    ARTIFACTORY_REFERENCE,
+    MAILGUN,
+    BRAINTREE,
+    META_ACCESS,
+    MAPBOX_SECRET,
 )

@@ -87,6 +87,17 @@ def _refresh_token(rng: random.Random) -> str:
     return "1." + _pick(rng, B64URL, 90) + "." + _pick(rng, B64URL, 240)
 
 
+def _reference_token(rng: random.Random) -> str:
+    expiry = str(rng.randrange(1_700_000_000, 1_900_000_000))
+    raw = f"reftkn:01:{expiry}:{_pick(rng, ALNUM, 27)}".encode()
+    return base64.b64encode(raw).decode().rstrip("=")
+
+
+def _rapidapi_key(rng: random.Random) -> str:
+    parts = [_pick(rng, HEX, n) for n in (10, 15, 6, 12)]
+    return f"{parts[0]}msh{parts[1]}p{parts[2]}jsn{parts[3]}"
+
+
 def _uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
@@ -240,6 +251,53 @@ USUAL: dict[str, tuple[str, Maker]] = {
         "MaxMind license key",
         lambda r: f"AccountID 123456\nLicenseKey {_maxmind_key(r)}\nEditionIDs GeoLite2-City\n",
     ),
+    "SonarQube token under a login name": (
+        "SonarQube token",
+        lambda r: f"- name: SONAR_LOGIN\n  value: sqa_{_pick(r, HEX, 40)}\n",
+    ),
+    "SonarQube token in a scanner call": (
+        "SonarQube token",
+        lambda r: (
+            f"sonar-scanner -Dsonar.host.url=https://sq.corp -Dsonar.token=squ_{_pick(r, HEX, 40)}\n"
+        ),
+    ),
+    "Stripe webhook secret in code": (
+        "Stripe webhook secret",
+        lambda r: f'endpoint_secret = "whsec_{_pick(r, ALNUM, 32)}"\n',
+    ),
+    "RapidAPI key in a header": (
+        "RapidAPI key",
+        lambda r: (
+            f'headers = {{"X-RapidAPI-Host": "api.example.io", "X-Value": "{_rapidapi_key(r)}"}}\n'
+        ),
+    ),
+    "Artifactory reference token as a password": (
+        "Artifactory credential",
+        lambda r: f"docker login corp.jfrog.io -u deploy -p {_reference_token(r)}\n",
+    ),
+    "Mailgun key in a curl call": (
+        "Mailgun key",
+        lambda r: (
+            f"curl -s --user 'api:key-{_pick(r, HEX, 32)}' https://api.mailgun.net/v3/mg.corp.io/messages\n"
+        ),
+    ),
+    "Braintree access token in code": (
+        "Braintree access token",
+        lambda r: (
+            "gateway = braintree.BraintreeGateway(access_token="
+            f'"access_token$production${_pick(r, LOWER + string.digits, 16)}${_pick(r, HEX, 32)}")\n'
+        ),
+    ),
+    "Meta access token in a Graph URL": (
+        "Meta access token",
+        lambda r: (
+            f"GET https://graph.facebook.com/v19.0/me/accounts?access_token=EAA{_pick(r, ALNUM, 180)}\n"
+        ),
+    ),
+    "Mapbox secret token in a config": (
+        "Mapbox secret token",
+        lambda r: f"MAPBOX_DOWNLOADS=sk.eyJ1Ijoi{_pick(r, B64URL, 40)}.{_pick(r, B64URL, 22)}\n",
+    ),
 }
 
 
@@ -279,6 +337,14 @@ NEAR_MISSES = {
     + base64.b64encode(bytes(range(33))).decode(),
     "MaxMind suffix in prose": "New license keys end in _mmk and have 40 characters.",
     "MaxMind-like but short": "LicenseKey lo0tFI_SibGoBsBoqEJmOr0jMU7_mmk",
+    "SonarQube prefix with too few digits": "Token format: squ_ then 40 hex digits, e.g. squ_1a2b",
+    "Stripe webhook placeholder": 'STRIPE_WEBHOOK_SECRET="whsec_..."',
+    "RapidAPI-like with letters out of place": "6f1bbe24b9mshcbb5030202794a4q18f7d0jsndd55ab0f981d",
+    "base64 that is no reference token": "cmVmdGtuOjAxOj" + "QUJD" * 12,
+    "a cache key named after a digest": "evicted cache-key-d41d8cd98f00b204e9800998ecf8427e",
+    "Braintree format named in prose": "Braintree tokens look like access_token$production$<id>$<hex>",
+    "EAA inside a longer word": "XEAA" + "b" * 100,
+    "Mapbox public token": "pk.eyJ1IjoibWFwYm94IiwiYSI6ImNpejY4M3ZvZjA0aTIyd3BjZ3ZkN2F5cmEifQ.XyZ123abcDEF456ghiJKL7",
 }
 
 
