@@ -267,6 +267,11 @@ class Candidate:
 # -- filters ----------------------------------------------------------------------------
 
 _WORD_PUNCTUATION = frozenset("-_./:@")
+# A printf or %-format directive standing where the value will be put in (`amqp://admin:%s@`,
+# `%(password)s`, Go's `%v`): a template, as `{password}` and `${PASSWORD}` are.
+_FORMAT_DIRECTIVE = re.compile(
+    r"%(?:\([A-Za-z_]\w{0,63}\))?[-#0 +]?\d{0,3}(?:\.\d{1,3})?[sdifrvqx]"
+)
 
 
 def _reads_as_a_name(value: str) -> bool:
@@ -279,6 +284,18 @@ def _reads_as_a_name(value: str) -> bool:
     if any(not c.isalnum() and c not in _WORD_PUNCTUATION for c in value):
         classes += 1
     return classes < 2
+
+
+def _likely_id(value: str, line: str) -> bool:
+    """detect-secrets' guess that a value is an id (`_id` or a leading `id` before it), read
+    on the value's own pair of name and value: the line from the last `,`, `;`, `{` or `&`
+    before the value. On a one-line JSON document or a query string, another key's
+    `client_id` earlier on the line says nothing about the value of `client_secret`."""
+    index = line.find(value)
+    if index == -1:
+        return False
+    start = max(line.rfind(separator, 0, index) for separator in ",;{&") + 1
+    return heuristic.is_likely_id_string(value, line[start:].lstrip(" \t\"'"))
 
 
 def _glued(value: str, line: str) -> bool:
@@ -312,12 +329,13 @@ def _filtered(value: str, line: str, guess: bool, *, uuid: bool = False, ids: bo
         heuristic.is_sequential_string(value)
         or (not uuid and heuristic.is_potential_uuid(value))
         or heuristic.is_templated_secret(value)
+        or _FORMAT_DIRECTIVE.fullmatch(value)
         or heuristic.is_prefixed_with_dollar_sign(value)
         or heuristic.is_not_alphanumeric_string(value)
     ):
         return True
     return guess and (
-        (ids and heuristic.is_likely_id_string(value, line))
+        (ids and _likely_id(value, line))
         or heuristic.is_indirect_reference(line)
         or _reads_as_a_name(value)
     )
@@ -452,15 +470,11 @@ def find(text: str, path: str | None, *, inline_allowlist: bool) -> list[Candida
 
     for offset, value in assigned_values(text, doc.folded):
         index = bisect_right(doc.starts, offset) - 1
-        line = doc.line(index)
-        # The value's own shape was judged by credential_like; of the line-level heuristics
-        # only "an id" applies (an indirect reference on the line, like `App(api_key="...")`,
-        # says nothing about a quoted value).
-        if (
-            is_allowed(index)
-            or heuristic.is_sequential_string(value)
-            or heuristic.is_likely_id_string(value, line)
-        ):
+        # The value's own shape was judged by credential_like, and its name by other_name
+        # (an id's name included); of the line-level heuristics none applies: an indirect
+        # reference on the line (`App(api_key="...")`) says nothing about a quoted value, and
+        # another key's id before it (`{"user_id": 7, "token": "..."}`) nothing either.
+        if is_allowed(index) or heuristic.is_sequential_string(value):
             continue
         found.append(Candidate(ASSIGNED_KIND, index + 1, value, True))
 

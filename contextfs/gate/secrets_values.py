@@ -291,6 +291,18 @@ _CURL_USER = re.compile(
 )
 
 
+# A literal given as the fallback of a credential-like variable (`process.env.DB_PASSWORD ||
+# "..."`, `??`, Python's `or`): the code ships the credential for when the variable is unset.
+# The assignment before it (`key = process.env.ACCOUNT_KEY || ...`) takes the reference for its
+# value and moves past the literal, so the fallback is looked for on its own.
+_FALLBACK = re.compile(
+    r"(?P<name>(?:"
+    + _NAMES
+    + r")[\w.-]{0,40}?)['\"\])]{0,3}[ \t]{0,3}(?:\|\||\?\?|\bor\b)[ \t]{0,3}"
+    r"(?P<quote>['\"\x60])(?=(?P<value>[^'\"\x60\s\\]{8,1000}))(?P=value)(?P=quote)"
+)
+
+
 def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int, str]]:
     """(offset, value) for each value in ``text`` assigned to a credential-like name that
     reads as a credential (:func:`credential_like`). ``folded`` is ``text`` lower-cased with
@@ -318,6 +330,16 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
             head -= 1
         if text[head] != "-" or (head and not text[head - 1].isspace()):
             continue
+        name = text[head : match.end("name")]
+        value = text[match.start("value") : match.end("value")]
+        if not other_name(name) and credential_like(value, name):
+            yield match.start("value"), value
+    for match in _FALLBACK.finditer(folded):
+        head = match.start("name")
+        while head > max(0, match.start("name") - 40) and (
+            text[head - 1].isalnum() or text[head - 1] in "_.-"
+        ):
+            head -= 1
         name = text[head : match.end("name")]
         value = text[match.start("value") : match.end("value")]
         if not other_name(name) and credential_like(value, name):

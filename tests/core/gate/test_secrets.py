@@ -143,6 +143,9 @@ ORDINARY = {
     "env reference": 'export AWS_SECRET_ACCESS_KEY="$(vault kv get -field=secret aws/prod)"',
     "templated": 'password: "{{ .Values.db.password }}"',
     "dollar": 'password = "${DB_PASSWORD}"',
+    "format directive as a URL's password": 'MQ_URL = "amqp://admin:%s@mq.internal:5672" % pw',
+    "named format directive": 'dsn = "postgres://app:%(password)s@db:5432/app" % cfg',
+    "Go format string": 'fmt.Sprintf("redis://%s:%v@%s:6379", user, pass, host)',
     "placeholder": 'api_key = "<your-api-key>"',
     "indirect": 'password = os.environ["DB_PASSWORD"]',
     "k8s secret name": "```yaml\nsecretKeyRef:\n  name: tidewater-db\nsecretName: tidewater-tls\npassword: changeme\n```",
@@ -152,6 +155,55 @@ ORDINARY = {
     "hex run glued to a colon": "result 6e796f9544830376:c922ffd8fb57df5e0ac4de2901ae42b0ce6 ok",
     "ip address": "The NAT gateway is 203.0.113.7 and the resolver 8.8.8.8.",
 }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"installed":{"client_id":"514233951460-q8w7e6r5.apps.googleusercontent.com",'
+        '"project_id":"billing-prod","client_secret":"Tg7xYWFmND-1NTYwNTgzMDM3N"}}',
+        "GET /cb?request_id=a8F3kd92LmQ0zX7pR4tY&token=Zk29fLq8Xv03NmW7pRt5 HTTP/1.1",
+        'session_id = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"; api_key = "Zk29fLq8Xv03NmW7pRt5Yh"',
+    ],
+)
+def test_an_id_earlier_on_the_line_does_not_hide_the_next_keys_secret(text: str) -> None:
+    """The "an id" guess reads the value's own name: another key's `_id` before it on the
+    same line (one-line JSON, a query string) says nothing about it."""
+    assert [f.kind for f in scan(text, path="notes/n.md")] == ["password or secret assignment"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'const accountKey = process.env.ACCOUNT_KEY || "4dVw+l0W8My+FwuZ08dWXn+gHxcmBtS7esLAQSrm6/Om3j==";',
+        "DEPLOY_TOKEN: process.env.DEPLOY_TOKEN || '9acf34ff1e738bcd6d5daf102a8cfcb8a158e44e',",
+        'const k = process.env.STRIPE_KEY ?? "Zk29fLq8Xv03NmW7pRt5Yh2a";',
+        'token = os.environ.get("API_TOKEN") or "Zk29fLq8Xv03NmW7pRt5Yh2a"',
+    ],
+)
+def test_a_credential_given_as_a_variables_fallback_is_found(text: str) -> None:
+    """The assignment takes the reference (`process.env.X`) for its value; the literal after
+    `||`, `??` or `or` is the credential the code ships for when the variable is unset."""
+    assert [f.kind for f in scan(text, path="notes/n.md")] == ["password or secret assignment"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'const host = process.env.API_HOST || "api.internal.example.org";',
+        'const t = process.env.API_TOKEN || "";',
+        'const id = process.env.API_KEY_ID || "Zk29fLq8Xv03NmW7pRt5Yh2a";',
+        'const t = process.env.API_TOKEN || "${fallbackTokenValue}";',
+        "const t = process.env.API_TOKEN || '<your-token>';",
+    ],
+)
+def test_fallbacks_that_are_no_credential_pass(text: str) -> None:
+    assert scan(text, path="notes/n.md") == []
+
+
+def test_a_value_under_an_id_name_is_still_taken_for_an_id() -> None:
+    for text in ('user_id: "a8F3kd92LmQ0zX7pR4tY"', '{"user_id": "a8F3kd92LmQ0zX7pR4tY"}'):
+        assert scan(text, path="notes/n.md") == [], text
 
 
 @pytest.mark.parametrize("name", sorted(ORDINARY))
