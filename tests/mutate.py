@@ -51,8 +51,9 @@ else:  # the dev extra installs tomli on 3.10
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = Path(__file__).with_name("mutation.toml")
 STAGE = REPO / "build" / "mutation"
-# Which test noticed which mutant, written by tests/mutant_order.py during a run.
-KILLS = "mutmut-kills.tsv"
+# Which test noticed which mutant, written by tests/mutant_order.py during a run, in the
+# folder mutmut runs the tests from (beside its mutmut-stats.json).
+KILLS = Path("mutants") / "mutmut-kills.tsv"
 # Statements whose strings are messages, not behaviour: the wording of an error or a log
 # line is not mutated (the typed error is what callers rely on, and tests/core/test_fixes.py
 # checks that every message ends with its fix); the conditions around them still are.
@@ -124,6 +125,7 @@ def stage(where: Path, modules: list[Module], tests: list[str]) -> None:
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
     if kills:
+        (where / KILLS).parent.mkdir()
         (where / KILLS).write_text("".join(f"{k}\n" for k in dict.fromkeys(kills)), "utf-8")
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "benchmarks")
     for name, folder in sorted(package_dirs().items()):  # parents before children
