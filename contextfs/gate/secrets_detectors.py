@@ -287,15 +287,14 @@ def _reads_as_a_name(value: str) -> bool:
 
 
 def _likely_id(value: str, line: str) -> bool:
-    """detect-secrets' guess that a value is an id (`_id` or a leading `id` before it), read
-    on the value's own pair of name and value: the line from the last `,`, `;`, `{` or `&`
-    before the value. On a one-line JSON document or a query string, another key's
-    `client_id` earlier on the line says nothing about the value of `client_secret`."""
-    index = line.find(value)
-    if index == -1:
-        return False
-    start = max(line.rfind(separator, 0, index) for separator in ",;{&") + 1
-    return heuristic.is_likely_id_string(value, line[start:].lstrip(" \t\"'"))
+    """detect-secrets' guess that a value is an id (`_id`, or `id` opening the text before
+    it), read on the value's own pair of name and value: the line from the last `,`, `;`,
+    `{` or `&` before the value (where it first occurs). On a one-line JSON document or a
+    query string, another key's `user_id` earlier on the line says nothing about the value
+    of `password`."""
+    before = line[: line.find(value)]
+    start = max(before.rfind(separator) for separator in ",;{&") + 1
+    return heuristic.is_likely_id_string(value, line[start:])
 
 
 def _glued(value: str, line: str) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from .secrets_formats import ASSIGNMENT, TOKEN_END, TOKEN_START, Format, compile_patterns
 from .secrets_values import entropy, is_placeholder
@@ -260,14 +261,14 @@ RAPIDAPI = Format(
 )
 
 
+_REFERENCE_BODY = re.compile(rb"reftkn:01:\d{1,12}:[A-Za-z0-9]{16,}")
+
+
 def _reference_token(value: str) -> bool:
-    """A JFrog reference token decodes to `reftkn:01:`, an expiry in seconds, `:`, random."""
+    """A JFrog reference token decodes to `reftkn:01:`, an expiry in seconds, `:`, and 16 or
+    more random letters and digits (base64 padding may be left off)."""
     raw = _decoded(value + "=" * (-len(value) % 4))
-    if raw is None:
-        return False
-    head, _, rest = raw.partition(b":01:")
-    expiry, colon, random_part = rest.partition(b":")
-    return head == b"reftkn" and expiry.isdigit() and bool(colon) and len(random_part) >= 16
+    return raw is not None and _REFERENCE_BODY.fullmatch(raw) is not None
 
 
 # JFrog Artifactory reference tokens (jfrog.com/help, "Access Tokens": a reference token is

@@ -673,11 +673,39 @@ def test_an_assigned_id_does_not_end_the_scan() -> None:
     rng = random.Random("ids")
     alphabet = string.ascii_letters + string.digits
     session, secret = ("".join(rng.choice(alphabet) for _ in range(24)) for _ in range(2))
-    text = f'{{"user": 7, "session_token_id": "{session}"}}\nsigning_key: "{secret}"\n'
+    text = (
+        f'{{"user": 7, "session_token_id": "{session}"}}\n'
+        f'token: "{session}"  # pragma: allowlist secret\n'
+        f'signing_key: "{secret}"\n'
+    )
     findings = scan(text)
     assert [(f.kind, f.line, f.fingerprint) for f in findings] == [
-        ("password or secret assignment", 2, fingerprint(secret))
+        ("password or secret assignment", 3, fingerprint(secret))
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        # Another key's id before the value, in one line of JSON, INI or a query string.
+        ('{"user_id": 7, "password": "hunter2hunter2"}', True),
+        ("user_id=7; password=hunter2hunter2", True),
+        ("user_id=7&password=hunter2hunter2", True),
+        # Where a value occurs twice, the pair it is judged in is the first.
+        ('{"password": "hunter2hunter2", "user_id": "hunter2hunter2"}', True),
+        # The value's own name says id, whatever follows it on the line.
+        ('{"password_id": "hunter2hunter2", "note": 1}', False),
+        # No separator: the whole line before the value is its pair.
+        ('user_id password = "hunter2hunter2"', False),
+        ('id password = "hunter2hunter2"', False),
+    ],
+)
+def test_the_keyword_guess_takes_an_id_only_from_the_values_own_pair(
+    text: str, found: bool
+) -> None:
+    """detect-secrets' keyword detector finds `hunter2hunter2` (two classes, so not the value
+    rule); its "an id" guess reads the pair the value belongs to."""
+    assert [f.kind for f in scan(text)] == (["password or secret assignment"] if found else [])
 
 
 _B64 = random.Random("key bodies")

@@ -353,6 +353,34 @@ def test_near_misses_do_not_fire(name: str) -> None:
     assert scan(NEAR_MISSES[name], path="notes/n.md") == [], NEAR_MISSES[name]
 
 
+def _reference(body: bytes) -> str:
+    return base64.b64encode(b"reftkn:01:" + body).decode()
+
+
+@pytest.mark.parametrize("size", [16, 26, 27, 28])
+@pytest.mark.parametrize("padded", [True, False])
+def test_a_reference_token_is_found_with_or_without_its_padding(size: int, padded: bool) -> None:
+    """Random parts of 16 characters (the least taken) and of the sizes that leave the base64
+    one, two or no `=` of padding; people copy the token with its padding or without."""
+    token = _reference(b"1790000000:" + _pick(random.Random(size), ALNUM, size).encode())
+    token = token if padded else token.rstrip("=")
+    found = scan(f"docker login corp.jfrog.io -u deploy -p {token}\n", path="notes/n.md")
+    assert [f.kind for f in found] == ["Artifactory credential"]
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        _reference(b"1790000000:" + b"q8W7e6R5t4Y3u2I"),  # a random part one short
+        _reference(b"tomorrow:q8W7e6R5t4Y3u2I1o0P9"),  # an expiry that is no number
+        _reference(b"1790000000q8W7e6R5t4Y3u2I1o0P9a8"),  # no `:` after the expiry
+        "cmVmdGtuOjAxOj" + "QUJD" * 8 + "Q",  # a length no base64 has
+    ],
+)
+def test_what_does_not_decode_to_a_reference_token_is_not_one(token: str) -> None:
+    assert scan(f"docker login corp.jfrog.io -u deploy -p {token}\n", path="notes/n.md") == []
+
+
 def test_a_docker_auth_is_a_credential_only_when_it_decodes_to_user_and_password() -> None:
     # (The value rule may still judge the value under its `auth` name; this is the format's
     # own verdict.)
