@@ -30,7 +30,7 @@ _IDENTITY_VARS = (
 )
 
 # Under mutmut, the order a mutant's tests run in (tests/mutant_order.py).
-pytest_plugins = ["mutant_order"]
+pytest_plugins = ["mutant_order", "mutant_hangs"]
 
 
 @pytest.fixture(scope="session")
