@@ -303,6 +303,15 @@ _FALLBACK = re.compile(
 )
 
 
+def _whole_name(text: str, start: int, end: int) -> str:
+    """The name a keyword found at ``start:end`` belongs to: the keyword and up to 40 word
+    characters, dots and hyphens before it (`client_secret`, `process.env.PUBLIC_KEY`)."""
+    head = start
+    while head > max(0, start - 40) and (text[head - 1].isalnum() or text[head - 1] in "_.-"):
+        head -= 1
+    return text[head:end]
+
+
 def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int, str]]:
     """(offset, value) for each value in ``text`` assigned to a credential-like name that
     reads as a credential (:func:`credential_like`). ``folded`` is ``text`` lower-cased with
@@ -310,12 +319,7 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
     if folded is None or len(folded) != len(text):
         folded = fold(text)
     for match in _ASSIGNED.finditer(folded):
-        # the whole name: the keyword and the word characters before it (`client_secret`)
-        start = match.start("name")
-        head = start
-        while head > max(0, start - 40) and (text[head - 1].isalnum() or text[head - 1] in "_.-"):
-            head -= 1
-        name = text[head : match.end("name")]
+        name = _whole_name(text, match.start("name"), match.end("name"))
         if other_name(name):
             continue
         group = "quoted" if match.group("quoted") is not None else "bare"
@@ -335,12 +339,7 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
         if not other_name(name) and credential_like(value, name):
             yield match.start("value"), value
     for match in _FALLBACK.finditer(folded):
-        head = match.start("name")
-        while head > max(0, match.start("name") - 40) and (
-            text[head - 1].isalnum() or text[head - 1] in "_.-"
-        ):
-            head -= 1
-        name = text[head : match.end("name")]
+        name = _whole_name(text, match.start("name"), match.end("name"))
         value = text[match.start("value") : match.end("value")]
         if not other_name(name) and credential_like(value, name):
             yield match.start("value"), value

@@ -179,6 +179,8 @@ def test_an_id_earlier_on_the_line_does_not_hide_the_next_keys_secret(text: str)
         "DEPLOY_TOKEN: process.env.DEPLOY_TOKEN || '9acf34ff1e738bcd6d5daf102a8cfcb8a158e44e',",
         'const k = process.env.STRIPE_KEY ?? "Zk29fLq8Xv03NmW7pRt5Yh2a";',
         'token = os.environ.get("API_TOKEN") or "Zk29fLq8Xv03NmW7pRt5Yh2a"',
+        # A UUID is a credential under a token's name (Heroku and Postmark keys are UUIDs).
+        'const t = process.env.HEROKU_API_TOKEN || "3fa85f64-5717-4562-b3fc-2c963f66afa6";',
     ],
 )
 def test_a_credential_given_as_a_variables_fallback_is_found(text: str) -> None:
@@ -195,6 +197,11 @@ def test_a_credential_given_as_a_variables_fallback_is_found(text: str) -> None:
         'const id = process.env.API_KEY_ID || "Zk29fLq8Xv03NmW7pRt5Yh2a";',
         'const t = process.env.API_TOKEN || "${fallbackTokenValue}";',
         "const t = process.env.API_TOKEN || '<your-token>';",
+        # The whole name decides, as for an assignment: a public key, an id.
+        'PUBLIC_KEY || "Zk29fLq8Xv03NmW7pRt5Yh2a"',
+        'const k = process.env.STRIPE_PUBLIC_KEY || "Zk29fLq8Xv03NmW7pRt5Yh2a";',
+        'const r = process.env.REQUEST_TOKEN_ID || "3fa85f64-5717-4562-b3fc-2c963f66afa6";',
+        'const r = process.env.BUILD_KEY || "3fa85f64-5717-4562-b3fc-2c963f66afa6";',
     ],
 )
 def test_fallbacks_that_are_no_credential_pass(text: str) -> None:
