@@ -147,6 +147,7 @@ ORDINARY = {
     "named format directive": 'dsn = "postgres://app:%(password)s@db:5432/app" % cfg',
     "Go format string": 'fmt.Sprintf("redis://%s:%v@%s:6379", user, pass, host)',
     "placeholder": 'api_key = "<your-api-key>"',
+    "password that says it is a stand-in": 'password = "Dummy-Passw0rd-2024"',
     "indirect": 'password = os.environ["DB_PASSWORD"]',
     "k8s secret name": "```yaml\nsecretKeyRef:\n  name: tidewater-db\nsecretName: tidewater-tls\npassword: changeme\n```",
     "prose about secrets": "Rotate the AWS key every 90 days; the GitHub token lives in 1Password.",
