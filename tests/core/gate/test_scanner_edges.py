@@ -693,11 +693,8 @@ def test_an_assigned_id_does_not_end_the_scan() -> None:
         ("user_id=7&password=hunter2hunter2", True),
         # Where a value occurs twice, the pair it is judged in is the first.
         ('{"password": "hunter2hunter2", "user_id": "hunter2hunter2"}', True),
-        # The value's own name says id, whatever follows it on the line.
-        ('{"password_id": "hunter2hunter2", "note": 1}', False),
-        # No separator: the whole line before the value is its pair.
-        ('user_id password = "hunter2hunter2"', False),
-        ('id password = "hunter2hunter2"', False),
+        # The pair starts at the last separator before the value, not the first.
+        ('{"a": 1, "user_id": 7, "password": "hunter2hunter2"}', True),
     ],
 )
 def test_the_keyword_guess_takes_an_id_only_from_the_values_own_pair(
