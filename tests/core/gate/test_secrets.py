@@ -181,7 +181,7 @@ def test_an_id_earlier_on_the_line_does_not_hide_the_next_keys_secret(text: str)
         'const k = process.env.STRIPE_KEY ?? "Zk29fLq8Xv03NmW7pRt5Yh2a";',
         'token = os.environ.get("API_TOKEN") or "Zk29fLq8Xv03NmW7pRt5Yh2a"',
         # A UUID is a credential under a token's name (Heroku and Postmark keys are UUIDs).
-        'const t = process.env.DEPLOY_API_TOKEN || "3fa85f64-5717-4562-b3fc-2c963f66afa6";',
+        'const accessToken = process.env.DEPLOY_API_TOKEN || "3fa85f64-5717-4562-b3fc-2c963f66afa6";',
         # The name ends where the variable does: words after the literal are not part of it.
         'const k = process.env.STRIPE_KEY ?? "Zk29fLq8Xv03NmW7pRt5Yh2a"; // one per region',
     ],
