@@ -32,6 +32,7 @@ __all__ = ["POINTS", "arm", "disarm", "point"]
 POINTS = (
     "change.touched",  # a snapshot is journaled, the file not yet changed
     "change.written",  # one file of the change is written (staged beside its place)
+    "change.judged",  # a path was compared with what the change saw; it is about to be replaced, moved or removed
     "change.renamed",  # one rename of the change is done
     "change.published",  # the change's staged files are in place; its commit not yet built
     "commit.prepared",  # the commit's objects are written, the journal not yet 'ready'

@@ -71,6 +71,15 @@ class StaleRead(ConflictError):
         super().__init__(message)
         self.retryable = retryable
 
+    @classmethod
+    def saved_meanwhile(cls, rel: str, *, retryable: bool) -> StaleRead:
+        """Somebody saved ``rel`` while the change was working on what it read there."""
+        return cls(
+            f"{rel} was saved by somebody else while this change was working on it; nothing "
+            "was written; retry with what it holds now",
+            retryable=retryable,
+        )
+
 
 def _signature(st: os.stat_result) -> _Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

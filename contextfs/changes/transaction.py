@@ -15,29 +15,21 @@ Every mutating call of :class:`~contextfs.manager.ContextManager` (or a whole
 
 **Flushes.** Nothing a change writes is flushed on its own
 (:class:`~contextfs.files.durability.Unflushed`). Its writes are staged
-(:meth:`~contextfs.files.confined.RootFiles.publish`): one flush before they are
-put in place (their bytes and the journal lines saying how to undo them), one before the
-branch moves (files, objects, journal, index and the branch's lock), one after (the moved
-branch and index). A single write, or a transaction of any number of writes, costs three;
-a remove, move or look at a staged file inside a transaction flushes once more first, and
-so does a save somebody made over a staged path while the change ran (its snapshot's
-journal line is made durable before the change's bytes replace it).
+(:meth:`~contextfs.files.confined.RootFiles.publish`): one flush before they are put in place
+(their bytes and the journal lines saying how to undo them), one before the branch moves,
+one after. A remove, move or look at a staged file inside a transaction flushes once more
+first, and so does a save found over a staged path (its snapshot's line goes first).
 
 **Adoption: a change never erases bytes it has not seen.** When a change first touches a
-path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.changes.adoption`). Bytes
-that differ — a person's save, a script's edit, a pull — are an *outside version*, and the
-commit comes in two: the outside versions first, authored by the outside author (``human``
-unless configured) with no session or turn of the change's, then the change's own commit on
-top. A save made while the change runs is caught again just before the change's bytes
-replace the file. Undoing a change, here or after a crash, puts back only the paths that
-still hold what the change left there, and commits an outside version it had found where
-somebody saved over it since.
-
-:meth:`Change.adopt` takes a version as it is on disk without writing anything: a change
-that only adopts is one commit of outside versions, which is how :mod:`contextfs.changes.outside`, the
-watcher and opening a root commit edits made outside, and how a pull from another machine
-would (with :attr:`Change.outside_author` set to ``remote``). One place decides who an
-outside version is attributed to and where it sits in history.
+path, the snapshot is compared with HEAD's blob there (:mod:`contextfs.changes.adoption`).
+Bytes that differ — a person's save, a script's edit, a pull — are an *outside version*,
+committed first by the outside author (``human`` unless configured) with no session or turn,
+then the change's own commit on top. A save made while the change runs is caught again just
+before the change's bytes replace the file, and one made in the moment after that look by
+the rename itself (:mod:`contextfs.files.swapping`); a delete or move compares what it took
+away. Undoing a change puts back only the paths that still hold what the change left.
+:meth:`Change.adopt` takes a version as it is on disk without writing anything: that is how
+:mod:`contextfs.changes.outside`, the watcher and opening a root commit edits made outside.
 
 :func:`contextfs.changes.recovery.recover` finishes or undoes the changes a killed process left.
 :class:`contextfs.changes.cycle.Writes` is the write side of one root: its lock, recovery, and
@@ -60,6 +52,7 @@ from ..errors import ContextFSError
 from ..files.confined import RootFiles
 from ..files.durability import Unflushed
 from ..files.fileerrors import io_error
+from ..files.staged import Found
 from ..versioning.refs import BranchMoved
 from . import adoption
 from .adoption import Seen, StaleRead
@@ -178,16 +171,15 @@ class Change:
         self._reading.add(rel)
         return self.after[rel]
 
-    def _touch(self, rel: str, after: str | None) -> None:
+    def _touch(self, rel: str, after: str | None, found: Found | None = None) -> None:
         """Snapshot ``rel`` before the change alters it, adopting an outside version found there.
 
         ``after`` is the blob id the change is about to leave at ``rel`` (None: no file;
         ``_SNAPSHOT``: the bytes found, when the path is only read so far); it is journaled
         with the snapshot, so recovery can tell the dead writer's bytes from anybody's later ones.
         """
-        data, st = self.files.read_stat(
-            rel, staged=False
-        )  # what is on disk, a save made meanwhile too
+        # What is on disk (a save made meanwhile too), unless the caller has just read it.
+        data, st = found if found is not None else self.files.read_stat(rel, staged=False)
         if self._seen is not None:
             blob = self._seen.blob(rel, data, st)
             outside = blob != self.git.head_blob(rel)
@@ -266,15 +258,26 @@ class Change:
         self.files.unstage(rel)
         self._touch(rel, digest)
         if rel in self._reading:
-            raise StaleRead(
-                f"{rel} was saved by somebody else while this change was working on it; nothing "
-                "was written; retry with what it holds now",
-                retryable=self.standalone,
-            )
+            raise StaleRead.saved_meanwhile(rel, retryable=self.standalone)
+        return True
+
+    def _took(self, rel: str, taken: Found) -> bool:
+        """``rel``'s file was just moved or removed, and ``taken`` is what it held then: True
+        when that is a save somebody made in the moment since the change last looked, which
+        is then committed first as theirs (a move carries it to its new place)."""
+        if taken[0] == self._disk.get(rel):
+            return False
+        self._touch(rel, None, taken)
         return True
 
     def _replacing(
-        self, rel: str, data: bytes, digest: str, derived: bool, staged_at: int | None
+        self,
+        rel: str,
+        data: bytes,
+        digest: str,
+        derived: bool,
+        staged_at: int | None,
+        found: Found,
     ) -> bool | None:
         """Runs just before the change's bytes replace the file at ``rel`` (a staged write: when
         it is put in place, after the change's first flush; see :data:`~contextfs.files.staged.ReplaceHook`).
@@ -286,21 +289,17 @@ class Change:
         the bytes had been in place and the person saved over them: None, and the save stays
         for the next look to adopt.
         """
-        found, st = self.files.read_stat(rel, staged=False)
-        if found == self._disk.get(rel):
+        if found[0] == self._disk.get(rel):
             self._disk[rel] = data
             return False
         # File times come from a coarse clock: a save in the same tick counts as after.
+        st = found[1]
         if staged_at is not None and st is not None and st.st_ctime_ns >= staged_at:
             return None
-        self._touch(rel, digest)
+        self._touch(rel, digest, found)
         self.after[rel] = data
         if derived:
-            raise StaleRead(
-                f"{rel} was saved by somebody else while this change was working on it; nothing "
-                "was written; retry with what it holds now",
-                retryable=self.standalone,
-            )
+            raise StaleRead.saved_meanwhile(rel, retryable=self.standalone)
         self._disk[rel] = data
         return True
 
@@ -316,7 +315,7 @@ class Change:
             rel,
             data,
             max_bytes=max_bytes,
-            before_replace=lambda at: self._replacing(rel, data, digest, derived, at),
+            before_replace=lambda at, found: self._replacing(rel, data, digest, derived, at, found),
         )
         self.after[rel] = data
         self._reading.discard(rel)
@@ -325,7 +324,8 @@ class Change:
     def remove(self, rel: str) -> None:
         self._intend(rel, None)
         self._recheck(rel, None)
-        self.files.remove(rel)
+        faults.point("change.judged")
+        self._took(rel, self.files.remove(rel))
         self.after[rel] = None
         self._disk[rel] = None
         self._reading.discard(rel)
@@ -341,10 +341,16 @@ class Change:
             if self._recheck(old, None):
                 self._intend(new, self.after[old])
         self._record({"rename": [src, dst]})
+        faults.point("change.judged")
         self.files.rename(src, dst)
         self._renames.append((src, dst))
         self.files.prune(src.rpartition("/")[0])
         faults.point("change.renamed")
+        for old, new in pairs:
+            if self._took(old, self.files.read_stat(new, staged=False)):
+                left = None if self.after[old] is None else blob_version(self.after[old])
+                self._record({"wrote": new, "after": left})
+                self._left.setdefault(new, set()).add(left)
         contents = {old: self.after[old] for old, _new in pairs}
         for old, new in pairs:
             self.after[new] = self._disk[new] = contents[old]
@@ -423,7 +429,7 @@ class Change:
                 try:
                     top = self._publish(own, paths, message, when)
                     break
-                except BranchMoved:
+                except BranchMoved:  # a git commit made meanwhile: built on, twice more at most
                     if attempt == 3:
                         raise
             if top is None:  # the tree is unchanged (e.g. a file written back as it was)

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import ContentError, ContextFSError, InvalidPathError, NotFoundError
+from . import swapping
 from .durability import fsync_fd, write_all
 from .fileerrors import io_error, symlink_error
 from .opening import FD_OPS, NOFOLLOW, NONBLOCK, ConfinedFolders
@@ -249,12 +250,8 @@ class RootFiles(ConfinedFolders):
                         )
                     if stat.S_ISREG(old.st_mode):
                         mode = stat.S_IMODE(old.st_mode)
-                # The temporary name must fit wherever the name does (255 bytes): at most 200
-                # bytes of the name, cut on a character boundary, leave room for the rest.
-                base = os.fsencode(os.path.basename(name))[:200].decode("utf-8", "ignore")
-                tmp_name = f".{base}.{secrets.token_hex(4)}{TMP_SUFFIX}"
-                # Beside the file (name is the bare final name where dir_fd is used).
-                tmp = os.path.join(os.path.dirname(name), tmp_name)
+                tmp = _temporary(name)
+                tmp_name = os.path.basename(tmp)
                 handle = os.open(
                     tmp,
                     os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW,
@@ -281,14 +278,11 @@ class RootFiles(ConfinedFolders):
                                 os.unlink(previous[0], dir_fd=fd)
                         self._staged[disk] = (tmp_name, before_replace, staged_at)
                         return
-                    if before_replace is not None:
-                        before_replace(None)
                     if pending is not None:
                         pending.flush()  # the journal lines saying how to undo this, before it is in place
-                    if FD_OPS:
-                        os.replace(tmp, name, src_dir_fd=fd, dst_dir_fd=fd)
-                    else:
-                        os.replace(tmp, name)
+                    self._put_in_place(
+                        fd, tmp_name if FD_OPS else tmp, name, disk, before_replace, None
+                    )
                 except BaseException:
                     with contextlib.suppress(OSError):
                         os.unlink(tmp, **at)
@@ -336,24 +330,38 @@ class RootFiles(ConfinedFolders):
         except OSError as exc:
             raise io_error(rel, exc) from None
 
-    def remove(self, rel: str) -> None:
-        """Unlink one file (not a folder) and prune the folders it leaves empty."""
+    def remove(self, rel: str) -> tuple[bytes | None, os.stat_result | None]:
+        """Remove one file (not a folder) and prune the folders it leaves empty.
+
+        Returns what the file held when it was taken away (as :meth:`read_stat`; None, None
+        when nothing was there): it is first renamed aside, then read, then unlinked, so a
+        caller can tell whether somebody saved it in the moment since it last looked.
+        """
         self._before_destroy()
+        taken: tuple[bytes | None, os.stat_result | None] = (None, None)
         try:
             with self._parent(rel) as (fd, name, disk):
                 at = self._at(fd, name)
                 st = os.stat(name, follow_symlinks=False, **at)
                 if stat.S_ISDIR(st.st_mode):
                     raise InvalidPathError(f"{rel} is a folder; remove the files in it instead")
-                os.unlink(name, **at)
+                aside = _temporary(name)
+                os.rename(name, aside, **swapping.folders(at))
+                try:
+                    st = os.stat(aside, follow_symlinks=False, **at)
+                    if stat.S_ISREG(st.st_mode):
+                        taken = (swapping.read(fd, aside), st)
+                finally:
+                    os.unlink(aside, **at)
                 self._dirty_dir(fd, disk)
         except (FileNotFoundError, NotADirectoryError):
-            return
+            return None, None
         except ContextFSError:
             raise
         except OSError as exc:
             raise io_error(rel, exc) from None
         self.prune(rel.rpartition("/")[0])
+        return taken
 
     def prune(self, folder: str) -> None:
         """Remove ``folder`` and its parents while they are empty (never the root)."""
@@ -398,3 +406,11 @@ class RootFiles(ConfinedFolders):
 def _not_plain(rel: str) -> InvalidPathError:
     """The refusal to read a device, pipe or socket (opening one may block or fail)."""
     return InvalidPathError(f"{rel} is not a regular file; contextfs reads plain files only")
+
+
+def _temporary(name: str) -> str:
+    """A fresh temporary name beside ``name`` (a bare name where ``dir_fd`` is used)."""
+    # It must fit wherever the name does (255 bytes): at most 200 bytes of the name, cut
+    # on a character boundary, leave room for the rest.
+    base = os.fsencode(os.path.basename(name))[:200].decode("utf-8", "ignore")
+    return os.path.join(os.path.dirname(name), f".{base}.{secrets.token_hex(4)}{TMP_SUFFIX}")

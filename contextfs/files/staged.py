@@ -22,18 +22,27 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ContextFSError
+from .. import faults
+from ..errors import ConflictError, ContextFSError
+from . import swapping
 from .durability import Unflushed, fsync_fd
 from .fileerrors import io_error
 
-__all__ = ["ReplaceHook", "Staged", "StagedWrites"]
+__all__ = ["Found", "ReplaceHook", "Staged", "StagedWrites"]
 
+#: How often a write looks again at a file that keeps being saved under it before it gives up.
+_ATTEMPTS = 8
+
+#: What is at a path when a write is about to replace it: its bytes and the status of the
+#: very file read (None, None when missing).
+Found = tuple[bytes | None, os.stat_result | None]
 #: Runs just before a write replaces the file, with the time its bytes were staged (the
-#: temporary file's ctime, ns; None: not staged, the write replaces the file at once). It
-#: returns True when something it journaled must be flushed before the rename, and None
-#: when the write is superseded (somebody saved the file after it was staged) and must not
-#: be put in place.
-ReplaceHook = Callable[[int | None], "bool | None"]
+#: temporary file's ctime, ns; None: not staged, the write replaces the file at once) and
+#: what is there now. It returns True when something it journaled must be flushed before
+#: the rename, and None when the write is superseded (somebody saved the file after it was
+#: staged) and must not be put in place. Only the version it was shown is ever replaced:
+#: a save made after it looked is put back and shown to it (see ``_put_in_place``).
+ReplaceHook = Callable[[int | None, Found], "bool | None"]
 #: A staged write: its temporary file's name, its hook, when it was staged.
 Staged = tuple[str, ReplaceHook | None, int]
 
@@ -49,6 +58,11 @@ class StagedWrites:
         def _parent(
             self, rel: str, *, create: bool = False
         ) -> contextlib.AbstractContextManager[tuple[int, str, str]]: ...
+
+        def read_stat(self, rel: str, *, staged: bool = True) -> Found: ...
+
+        @staticmethod
+        def _at(fd: int, name: str) -> dict[str, int]: ...
 
     def __init__(self) -> None:
         # The change in progress belongs to one thread; another thread (a reader) sees the
@@ -99,16 +113,10 @@ class StagedWrites:
         try:
             for disk, (tmp_name, before_replace, staged_at) in staged.items():
                 with self._parent(disk, create=True) as (fd, name, _where):
-                    verdict = False if before_replace is None else before_replace(staged_at)
-                    if verdict is None:  # superseded by a later save: never put in place
-                        os.unlink(tmp_name, dir_fd=fd)
-                        done.append(disk)
-                        continue
-                    if verdict and self.unflushed is not None:
-                        self.unflushed.flush()
-                    os.replace(tmp_name, name, src_dir_fd=fd, dst_dir_fd=fd)
+                    placed = self._put_in_place(fd, tmp_name, name, disk, before_replace, staged_at)
                     done.append(disk)
-                    self._dirty_dir(fd, disk)
+                    if placed:
+                        self._dirty_dir(fd, disk)
         except (OSError, ContextFSError) as exc:
             self._staged = {d: t for d, t in staged.items() if d not in done}
             failed = next(iter(self._staged))
@@ -116,6 +124,81 @@ class StagedWrites:
             if isinstance(exc, ContextFSError):
                 raise
             raise io_error(failed, exc) from None
+
+    def _put_in_place(
+        self,
+        fd: int,
+        tmp: str,
+        name: str,
+        disk: str,
+        before_replace: ReplaceHook | None,
+        staged_at: int | None,
+    ) -> bool:
+        """Rename the temporary file ``tmp`` over ``name`` (in the folder open as ``fd``; -1:
+        both are whole paths), replacing only the version ``before_replace`` was shown.
+
+        The hook judges what is there; the file is then swapped in (``renameat2``) and what
+        came out is compared with what the hook saw. A save made in the moment between the
+        two goes back in place and is shown to the hook, as if it had come a moment
+        earlier, so a person's save is never destroyed unseen. False when the write was
+        superseded and dropped. Where the swap is unsupported: a plain rename, with the
+        moment's gap.
+        """
+        at = self._at(fd, name)
+        if before_replace is None:  # nobody judged what is there: nothing to keep
+            os.replace(tmp, name, **swapping.folders(at))
+            return True
+        try:
+            for _attempt in range(_ATTEMPTS):
+                found = self.read_stat(disk, staged=False)
+                verdict = before_replace(staged_at, found)
+                if verdict is None:  # superseded by a later save: never put in place
+                    os.unlink(tmp, **at)
+                    return False
+                if verdict and self.unflushed is not None:
+                    self.unflushed.flush()
+                faults.point("change.judged")
+                if found[0] is None:
+                    swapped = swapping.place_new(fd, tmp, name)
+                    if swapped is False:  # somebody created the file since the look
+                        continue
+                else:
+                    ours = os.stat(tmp, follow_symlinks=False, **at)
+                    swapped = swapping.exchange(fd, tmp, name)
+                    if swapped is False:  # somebody removed the file since the look
+                        continue
+                    if swapped and not self._kept(fd, tmp, name, found[0], ours):
+                        continue
+                if swapped is None:
+                    os.replace(tmp, name, **swapping.folders(at))
+                elif found[0] is not None:
+                    os.unlink(tmp, **at)  # the version the hook was shown (and snapshotted)
+                return True
+        except _Superseded:
+            return False
+        raise ConflictError(
+            f"{disk} kept being saved by somebody else while contextfs wrote it; nothing was "
+            "written; retry"
+        )
+
+    def _kept(self, fd: int, tmp: str, name: str, shown: bytes, ours: os.stat_result) -> bool:
+        """After ``tmp`` was swapped with ``name``: True when what came out (now at ``tmp``)
+        is what the hook was shown; otherwise it goes back in place (False, to be judged)."""
+        at = self._at(fd, name)
+        if swapping.read(fd, tmp) == shown:
+            return True
+        back = swapping.exchange(fd, tmp, name)
+        if back and os.path.samestat(os.stat(tmp, follow_symlinks=False, **at), ours):
+            return False
+        # Our file went in that same moment too (saved over, or removed): the newest save
+        # takes the place and the write is dropped, with the earlier save nobody saw.
+        if back:
+            swapping.exchange(fd, tmp, name)
+        else:
+            swapping.place_new(fd, tmp, name)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp, **at)
+        raise _Superseded
 
     def discard(self) -> None:
         """Drop every staged write (the change is being undone): its files were never in place."""
@@ -166,3 +249,7 @@ class StagedWrites:
             return
         with contextlib.suppress(OSError):
             fsync_fd(fd)
+
+
+class _Superseded(Exception):
+    """A staged write whose file somebody saved over before it was in place: dropped."""

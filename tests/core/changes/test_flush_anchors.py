@@ -24,7 +24,7 @@ from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager, faults
 from contextfs.changes import journal, transaction
-from contextfs.files import durability
+from contextfs.files import durability, swapping
 from contextfs.files.confined import RootFiles
 
 SHM = Path("/dev/shm")
@@ -205,17 +205,14 @@ def test_a_save_found_just_before_a_rename_is_journaled_durably_first(
             events.append(("sync", lines()))
             return bool(real(path))
 
-        def replace(src: Any, dst: Any, real: Any = os.replace, **kwargs: Any) -> None:
-            if os.fspath(dst) == "plan.txt":
-                events.append(("rename", lines()))
-            real(src, dst, **kwargs)
-
         def save() -> None:
             (ctx.root / "notes" / "plan.txt").write_text("theirs\n", "utf-8")
             time.sleep(0.05)  # file times tick coarsely: the staging comes a tick after the save
 
         monkeypatch.setattr(durability, "sync_filesystem", sync)
-        monkeypatch.setattr(os, "replace", replace)
+        _spy_put_in_place(
+            monkeypatch, lambda dst: dst == "plan.txt" and events.append(("rename", lines()))
+        )
         faults.arm("change.touched", save)
         try:
             # A revert writes without reading first: the save lands between its snapshot
@@ -246,18 +243,30 @@ def test_without_syncfs_the_journal_is_flushed_by_name_before_a_file_is_replaced
         events.append(("flush", os.fspath(path)))
         real_fsync(path)
 
-    def replace(src: Any, dst: Any, real: Any = os.replace, **kwargs: Any) -> None:
-        events.append(("rename", os.fspath(dst)))
-        real(src, dst, **kwargs)
-
     with ContextManager(tmp_path / "ctx", index=False) as ctx:
         ctx.write("notes/plan.txt", "one\n")
         monkeypatch.setattr(durability, "sync_filesystem", lambda path: False)
         monkeypatch.setattr(durability, "fsync_path", fsync_path)
-        monkeypatch.setattr(os, "replace", replace)
+        _spy_put_in_place(monkeypatch, lambda dst: events.append(("rename", dst)))
         ctx.write("notes/plan.txt", "two\n")
         monkeypatch.undo()
         assert ctx.read("notes/plan.txt") == "two\n"
     renamed = events.index(("rename", "plan.txt"))
     flushed = [path for what, path in events[:renamed] if what == "flush"]
     assert any(path.endswith(".jsonl") for path in flushed), events
+
+
+def _spy_put_in_place(monkeypatch: pytest.MonkeyPatch, record: Any) -> None:
+    """Call ``record(name)`` whenever a file is renamed into place, by whichever call does it
+    (a swap that keeps what it replaced, a rename that never replaces, or a plain one)."""
+
+    def spy(real: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            record(os.fspath(args[-1] if real is not os.replace else args[1]))
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(os, "replace", spy(os.replace))
+    monkeypatch.setattr(swapping, "exchange", spy(swapping.exchange))
+    monkeypatch.setattr(swapping, "place_new", spy(swapping.place_new))

@@ -211,3 +211,103 @@ def test_a_save_in_the_same_tick_as_the_staging_supersedes_the_write(
     assert text is not None and text.endswith("---\n- the agent's second plan\n")
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
+
+
+# ------------------------------------------------- a save in the moment before the rename
+# The fault point ``change.judged`` comes after the change's last look at a path and before
+# the rename that replaces, moves or removes it: the moment a busy machine can stretch to
+# milliseconds. The rename is a swap (``renameat2``) that brings out what it replaced, so a
+# save made there is never destroyed unseen.
+def _save_in_the_moment(root: Path, how: str) -> None:
+    path = root / NOTE
+    if how == "rename":  # an editor's safe save: a new file renamed over the old one
+        scratch = path.with_name(path.name + "___jb_tmp___")
+        scratch.write_bytes(PERSON)
+        os.replace(scratch, path)
+    else:
+        path.write_bytes(PERSON)
+
+
+@pytest.mark.parametrize("how", ["in place", "rename"])
+@pytest.mark.parametrize("call", ["write", "append"])
+def test_a_save_between_the_last_look_and_the_rename_stays_and_is_committed_as_theirs(
+    store: ContextManager, how: str, call: str
+) -> None:
+    """The swap brings the save out; it goes back in place, and the change treats it as a save
+    made after its bytes were staged: the person's bytes stay on disk, over the change's."""
+    faults.arm("change.judged", lambda: _save_in_the_moment(store.root, how))
+    if call == "write":
+        store.write(NOTE, "- the agent's second plan\n")
+    else:
+        store.append(NOTE, "- and one more step\n")
+    faults.disarm()
+    assert (store.root / NOTE).read_bytes() == PERSON
+    store.sync()
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert list((store.root / "notes").iterdir()) == [store.root / NOTE]  # nothing left beside
+
+
+def test_a_file_created_between_the_last_look_and_the_rename_is_not_replaced(
+    store: ContextManager,
+) -> None:
+    """A new file goes in place only while its name is free (``RENAME_NOREPLACE``)."""
+    new = "notes/new.md"
+    faults.arm("change.judged", lambda: (store.root / new).write_bytes(PERSON))
+    store.write(new, "- the agent's new note\n")
+    faults.disarm()
+    assert (store.root / new).read_bytes() == PERSON
+    store.sync()
+    assert authors_and_bytes(store.root, new)[-1] == ("human", PERSON.decode())
+
+
+@pytest.mark.parametrize("how", ["in place", "rename"])
+@pytest.mark.parametrize("call", ["delete", "move"])
+def test_a_save_between_the_last_look_and_a_delete_or_move_is_committed_first_as_theirs(
+    store: ContextManager, how: str, call: str
+) -> None:
+    """What a delete or move took away is compared with what the change last saw: a save made
+    in the moment is committed first, at its own path, by its author; the change then moves
+    it (to the trash, or to its new name)."""
+    faults.arm("change.judged", lambda: _save_in_the_moment(store.root, how))
+    if call == "delete":
+        store.delete(NOTE)
+        [entry] = store.trash()
+        moved_to = entry.stored_path
+    else:
+        store.move(NOTE, "notes/moved.md")
+        moved_to = "notes/moved.md"
+    faults.disarm()
+    history = authors_and_bytes(store.root, NOTE)
+    assert history[-2] == ("human", PERSON.decode())  # first, at the path the person saved
+    assert history[-1] == ("agent:planner", None)
+    assert (store.root / moved_to).read_bytes() == PERSON
+    assert authors_and_bytes(store.root, moved_to)[-1] == ("agent:planner", PERSON.decode())
+    assert git(store.root, "status", "--porcelain") == ""
+
+
+def test_a_save_over_the_changes_own_file_in_that_moment_keeps_the_newest_save(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two saves in the moment of one swap: the first is brought out by the swap, the second
+    lands on the change's file before the first can go back. The newest save is kept in
+    place and committed as theirs; the change's bytes are dropped as superseded."""
+    from contextfs.files import swapping
+
+    later = b"- saved again a moment later\n"
+    real_read = swapping.read
+
+    def read_then_save_again(fd: int, name: str) -> bytes | None:
+        out = real_read(fd, name)  # what the swap brought out: the first save
+        _save_in_the_moment(store.root, "rename")  # ... and a second over the change's file
+        (store.root / NOTE).write_bytes(later)
+        return out
+
+    faults.arm("change.judged", lambda: _save_in_the_moment(store.root, "rename"))
+    monkeypatch.setattr(swapping, "read", read_then_save_again)
+    store.write(NOTE, "- the agent's second plan\n")
+    monkeypatch.undo()
+    faults.disarm()
+    assert (store.root / NOTE).read_bytes() == later
+    store.sync()
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", later.decode())
+    assert list((store.root / "notes").iterdir()) == [store.root / NOTE]

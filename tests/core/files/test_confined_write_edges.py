@@ -17,6 +17,7 @@ from contextfs.errors import ContentError, ContextFSError
 from contextfs.files import confined, durability, paths
 from contextfs.files.confined import TMP_SUFFIX, RootFiles
 from contextfs.files.durability import Unflushed
+from contextfs.files.staged import Found
 
 Flushed = list[tuple[int, int]]
 
@@ -158,7 +159,9 @@ def test_the_temporary_file_is_beside_the_target_and_only_its_owner_may_read_it(
     files.write(
         "notes/a.md",
         b"secret",
-        before_replace=lambda _staged: beside.append(_temporaries(root / "notes", elsewhere)),
+        before_replace=lambda _staged, _found: bool(
+            beside.append(_temporaries(root / "notes", elsewhere))
+        ),  # False: put it in place
     )
     [(during, mode)] = seen
     assert len(during) == 1
@@ -205,7 +208,7 @@ def test_a_write_refused_just_before_it_replaces_the_file_leaves_the_old_file_an
     files = RootFiles(root, durable=False)
     files.write("notes/a.md", b"old")
 
-    def refuse(_staged: int | None) -> bool | None:
+    def refuse(_staged: int | None, _found: Found) -> bool | None:
         raise Refused("saved by somebody meanwhile")
 
     with pytest.raises(Refused, match="meanwhile"):
@@ -220,7 +223,7 @@ def test_a_write_whose_temporary_file_vanished_fails_with_a_typed_error_leaving_
     files = RootFiles(tmp_path, durable=False)
     files.write("notes/a.md", b"old")
 
-    def sweep(_staged: int | None) -> bool | None:
+    def sweep(_staged: int | None, _found: Found) -> bool | None:
         for path in _temporaries(tmp_path / "notes"):
             os.unlink(path)
         return False
@@ -267,7 +270,7 @@ def test_inside_a_change_each_write_is_staged_flushed_once_then_renamed_in_place
     files.unflushed = Unflushed()
     told: list[int | None] = []
 
-    def hook(staged_at: int | None) -> bool | None:
+    def hook(staged_at: int | None, _found: Found) -> bool | None:
         told.append(staged_at)
         return False
 

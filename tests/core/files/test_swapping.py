@@ -1,0 +1,83 @@
+"""The renames that keep what they replace: ``renameat2`` exchange and no-replace, and the
+plain rename contextfs falls back to where they are missing."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from contextfs import ContextManager
+from contextfs.files import swapping
+
+linux_only = pytest.mark.skipif(
+    swapping._renameat2() is None, reason="renameat2 is a Linux call (glibc 2.28+)"
+)
+
+
+@linux_only
+def test_exchange_swaps_two_files_and_says_when_one_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "a").write_bytes(b"A")
+    (tmp_path / "b").write_bytes(b"B")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert swapping.exchange(fd, "a", "b") is True
+        assert swapping.read(fd, "a") == b"B" and swapping.read(fd, "b") == b"A"
+        assert swapping.exchange(fd, "a", "missing") is False
+        assert swapping.read(fd, "a") == b"B"  # nothing moved
+    finally:
+        os.close(fd)
+    # Without a folder descriptor the names are whole paths.
+    assert swapping.exchange(-1, str(tmp_path / "a"), str(tmp_path / "b")) is True
+    assert (tmp_path / "a").read_bytes() == b"A"
+
+
+@linux_only
+def test_place_new_never_replaces_a_file(tmp_path: Path) -> None:
+    (tmp_path / "new").write_bytes(b"N")
+    (tmp_path / "taken").write_bytes(b"T")
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert swapping.place_new(fd, "new", "taken") is False
+        assert swapping.read(fd, "taken") == b"T" and swapping.read(fd, "new") == b"N"
+        assert swapping.place_new(fd, "new", "free") is True
+        assert swapping.read(fd, "free") == b"N" and swapping.read(fd, "new") is None
+    finally:
+        os.close(fd)
+
+
+def test_read_is_none_for_a_link_or_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "target").write_bytes(b"T")
+    (tmp_path / "link").symlink_to(tmp_path / "target")
+    (tmp_path / "folder").mkdir()
+    assert swapping.read(-1, str(tmp_path / "link")) is None
+    assert swapping.read(-1, str(tmp_path / "folder")) is None
+    assert swapping.read(-1, str(tmp_path / "target")) == b"T"
+
+
+@linux_only
+def test_other_failures_are_raised(tmp_path: Path) -> None:
+    (tmp_path / "file").write_bytes(b"F")
+    (tmp_path / "b").write_bytes(b"B")
+    with pytest.raises(NotADirectoryError):  # a name under a file: not a race, an error
+        swapping.exchange(-1, str(tmp_path / "file" / "x"), str(tmp_path / "b"))
+
+
+def test_without_the_call_every_write_path_falls_back_to_a_plain_rename(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where ``renameat2`` is missing (macOS, an old C library) or the file system refuses its
+    flags, a write is a plain rename again: everything works, with the moment's gap."""
+    monkeypatch.setattr(swapping, "_renameat2", lambda: None)
+    assert swapping.exchange(-1, "a", "b") is None and swapping.place_new(-1, "a", "b") is None
+    with ContextManager(tmp_path / "ctx", index=False) as ctx:
+        ctx.write("notes/a.md", "one\n")
+        ctx.write("notes/a.md", "two\n")
+        ctx.append("notes/a.md", "three\n")
+        ctx.move("notes/a.md", "notes/b.md")
+        ctx.delete("notes/b.md")
+        assert [e.original_path for e in ctx.trash()] == ["notes/b.md"]
+        [entry] = ctx.trash()
+        assert ctx.parts.files.read(entry.stored_path).endswith(b"\ntwo\nthree\n")
+        assert ctx.history("notes/a.md", limit=1)[0].op == "move"
