@@ -17,6 +17,8 @@
    person's save to commit first?): the single write at 10,000 files with the check against
    the same write without it, interleaved on one root; and the check alone, per write, when
    the file's status is the one last seen (stat only) and when it is not (hash the bytes).
+   And the rename that keeps a save made in the moment before it (a swap, then a read of
+   what came out) against a plain rename, interleaved on the same root.
 
 Prints a markdown table (median and 95th percentile per operation) with the machine it ran
 on. The search index is off (``index=False``) so the figures are the store's and git's alone.
@@ -44,7 +46,7 @@ from typing import Any
 
 from contextfs import ContextManager
 from contextfs.changes.adoption import SETTLED_NS, Seen
-from contextfs.files import durability
+from contextfs.files import durability, swapping
 from contextfs.files.confined import RootFiles
 
 ENV = {
@@ -213,8 +215,9 @@ def bench_transaction(base: Path, count: int) -> tuple[float, float, int]:
     return txn_s * 1000, bare_s * 1000, durability.FLUSHES.calls - before
 
 
-def bench_check(base: Path, n: int, repeat: int) -> tuple[float, float, float, float]:
-    """(write with the check, write without it, the check with a known status, the check hashing), ms."""
+def bench_check(base: Path, n: int, repeat: int) -> tuple[float, float, float, float, float, float]:
+    """(write with the check, write without it, the check with a known status, the check hashing,
+    write with the swap, write with a plain rename), ms."""
     root = base / "check"
     root.mkdir()
     rels = populate(root, n)
@@ -254,7 +257,36 @@ def bench_check(base: Path, n: int, repeat: int) -> tuple[float, float, float, f
         check(warm)
     known = (time.perf_counter() - start) / loops
     assert warm.hits == loops, "the status was not trusted"
-    return statistics.median(on) * 1000, statistics.median(off) * 1000, known * 1000, hashing * 1000
+    swap_on, swap_off = bench_swap(ctx, rels, repeat)
+    ctx.close()
+    return (
+        statistics.median(on) * 1000,
+        statistics.median(off) * 1000,
+        known * 1000,
+        hashing * 1000,
+        swap_on,
+        swap_off,
+    )
+
+
+def bench_swap(ctx: ContextManager, rels: list[str], repeat: int) -> tuple[float, float]:
+    """(write whose rename swaps and checks what came out, write with a plain rename), ms,
+    interleaved on one root: what keeping a save made in the moment before the rename costs."""
+    real = swapping._renameat2
+    step = max(1, len(rels) // (2 * repeat + 5))
+    on: list[float] = []
+    off: list[float] = []
+    try:
+        for i in range(2 * repeat + 4):
+            swapping._renameat2 = real if i % 2 == 0 else (lambda: None)  # type: ignore[assignment]
+            start = time.perf_counter()
+            ctx.write(rels[(i * step + 1) % len(rels)], f"# Swapped {i}\n\nA new fact {i}.\n")
+            took = time.perf_counter() - start
+            if i >= 4:
+                (on if i % 2 == 0 else off).append(took)
+    finally:
+        swapping._renameat2 = real  # type: ignore[assignment]
+    return statistics.median(on) * 1000, statistics.median(off) * 1000
 
 
 def git_version() -> str:
@@ -341,7 +373,9 @@ def main() -> None:
         idle = bench_single(base, 10_000, repeat, "10k-idle")
         with busy(base):
             loaded = bench_single(base, 10_000, repeat, "10k-busy")
-        check_on, check_off, check_known, check_hashing = bench_check(base, 10_000, repeat)
+        check_on, check_off, check_known, check_hashing, swap_on, swap_off = bench_check(
+            base, 10_000, repeat
+        )
         # The file system's fsync cost moves by 2x from minute to minute on a shared machine:
         # pairs of runs, back to back, and the median of each side.
         pairs = [bench_transaction(base / f"txn-{k}", 1_000) for k in range(3 if args.quick else 5)]
@@ -395,6 +429,10 @@ def main() -> None:
     print(
         f"| outside-version check: 10,000-file write with it (vs without, interleaved) | {check_on:.2f} ms | "
         f"{check_off:.2f} ms | {check_on / check_off:.2f}x | measured | |"
+    )
+    print(
+        f"| the rename that swaps and checks what it replaced: 10,000-file write (vs a plain rename, interleaved) | "
+        f"{swap_on:.2f} ms | {swap_off:.2f} ms | {swap_on / swap_off:.2f}x | measured | |"
     )
     print(
         f"| the check alone, per write: status as last seen (vs hashing the file) | "
