@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import faults
-from ..errors import ConflictError, ContextFSError
+from ..errors import ConflictError, ContextFSError, InvalidPathError
 from . import swapping
 from .durability import Unflushed, fsync_fd
 from .fileerrors import io_error
@@ -160,7 +161,12 @@ class StagedWrites:
                 faults.point("change.judged")
                 if found[0] is None:
                     swapped = swapping.place_new(fd, tmp, name)
-                    if swapped is False:  # somebody created the file since the look
+                    if swapped is False:  # somebody created the file (or a folder) since the look
+                        with contextlib.suppress(FileNotFoundError):
+                            if stat.S_ISDIR(os.stat(name, follow_symlinks=False, **at).st_mode):
+                                raise InvalidPathError(
+                                    f"{disk} is a folder; write to a file inside it or pick another name"
+                                )
                         continue
                 else:
                     ours = os.stat(tmp, follow_symlinks=False, **at)

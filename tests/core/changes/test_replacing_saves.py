@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from helpers import authors_and_bytes, git
 
-from contextfs import ContextManager, faults
+from contextfs import ContextManager, InvalidPathError, faults
 from contextfs.changes.adoption import StaleRead
 
 PERSON = b"- typed by the person in their editor\n"
@@ -258,6 +258,18 @@ def test_a_file_created_between_the_last_look_and_the_rename_is_not_replaced(
     assert (store.root / new).read_bytes() == PERSON
     store.sync()
     assert authors_and_bytes(store.root, new)[-1] == ("human", PERSON.decode())
+
+
+def test_a_folder_made_where_a_new_file_goes_is_a_typed_refusal(store: ContextManager) -> None:
+    """Somebody makes a folder under the new file's name in that moment: the write is refused
+    as any write onto a folder is, and the folder stays."""
+    new = "notes/new.md"
+    head = store.parts.head()
+    faults.arm("change.judged", lambda: (store.root / new).mkdir())
+    with pytest.raises(InvalidPathError, match="is a folder"):
+        store.write(new, "- the agent's new note\n")
+    faults.disarm()
+    assert (store.root / new).is_dir() and store.parts.head() == head
 
 
 @pytest.mark.parametrize("how", ["in place", "rename"])

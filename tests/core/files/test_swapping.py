@@ -4,6 +4,7 @@ plain rename contextfs falls back to where they are missing."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,35 +17,33 @@ linux_only = pytest.mark.skipif(
 )
 
 
-@linux_only
-def test_exchange_swaps_two_files_and_says_when_one_is_missing(tmp_path: Path) -> None:
+@pytest.fixture
+def folder(tmp_path: Path) -> Iterator[int]:
+    """A folder holding ``a`` (b"A") and ``b`` (b"B"), open as a descriptor."""
     (tmp_path / "a").write_bytes(b"A")
     (tmp_path / "b").write_bytes(b"B")
     fd = os.open(tmp_path, os.O_RDONLY)
-    try:
-        assert swapping.exchange(fd, "a", "b") is True
-        assert swapping.read(fd, "a") == b"B" and swapping.read(fd, "b") == b"A"
-        assert swapping.exchange(fd, "a", "missing") is False
-        assert swapping.read(fd, "a") == b"B"  # nothing moved
-    finally:
-        os.close(fd)
+    yield fd
+    os.close(fd)
+
+
+@linux_only
+def test_exchange_swaps_two_files_and_says_when_one_is_missing(folder: int, tmp_path: Path) -> None:
+    assert swapping.exchange(folder, "a", "b") is True
+    assert swapping.read(folder, "a") == b"B" and swapping.read(folder, "b") == b"A"
+    assert swapping.exchange(folder, "a", "missing") is False
+    assert swapping.read(folder, "a") == b"B"  # nothing moved
     # Without a folder descriptor the names are whole paths.
     assert swapping.exchange(-1, str(tmp_path / "a"), str(tmp_path / "b")) is True
     assert (tmp_path / "a").read_bytes() == b"A"
 
 
 @linux_only
-def test_place_new_never_replaces_a_file(tmp_path: Path) -> None:
-    (tmp_path / "new").write_bytes(b"N")
-    (tmp_path / "taken").write_bytes(b"T")
-    fd = os.open(tmp_path, os.O_RDONLY)
-    try:
-        assert swapping.place_new(fd, "new", "taken") is False
-        assert swapping.read(fd, "taken") == b"T" and swapping.read(fd, "new") == b"N"
-        assert swapping.place_new(fd, "new", "free") is True
-        assert swapping.read(fd, "free") == b"N" and swapping.read(fd, "new") is None
-    finally:
-        os.close(fd)
+def test_place_new_never_replaces_a_file(folder: int) -> None:
+    assert swapping.place_new(folder, "a", "b") is False
+    assert swapping.read(folder, "b") == b"B" and swapping.read(folder, "a") == b"A"
+    assert swapping.place_new(folder, "a", "free") is True
+    assert swapping.read(folder, "free") == b"A" and swapping.read(folder, "a") is None
 
 
 def test_read_is_none_for_a_link_or_a_folder(tmp_path: Path) -> None:
