@@ -323,3 +323,42 @@ def test_a_save_over_the_changes_own_file_in_that_moment_keeps_the_newest_save(
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", later.decode())
     assert list((store.root / "notes").iterdir()) == [store.root / NOTE]
+
+
+def test_a_file_deleted_between_the_last_look_and_the_rename_is_judged_as_a_deletion(
+    store: ContextManager,
+) -> None:
+    """The swap finds no file: the change looks again, sees the deletion (an outside version,
+    committed first as theirs), and puts its bytes in place as a new file."""
+    faults.arm("change.judged", lambda: (store.root / NOTE).unlink())
+    store.write(NOTE, "- the agent's second plan\n")
+    faults.disarm()
+    assert (store.root / NOTE).read_text().endswith("- the agent's second plan\n")
+    history = authors_and_bytes(store.root, NOTE)
+    assert history[-2] == ("human", None)
+    assert history[-1][0] == "agent:planner"
+
+
+def test_the_changes_file_removed_in_that_moment_puts_the_save_back(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The swap brings out a save; before it can go back, somebody removes the change's file
+    from the place: the save goes back into the empty place, and the change is dropped."""
+    from contextfs.files import swapping
+
+    real_read = swapping.read
+
+    def read_then_remove(fd: int, name: str) -> bytes | None:
+        out = real_read(fd, name)
+        (store.root / NOTE).unlink()  # the change's file, just swapped in
+        return out
+
+    faults.arm("change.judged", lambda: _save_in_the_moment(store.root, "rename"))
+    monkeypatch.setattr(swapping, "read", read_then_remove)
+    store.write(NOTE, "- the agent's second plan\n")
+    monkeypatch.undo()
+    faults.disarm()
+    assert (store.root / NOTE).read_bytes() == PERSON
+    store.sync()
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert list((store.root / "notes").iterdir()) == [store.root / NOTE]

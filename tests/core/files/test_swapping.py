@@ -11,6 +11,7 @@ import pytest
 
 from contextfs import ContextManager
 from contextfs.files import swapping
+from contextfs.files.confined import RootFiles
 
 linux_only = pytest.mark.skipif(
     swapping._renameat2() is None, reason="renameat2 is a Linux call (glibc 2.28+)"
@@ -80,3 +81,24 @@ def test_without_the_call_every_write_path_falls_back_to_a_plain_rename(
         [entry] = ctx.trash()
         assert ctx.parts.files.read(entry.stored_path).endswith(b"\ntwo\nthree\n")
         assert ctx.history("notes/a.md", limit=1)[0].op == "move"
+
+
+def test_read_brings_a_file_of_several_chunks_whole(tmp_path: Path) -> None:
+    data = os.urandom(3 * (1 << 20) + 7)  # more than one 1 MiB read
+    (tmp_path / "big").write_bytes(data)
+    assert swapping.read(-1, str(tmp_path / "big")) == data
+
+
+def test_remove_returns_what_it_took_and_nothing_for_a_link(tmp_path: Path) -> None:
+    """A removal renames the file aside and reads it before unlinking: the caller learns what
+    was there at that instant; a link is removed, never followed or read."""
+    files = RootFiles(tmp_path, durable=False)
+    files.write("notes/a.md", b"kept bytes")
+    data, st = files.remove("notes/a.md")
+    assert data == b"kept bytes" and st is not None and st.st_size == 10
+    (tmp_path / "target.md").write_bytes(b"outside")
+    (tmp_path / "link.md").symlink_to(tmp_path / "target.md")
+    assert files.remove("link.md") == (None, None)
+    assert not (tmp_path / "link.md").is_symlink() and (tmp_path / "target.md").exists()
+    assert files.remove("missing.md") == (None, None)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["target.md"]  # nothing left aside
