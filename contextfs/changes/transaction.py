@@ -348,7 +348,8 @@ class Change:
         faults.point("change.renamed")
         for old, new in pairs:
             if self._took(old, self.files.read_stat(new, staged=False)):
-                left = None if self.after[old] is None else blob_version(self.after[old])
+                moved_bytes = self.after[old]
+                left = None if moved_bytes is None else blob_version(moved_bytes)
                 self._record({"wrote": new, "after": left})
                 self._left.setdefault(new, set()).add(left)
         contents = {old: self.after[old] for old, _new in pairs}

@@ -43,7 +43,7 @@ def _renameat2() -> Callable[..., int] | None:
         return None
     call.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     call.restype = ctypes.c_int
-    return call  # type: ignore[no-any-return]
+    return call
 
 
 def _rename2(fd: int, src: str, dst: str, flags: int, *, missing: int) -> bool | None:
