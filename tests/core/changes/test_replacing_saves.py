@@ -297,31 +297,55 @@ def test_a_save_between_the_last_look_and_a_delete_or_move_is_committed_first_as
     assert git(store.root, "status", "--porcelain") == ""
 
 
-def test_a_save_over_the_changes_own_file_in_that_moment_keeps_the_newest_save(
-    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+def _write_with_a_second_event_in_the_swap(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch, then: Any
 ) -> None:
-    """Two saves in the moment of one swap: the first is brought out by the swap, the second
-    lands on the change's file before the first can go back. The newest save is kept in
-    place and committed as theirs; the change's bytes are dropped as superseded."""
+    """The agent writes NOTE; a person's save lands just before the swap, and ``then`` runs
+    right after the swap brought that save out, before it can go back in place."""
     from contextfs.files import swapping
 
-    later = b"- saved again a moment later\n"
     real_read = swapping.read
 
-    def read_then_save_again(fd: int, name: str) -> bytes | None:
+    def read_then(fd: int, name: str) -> bytes | None:
         out = real_read(fd, name)  # what the swap brought out: the first save
-        _save_in_the_moment(store.root, "rename")  # ... and a second over the change's file
-        (store.root / NOTE).write_bytes(later)
+        then()
         return out
 
     faults.arm("change.judged", lambda: _save_in_the_moment(store.root, "rename"))
-    monkeypatch.setattr(swapping, "read", read_then_save_again)
+    monkeypatch.setattr(swapping, "read", read_then)
     store.write(NOTE, "- the agent's second plan\n")
     monkeypatch.undo()
     faults.disarm()
-    assert (store.root / NOTE).read_bytes() == later
+
+
+@pytest.mark.parametrize(
+    "second",
+    ["a save over the change's file", "the change's file removed"],
+)
+def test_a_second_event_in_the_moment_of_the_swap_keeps_the_newest_save(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch, second: str
+) -> None:
+    """Before the save the swap brought out can go back, somebody saves over the change's
+    file (that newer save takes the place) or removes it (the first save goes back into the
+    empty place). Either way the newest save is kept and committed as theirs, and the
+    change's bytes are dropped as superseded."""
+    later = b"- saved again a moment later\n"
+    if second == "a save over the change's file":
+        newest = later
+
+        def then() -> None:
+            _save_in_the_moment(store.root, "rename")
+            (store.root / NOTE).write_bytes(later)
+    else:
+        newest = PERSON
+
+        def then() -> None:
+            (store.root / NOTE).unlink()  # the change's file, just swapped in
+
+    _write_with_a_second_event_in_the_swap(store, monkeypatch, then)
+    assert (store.root / NOTE).read_bytes() == newest
     store.sync()
-    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", later.decode())
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", newest.decode())
     assert list((store.root / "notes").iterdir()) == [store.root / NOTE]
 
 
@@ -337,28 +361,3 @@ def test_a_file_deleted_between_the_last_look_and_the_rename_is_judged_as_a_dele
     history = authors_and_bytes(store.root, NOTE)
     assert history[-2] == ("human", None)
     assert history[-1][0] == "agent:planner"
-
-
-def test_the_changes_file_removed_in_that_moment_puts_the_save_back(
-    store: ContextManager, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The swap brings out a save; before it can go back, somebody removes the change's file
-    from the place: the save goes back into the empty place, and the change is dropped."""
-    from contextfs.files import swapping
-
-    real_read = swapping.read
-
-    def read_then_remove(fd: int, name: str) -> bytes | None:
-        out = real_read(fd, name)
-        (store.root / NOTE).unlink()  # the change's file, just swapped in
-        return out
-
-    faults.arm("change.judged", lambda: _save_in_the_moment(store.root, "rename"))
-    monkeypatch.setattr(swapping, "read", read_then_remove)
-    store.write(NOTE, "- the agent's second plan\n")
-    monkeypatch.undo()
-    faults.disarm()
-    assert (store.root / NOTE).read_bytes() == PERSON
-    store.sync()
-    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
-    assert list((store.root / "notes").iterdir()) == [store.root / NOTE]
