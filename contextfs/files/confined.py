@@ -375,32 +375,47 @@ class RootFiles(ConfinedFolders):
             folder = folder.rpartition("/")[0]
 
     def rename(self, src: str, dst: str) -> None:
-        """Move a file or folder to ``dst`` (which must not exist), creating its parents."""
+        """Move a file or folder to ``dst`` (which must not exist), creating its parents.
+
+        Nothing at ``dst`` is ever replaced, even a file somebody saves there in the very
+        moment of the move (``renameat2`` without replacing; where that is unsupported, a
+        look just before a plain rename)."""
         self._before_destroy()
+        taken = InvalidPathError(f"{dst} already exists; move it away first")
         try:
             with (
                 self._parent(src) as (sfd, sname, sdisk),
                 self._parent(dst, create=True) as (dfd, dname, ddisk),
             ):
+                moved = swapping.place_new(sfd, sname, dname, into=dfd)
+                if moved is False:
+                    raise taken
+                if moved is None:  # no renameat2 here: a look, then a rename (the moment's gap)
+                    if _exists(dname, self._at(dfd, dname)):
+                        raise taken
+                    os.rename(sname, dname, **_two_folders(sfd, dfd))
                 if FD_OPS:
-                    try:
-                        os.stat(dname, dir_fd=dfd, follow_symlinks=False)
-                        raise InvalidPathError(f"{dst} already exists; move it away first")
-                    except FileNotFoundError:
-                        pass
-                    os.rename(sname, dname, src_dir_fd=sfd, dst_dir_fd=dfd)
                     self._dirty_dir(dfd, ddisk)
                     self._dirty_dir(sfd, sdisk)
-                else:
-                    if os.path.lexists(dname):
-                        raise InvalidPathError(f"{dst} already exists; move it away first")
-                    os.rename(sname, dname)
         except FileNotFoundError:
             raise NotFoundError(f"{src} does not exist", path=src) from None
         except ContextFSError:
             raise
         except OSError as exc:
             raise io_error(src, exc) from None
+
+
+def _exists(name: str, at: dict[str, int]) -> bool:
+    try:
+        os.stat(name, follow_symlinks=False, **at)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _two_folders(src_fd: int, dst_fd: int) -> dict[str, int]:
+    """``os.rename``'s folder arguments (none where names are whole paths)."""
+    return {"src_dir_fd": src_fd, "dst_dir_fd": dst_fd} if FD_OPS else {}
 
 
 def _not_plain(rel: str) -> InvalidPathError:

@@ -46,8 +46,11 @@ def _renameat2() -> Callable[..., int] | None:
     return call
 
 
-def _rename2(fd: int, src: str, dst: str, flags: int, *, missing: int) -> bool | None:
-    """``renameat2`` in the folder ``fd`` (-1: ``src`` and ``dst`` are whole paths).
+def _rename2(
+    fd: int, src: str, dst: str, flags: int, *, missing: int, into: int | None = None
+) -> bool | None:
+    """``renameat2`` from the folder ``fd`` to the folder ``into`` (default: ``fd``; -1:
+    the names are whole paths).
 
     True when done; False when it failed with ``missing`` (the race the flag exists for);
     None when the platform or file system cannot do it. Other errors raise ``OSError``.
@@ -56,7 +59,8 @@ def _rename2(fd: int, src: str, dst: str, flags: int, *, missing: int) -> bool |
     if call is None:
         return None
     where = fd if fd >= 0 else _AT_FDCWD
-    if call(where, os.fsencode(src), where, os.fsencode(dst), flags) == 0:
+    there = where if into is None else into if into >= 0 else _AT_FDCWD
+    if call(where, os.fsencode(src), there, os.fsencode(dst), flags) == 0:
         return True
     code = ctypes.get_errno()
     if code == missing:
@@ -74,12 +78,13 @@ def exchange(fd: int, a: str, b: str) -> bool | None:
     return _rename2(fd, a, b, _RENAME_EXCHANGE, missing=errno.ENOENT)
 
 
-def place_new(fd: int, src: str, dst: str) -> bool | None:
-    """Rename ``src`` to ``dst`` only while no file is named ``dst``.
+def place_new(fd: int, src: str, dst: str, *, into: int | None = None) -> bool | None:
+    """Rename ``src`` to ``dst`` (in the folder ``into``, default ``fd``) only while
+    nothing is named ``dst``.
 
-    False when one is (nothing changed); None when unsupported here.
+    False when something is (nothing changed); None when unsupported here.
     """
-    return _rename2(fd, src, dst, _RENAME_NOREPLACE, missing=errno.EEXIST)
+    return _rename2(fd, src, dst, _RENAME_NOREPLACE, missing=errno.EEXIST, into=into)
 
 
 def read(fd: int, name: str) -> bytes | None:

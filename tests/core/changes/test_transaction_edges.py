@@ -15,7 +15,7 @@ from helpers import assert_clean, commit_count, git
 from secret_samples import SECRET_KINDS
 
 from contextfs import ContextManager, faults
-from contextfs.files import durability
+from contextfs.files import durability, swapping
 
 COPY = "notes/plan.conflict-0123abcd.md"
 
@@ -240,6 +240,12 @@ def test_an_undone_transaction_is_flushed_before_its_journal_goes(
         events.append(("rename", f"{os.fsdecode(src)} -> {os.fsdecode(dst)}"))  # type: ignore[arg-type]
         real_rename(src, dst, *args, **kwargs)  # type: ignore[arg-type]
 
+    def place_new(fd: int, src: str, dst: str, **kwargs: int | None) -> bool | None:
+        events.append(("rename", f"{src} -> {dst}"))  # a move that never replaces
+        return real_place_new(fd, src, dst, **kwargs)
+
+    real_place_new = swapping.place_new
+    monkeypatch.setattr(swapping, "place_new", place_new)
     # Without syncfs (as on macOS) a flush fsyncs each file and folder it covers, by name.
     monkeypatch.setattr(durability, "_SYNCFS", None)
     monkeypatch.setattr(os, "fsync", fsync)

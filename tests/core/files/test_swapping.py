@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contextfs import ContextManager
+from contextfs import ContextManager, InvalidPathError
 from contextfs.files import swapping
 from contextfs.files.confined import RootFiles
 
@@ -102,3 +102,62 @@ def test_remove_returns_what_it_took_and_nothing_for_a_link(tmp_path: Path) -> N
     assert not (tmp_path / "link.md").is_symlink() and (tmp_path / "target.md").exists()
     assert files.remove("missing.md") == (None, None)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["target.md"]  # nothing left aside
+
+
+@linux_only
+def test_place_new_moves_between_two_folders_only_while_the_name_is_free(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "dst").mkdir()
+    (tmp_path / "src" / "a").write_bytes(b"A")
+    (tmp_path / "dst" / "taken").write_bytes(b"T")
+    src, dst = os.open(tmp_path / "src", os.O_RDONLY), os.open(tmp_path / "dst", os.O_RDONLY)
+    try:
+        assert swapping.place_new(src, "a", "taken", into=dst) is False
+        assert (tmp_path / "dst" / "taken").read_bytes() == b"T"
+        assert swapping.place_new(src, "a", "free", into=dst) is True
+        assert (tmp_path / "dst" / "free").read_bytes() == b"A"
+        assert not (tmp_path / "src" / "a").exists() and not (tmp_path / "dst" / "a").exists()
+    finally:
+        os.close(src)
+        os.close(dst)
+
+
+@pytest.mark.parametrize("fd_ops", [True, False], indirect=True, ids=["dir_fd", "paths"])
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_file_saved_at_a_moves_destination_in_the_moment_is_never_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fd_ops: bool, what: str
+) -> None:
+    """Somebody saves a file where a move is going, just before the rename itself: the move
+    is refused and their file stays (a plain rename would destroy it unseen)."""
+    files = RootFiles(tmp_path, durable=False)
+    if what == "file":
+        files.write("notes/a.md", b"moved")
+    else:
+        files.write("notes/a/x.md", b"moved")
+    destination = tmp_path / "done" / "b.md"
+    saved = []
+
+    def person_saves() -> None:
+        if not saved and destination.parent.is_dir():
+            destination.write_bytes(b"theirs")
+            saved.append(True)
+
+    real_rename, real_call = os.rename, swapping._renameat2()
+
+    def rename(*args: object, **kwargs: object) -> None:
+        person_saves()
+        real_rename(*args, **kwargs)  # type: ignore[arg-type]
+
+    def call(*args: object) -> int:
+        person_saves()
+        assert real_call is not None
+        return real_call(*args)
+
+    monkeypatch.setattr(os, "rename", rename)
+    if real_call is not None:
+        monkeypatch.setattr(swapping, "_renameat2", lambda: call)
+    source = "notes/a.md" if what == "file" else "notes/a"
+    with pytest.raises(InvalidPathError, match="already exists"):
+        files.rename(source, "done/b.md")
+    assert saved and destination.read_bytes() == b"theirs"
+    assert files.read("notes/a.md" if what == "file" else "notes/a/x.md") == b"moved"
