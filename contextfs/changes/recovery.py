@@ -31,10 +31,9 @@ import dataclasses
 import logging
 import os
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ..document import blob_version
 from ..errors import ContextFSError, InvalidPathError, NotFoundError, VersioningError
 from ..files import paths
 from ..files.confined import TMP_SUFFIX, RootFiles
@@ -42,73 +41,14 @@ from ..provenance import check_actor, email_of
 from ..versioning.locks import LockMark, release_if_ours, remove_leftover_scratch
 from . import adoption
 from .journal import Journal, Pending
+from .undoing import undo
 
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
 
-__all__ = ["OutsideCheck", "commit_outside", "heal_index", "recover", "undo"]
+__all__ = ["OutsideCheck", "commit_outside", "heal_index", "recover"]
 
 log = logging.getLogger(__name__)
-
-
-def undo(
-    files: RootFiles,
-    renames: list[tuple[str, str]],
-    before: Mapping[str, bytes | None],
-    left: Mapping[str, Collection[str | None]] | None = None,
-) -> set[str]:
-    """Reverse renames (newest first), then give paths their bytes from ``before``.
-
-    Renames go first so that undoing a delete moves the file back instead of writing it
-    again, which would need free space on a full disk. ``left`` names, per path, the blob
-    ids (None: no file) the change may have left there; a path holding anything else was
-    changed by somebody after it and keeps what it holds. A rename that cannot be reversed
-    (somebody made a file at its source since) leaves its destination alone too. Returns the
-    paths left as they are.
-    """
-    kept: list[str] = []
-    untouched: set[str] = set()
-    for src, dst in reversed(renames):
-        try:
-            if files.kind(dst) is not None and files.kind(src) is None:
-                files.rename(dst, src)
-            elif files.kind(dst) is not None:
-                kept.append(dst)
-        except ContextFSError as exc:
-            log.warning("could not move %s back to %s: %s", dst, src, exc)
-            kept.append(dst)
-    for rel, data in before.items():
-        if any(rel == k or rel.startswith(k + "/") for k in kept):
-            log.warning("leaving %s as it is: it could not be moved back", rel)
-            untouched.add(rel)
-            continue
-        try:
-            current = files.read(rel)
-        except InvalidPathError:
-            continue  # a folder is there now: never removed wholesale
-        except ContextFSError as exc:
-            log.warning("could not read %s while undoing a change: %s", rel, exc)
-            continue
-        if current == data:
-            continue
-        if left is not None and rel in left:
-            now = blob_version(current) if current is not None else None
-            if now not in left[rel]:
-                log.warning(
-                    "leaving %s as it is: it was changed after the change being undone", rel
-                )
-                untouched.add(rel)
-                continue
-        try:
-            if data is None:
-                files.remove(rel)
-            else:
-                files.write(rel, data)
-        except ContextFSError as exc:
-            log.error("could not restore %s while undoing a change: %s", rel, exc)
-    for rel in before:
-        files.prune(rel.rpartition("/")[0])
-    return untouched
 
 
 #: The commit gate's check of a version a person saved outside contextfs, its name and bytes

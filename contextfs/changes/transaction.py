@@ -59,7 +59,8 @@ from .adoption import Seen, StaleRead
 from .building import blob_ids, build_commits
 from .commit_text import Header
 from .journal import Journal, JournalFile
-from .recovery import OutsideCheck, commit_outside, recover, undo
+from .recovery import OutsideCheck, commit_outside, recover
+from .undoing import undo
 
 if TYPE_CHECKING:
     from ..versioning import GitStore, Prepared
