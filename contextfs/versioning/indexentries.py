@@ -26,6 +26,7 @@ __all__ = [
     "merge",
     "positions",
     "record_of",
+    "unmatched",
     "same",
 ]
 
@@ -155,6 +156,16 @@ def record_of(path: Path) -> Record | None:
             f"cannot read {path} to record it in git's index ({exc.strerror})"
         ) from None
     return Record(blob_id(data), EXEC_MODE if st.st_mode & 0o100 else FILE_MODE, st)
+
+
+#: Stat data no file on disk has (size and times zero): an entry carrying it is always read again.
+_NO_FILE = os.stat_result((0,) * 10, {"st_atime_ns": 0, "st_mtime_ns": 0, "st_ctime_ns": 0})
+
+
+def unmatched(sha: bytes, mode: int) -> Record:
+    """An index record of the blob ``sha`` that git compares with the file by its bytes, never
+    by its stat data (the file holds something else)."""
+    return Record(sha, mode, _NO_FILE)
 
 
 def blob_id(data: bytes) -> bytes:

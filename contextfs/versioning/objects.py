@@ -124,12 +124,8 @@ class ObjectStore:
         hexsha = binsha.hex()
         folder = os.path.join(self.dir, hexsha[:2])
         final = os.path.join(folder, hexsha[2:])
-        try:
-            if os.stat(final).st_size > 0:
-                return binsha
-        except OSError:
-            if self._packed(binsha):
-                return binsha
+        if self.has(binsha):
+            return binsha
         tmp = os.path.join(self.dir, f"{_TMP_PREFIX}{os.getpid()}-{secrets.token_hex(4)}")
         try:
             if folder not in self._known_dirs:
@@ -157,6 +153,16 @@ class ObjectStore:
                 f"cannot write a git object ({exc.strerror}); check .git permissions and free disk space"
             ) from None
         return binsha
+
+    def has(self, binsha: bytes) -> bool:
+        """Whether git has the object (a loose file with bytes in it, or in a pack)."""
+        hexsha = binsha.hex()
+        try:
+            if os.stat(os.path.join(self.dir, hexsha[:2], hexsha[2:])).st_size > 0:
+                return True
+        except OSError:
+            pass
+        return self._packed(binsha)
 
     def _packed(self, binsha: bytes) -> bool:
         # Only consulted when the loose file is absent: after `git gc` most objects are packed.

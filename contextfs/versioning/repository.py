@@ -28,7 +28,7 @@ from ..provenance import machine_name
 from .branches import Branches
 from .commits import Author, Commit, Prepared, Publication, commit_text
 from .gitcmd import GitCommand, check_rev
-from .indexentries import Record, record_of
+from .indexentries import Record, record_of, unmatched
 from .locks import LockMark, stale_lock, wait_for
 from .objects import EXEC_MODE, FILE_MODE, TREE_MODE, ObjectStore
 from .refs import Refs, RefUpdate, operation_in_progress
@@ -276,9 +276,10 @@ class GitStore:
                 records: dict[bytes, Record | None] = {}
                 for rel in paths:
                     full = self.prefix + rel
-                    records[full.encode("utf-8", "surrogateescape")] = record_of(
-                        self.workdir / full
-                    )
+                    record = record_of(self.workdir / full)
+                    if record is not None and not self.objects.has(record.sha):
+                        record = self._not_staged(full, prepared)
+                    records[full.encode("utf-8", "surrogateescape")] = record
                 out.index = self.index.prepare(
                     records,
                     fold=not self.prefix and len(records) >= _FOLD_AFTER,
@@ -311,6 +312,17 @@ class GitStore:
             out.abort()
             raise
         return out
+
+    def _not_staged(self, full: str, prepared: Prepared | None) -> Record | None:
+        """The entry of a path whose file holds bytes git has no object for: a save made after
+        the change decided what to commit there. The entry keeps what the commit (or HEAD)
+        holds, with stat data no file matches, so git reads the file again and shows the
+        save as a change not staged, as if it came just after the commit."""
+        top = prepared.sha if prepared is not None else self.head()
+        entry = None if top is None else self.objects.lookup(self.objects.commit_tree(top), full)
+        if entry is None or entry[1] == TREE_MODE:
+            return None
+        return unmatched(entry[0], entry[1])
 
     def record(self, paths: Collection[str]) -> None:
         """Bring git's index in line with the files on disk for exactly these paths."""

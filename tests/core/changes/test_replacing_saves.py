@@ -18,13 +18,14 @@ are staged), the one window a read-modify-write leaves.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import authors_and_bytes, git
+from helpers import assert_clean, authors_and_bytes, git
 
 from contextfs import ContextManager, InvalidPathError, faults
 from contextfs.changes.adoption import StaleRead
@@ -209,11 +210,23 @@ def test_a_save_in_the_same_tick_as_the_staging_supersedes_the_write(
     author, text = authors_and_bytes(store.root, NOTE)[-1]
     assert author == "agent:planner"
     assert text is not None and text.endswith("---\n- the agent's second plan\n")
+    _saved_after_the_commit(store.root, NOTE)
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
+    assert_clean(store.root)
 
 
 # ------------------------------------------------- a save in the moment before the rename
+def _saved_after_the_commit(root: Path, rel: str) -> None:
+    """What git shows of a save that superseded the change's write, before contextfs commits
+    it: a change not staged (the index holds what the change committed, an object git has;
+    never the save's bytes, which it has no object for)."""
+    assert git(root, "status", "--porcelain") == f" M {rel}\n"
+    assert git(root, "diff", "--cached", "--name-only") == ""
+    fsck = subprocess.run(["git", "-C", str(root), "fsck", "--no-progress"], capture_output=True)
+    assert fsck.returncode == 0, fsck.stderr
+
+
 # The fault point ``change.judged`` comes after the change's last look at a path and before
 # the rename that replaces, moves or removes it: the moment a busy machine can stretch to
 # milliseconds. The rename is a swap (``renameat2``) that brings out what it replaced, so a
@@ -242,9 +255,11 @@ def test_a_save_between_the_last_look_and_the_rename_stays_and_is_committed_as_t
         store.append(NOTE, "- and one more step\n")
     faults.disarm()
     assert (store.root / NOTE).read_bytes() == PERSON
+    _saved_after_the_commit(store.root, NOTE)
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
     assert list((store.root / "notes").iterdir()) == [store.root / NOTE]  # nothing left beside
+    assert_clean(store.root)
 
 
 def test_a_file_created_between_the_last_look_and_the_rename_is_not_replaced(
@@ -344,6 +359,7 @@ def test_a_second_event_in_the_moment_of_the_swap_keeps_the_newest_save(
 
     _write_with_a_second_event_in_the_swap(store, monkeypatch, then)
     assert (store.root / NOTE).read_bytes() == newest
+    _saved_after_the_commit(store.root, NOTE)
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", newest.decode())
     assert list((store.root / "notes").iterdir()) == [store.root / NOTE]
