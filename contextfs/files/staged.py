@@ -141,9 +141,11 @@ class StagedWrites:
         The hook judges what is there; the file is then swapped in (``renameat2``) and what
         came out is compared with what the hook saw. A save made in the moment between the
         two goes back in place and is shown to the hook, as if it had come a moment
-        earlier, so a person's save is never destroyed unseen. False when the write was
-        superseded and dropped. Where the swap is unsupported: a plain rename, with the
-        moment's gap.
+        earlier, so a person's save is never destroyed unseen. True when the folder's
+        entries changed and must be flushed: the write is in place, or a swap put the
+        newest save back in its place and the write was dropped; False when the hook
+        dropped the write and nothing was moved. Where the swap is unsupported: a plain
+        rename, with the moment's gap.
         """
         at = self._at(fd, name)
         if before_replace is None:  # nobody judged what is there: nothing to keep
@@ -180,8 +182,8 @@ class StagedWrites:
                 elif found[0] is not None:
                     os.unlink(tmp, **at)  # the version the hook was shown (and snapshotted)
                 return True
-        except _Superseded:
-            return False
+        except _Superseded:  # the newest save went back in place by a swap: flushed too
+            return True
         raise ConflictError(
             f"{disk} kept being saved by somebody else while contextfs wrote it; nothing was "
             "written; retry"

@@ -161,3 +161,26 @@ def test_a_file_saved_at_a_moves_destination_in_the_moment_is_never_replaced(
         files.rename(source, "done/b.md")
     assert saved and destination.read_bytes() == b"theirs"
     assert files.read("notes/a.md" if what == "file" else "notes/a/x.md") == b"moved"
+
+
+def test_read_where_the_platform_has_no_nofollow_flag_still_reads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a").write_bytes(b"A")
+    monkeypatch.delattr(os, "O_NOFOLLOW")
+    assert swapping.read(-1, str(tmp_path / "a")) == b"A"
+
+
+@linux_only
+def test_without_a_folder_descriptor_names_are_taken_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """-1 stands for no folder: a relative name is the working directory's, as for os.open."""
+    (tmp_path / "a").write_bytes(b"A")
+    (tmp_path / "b").write_bytes(b"B")
+    monkeypatch.chdir(tmp_path)
+    assert swapping.read(-1, "a") == b"A"
+    assert swapping.exchange(-1, "a", "b") is True
+    assert swapping.place_new(-1, "a", "c") is True
+    assert swapping.place_new(-1, "c", "d", into=-1) is True
+    assert (tmp_path / "b").read_bytes() == b"A" and (tmp_path / "d").read_bytes() == b"B"
