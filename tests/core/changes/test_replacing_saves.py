@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +31,6 @@ from contextfs.changes.adoption import StaleRead
 
 PERSON = b"- typed by the person in their editor\n"
 NOTE = "notes/plan.md"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[ContextManager]:
-    manager = ContextManager(tmp_path / "ctx", actor="agent:planner", index=False)
-    manager.write(NOTE, "- the agent's first plan\n")
-    yield manager
-    manager.close()
-    faults.disarm()
 
 
 class _Failed(Exception):

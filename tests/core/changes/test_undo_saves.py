@@ -10,8 +10,7 @@ undo does inside.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,14 +21,6 @@ from contextfs.files.confined import RootFiles
 
 PERSON = b"- typed by the person while the change was undone\n"
 NOTE = "notes/plan.md"
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[ContextManager]:
-    manager = ContextManager(tmp_path / "ctx", actor="agent:planner", index=False)
-    manager.write(NOTE, "- the agent's first plan\n")
-    yield manager
-    manager.close()
 
 
 class _Failed(Exception):

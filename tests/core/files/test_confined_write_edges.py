@@ -19,7 +19,7 @@ from contextfs.files.confined import TMP_SUFFIX, RootFiles
 from contextfs.files.durability import Unflushed
 from contextfs.files.staged import Found
 
-Flushed = list[tuple[int, int]]
+Flushed = list[tuple[int, int]]  # the ``flushed`` fixture (conftest.py)
 
 
 @pytest.fixture
@@ -38,21 +38,6 @@ def umask_022() -> Iterator[None]:
         yield
     finally:
         os.umask(old)
-
-
-@pytest.fixture
-def flushed(monkeypatch: pytest.MonkeyPatch) -> Flushed:
-    """(device, inode) of each file or folder os.fsync reaches, in order (the real fsync runs)."""
-    seen: Flushed = []
-    real = os.fsync
-
-    def spy(fd: int) -> None:
-        st = os.fstat(fd)
-        seen.append((st.st_dev, st.st_ino))
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", spy)
-    return seen
 
 
 def _ident(path: Path) -> tuple[int, int]:

@@ -17,6 +17,8 @@ from contextfs.files.confined import TMP_SUFFIX, RootFiles
 from contextfs.files.durability import Unflushed
 from contextfs.files.staged import Found
 
+Flushed = list[tuple[int, int]]  # the ``flushed`` fixture (conftest.py)
+
 
 def _temporaries(*folders: Path) -> list[str]:
     return sorted(
@@ -48,6 +50,21 @@ def _stage_three(files: RootFiles) -> None:
 
 def _on_disk(root: Path) -> dict[str, bytes]:
     return {rel: (root / rel).read_bytes() for rel in ("a.md", "notes/b.md", "notes/c.md")}
+
+
+def _folder_removed(root: Path, folder: str) -> None:
+    """Somebody removes ``folder``, with the temporary files staged in it."""
+    for path in _temporaries(root / folder):
+        os.unlink(path)
+    (root / folder).rmdir()
+
+
+def _folder_made_a_link(root: Path, folder: str) -> Path:
+    """Somebody moves ``folder`` out of the root and leaves a link to it: where it went."""
+    elsewhere = root.parent / f"{root.name}-elsewhere"
+    os.rename(root / folder, elsewhere)
+    (root / folder).symlink_to(elsewhere)
+    return elsewhere
 
 
 # ------------------------------------------------------------------ unstage
@@ -84,12 +101,8 @@ def test_unstaging_under_a_folder_removed_or_made_a_link_meanwhile_is_quiet(
     files.write("gone/d.md", b"new d")
     # The folder of one staged write removed (its temporary file with it), the other's
     # swapped for a link: dropping them must neither fail nor follow the link.
-    for path in _temporaries(tmp_path / "gone"):
-        os.unlink(path)
-    (tmp_path / "gone").rmdir()
-    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
-    os.rename(tmp_path / "notes", elsewhere)
-    (tmp_path / "notes").symlink_to(elsewhere)
+    _folder_removed(tmp_path, "gone")
+    elsewhere = _folder_made_a_link(tmp_path, "notes")
     files.unstage("gone/d.md")
     files.unstage("notes/b.md")
     assert len(_temporaries(elsewhere)) == 1  # not reached through the link
@@ -113,9 +126,7 @@ def test_discarding_goes_on_past_a_write_whose_folder_is_now_a_link(tmp_path: Pa
     files = _in_change(tmp_path)
     files.write("notes/b.md", b"new b")  # staged first: its folder fails first
     files.write("a.md", b"new a")
-    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
-    os.rename(tmp_path / "notes", elsewhere)
-    (tmp_path / "notes").symlink_to(elsewhere)
+    elsewhere = _folder_made_a_link(tmp_path, "notes")
     files.discard()
     assert _temporaries(tmp_path) == []  # the write after the failing one is dropped too
     assert len(_temporaries(elsewhere)) == 1  # nothing was removed through the link
@@ -127,9 +138,7 @@ def test_discarding_goes_on_past_a_write_whose_folder_was_removed(tmp_path: Path
     files = _in_change(tmp_path)
     files.write("gone/d.md", b"new d")
     files.write("a.md", b"new a")
-    for path in _temporaries(tmp_path / "gone"):
-        os.unlink(path)
-    (tmp_path / "gone").rmdir()
+    _folder_removed(tmp_path, "gone")
     files.discard()
     assert _temporaries(tmp_path) == []
 
@@ -196,29 +205,16 @@ def test_a_full_disk_part_way_is_the_typed_no_space_error(
 # ------------------------------------------------------------------ which folder is flushed
 
 
-def _flushed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
-    seen: list[tuple[int, int]] = []
-    real = os.fsync
-
-    def spy(fd: int) -> None:
-        st = os.fstat(fd)
-        seen.append((st.st_dev, st.st_ino))
-        real(fd)
-
-    monkeypatch.setattr(os, "fsync", spy)
-    return seen
-
-
 def _ident(path: Path) -> tuple[int, int]:
     st = os.stat(path)
     return st.st_dev, st.st_ino
 
 
 def test_in_a_change_each_written_files_own_folder_is_flushed_with_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fd_ops: bool
+    tmp_path: Path, flushed: Flushed, fd_ops: bool
 ) -> None:
     files = _in_change(tmp_path, durable=True)
-    flushed = _flushed(monkeypatch)
+    flushed.clear()
     files.write("a.md", b"new a")
     files.write("notes/b.md", b"new b")
     files.publish()
@@ -230,10 +226,10 @@ def test_in_a_change_each_written_files_own_folder_is_flushed_with_it(
 
 
 def test_a_new_folder_made_in_a_change_is_flushed_in_its_own_parent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, flushed: Flushed
 ) -> None:
     files = _in_change(tmp_path, durable=True)
-    flushed = _flushed(monkeypatch)
+    flushed.clear()
     files.write("notes/deep/e.md", b"new e")
     files.publish()
     assert files.unflushed is not None
@@ -245,13 +241,13 @@ def test_a_new_folder_made_in_a_change_is_flushed_in_its_own_parent(
 
 
 def test_a_root_that_is_not_durable_leaves_no_folder_to_flush(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, flushed: Flushed
 ) -> None:
     files = _in_change(tmp_path, durable=False)
     files.unflushed = Unflushed()  # one that would flush what it is given
     files.write("notes/b.md", b"new b")
     files.publish()
-    flushed = _flushed(monkeypatch)
+    flushed.clear()
     files.unflushed.flush()
     assert _ident(tmp_path / "notes") not in flushed and _ident(tmp_path) not in flushed
     files.unflushed = None
@@ -276,13 +272,11 @@ def test_outside_a_change_a_folder_that_refuses_a_flush_does_not_fail_the_write(
     assert refused and (tmp_path / "notes" / "b.md").read_bytes() == b"new b"
 
 
-def test_a_write_its_hook_drops_leaves_no_folder_to_flush(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_write_its_hook_drops_leaves_no_folder_to_flush(tmp_path: Path, flushed: Flushed) -> None:
     files = _in_change(tmp_path, durable=True)
     files.write("notes/b.md", b"new b", before_replace=lambda _at, _found: None)
     files.publish()
-    flushed = _flushed(monkeypatch)
+    flushed.clear()
     assert files.unflushed is not None
     files.unflushed.flush()
     assert flushed == []  # nothing moved in notes/: nothing to flush
@@ -291,7 +285,7 @@ def test_a_write_its_hook_drops_leaves_no_folder_to_flush(
 
 
 def test_a_write_dropped_for_the_newest_save_leaves_that_save_in_place_and_flushed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flushed: Flushed
 ) -> None:
     """A save lands before the swap and another over the change's file before the first can
     go back: the newest takes the place, by a swap, so its folder is flushed like a write's."""
@@ -317,8 +311,7 @@ def test_a_write_dropped_for_the_newest_save_leaves_that_save_in_place_and_flush
         files.publish()
     finally:
         faults.disarm()
-    monkeypatch.undo()
-    flushed = _flushed(monkeypatch)
+    flushed.clear()
     assert files.unflushed is not None
     files.unflushed.flush()
     assert note.read_bytes() == b"newest"
