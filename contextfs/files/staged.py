@@ -113,7 +113,8 @@ class StagedWrites:
         done: list[str] = []
         try:
             for disk, (tmp_name, before_replace, staged_at) in staged.items():
-                with self._parent(disk, create=True) as (fd, name, _where):
+                # Its folder holds the staged file: gone, it is gone too (never made again).
+                with self._parent(disk) as (fd, name, _where):
                     placed = self._put_in_place(fd, tmp_name, name, disk, before_replace, staged_at)
                     done.append(disk)
                     if placed:

@@ -384,3 +384,16 @@ def test_a_save_the_swap_brings_out_is_put_back_and_shown_to_the_hook_before_it_
     assert shown == [b"old b", b"saved"]
     assert (tmp_path / "notes" / "b.md").read_bytes() == b"new b"
     assert _temporaries(tmp_path / "notes") == []
+
+
+def test_a_staged_write_whose_folder_was_removed_fails_typed_and_makes_no_folder(
+    tmp_path: Path,
+) -> None:
+    files = _in_change(tmp_path)
+    files.write("a.md", b"new a")
+    files.write("gone/d.md", b"new d")
+    _folder_removed(tmp_path, "gone")
+    with pytest.raises(ContextFSError, match="gone/d.md"):
+        files.publish()
+    assert not (tmp_path / "gone").exists()
+    assert (tmp_path / "a.md").read_bytes() == b"new a"

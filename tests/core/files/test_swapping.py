@@ -184,3 +184,37 @@ def test_without_a_folder_descriptor_names_are_taken_from_the_working_directory(
     assert swapping.place_new(-1, "a", "c") is True
     assert swapping.place_new(-1, "c", "d", into=-1) is True
     assert (tmp_path / "b").read_bytes() == b"A" and (tmp_path / "d").read_bytes() == b"B"
+
+
+@pytest.mark.parametrize("fd_ops", [True, False], indirect=True, ids=["dir_fd", "paths"])
+@pytest.mark.parametrize("there", ["file", "dangling link"])
+def test_without_the_call_a_move_still_never_replaces_its_destination(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fd_ops: bool, there: str
+) -> None:
+    monkeypatch.setattr(swapping, "_renameat2", lambda: None)
+    files = RootFiles(tmp_path, durable=False)
+    files.write("notes/a.md", b"moved")
+    destination = tmp_path / "done" / "b.md"
+    destination.parent.mkdir()
+    if there == "file":
+        destination.write_bytes(b"theirs")
+    else:
+        destination.symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InvalidPathError, match="already exists"):
+        files.rename("notes/a.md", "done/b.md")
+    assert destination.is_symlink() if there != "file" else destination.read_bytes() == b"theirs"
+    files.rename("notes/a.md", "done/c.md")  # a free name: moved
+    assert (tmp_path / "done" / "c.md").read_bytes() == b"moved"
+
+
+def test_a_move_outside_a_change_flushes_both_folders(
+    tmp_path: Path, flushed: list[tuple[int, int]]
+) -> None:
+    files = RootFiles(tmp_path)
+    files.write("notes/a.md", b"moved")
+    (tmp_path / "done").mkdir()
+    flushed.clear()
+    files.rename("notes/a.md", "done/a.md")
+    for folder in (tmp_path / "notes", tmp_path / "done"):
+        st = os.stat(folder)
+        assert (st.st_dev, st.st_ino) in flushed
