@@ -59,3 +59,28 @@ def committed_markers(root: Path) -> list[str]:
         check=False,
     ).stdout
     return [line for line in out.splitlines() if line]
+
+
+def pulled_into_conflict(
+    tmp_path: Path, rel: str = "memory/notes.md"
+) -> tuple[ContextManager, ContextManager, Path]:
+    """A server whose person ran ``git pull`` over a laptop's edit of the same line of ``rel``:
+    git stopped with conflict markers in it, the merge in progress. (laptop, server, remote)"""
+    remote = bare_remote(tmp_path / "remote.git")
+    laptop = ContextManager(tmp_path / "laptop", index=False)
+    laptop.write(rel, "# Notes\n\nThe cache is Redis.\n")
+    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
+    run_git("clone", "-q", str(remote), str(tmp_path / "server"))
+    server = ContextManager(tmp_path / "server")
+    laptop.edit(rel, "Redis", "Redis 7")
+    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
+    server.edit(rel, "Redis", "Valkey")
+    pull = ["-c", "user.name=p", "-c", "user.email=p@x.invalid", "pull", "--no-rebase", "-q"]
+    proc = subprocess.run(
+        ["git", "-C", str(server.root), *pull, "origin", "master"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode != 0 and "<<<<<<<" in (server.root / rel).read_text()
+    return laptop, server, remote

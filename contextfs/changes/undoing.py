@@ -11,12 +11,12 @@ stays, as a save made a moment before the look would.
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from ..document import blob_version
 from ..errors import ContextFSError, InvalidPathError
 from ..files.confined import RootFiles
-from ..files.staged import Found, ReplaceHook
+from ..files.staged import replacing_only
 
 __all__ = ["undo"]
 
@@ -74,11 +74,15 @@ def undo(
                 continue
         try:
             if data is not None:
-                files.write(rel, data, before_replace=_unless_saved(rel, current, untouched))
+                files.write(
+                    rel, data, before_replace=replacing_only(current, _theirs(rel, untouched))
+                )
                 continue
             taken = files.remove(rel)[0]
             if taken is not None and taken != current:  # saved in the moment: theirs goes back
-                files.write(rel, taken, before_replace=_unless_saved(rel, None, untouched))
+                files.write(
+                    rel, taken, before_replace=replacing_only(None, _theirs(rel, untouched))
+                )
                 untouched.add(rel)
         except ContextFSError as exc:
             log.error("could not restore %s while undoing a change: %s", rel, exc)
@@ -87,15 +91,11 @@ def undo(
     return untouched
 
 
-def _unless_saved(rel: str, looked: bytes | None, untouched: set[str]) -> ReplaceHook:
-    """The hook of an undo's write: it replaces only ``looked`` (None: no file), what the undo
-    read; anything else is somebody's save since, which stays (the write is dropped)."""
+def _theirs(rel: str, untouched: set[str]) -> Callable[[], None]:
+    """What an undo does when it finds a save made since it looked: it leaves the path."""
 
-    def judge(_staged_at: int | None, found: Found) -> bool | None:
-        if found[0] == looked:
-            return False
+    def leave() -> None:
         log.warning("leaving %s as it is: somebody saved it while the change was undone", rel)
         untouched.add(rel)
-        return None
 
-    return judge
+    return leave

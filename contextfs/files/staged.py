@@ -29,7 +29,7 @@ from . import swapping
 from .durability import Unflushed, fsync_fd
 from .fileerrors import io_error
 
-__all__ = ["Found", "ReplaceHook", "Staged", "StagedWrites"]
+__all__ = ["Found", "ReplaceHook", "Staged", "StagedWrites", "replacing_only"]
 
 #: How often a write looks again at a file that keeps being saved under it before it gives up.
 _ATTEMPTS = 8
@@ -46,6 +46,20 @@ Found = tuple[bytes | None, os.stat_result | None]
 ReplaceHook = Callable[[int | None, Found], "bool | None"]
 #: A staged write: its temporary file's name, its hook, when it was staged.
 Staged = tuple[str, ReplaceHook | None, int]
+
+
+def replacing_only(looked: bytes | None, kept: Callable[[], object]) -> ReplaceHook:
+    """The hook of a write that may replace only ``looked`` (None: no file), what its caller
+    read before deciding to write. Anything else there is somebody's save since: it stays,
+    ``kept`` is called, and the write is dropped."""
+
+    def judge(_staged_at: int | None, found: Found) -> bool | None:
+        if found[0] == looked:
+            return False
+        kept()
+        return None
+
+    return judge
 
 
 class StagedWrites:

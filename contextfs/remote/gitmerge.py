@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..changes.markers import conflict_markers
+from ..files.staged import replacing_only
 from ..merging import MergeNote, TreeMerge, merge_file
 from ..versioning import FILE_MODE
 from .incoming import gate_incoming
@@ -69,13 +70,18 @@ def resolve_git_merge(parts: RootParts, result: SyncResult) -> None:
                 merged.incoming.add(done.copy[0])
             gate_incoming(parts, merged)
             for path, entry in merged.changes.items():
-                if entry is not None:
-                    parts.files.write(path, git.read_blob(entry[0].hex()))
+                if entry is None:
+                    continue
+                looked = current if path == rel else parts.files.read_stat(path)[0]
+                if _put(parts, path, git.read_blob(entry[0].hex()), looked):
                     staged.append(path)
-            if done.data is None and parts.files.kind(rel) is not None:
-                parts.files.remove(rel)
+                else:
+                    result.notes.append(_saved_by_hand(path))
             if done.data is None:
-                staged.append(rel)
+                if _take(parts, rel, current):
+                    staged.append(rel)
+                else:
+                    result.notes.append(_saved_by_hand(rel))
             result.notes += merged.notes
             result.changed.append(rel)
         if staged:
@@ -90,3 +96,29 @@ def resolve_git_merge(parts: RootParts, result: SyncResult) -> None:
         result.push_skipped = (
             "the context files are resolved and staged; finish the merge with git commit"
         )
+
+
+def _put(parts: RootParts, path: str, data: bytes, looked: bytes | None) -> bool:
+    """Write ``data`` at ``path`` unless somebody saved it since it was ``looked`` at (their
+    save stays): False then."""
+    saved: list[bool] = []
+    parts.files.write(path, data, before_replace=replacing_only(looked, lambda: saved.append(True)))
+    return not saved
+
+
+def _take(parts: RootParts, rel: str, looked: bytes | None) -> bool:
+    """Remove ``rel`` unless somebody saved it since it was ``looked`` at: their save is put
+    back, and False."""
+    if parts.files.kind(rel) is None:
+        return True
+    taken = parts.files.remove(rel)[0]
+    if taken is None or taken == looked:
+        return True
+    parts.files.write(rel, taken, before_replace=replacing_only(None, lambda: None))
+    return False
+
+
+def _saved_by_hand(path: str) -> MergeNote:
+    return MergeNote(
+        path, "conflict-copy", "saved by hand while sync resolved it: left as saved, not staged"
+    )

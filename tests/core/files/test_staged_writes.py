@@ -15,7 +15,7 @@ from contextfs.errors import ContentError, ContextFSError, InvalidPathError
 from contextfs.files import staged as staged_module
 from contextfs.files.confined import TMP_SUFFIX, RootFiles
 from contextfs.files.durability import Unflushed
-from contextfs.files.staged import Found
+from contextfs.files.staged import Found, replacing_only
 
 Flushed = list[tuple[int, int]]  # the ``flushed`` fixture (conftest.py)
 
@@ -397,3 +397,11 @@ def test_a_staged_write_whose_folder_was_removed_fails_typed_and_makes_no_folder
         files.publish()
     assert not (tmp_path / "gone").exists()
     assert (tmp_path / "a.md").read_bytes() == b"new a"
+
+
+def test_a_write_that_may_replace_only_what_was_read_keeps_anything_else() -> None:
+    kept: list[bool] = []
+    judge = replacing_only(b"read", lambda: kept.append(True))
+    assert judge(None, (b"read", None)) is False and kept == []  # what was read: replaced
+    assert judge(None, (b"saved since", None)) is None and kept == [True]  # kept, dropped
+    assert replacing_only(None, lambda: None)(None, (None, None)) is False  # still no file

@@ -20,6 +20,7 @@ from sync_support import (
     first_machine,
     fsck,
     join_machine,
+    pulled_into_conflict,
     run_git,
     tree_of,
 )
@@ -280,35 +281,7 @@ def test_conversation_log_lines_from_two_machines_merge_in_time_order(pair) -> N
 def test_during_a_git_merge_read_says_so_search_skips_markers_and_sync_resolves(
     tmp_path: Path,
 ) -> None:
-    remote = bare_remote(tmp_path / "remote.git")
-    laptop = ContextManager(tmp_path / "laptop", index=False)
-    laptop.write("memory/notes.md", "# Notes\n\nThe cache is Redis.\n")
-    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
-    run_git("clone", "-q", str(remote), str(tmp_path / "server"))
-    server = ContextManager(tmp_path / "server")
-    laptop.edit("memory/notes.md", "Redis", "Redis 7")
-    run_git("-C", str(laptop.root), "push", "-q", str(remote), "HEAD:master")
-    server.edit("memory/notes.md", "Redis", "Valkey")
-    # The person pulls with git: frontmatter and body conflict, git stops with markers.
-    proc = subprocess.run(
-        [
-            "git",
-            "-C",
-            str(server.root),
-            "-c",
-            "user.name=p",
-            "-c",
-            "user.email=p@x.invalid",
-            "pull",
-            "--no-rebase",
-            "-q",
-            "origin",
-            "master",
-        ],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode != 0 and "<<<<<<<" in (server.root / "memory/notes.md").read_text()
+    laptop, server, remote = pulled_into_conflict(tmp_path)
     with pytest.raises(ConflictError, match="in conflict: a merge is in progress.*ctx.remote.sync"):
         server.read("memory/notes.md")
     hits = server.search("Valkey")
