@@ -41,10 +41,16 @@ def undo(
     """
     kept: list[str] = []
     untouched: set[str] = set()
+    # What the change may have left under a destination comes back with the file moved
+    # back: a file moved and then edited holds the edit at its source again, which is ours.
+    allowed = None if left is None else {rel: set(blobs) for rel, blobs in left.items()}
     for src, dst in reversed(renames):
         try:
             if files.kind(dst) is not None and files.kind(src) is None:
                 files.rename(dst, src)
+                if allowed is not None:
+                    for rel in [r for r in allowed if r == dst or r.startswith(dst + "/")]:
+                        allowed.setdefault(src + rel[len(dst) :], set()).update(allowed[rel])
             elif files.kind(dst) is not None:
                 kept.append(dst)
         except ContextFSError as exc:
@@ -64,9 +70,9 @@ def undo(
             continue
         if current == data:
             continue
-        if left is not None and rel in left:
+        if allowed is not None and rel in allowed:
             now = blob_version(current) if current is not None else None
-            if now not in left[rel]:
+            if now not in allowed[rel]:
                 log.warning(
                     "leaving %s as it is: it was changed after the change being undone", rel
                 )
