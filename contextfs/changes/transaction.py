@@ -262,14 +262,12 @@ class Change:
             raise StaleRead.saved_meanwhile(rel, retryable=self.standalone)
         return True
 
-    def _took(self, rel: str, taken: Found) -> bool:
-        """``rel``'s file was just moved or removed, and ``taken`` is what it held then: True
-        when that is a save somebody made in the moment since the change last looked, which
-        is then committed first as theirs (a move carries it to its new place)."""
-        if taken[0] == self._disk.get(rel):
-            return False
-        self._touch(rel, None, taken)
-        return True
+    def _took(self, rel: str, taken: Found) -> None:
+        """``rel``'s file was just moved or removed, and ``taken`` is what it held then: a save
+        somebody made in the moment since the change last looked is committed first as
+        theirs (a move carries it to its new place)."""
+        if taken[0] != self._disk.get(rel):
+            self._touch(rel, None, taken)
 
     def _replacing(
         self,
@@ -347,12 +345,10 @@ class Change:
         self._renames.append((src, dst))
         self.files.prune(src.rpartition("/")[0])
         faults.point("change.renamed")
+        # What the move carried (read at its new place): a save made in the moment is
+        # committed first as theirs. Undoing the move brings it back to where it was saved.
         for old, new in pairs:
-            if self._took(old, self.files.read_stat(new, staged=False)):
-                moved_bytes = self.after[old]
-                left = None if moved_bytes is None else blob_version(moved_bytes)
-                self._record({"wrote": new, "after": left})
-                self._left.setdefault(new, set()).add(left)
+            self._took(old, self.files.read_stat(new, staged=False))
         contents = {old: self.after[old] for old, _new in pairs}
         for old, new in pairs:
             self.after[new] = self._disk[new] = contents[old]

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from helpers import assert_clean, authors_and_bytes, git
 
-from contextfs import ContextManager, InvalidPathError, faults
+from contextfs import ContextFSError, ContextManager, InvalidPathError, faults
 from contextfs.changes.adoption import StaleRead
 
 PERSON = b"- typed by the person in their editor\n"
@@ -89,7 +89,10 @@ def test_a_stale_append_in_a_transaction_writes_nothing_and_keeps_the_save(
     person's version is on disk, for the next look to commit as theirs."""
     head = git(store.root, "rev-parse", "HEAD").strip()
     saved = _save_as_staged(monkeypatch, store, NOTE)
-    with pytest.raises(StaleRead) as caught, store.transaction("plan and log"):
+    with (
+        pytest.raises(StaleRead, match=f"^{NOTE} was saved") as caught,
+        store.transaction("plan and log"),
+    ):
         store.write("notes/log.md", "- planned\n")
         store.append(NOTE, "- the agent's line\n")
     assert saved and not caught.value.retryable
@@ -99,6 +102,22 @@ def test_a_stale_append_in_a_transaction_writes_nothing_and_keeps_the_save(
     store.sync()
     assert authors_and_bytes(store.root, NOTE)[-1] == ("human", PERSON.decode())
     assert git(store.root, "ls-tree", "HEAD", "notes/log.md").strip() == ""
+
+
+def test_a_change_to_a_file_saved_since_the_change_read_it_is_a_stale_read(
+    store: ContextManager,
+) -> None:
+    """The change read the file (an edit that found nothing to replace, caught), somebody
+    saved it, and the change goes on to append to it: it looks again first, finds the save
+    after its own read, and stops, naming the file, with nothing written."""
+    head = git(store.root, "rev-parse", "HEAD").strip()
+    with pytest.raises(StaleRead, match=f"^{NOTE} was saved"), store.transaction("edit, append"):
+        with pytest.raises(ContextFSError):
+            store.edit(NOTE, "a line that is not there", "anything")
+        _person_saves(store.root, NOTE)
+        store.append(NOTE, "- the agent's line\n")
+    assert git(store.root, "rev-parse", "HEAD").strip() == head
+    assert (store.root / NOTE).read_bytes() == PERSON
 
 
 @pytest.mark.parametrize("looked", [True, False], ids=["appended-in-place", "appended-staged"])
@@ -221,14 +240,14 @@ def _saved_after_the_commit(root: Path, rel: str) -> None:
 # the rename that replaces, moves or removes it: the moment a busy machine can stretch to
 # milliseconds. The rename is a swap (``renameat2``) that brings out what it replaced, so a
 # save made there is never destroyed unseen.
-def _save_in_the_moment(root: Path, how: str) -> None:
+def _save_in_the_moment(root: Path, how: str, data: bytes = PERSON) -> None:
     path = root / NOTE
     if how == "rename":  # an editor's safe save: a new file renamed over the old one
         scratch = path.with_name(path.name + "___jb_tmp___")
-        scratch.write_bytes(PERSON)
+        scratch.write_bytes(data)
         os.replace(scratch, path)
     else:
-        path.write_bytes(PERSON)
+        path.write_bytes(data)
 
 
 @pytest.mark.parametrize("how", ["in place", "rename"])
@@ -367,3 +386,51 @@ def test_a_file_deleted_between_the_last_look_and_the_rename_is_judged_as_a_dele
     history = authors_and_bytes(store.root, NOTE)
     assert history[-2] == ("human", None)
     assert history[-1][0] == "agent:planner"
+
+
+def test_a_save_in_the_moment_a_purge_removes_a_file_is_committed_first_as_theirs(
+    store: ContextManager,
+) -> None:
+    """Purging the trash removes files for good: a save made in the moment before one is
+    removed is what the removal takes, so it is committed first, as theirs (history keeps
+    it), and then removed."""
+    entry = store.delete(NOTE)
+    trashed = store.root / entry.stored_path
+    faults.arm("change.judged", lambda: trashed.write_bytes(PERSON))
+    assert store.purge_trash() == 1
+    faults.disarm()
+    history = authors_and_bytes(store.root, entry.stored_path)
+    assert history[-2] == ("human", PERSON.decode())
+    assert history[-1] == ("agent:planner", None)
+    assert_clean(store.root)
+
+
+def test_the_version_a_change_judges_is_the_one_it_commits_first_as_theirs(
+    store: ContextManager, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save lands before a revert's bytes are staged (bytes not computed from a read, so
+    not stale), and another just after the change read the file to judge it: the change
+    commits first the version it judged (the first save), and the second, which the swap
+    brings out, stays on disk over its bytes, for the next look."""
+    later = b"- saved again, just after the change looked\n"
+    saved = _save_as_staged(monkeypatch, store, NOTE)
+    files = store.parts.files
+    real_read_stat = files.read_stat
+    again: list[bool] = []
+
+    def read_stat(rel: str, **kwargs: Any) -> Any:
+        found = real_read_stat(rel, **kwargs)
+        if saved and not again and rel == NOTE and kwargs.get("staged") is False:
+            again.append(True)
+            _save_in_the_moment(store.root, "rename", later)
+        return found
+
+    monkeypatch.setattr(files, "read_stat", read_stat)
+    store.revert(NOTE, "HEAD")
+    monkeypatch.undo()
+    assert saved and again and (store.root / NOTE).read_bytes() == later
+    history = authors_and_bytes(store.root, NOTE)
+    assert history[-2] == ("human", PERSON.decode())  # the version the change judged
+    assert history[-1][0] == "agent:planner"
+    store.sync()
+    assert authors_and_bytes(store.root, NOTE)[-1] == ("human", later.decode())
