@@ -45,9 +45,9 @@ test: $(DEVSTAMP)
 stress: $(DEVSTAMP)
 	CONTEXTFS_STRESS=200 $(BIN)/python -m pytest -n 2 -q tests/reliability
 
-# Mutation testing of the promise modules (tests/mutation.toml): 71 minutes on two cores for
-# every group with the record of the last run where there was one (three groups had none;
-# docs/development.md); one group, or SURVIVORS=1 after adding tests, takes minutes.
+# Mutation testing of the promise modules (tests/mutation.toml): about 45 minutes on two cores
+# with the record of the last run in place, nearer two hours the first time
+# (docs/development.md); one group, or SURVIVORS=1 after adding tests, takes minutes.
 # One group: make mutate GROUP=files; JOBS=1 leaves a core free. Not part of make test.
 MUTSTAMP := $(VENV)/.installed-mutation
 $(MUTSTAMP): pyproject.toml | $(BIN)/python
