@@ -182,9 +182,9 @@ class Memory:
     ) -> list[MemoryHit]:
         """The ``top_k`` notes best matching ``query``, each with its source.
 
-        Ranking is the index's BM25 score (rare words weigh more); equal scores go to the
-        most recently updated note. Invalidated, superseded and quarantined notes are left
-        out unless asked for.
+        Notes of the head commit are ranked by page-in's ranker, as a view pages them in
+        (BM25: rare words weigh more; docs/memory.md, "Search"); equal scores go to the most
+        recent note. Invalidated, superseded and quarantined notes are left out unless asked for.
         """
         return self._archive.search(
             query,

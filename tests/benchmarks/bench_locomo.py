@@ -12,7 +12,8 @@ Each conversation is ingested through the public API, three ways, each in its ow
   speakers, each message stamped with its session's date);
 * **markdown**: one markdown file per session (``conversations/session-N.md``, a heading
   with the date, one paragraph per turn ``Speaker: text``), written with ``ctx.write``;
-* **archival**: one archival note per turn through ``archival_memory_insert``.
+* **archival**: one archival note per turn through ``archival_memory_insert``, each stored
+  at its turn's time (the clock set to it), as an agent storing notes while it talks does.
 
 For every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop), it
 measures evidence recall@1/5/10/25 (the share of a question's evidence turns among the top
@@ -50,12 +51,13 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from contextfs import ContextManager
+from contextfs import ContextManager, clock
 from contextfs.scopes import Memory, ScopedContext
 from contextfs.text.analysis import STOP_WORDS
 from contextfs.text.tokens import get_counter
@@ -187,13 +189,26 @@ def ingest_markdown(tmp: Path, conv: Conversation) -> Root:
     return root
 
 
+@contextmanager
+def _clock_at(moment: datetime) -> Iterator[None]:
+    """contextfs's clock (:func:`contextfs.clock.now`) reads ``moment`` inside the block."""
+    real = clock.now
+    clock.now = lambda: moment
+    try:
+        yield
+    finally:
+        clock.now = real
+
+
 def ingest_archival(tmp: Path, conv: Conversation) -> Root:
     ctx = ContextManager(tmp / "archive", actor="agent:bench", session="bench", durable=False)
     mem = Memory(ctx)
     root = Root("archival", ctx, mem, 0.0)
     started = time.perf_counter()
     for k, t in enumerate(conv.turns, 1):
-        with ctx.provenance(session=f"session-{t.session:02d}", turn=k):
+        # Stored when the turn was said: a note's date is when it was stored, so a run that
+        # stored the whole conversation today would give every note the same date.
+        with _clock_at(t.time), ctx.provenance(session=f"session-{t.session:02d}", turn=k):
             note = mem.archival_memory_insert(f"{t.speaker}: {t.text}")
         root.by_note.setdefault(note.path, []).append(t.dia)
     root.ingest_ms_per_turn = (time.perf_counter() - started) * 1000 / len(conv.turns)
