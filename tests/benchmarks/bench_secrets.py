@@ -4,7 +4,7 @@
                                              [--trufflehog DIR] [--semgrep DIR]
                                              [--secretlint DIR] [--trivy DIR]
                                              [--whispers DIR] [--sonar DIR] [--kics DIR]
-                                             [--locomo DIR]
+                                             [--ripsecrets DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -35,7 +35,9 @@ ref imports the old package from ``git archive``), one column per ref.
    among the false positives. The seventh, ``--kics`` / ``CONTEXTFS_KICS`` (a checkout of
    Checkmarx/kics at ``4186346b``, or of the DataDog/kics fork, which holds the same
    folder), is the positives of KICS's secrets query's tests
-   (``tests/secret_corpora_kics.py``), measured as the fifth.
+   (``tests/secret_corpora_kics.py``), and ``--ripsecrets`` / ``CONTEXTFS_RIPSECRETS`` (a
+   checkout of sirwart/ripsecrets) the test inputs of ripsecrets
+   (``tests/secret_corpora_ripsecrets.py``), both measured as the fifth.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -80,6 +82,7 @@ from secret_corpora_annotated import (  # noqa: E402
     semgrep_cases,
 )
 from secret_corpora_kics import kics_cases  # noqa: E402
+from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
 from secret_corpora_sonar import sonar_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
@@ -488,6 +491,11 @@ def main() -> None:
             "CONTEXTFS_KICS",
             "a checkout of Checkmarx/kics at 4186346b, for its secrets query's tests (skipped without it)",
         ),
+        (
+            "ripsecrets",
+            "CONTEXTFS_RIPSECRETS",
+            "a checkout of sirwart/ripsecrets, for its test inputs (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -564,6 +572,12 @@ def main() -> None:
                     args.kics,
                     kics_cases,
                     "--kics DIR, a checkout of Checkmarx/kics at 4186346b",
+                ),
+                (
+                    "ripsecrets' test inputs",
+                    args.ripsecrets,
+                    ripsecrets_cases,
+                    "--ripsecrets DIR, a checkout of sirwart/ripsecrets",
                 ),
             ):
                 if folder:
