@@ -15,8 +15,9 @@ here. The commit read is ``416e9d04`` (August 2025).
   or a file of ``one_per_file`` (its text the whole file);
 * its **secret** is what ripsecrets reports there, read from the checkout's own regexes as
   ripsecrets reads a match: the first group of a pattern that has one (the password of a
-  URL, the value after a name), else the whole match; a positive none of them matches, or
-  whose value is shorter than 8 characters, is left out and counted;
+  URL, the value after a name), else the whole match (for a private key, its armour
+  removed); a positive none of them matches, or whose value is shorter than 8 characters,
+  is left out and counted;
 * its **family** is its file's name (``aws_json`` is ``aws``), ``generic`` for ``random``
   and ``url`` (values of no vendor: random strings under a name, passwords in URLs); the
   credential flag is read from that name as for the other annotated corpora
@@ -69,7 +70,8 @@ def _reported(regexes: list[re.Pattern[str]], text: str) -> str | None:
         return None
     first = min(matches, key=lambda m: m.start())
     groups = [g for g in first.groups() if g is not None]
-    return groups[0] if groups else first.group(0)
+    # A key's pattern stops at its closing armour's ``-----END``, which is no key material.
+    return re.sub(r"\s*-{5}END$", "", groups[0] if groups else first.group(0))
 
 
 def ripsecrets_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:

@@ -61,5 +61,6 @@ def test_positives_patterns_and_what_is_left_out(tmp_path: Path) -> None:
     assert (url.family, url.secrets) == ("generic", ("Tr0ub4dor-x9",))
     # A file of one_per_file is one case, the whole file; its family is the file's name.
     assert (private.family, private.text) == ("private-key", key)
+    assert private.secrets == (KEY_BODY,)
     # The line no pattern finds is counted, not guessed; the blank line is no input.
     assert left_out == 1
