@@ -3,8 +3,8 @@
     python tests/benchmarks/bench_secrets.py [--quick] [--noseyparker DIR] [--kingfisher DIR]
                                              [--trufflehog DIR] [--semgrep DIR]
                                              [--secretlint DIR] [--trivy DIR]
-                                             [--whispers DIR] [--sonar DIR]
-                                             [--locomo DIR]
+                                             [--whispers DIR] [--sonar DIR] [--kics DIR]
+                                             [--ripsecrets DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -32,7 +32,12 @@ ref imports the old package from ``git archive``), one column per ref.
    The sixth, ``--sonar`` / ``CONTEXTFS_SONAR`` (a checkout of SonarSource/sonar-text at
    ``da21f3d7``, the last commit with all its rules), is the examples of Sonar's secrets
    rules (``tests/secret_corpora_sonar.py``): positives as for the fifth, and its negatives
-   among the false positives.
+   among the false positives. The seventh, ``--kics`` / ``CONTEXTFS_KICS`` (a checkout of
+   Checkmarx/kics at ``4186346b``, or of the DataDog/kics fork, which holds the same
+   folder), is the positives of KICS's secrets query's tests
+   (``tests/secret_corpora_kics.py``), and ``--ripsecrets`` / ``CONTEXTFS_RIPSECRETS`` (a
+   checkout of sirwart/ripsecrets) the test inputs of ripsecrets
+   (``tests/secret_corpora_ripsecrets.py``), both measured as the fifth.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -76,6 +81,8 @@ from secret_corpora_annotated import (  # noqa: E402
     secretlint_cases,
     semgrep_cases,
 )
+from secret_corpora_kics import kics_cases  # noqa: E402
+from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
 from secret_corpora_sonar import sonar_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
@@ -479,6 +486,16 @@ def main() -> None:
             "CONTEXTFS_SONAR",
             "a checkout of SonarSource/sonar-text at da21f3d7, for its rules' examples (skipped without it)",
         ),
+        (
+            "kics",
+            "CONTEXTFS_KICS",
+            "a checkout of Checkmarx/kics at 4186346b, for its secrets query's tests (skipped without it)",
+        ),
+        (
+            "ripsecrets",
+            "CONTEXTFS_RIPSECRETS",
+            "a checkout of sirwart/ripsecrets, for its test inputs (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -549,6 +566,18 @@ def main() -> None:
                     args.sonar,
                     lambda folder: sonar_cases(folder)[:2],
                     "--sonar DIR, a checkout of SonarSource/sonar-text at da21f3d7",
+                ),
+                (
+                    "KICS's secrets query's tests",
+                    args.kics,
+                    kics_cases,
+                    "--kics DIR, a checkout of Checkmarx/kics at 4186346b",
+                ),
+                (
+                    "ripsecrets' test inputs",
+                    args.ripsecrets,
+                    ripsecrets_cases,
+                    "--ripsecrets DIR, a checkout of sirwart/ripsecrets",
                 ),
             ):
                 if folder:
