@@ -13,7 +13,8 @@ word is and how two texts compare, so a question is read the same way everywhere
   "when", ...): an agent's question ranks by what it asks about, not by how it asks;
 * **terms** are normalised words that are not stop words, at least two characters long
   (single digits count: "7 May"), at most 40, reduced to their Snowball (Porter2) stem so
-  ``retries`` meets ``retry`` and ``nightly`` meets ``night``;
+  ``retries`` meets ``retry`` and ``nightly`` meets ``night``; an irregular past form is
+  read as its verb first (``met`` meets ``meet``, ``bought`` meets ``buy``: :data:`PAST_FORMS`);
 * **forms**: a word whose stem is not the word itself (``visited``) is also kept as it was
   written (``=visited``, :func:`forms`), in the body only; a question's words match their
   own form at :data:`EXACT_WEIGHT`, so "visited" ranks "I visited Mexico" above the many
@@ -41,6 +42,7 @@ __all__ = [
     "FORM_MARK",
     "INTERJECTIONS",
     "MAX_TERM_CHARS",
+    "PAST_FORMS",
     "QUOTED_WEIGHT",
     "RULES_VERSION",
     "STOP_WORDS",
@@ -65,7 +67,7 @@ __all__ = [
 ]
 
 #: Bump when any rule below changes what a text's terms are (the search index rebuilds).
-RULES_VERSION = 3
+RULES_VERSION = 4
 #: What a word is, before normalisation.
 WORD = re.compile(r"[^\W_]+(?:\.[^\W_]+)*", re.UNICODE)
 MAX_TERM_CHARS = 40
@@ -119,6 +121,122 @@ VARIANTS: dict[str, str] = {
     "mgmt": "management",
 }
 
+#: Irregular past tenses and past participles, read as their verb, so "When did she meet
+#: ..." finds "I met ..." as "retried" finds "retry" (a stemmer only strips regular endings).
+#: Forms that are as often another word are left out: "left" (a side), "saw" and "bit"
+#: (nouns), "rose" and "ground", "wound", "lay" and "lie", "bore"; "went" and "gone", whose
+#: verb "go" is also the Go language and the GO of "CS:GO"; "won" is a stop word (the "won't"
+#: of a split contraction).
+PAST_FORMS: dict[str, str] = {
+    form: verb
+    for verb, written in (
+        ("arise", "arose arisen"),
+        ("awake", "awoke awoken"),
+        ("become", "became"),
+        ("begin", "began begun"),
+        ("bend", "bent"),
+        ("bite", "bitten"),
+        ("bleed", "bled"),
+        ("blow", "blew blown"),
+        ("break", "broke broken"),
+        ("breed", "bred"),
+        ("bring", "brought"),
+        ("build", "built"),
+        ("burn", "burnt"),
+        ("buy", "bought"),
+        ("catch", "caught"),
+        ("choose", "chose chosen"),
+        ("come", "came"),
+        ("creep", "crept"),
+        ("deal", "dealt"),
+        ("dig", "dug"),
+        ("draw", "drew drawn"),
+        ("dream", "dreamt"),
+        ("drink", "drank drunk"),
+        ("drive", "drove driven"),
+        ("eat", "ate eaten"),
+        ("fall", "fell fallen"),
+        ("feed", "fed"),
+        ("feel", "felt"),
+        ("fight", "fought"),
+        ("find", "found"),
+        ("flee", "fled"),
+        ("fly", "flew flown"),
+        ("forget", "forgot forgotten"),
+        ("forgive", "forgave forgiven"),
+        ("freeze", "froze frozen"),
+        ("get", "got gotten"),
+        ("give", "gave given"),
+        ("grow", "grew grown"),
+        ("hang", "hung"),
+        ("hear", "heard"),
+        ("hide", "hid hidden"),
+        ("hold", "held"),
+        ("keep", "kept"),
+        ("kneel", "knelt"),
+        ("know", "knew known"),
+        ("lead", "led"),
+        ("leap", "leapt"),
+        ("learn", "learnt"),
+        ("lend", "lent"),
+        ("lose", "lost"),
+        ("make", "made"),
+        ("mean", "meant"),
+        ("meet", "met"),
+        ("mistake", "mistook mistaken"),
+        ("overcome", "overcame"),
+        ("pay", "paid"),
+        ("rebuild", "rebuilt"),
+        ("ride", "rode ridden"),
+        ("ring", "rang rung"),
+        ("rise", "risen"),
+        ("run", "ran"),
+        ("say", "said"),
+        ("see", "seen"),
+        ("seek", "sought"),
+        ("sell", "sold"),
+        ("send", "sent"),
+        ("shake", "shook shaken"),
+        ("shine", "shone"),
+        ("shoot", "shot"),
+        ("show", "shown"),
+        ("shrink", "shrank shrunk"),
+        ("sing", "sang sung"),
+        ("sink", "sank sunk"),
+        ("sit", "sat"),
+        ("sleep", "slept"),
+        ("slide", "slid"),
+        ("speak", "spoke spoken"),
+        ("speed", "sped"),
+        ("spend", "spent"),
+        ("spin", "spun"),
+        ("spring", "sprang sprung"),
+        ("stand", "stood"),
+        ("steal", "stole stolen"),
+        ("stick", "stuck"),
+        ("sting", "stung"),
+        ("strike", "struck"),
+        ("swear", "swore sworn"),
+        ("sweep", "swept"),
+        ("swim", "swam swum"),
+        ("swing", "swung"),
+        ("take", "took taken"),
+        ("teach", "taught"),
+        ("tear", "tore torn"),
+        ("tell", "told"),
+        ("think", "thought"),
+        ("throw", "threw thrown"),
+        ("undertake", "undertook undertaken"),
+        ("understand", "understood"),
+        ("wake", "woke woken"),
+        ("wear", "wore worn"),
+        ("weep", "wept"),
+        ("withdraw", "withdrew withdrawn"),
+        ("write", "wrote written"),
+    )
+    for form in written.split()
+}
+
 _STEMMER = snowballstemmer.stemmer("english")
 _STEM_LOCK = threading.Lock()
 #: word (already case-folded) -> term, or None for a word that is not a term.
@@ -162,7 +280,7 @@ def term(word: str) -> str | None:
     if norm in STOP_WORDS or size > MAX_TERM_CHARS or (size < 2 and not norm.isdigit()):
         out: str | None = None
     else:
-        out = stem(VARIANTS.get(norm, norm))
+        out = stem(VARIANTS.get(norm) or PAST_FORMS.get(norm, norm))
     if len(_TERMS) > _TERMS_LIMIT:
         _TERMS.clear()
     _TERMS[word] = out
