@@ -51,11 +51,11 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from unittest.mock import patch
 
 from contextfs import ContextManager, clock
 from contextfs.scopes import Memory, ScopedContext
@@ -189,17 +189,6 @@ def ingest_markdown(tmp: Path, conv: Conversation) -> Root:
     return root
 
 
-@contextmanager
-def _clock_at(moment: datetime) -> Iterator[None]:
-    """contextfs's clock (:func:`contextfs.clock.now`) reads ``moment`` inside the block."""
-    real = clock.now
-    clock.now = lambda: moment
-    try:
-        yield
-    finally:
-        clock.now = real
-
-
 def ingest_archival(tmp: Path, conv: Conversation) -> Root:
     ctx = ContextManager(tmp / "archive", actor="agent:bench", session="bench", durable=False)
     mem = Memory(ctx)
@@ -208,7 +197,10 @@ def ingest_archival(tmp: Path, conv: Conversation) -> Root:
     for k, t in enumerate(conv.turns, 1):
         # Stored when the turn was said: a note's date is when it was stored, so a run that
         # stored the whole conversation today would give every note the same date.
-        with _clock_at(t.time), ctx.provenance(session=f"session-{t.session:02d}", turn=k):
+        with (
+            patch.object(clock, "now", lambda moment=t.time: moment),
+            ctx.provenance(session=f"session-{t.session:02d}", turn=k),
+        ):
             note = mem.archival_memory_insert(f"{t.speaker}: {t.text}")
         root.by_note.setdefault(note.path, []).append(t.dia)
     root.ingest_ms_per_turn = (time.perf_counter() - started) * 1000 / len(conv.turns)
