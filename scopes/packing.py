@@ -41,7 +41,7 @@ from contextfs.text.turns import is_log
 from .arguments import check_int, check_number
 from .climbing import DROPPED, Packer, Slot
 from .paging import SEPARATOR_TOKENS, PagedSection, PageMemo, page_in
-from .tiers import TIERS, flags, join_sections, query_terms, render
+from .tiers import TIERS, flags, join_sections, query_terms, render, shows_whole
 from .views import (
     Candidate,
     ContextView,
@@ -212,7 +212,7 @@ def pack(
         items.append(
             ViewItem(
                 sec.src.path,
-                "excerpt",
+                "full" if shows_whole(sec.src, sec.picked) else "excerpt",
                 sec.cost - SEPARATOR_TOKENS,
                 sec.src.version,
                 f"paged in for the query (best passage score {sec.score:.3f})",

@@ -52,6 +52,7 @@ __all__ = [
     "render",
     "render_passages",
     "sealed",
+    "shows_whole",
     "terms_of",
 ]
 
@@ -345,11 +346,26 @@ def render(
     return f"{heading}\n{content}"
 
 
+def shows_whole(src: Source, picked: Sequence[int]) -> bool:
+    """Whether page-in's ``picked`` passages of ``src`` are shown as the whole file (every
+    passage of a file that is not a log)."""
+    return not is_log(src.path) and len(set(picked)) == len(
+        chunks_of(src.body, src.line_offset, src.path)
+    )
+
+
 def render_passages(src: Source, picked: Sequence[int]) -> str:
-    """``src`` as an excerpt of the picked passages (indexes into its :func:`chunks_of`)."""
+    """``src`` as an excerpt of the picked passages (indexes into its :func:`chunks_of`).
+
+    Picking every passage of a file that is not a log shows the file in full, as the
+    ``full`` tier does: its body needs no line labels to be cited, and a one-paragraph note
+    costs its text and its path.
+    """
     chunks = chunks_of(src.body, src.line_offset, src.path)
     if is_log(src.path):  # each message carries its own trust
         content = "\n".join(blocks(chunks, picked, _turn_fence(src)))
+    elif shows_whole(src, picked):
+        return f"## {src.path} [full]\n" + _fence(src, src.body.strip("\n"))
     else:
         content = _fence(src, "\n".join(blocks(chunks, picked)))
     return f"## {src.path} [excerpt]\n{content}"

@@ -537,13 +537,14 @@ def test_every_item_says_what_it_is_and_what_it_costs(tmp_path: Path) -> None:
         ("n/pin.md", "full", 0, True),
         ("n/cranes.md", "excerpt", 1, False),
         ("n/log.md", "excerpt", 1001, False),
-        ("n/watch.md", "excerpt", 1002, False),
+        ("n/watch.md", "full", 1002, False),  # its one passage is the whole file
     ]
     assert view.items[0].tokens == alone(pin) and view.items[0].lines is None
     assert [i.version for i in view.items] == [
         _version(ctx, p) for p in ("n/pin.md", "n/cranes.md", "n/log.md", "n/watch.md")
     ]
-    assert all(i.lines for i in view.items[1:])  # an excerpt names the lines it shows
+    assert all(i.lines for i in view.items[1:3])  # an excerpt names the lines it shows
+    assert view.items[3].lines is None and "## n/watch.md [full]\n" in view.text
     assert all(i.reason.startswith("paged in for the query") for i in view.items[2:])
     assert [(d.path, d.reason, d.tokens, d.version) for d in view.dropped] == [
         ("n/berths.md", "over budget: a neighbour", alone(berths), _version(ctx, "n/berths.md"))

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import pytest
 
-from contextfs.scopes.tiers import Source, excerpt_floor, query_terms, render
+from contextfs.scopes.tiers import (
+    Source,
+    excerpt_floor,
+    query_terms,
+    render,
+    render_passages,
+    shows_whole,
+)
 from contextfs.text.turns import format_line
 
 BODY = """# Harbour
@@ -184,3 +191,28 @@ def test_an_excerpt_asked_for_without_its_allowance_or_counter_is_refused_plainl
     for kw in ({"count": words}, {"allowance": 40}, {}):
         with pytest.raises(ValueError, match="excerpt needs an allowance and a counter"):
             render(HARBOUR, "excerpt", terms=CRANE, **kw)  # type: ignore[arg-type]
+
+
+def test_paging_in_every_passage_of_a_note_shows_it_whole_without_labels() -> None:
+    """A one-paragraph note paged in is the file itself: ``[full]``, no line label to cite
+    (the label and the ``[excerpt]`` tag were a third of what a short note cost to show);
+    a note with passages left out stays an excerpt that says which lines it shows; a log
+    keeps each message's label, which carries its speaker and time."""
+    note = Source(
+        "memory/archive/2023-05-08-caroline-support-1a2b3c.md", "Caroline: I went.\n", {}, "v1"
+    )
+    assert shows_whole(note, [0])
+    assert render_passages(note, [0]) == (
+        "## memory/archive/2023-05-08-caroline-support-1a2b3c.md [full]\nCaroline: I went."
+    )
+    assert not shows_whole(HARBOUR, [1, 2])
+    part = render_passages(HARBOUR, [2])
+    assert part.startswith("## n/harbour.md [excerpt]\n[line 5") and "[full]" not in part
+    log = Source(
+        "sessions/s.jsonl",
+        format_line("Caroline", "I went.", "2023-05-08T13:56:00+00:00", None) + "\n",
+        {},
+        "v1",
+    )
+    assert not shows_whole(log, [0])
+    assert "[line 1 · 2023-05-08 13:56 · Caroline]" in render_passages(log, [0])
