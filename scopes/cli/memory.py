@@ -133,7 +133,7 @@ def archive_cmd(
     \b
     Example:
       contextfs memory archive "Priya has an Infosys offer at 4.5 LPA" --tag offer
-      contextfs memory archive --invalidate memory/archive/2026-10-05-priya-has-an-infosys-offer-at-1a2b3c.md
+      contextfs memory archive --invalidate memory/archive/2026-10-05-priya-infosys-1a2b3c.md
       contextfs memory archive --supersede memory/archive/<note>.md "The offer is now 5 LPA"
     """
     mem = Memory(ctx, policy=policy)

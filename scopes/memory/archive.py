@@ -21,7 +21,7 @@ from contextfs.files.paths import slugify
 from contextfs.gate.poisoning import Verdict, apply_policy, assess, trust_of
 from contextfs.manager import ContextManager
 from contextfs.serializing import as_content
-from contextfs.text.analysis import fingerprint, words
+from contextfs.text.analysis import content_words, fingerprint, words
 
 from ..arguments import check_int, check_mapping, check_strings
 from ..pagein import rank
@@ -40,6 +40,12 @@ __all__ = ["Archive", "check_tags"]
 log = logging.getLogger(__name__)
 
 _TAG = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}\Z")
+
+#: How many of a note's words its file name holds. Every view and search result cites a
+#: note by its path, so each word of the name is paid each time the note is shown, right
+#: above the text it repeats; two words with the day tell a person browsing the folder
+#: what a note is about (``2023-05-08-caroline-support-8e29d9.md``).
+NAME_WORDS = 2
 
 
 def check_tags(tags: Iterable[str] | None) -> tuple[str, ...]:
@@ -131,7 +137,9 @@ class Archive:
 
     def _new_path(self, text: str, fp: str) -> str:
         day = clock.now().strftime("%Y-%m-%d")
-        slug = slugify(text, words=6, default="note")
+        # Words that carry meaning; a contraction's tail ("m" of "I'm") is not one.
+        named = [w for w in content_words(text) if len(w) > 1 or w.isdigit()][:NAME_WORDS]
+        slug = slugify(" ".join(named) or text, words=NAME_WORDS, default="note")
         return self._ctx.free_path(f"{ARCHIVE_DIR}/{day}-{slug}-{fp[:6]}")
 
     def insert(

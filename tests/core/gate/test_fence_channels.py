@@ -229,9 +229,19 @@ OUT_TO_AGENTS: dict[str, Callable[[ContextManager], str]] = {
 }
 
 
+#: Channels whose answer cannot hold the payload at all: what they quote is too short.
+CANNOT_CARRY = {
+    # the answer quotes the note's path: its day, two words ("ignore-previous") and a hash
+    "archival_memory_insert",
+}
+
+
 @pytest.mark.parametrize("channel", list(OUT_TO_AGENTS))
 def test_a_planted_instruction_never_arrives_bare(planted: ContextManager, channel: str) -> None:
     answer = OUT_TO_AGENTS[channel](planted)
+    if channel in CANNOT_CARRY:
+        assert "reads as an instruction" in answer and not PAYLOAD.search(answer), answer
+        return
     assert PAYLOAD.search(answer), f"{channel}: the channel did not carry the payload:\n{answer}"
     assert not PAYLOAD.search(bare(answer)), f"{channel}: shown bare:\n{answer}"
 
