@@ -334,7 +334,7 @@ def render(
             raise ValueError("excerpt needs an allowance and a counter")
         chunks = chunks_of(src.body, src.line_offset, src.path)
         picked = _select(chunks, terms, allowance - _excerpt_overhead(src, count), count, title)
-        if not picked or len(picked) == sum(1 for c in chunks if not is_heading(c)):
+        if not picked or _every_passage(chunks, picked):  # the whole file: the full tier
             return None
         return render_passages(src, picked)
     else:
@@ -347,11 +347,17 @@ def render(
 
 
 def shows_whole(src: Source, picked: Sequence[int]) -> bool:
-    """Whether page-in's ``picked`` passages of ``src`` are shown as the whole file (every
-    passage of a file that is not a log)."""
-    return not is_log(src.path) and len(set(picked)) == len(
-        chunks_of(src.body, src.line_offset, src.path)
+    """Whether page-in's ``picked`` passages of ``src`` are shown as the whole file: every
+    passage an excerpt may show, of a file that is not a log (the rule by which the
+    excerpt tier gives way to ``full``)."""
+    return not is_log(src.path) and _every_passage(
+        chunks_of(src.body, src.line_offset, src.path), picked
     )
+
+
+def _every_passage(chunks: Sequence[Chunk], picked: Sequence[int]) -> bool:
+    """Whether ``picked`` holds every passage an excerpt of ``chunks`` may show."""
+    return set(_usable(chunks)) <= set(picked)
 
 
 def render_passages(src: Source, picked: Sequence[int]) -> str:

@@ -206,6 +206,9 @@ def test_paging_in_every_passage_of_a_note_shows_it_whole_without_labels() -> No
         "## memory/archive/2023-05-08-caroline-support-1a2b3c.md [full]\nCaroline: I went."
     )
     assert not shows_whole(HARBOUR, [1, 2])
+    # every passage but the title heading (which an excerpt never shows alone): the whole file
+    assert shows_whole(HARBOUR, [1, 2, 3, 4])
+    assert render_passages(HARBOUR, [1, 2, 3, 4]) == "## n/harbour.md [full]\n" + BODY.strip()
     part = render_passages(HARBOUR, [2])
     assert part.startswith("## n/harbour.md [excerpt]\n[line 5") and "[full]" not in part
     log = Source(
