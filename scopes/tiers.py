@@ -370,8 +370,8 @@ def render_passages(src: Source, picked: Sequence[int]) -> str:
     chunks = chunks_of(src.body, src.line_offset, src.path)
     if is_log(src.path):  # each message carries its own trust
         content = "\n".join(blocks(chunks, picked, _turn_fence(src)))
-    elif shows_whole(src, picked):
-        return f"## {src.path} [full]\n" + _fence(src, src.body.strip("\n"))
+    elif _every_passage(chunks, picked) and (whole := render(src, "full")) is not None:
+        return whole
     else:
         content = _fence(src, "\n".join(blocks(chunks, picked)))
     return f"## {src.path} [excerpt]\n{content}"
