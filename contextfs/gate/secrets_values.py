@@ -10,7 +10,8 @@ assignment rule below) proposes values; the judgments here apply to all of them 
 * :func:`private_key_has_body`: a private key is the block, not its header; a block
   whose body is ``...`` or ``anything`` holds nothing;
 * :func:`assigned_values`: a value assigned to a credential-like name (``api_token =``,
-  ``"client_secret":``, ``export X_TOKEN=``, ``Authorization: Bearer``) in any syntax. The
+  ``"client_secret":``, ``export X_TOKEN=``, ``Authorization: Bearer``) in any syntax, or
+  paired with such a name in one entry (``- name: DB_PASSWORD`` / ``value: ...``). The
   shape is that of Betterleaks' ``generic-api-key`` rule, with its two filters: Shannon
   entropy above 3.5 bits per character, and *token efficiency* (random strings take many
   BPE tokens per character, words and identifiers few; measured with the tiktoken encoding
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterator
 
@@ -140,16 +142,18 @@ def private_key_has_body(block: str) -> bool:
 
 _NAMES = r"access|auth|api|credential|creds|key|passw(?:or)?d|pwd|pass|secret|token|bearer"
 _SCHEMES = r"bearer|token|basic|ssws|apikey|key"
+# A value, quoted or bare. Each is taken whole, without backtracking into it (a lookahead
+# captures the longest run, then the match consumes exactly that), and `=` only ends a bare
+# value (base64 padding), so a line of `token=token=...` costs a few steps per keyword.
+_VALUE = (
+    r"(?:(?P<quote>['\"\x60])(?=(?P<quoted>[^'\"\x60\s\\]{8,1000}))(?P=quoted)(?P=quote)"
+    r"|(?=(?P<bare>[\w.+/~-][\w.+/~:!@#$%^&*?-]{7,1000}={0,3}))(?P=bare)"
+    r"(?=\\?['\"\x60]|[\s;,)\]}>]|\\[nr]|$))"
+)
 _ASSIGNED = re.compile(
     r"(?P<name>(?:" + _NAMES + r")[ \t\w.-]{0,20}?)[ \t]{0,3}['\"\]]{0,2}[ \t]{0,3}"
     r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,|[ \t]+(?=(?:" + _SCHEMES + r")[ \t]|['\"]))"
-    r"[ \t=]{0,4}(?:(?:" + _SCHEMES + r")[ \t]+)?"
-    # Each value is taken whole, without backtracking into it (a lookahead captures the
-    # longest run, then the match consumes exactly that), and `=` only ends a bare value
-    # (base64 padding), so a line of `token=token=...` costs a few steps per keyword.
-    r"(?:(?P<quote>['\"\x60])(?=(?P<quoted>[^'\"\x60\s\\]{8,1000}))(?P=quoted)(?P=quote)"
-    r"|(?=(?P<bare>[\w.+/~-][\w.+/~:!@#$%^&*?-]{7,1000}={0,3}))(?P=bare)"
-    r"(?=\\?['\"\x60]|[\s;,)\]}>]|\\[nr]|$))",
+    r"[ \t=]{0,4}(?:(?:" + _SCHEMES + r")[ \t]+)?" + _VALUE,
     re.MULTILINE,  # matched in the lower-cased text: IGNORECASE makes it five times slower
 )
 # Words of a name that holds something else than the credential: its id, where it is, its
@@ -303,6 +307,56 @@ _FALLBACK = re.compile(
 )
 
 
+# A name and its value as two fields of one entry: a Kubernetes or ECS environment variable
+# (`- name: DB_PASSWORD` then `value: ...`, `{"name": "API_TOKEN", "value": "..."}`), a
+# CloudFormation parameter (`ParameterKey` / `ParameterValue`), .NET's `<add key="ApiKey"
+# value="..."/>`. The name field comes first, as every one of these writes it; the value field
+# must follow within _PAIR_REACH characters with no other name field between.
+# The patterns start with their literal words, which lets the regular expression engine skip
+# to them (a leading `\b` would make it try every offset of a long text); that the word starts
+# a word is checked after.
+_NAME_FIELD = re.compile(
+    r"(?:parameterkey|parametername|name|key|variable)['\"]?[ \t]*[:=][ \t]*['\"]?"
+    r"(?P<name>[\w.-]{0,80})"
+)
+_CREDENTIAL_NAME = re.compile(_NAMES)
+_VALUE_FIELD = re.compile(r"value['\"]?[ \t]*[:=][ \t]*" + _VALUE)
+_PAIR_REACH = 160
+
+
+def _starts_word(folded: str, start: int) -> bool:
+    return start == 0 or not (folded[start - 1].isalnum() or folded[start - 1] == "_")
+
+
+def _paired_values(text: str, folded: str) -> Iterator[tuple[int, str]]:
+    """(offset, value) for each value field whose entry's name field names a credential."""
+    values = [
+        m
+        for m in _VALUE_FIELD.finditer(folded)
+        if _starts_word(folded, m.start())
+        or (folded.endswith("parameter", 0, m.start()) and _starts_word(folded, m.start() - 9))
+    ]
+    if not values:
+        return
+    starts = [m.start() for m in values]
+    fields = [m for m in _NAME_FIELD.finditer(folded) if _starts_word(folded, m.start())]
+    for field, after in zip(fields, [*(f.start() for f in fields[1:]), len(folded)], strict=True):
+        name = text[field.start("name") : field.end("name")]
+        if not _CREDENTIAL_NAME.search(name.lower()) or other_name(name):
+            continue
+        at = bisect_left(starts, field.end())
+        # the value field follows closely, before the next entry's name field
+        if at == len(values) or starts[at] - field.end() > _PAIR_REACH or starts[at] > after:
+            continue
+        found = values[at]
+        group = "quoted" if found.group("quoted") is not None else "bare"
+        value = text[found.start(group) : found.end(group)]
+        if group == "bare":
+            value = value.rstrip(".:!?")
+        if credential_like(value, name):
+            yield found.start(group), value
+
+
 def _whole_name(text: str, start: int, end: int) -> str:
     """The name a keyword found at ``start:end`` belongs to: the keyword and up to 40 word
     characters, dots and hyphens before it (`client_secret`, `process.env.PUBLIC_KEY`)."""
@@ -348,3 +402,4 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
             continue
         if credential_like(match.group("value"), "password"):
             yield match.start("value"), match.group("value")
+    yield from _paired_values(text, folded)
