@@ -144,12 +144,25 @@ _NAMES = r"access|auth|api|credential|creds|key|passw(?:or)?d|pwd|pass|secret|to
 _SCHEMES = r"bearer|token|basic|ssws|apikey|key"
 # A value, quoted or bare. Each is taken whole, without backtracking into it (a lookahead
 # captures the longest run, then the match consumes exactly that), and `=` only ends a bare
-# value (base64 padding), so a line of `token=token=...` costs a few steps per keyword.
+# value (base64 padding), so a line of `token=token=...` costs a few steps per keyword. A
+# bare value may hold `&` (a password's symbol), except where the next parameter of a query
+# string follows it (`?client_secret=...&grant_type=...`): there `&` ends it.
 _VALUE = (
     r"(?:(?P<quote>['\"\x60])(?=(?P<quoted>[^'\"\x60\s\\]{8,1000}))(?P=quoted)(?P=quote)"
+    r"|(?=(?P<param>[\w.+/~-][\w.+/~:!@#$%^*?-]{7,1000}={0,3}))(?P=param)(?=&[\w.-]{1,64}=)"
     r"|(?=(?P<bare>[\w.+/~-][\w.+/~:!@#$%^&*?-]{7,1000}={0,3}))(?P=bare)"
     r"(?=\\?['\"\x60]|[\s;,)\]}>]|\\[nr]|$))"
 )
+
+
+def _value_of(text: str, match: re.Match[str]) -> tuple[int, str]:
+    """Where the value a :data:`_VALUE` match holds starts, and the value (a bare one without
+    the sentence's closing punctuation)."""
+    group = next(g for g in ("quoted", "param", "bare") if match.group(g) is not None)
+    value = text[match.start(group) : match.end(group)]
+    return match.start(group), value if group == "quoted" else value.rstrip(".:!?")
+
+
 _ASSIGNED = re.compile(
     r"(?P<name>(?:" + _NAMES + r")[ \t\w.-]{0,20}?)[ \t]{0,3}['\"\]]{0,2}[ \t]{0,3}"
     r"(?:=|>|:{1,3}=|\|\||:|=>|\?=|,|[ \t]+(?=(?:" + _SCHEMES + r")[ \t]|['\"]))"
@@ -340,7 +353,8 @@ def _paired_values(text: str, folded: str) -> Iterator[tuple[int, str]]:
         return
     starts = [m.start() for m in values]
     fields = [m for m in _NAME_FIELD.finditer(folded) if _starts_word(folded, m.start())]
-    for field, after in zip(fields, [*(f.start() for f in fields[1:]), len(folded)], strict=True):
+    ends = [f.start() for f in fields[1:]] + [len(folded)]
+    for field, after in zip(fields, ends[: len(fields)], strict=True):
         name = text[field.start("name") : field.end("name")]
         if not _CREDENTIAL_NAME.search(name.lower()) or other_name(name):
             continue
@@ -348,13 +362,9 @@ def _paired_values(text: str, folded: str) -> Iterator[tuple[int, str]]:
         # the value field follows closely, before the next entry's name field
         if at == len(values) or starts[at] - field.end() > _PAIR_REACH or starts[at] > after:
             continue
-        found = values[at]
-        group = "quoted" if found.group("quoted") is not None else "bare"
-        value = text[found.start(group) : found.end(group)]
-        if group == "bare":
-            value = value.rstrip(".:!?")
+        offset, value = _value_of(text, values[at])
         if credential_like(value, name):
-            yield found.start(group), value
+            yield offset, value
 
 
 def _whole_name(text: str, start: int, end: int) -> str:
@@ -376,12 +386,9 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
         name = _whole_name(text, match.start("name"), match.end("name"))
         if other_name(name):
             continue
-        group = "quoted" if match.group("quoted") is not None else "bare"
-        value = text[match.start(group) : match.end(group)]
-        if group == "bare":
-            value = value.rstrip(".:!?")
+        offset, value = _value_of(text, match)
         if credential_like(value, name):
-            yield match.start(group), value
+            yield offset, value
     for match in _FLAG.finditer(folded):
         head = match.start("name")
         while head > 0 and (text[head - 1].isalnum() or text[head - 1] in "_-"):

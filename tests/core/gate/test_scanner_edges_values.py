@@ -271,6 +271,14 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("token = {v}:", ["{v}"]),
         ("token = {v}?", ["{v}"]),
         ("token = {v}....", ["{v}"]),
+        # in a query string, `&` and the next parameter end the value; elsewhere `&` is a
+        # password's symbol
+        ("https://api.example.org/v1?api_key={v}&format=json", ["{v}"]),
+        ("/oauth/token?client_secret={v}&grant_type=client_credentials", ["{v}"]),
+        ("?token={v}==&page=2", ["{v}=="]),
+        ("password={v}&amp", ["{v}&amp"]),
+        ("password={v}&x-y", ["{v}&x-y"]),
+        ("password=p@ss&w=1", []),  # too short to judge either way
         # names
         ("my.access.key = {v}", ["{v}"]),
         ("accessKey = {v}", ["{v}"]),

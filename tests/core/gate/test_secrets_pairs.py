@@ -46,6 +46,7 @@ PASSED = {
         "- name: API_TOKEN\n  valueFrom:\n    secretKeyRef: {name: api, key: token}\n"
         f"- name: LOG_FORMAT\n  value: {VALUE}\n"
     ),
+    "a value field and no name field": f'{{"X-Host": "api.example.org", "X-Value": "{VALUE}"}}',
     "too far from its name": "- name: API_TOKEN\n" + "  # note\n" * 30 + f"  value: {VALUE}\n",
 }
 
