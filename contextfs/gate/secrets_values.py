@@ -308,6 +308,16 @@ _CURL_USER = re.compile(
 )
 
 
+# An HTTP Authorization header names its scheme before the credentials (RFC 9110,
+# `Authorization: <scheme> <credentials>`), and vendors define their own (`Bot`, `GenieKey`,
+# `Splunk`, `BotConnector`, `Klaviyo-API-Key`): after this one name, any one-word scheme
+# comes before the value. The common schemes are read by the assignment pattern already.
+_AUTH_HEADER = re.compile(
+    r"authorization['\"]?[ \t]*[:=,][ \t]*['\"]?(?P<scheme>[a-z][\w.-]{0,40})[ \t]+" + _VALUE
+)
+_COMMON_SCHEMES = re.compile(_SCHEMES)
+
+
 # A literal given as the fallback of a credential-like variable (`process.env.DB_PASSWORD ||
 # "..."`, `??`, Python's `or`): the code ships the credential for when the variable is unset.
 # The assignment before it (`key = process.env.ACCOUNT_KEY || ...`) takes the reference for its
@@ -409,4 +419,11 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
             continue
         if credential_like(match.group("value"), "password"):
             yield match.start("value"), match.group("value")
+    for match in _AUTH_HEADER.finditer(folded):
+        head = match.start() - 6 if folded.endswith("proxy-", 0, match.start()) else match.start()
+        if not _starts_word(folded, head) or _COMMON_SCHEMES.fullmatch(match.group("scheme")):
+            continue
+        offset, value = _value_of(text, match)
+        if credential_like(value, "authorization"):
+            yield offset, value
     yield from _paired_values(text, folded)

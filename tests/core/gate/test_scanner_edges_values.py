@@ -271,6 +271,15 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("token = {v}:", ["{v}"]),
         ("token = {v}?", ["{v}"]),
         ("token = {v}....", ["{v}"]),
+        # an Authorization header's scheme may be any word, as vendors define their own
+        ("Authorization: BotConnector {v}", ["{v}"]),
+        ('{"Authorization": "GenieKey {v}"}', ["{v}"]),
+        ('curl -H "Authorization: Splunk {v}"', ["{v}"]),
+        ("Proxy-Authorization: Negotiate {v}", ["{v}"]),
+        ("authorization = Klaviyo-API-Key {v}", ["{v}"]),
+        ("Authorization: Bot ${DISCORD_TOKEN}", []),
+        ("Authorization: handled by the gateway for {v}", []),  # prose: no scheme, value
+        ("myauthorization: Custom {v}", []),
         # in a query string, `&` and the next parameter end the value; elsewhere `&` is a
         # password's symbol
         ("https://api.example.org/v1?api_key={v}&format=json", ["{v}"]),
