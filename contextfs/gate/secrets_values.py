@@ -151,7 +151,7 @@ _VALUE = (
     r"(?:(?P<quote>['\"\x60])(?=(?P<quoted>[^'\"\x60\s\\]{8,1000}))(?P=quoted)(?P=quote)"
     r"|(?=(?P<param>[\w.+/~-][\w.+/~:!@#$%^*?-]{7,1000}={0,3}))(?P=param)(?=&[\w.-]{1,64}=)"
     r"|(?=(?P<bare>[\w.+/~-][\w.+/~:!@#$%^&*?-]{7,1000}={0,3}))(?P=bare)"
-    r"(?=\\?['\"\x60]|[\s;,)\]}>]|\\[nr]|$))"
+    r"(?=\\?['\"\x60]|[\s;,)\]}<>]|\\[nr]|$))"  # `<`: an XML element's end tag
 )
 
 
@@ -308,6 +308,15 @@ _CURL_USER = re.compile(
 )
 
 
+# A configuration directive: a line that is a one-word name, spaces and a bare value, as
+# `.netrc` (`  password VALUE`) and `redis.conf` (`requirepass VALUE`) write credentials. In
+# prose a name and a word after it are no assignment (`kubectl logs api web-7f9c8d-x2kz9`),
+# so the name must start its line and the value end it.
+_SPACED = re.compile(
+    r"(?P<name>(?:" + _NAMES + r")[\w.-]{0,20}?)[ \t]+" + _VALUE + r"[ \t]*$", re.MULTILINE
+)
+
+
 # An HTTP Authorization header names its scheme before the credentials (RFC 9110,
 # `Authorization: <scheme> <credentials>`), and vendors define their own (`Bot`, `GenieKey`,
 # `Splunk`, `BotConnector`, `Klaviyo-API-Key`): after this one name, any one-word scheme
@@ -388,10 +397,19 @@ def _whole_name(text: str, start: int, end: int) -> str:
 
 def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int, str]]:
     """(offset, value) for each value in ``text`` assigned to a credential-like name that
-    reads as a credential (:func:`credential_like`). ``folded`` is ``text`` lower-cased with
-    the same length (the patterns run there; values and names are read from ``text``)."""
+    reads as a credential (:func:`credential_like`), once however many syntaxes read it.
+    ``folded`` is ``text`` lower-cased with the same length (the patterns run there; values
+    and names are read from ``text``)."""
     if folded is None or len(folded) != len(text):
         folded = fold(text)
+    seen: set[int] = set()
+    for offset, value in _assignments(text, folded):
+        if offset not in seen:
+            seen.add(offset)
+            yield offset, value
+
+
+def _assignments(text: str, folded: str) -> Iterator[tuple[int, str]]:
     for match in _ASSIGNED.finditer(folded):
         name = _whole_name(text, match.start("name"), match.end("name"))
         if other_name(name):
@@ -425,5 +443,13 @@ def assigned_values(text: str, folded: str | None = None) -> Iterator[tuple[int,
             continue
         offset, value = _value_of(text, match)
         if credential_like(value, "authorization"):
+            yield offset, value
+    for match in _SPACED.finditer(folded):
+        name = _whole_name(text, match.start("name"), match.end("name"))
+        head = match.end("name") - len(name)
+        if match.group("quoted") is not None or text[text.rfind("\n", 0, head) + 1 : head].strip():
+            continue  # a quoted value is the assignment pattern's; the name must start its line
+        offset, value = _value_of(text, match)
+        if not other_name(name) and credential_like(value, name):
             yield offset, value
     yield from _paired_values(text, folded)

@@ -280,6 +280,20 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("Authorization: Bot ${DISCORD_TOKEN}", []),
         ("Authorization: handled by the gateway for {v}", []),  # prose: no scheme, value
         ("myauthorization: Custom {v}", []),
+        # an XML element named like a credential (Maven's settings.xml, Jenkins, Tomcat)
+        ("<password>{v}</password>", ["{v}"]),
+        ("<server><id>x</id><adminToken>{v}</adminToken></server>", ["{v}"]),
+        ("<apiKeyId>{v}</apiKeyId>", []),
+        ("<password>${env.PASS}</password>", []),
+        # a configuration directive: a line of a name, spaces and a value (.netrc, redis.conf)
+        ("machine api.example.org\n  login deploy\n  password {v}\n", ["{v}"]),
+        ("requirepass {v}", ["{v}"]),
+        ("\tmasterauth   {v}  \nport 6379", ["{v}"]),
+        ('password "{v}"', ["{v}"]),  # quoted: read once, as an assignment
+        ("machine x login deploy password {v}", []),  # not the line's first word
+        ("kubectl logs api web-{v}", []),
+        ("password {v} # rotated", []),  # the value does not end the line
+        ("token_ttl {v}", []),
         # in a query string, `&` and the next parameter end the value; elsewhere `&` is a
         # password's symbol
         ("https://api.example.org/v1?api_key={v}&format=json", ["{v}"]),
@@ -306,14 +320,14 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("token = ${v}", []),
         ('secret = "{v}\\"', []),
         ("token `{v}`", []),
-        ("a-token {v}", []),
+        ("see a-token {v} here", []),  # a name and a word in prose
         ("key: 1234567890ab", []),
         # flags and curl
         ("run --api-key {v}", ["{v}"]),
         ("run -Password {v}", ["{v}"]),
         ("cmd --api_key {v}", ["{v}"]),
-        ("run --token={v}", ["{v}", "{v}"]),  # as an assignment and as a flag
-        ("x--token {v}", []),  # not a flag: glued to a word
+        ("run --token={v}", ["{v}"]),  # an assignment and a flag: one value
+        ("run x--token {v} now", []),  # not a flag: glued to a word
         ("-p {v}", []),
         ("cmd --secret-key-file {v}", []),
         ("curl -u admin:{v} https://x", ["{v}"]),

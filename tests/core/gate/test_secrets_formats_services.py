@@ -336,7 +336,7 @@ NEAR_MISSES = {
     "44 base64 characters that are not a PAT": "digest "
     + base64.b64encode(bytes(range(33))).decode(),
     "MaxMind suffix in prose": "New license keys end in _mmk and have 40 characters.",
-    "MaxMind-like but short": "LicenseKey lo0tFI_SibGoBsBoqEJmOr0jMU7_mmk",
+    "MaxMind-like but short": "the key lo0tFI_SibGoBsBoqEJmOr0jMU7_mmk is short",
     "SonarQube prefix with too few digits": "Token format: squ_ then 40 hex digits, e.g. squ_1a2b",
     "Stripe webhook placeholder": 'STRIPE_WEBHOOK_SECRET="whsec_..."',
     "RapidAPI-like with letters out of place": "6f1bbe24b9mshcbb5030202794a4q18f7d0jsndd55ab0f981d",
