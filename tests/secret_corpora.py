@@ -50,6 +50,8 @@ __all__ = [
     "ASSIGNED",
     "NOT_CREDENTIAL",
     "DetectorCase",
+    "GoFile",
+    "Unresolved",
     "Example",
     "assigned_notes",
     "compile_rule_pattern",
@@ -220,7 +222,7 @@ _GO_TOKEN = re.compile(
 _VERB = re.compile(r"%[sdvq%]")
 
 
-class _Unresolved(Exception):
+class Unresolved(Exception):
     """The expression is not made of string literals, names bound to them, ``+`` and
     ``fmt.Sprintf`` with plain verbs: the case is left out rather than guessed."""
 
@@ -241,7 +243,7 @@ def go_string(kind: str, text: str) -> str:
     return str(ast.literal_eval(text))
 
 
-class _GoFile:
+class GoFile:
     """String values of one Go file: its ``name = expr`` / ``name := expr`` bindings (a
     name bound to two different expressions is ambiguous and stays unresolved)."""
 
@@ -271,7 +273,7 @@ class _GoFile:
 
     def _term(self, i: int, depth: int) -> tuple[str, int]:
         if depth > 20 or i >= len(self.tokens):
-            raise _Unresolved
+            raise Unresolved
         kind, text = self.tokens[i]
         if kind in ("raw", "str"):
             return go_string(kind, text), i + 1
@@ -281,14 +283,14 @@ class _GoFile:
         if kind == "name" and self.tokens[i + 1][1] not in ("(", "{", "["):
             start = self.bindings.get(text)
             if start is None:
-                raise _Unresolved
+                raise Unresolved
             return self.expr(start, depth + 1)[0], i + 1
         if text == "(":
             value, i = self.expr(i + 1, depth)
             if self.tokens[i][1] != ")":
-                raise _Unresolved
+                raise Unresolved
             return value, i + 1
-        raise _Unresolved
+        raise Unresolved
 
     def _args(self, i: int, depth: int) -> tuple[list[str], int]:
         args = []
@@ -298,7 +300,7 @@ class _GoFile:
             if self.tokens[i][1] == ")":
                 return args, i + 1
             if self.tokens[i][1] != ",":
-                raise _Unresolved
+                raise Unresolved
             i += 1
             if self.tokens[i][1] == ")":  # trailing comma
                 return args, i + 1
@@ -316,7 +318,7 @@ class _GoFile:
                 if self.tokens[i][1] == ",":
                     i += 1
                 elif self.tokens[i][1] != "}":
-                    raise _Unresolved
+                    raise Unresolved
             return out, i + 1
         value, i = self.expr(i)
         return [value], i
@@ -324,7 +326,7 @@ class _GoFile:
 
 def _sprintf(args: list[str]) -> str:
     if not args:
-        raise _Unresolved
+        raise Unresolved
     rest = iter(args[1:])
 
     def verb(match: re.Match[str]) -> str:
@@ -332,12 +334,12 @@ def _sprintf(args: list[str]) -> str:
             return "%"
         value = next(rest, None)
         if value is None:
-            raise _Unresolved
+            raise Unresolved
         return json.dumps(value) if match.group(0) == "%q" else value
 
     out = _VERB.sub(verb, args[0])
     if "%" in _VERB.sub("", args[0]).replace("%%", ""):
-        raise _Unresolved  # a verb with flags or width: not reproduced
+        raise Unresolved  # a verb with flags or width: not reproduced
     return out
 
 
@@ -362,7 +364,7 @@ def detector_cases(folder: Path) -> tuple[list[DetectorCase], int]:
     for path in sorted(root.rglob("*_test.go")):
         if path.name.endswith("_integration_test.go") or path.parent == root:
             continue
-        go = _GoFile(path.read_text("utf-8", errors="replace"))
+        go = GoFile(path.read_text("utf-8", errors="replace"))
         family = path.relative_to(root).parts[0]
         fields: dict[int, dict[str, object]] = {}
         stack: list[int] = []
@@ -386,15 +388,15 @@ def detector_cases(folder: Path) -> tuple[list[DetectorCase], int]:
                         value, _ = go.strings(i + 2)
                     else:
                         value, _ = go.expr(i + 2)
-                except (_Unresolved, IndexError, ValueError, SyntaxError):
-                    value = _Unresolved
+                except (Unresolved, IndexError, ValueError, SyntaxError):
+                    value = Unresolved
                 entry[text] = value
             i += 1
         for entry in fields.values():
             text, want = entry.get("input"), entry.get("want")
             if "want" not in entry or "input" not in entry:
                 continue
-            if text is _Unresolved or want is _Unresolved:
+            if text is Unresolved or want is Unresolved:
                 unresolved += 1
                 continue
             if isinstance(text, str) and isinstance(want, list) and want:

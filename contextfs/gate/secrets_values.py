@@ -313,7 +313,8 @@ _CURL_USER = re.compile(
 # prose a name and a word after it are no assignment (`kubectl logs api web-7f9c8d-x2kz9`),
 # so the name must start its line and the value end it.
 _SPACED = re.compile(
-    r"(?P<name>(?:" + _NAMES + r")[\w.-]{0,20}?)[ \t]+" + _VALUE + r"[ \t]*$", re.MULTILINE
+    r"^[ \t]*(?P<name>[\w.-]{0,40}?(?:" + _NAMES + r")[\w.-]{0,20}?)[ \t]+" + _VALUE + r"[ \t]*$",
+    re.MULTILINE,
 )
 
 
@@ -445,10 +446,9 @@ def _assignments(text: str, folded: str) -> Iterator[tuple[int, str]]:
         if credential_like(value, "authorization"):
             yield offset, value
     for match in _SPACED.finditer(folded):
-        name = _whole_name(text, match.start("name"), match.end("name"))
-        head = match.end("name") - len(name)
-        if match.group("quoted") is not None or text[text.rfind("\n", 0, head) + 1 : head].strip():
-            continue  # a quoted value is the assignment pattern's; the name must start its line
+        if match.group("quoted") is not None:
+            continue  # a quoted value after a space is the assignment pattern's
+        name = text[match.start("name") : match.end("name")]
         offset, value = _value_of(text, match)
         if not other_name(name) and credential_like(value, name):
             yield offset, value

@@ -4,7 +4,7 @@
                                              [--trufflehog DIR] [--semgrep DIR]
                                              [--secretlint DIR] [--trivy DIR]
                                              [--whispers DIR] [--sonar DIR] [--kics DIR]
-                                             [--ripsecrets DIR] [--locomo DIR]
+                                             [--ripsecrets DIR] [--veles DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -37,7 +37,10 @@ ref imports the old package from ``git archive``), one column per ref.
    folder), is the positives of KICS's secrets query's tests
    (``tests/secret_corpora_kics.py``), and ``--ripsecrets`` / ``CONTEXTFS_RIPSECRETS`` (a
    checkout of sirwart/ripsecrets) the test inputs of ripsecrets
-   (``tests/secret_corpora_ripsecrets.py``), both measured as the fifth.
+   (``tests/secret_corpora_ripsecrets.py``), both measured as the fifth. The eighth,
+   ``--veles`` / ``CONTEXTFS_VELES`` (a checkout of google/osv-scalibr), is the positive
+   entries of the detector tests of Veles, its secret scanner
+   (``tests/secret_corpora_veles.py``), measured as the fifth.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -85,6 +88,7 @@ from secret_corpora_kics import kics_cases  # noqa: E402
 from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
 from secret_corpora_sonar import sonar_cases  # noqa: E402
+from secret_corpora_veles import veles_cases  # noqa: E402
 from secret_samples import CONTEXTS, NOT_EXPECTED, SECRET_KINDS, ordinary_note  # noqa: E402
 
 from contextfs.gate.secrets import KINDS, scan  # noqa: E402
@@ -496,6 +500,11 @@ def main() -> None:
             "CONTEXTFS_RIPSECRETS",
             "a checkout of sirwart/ripsecrets, for its test inputs (skipped without it)",
         ),
+        (
+            "veles",
+            "CONTEXTFS_VELES",
+            "a checkout of google/osv-scalibr, for Veles' detector tests (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -578,6 +587,12 @@ def main() -> None:
                     args.ripsecrets,
                     ripsecrets_cases,
                     "--ripsecrets DIR, a checkout of sirwart/ripsecrets",
+                ),
+                (
+                    "Veles' detector tests",
+                    args.veles,
+                    veles_cases,
+                    "--veles DIR, a checkout of google/osv-scalibr",
                 ),
             ):
                 if folder:

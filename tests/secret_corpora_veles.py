@@ -1,0 +1,123 @@
+"""A public corpus for the secret benchmark, measured as the eighth: the detector tests of
+Veles, the secret scanner of OSV-SCALIBR.
+
+Veles (google/osv-scalibr, Apache-2.0, ``veles/secrets/<kind>/``) has one detector per
+credential kind (``anthropicapikey``, ``gcpsak``, ``slacktoken``, ``urlcreds``), each with a
+Go test table whose entries give an ``input`` and the secrets the detector must report from
+it (``want: []veles.Secret{slacktoken.SlackAppLevelToken{Token: testToken}}``). Its
+detectors and inputs are written for Veles; neither comes from gitleaks' rules, the
+ancestor of the catalogue the scanner runs, nor from the other corpora. The benchmark reads
+a checkout from the path it is given; nothing is copied here.
+
+* a **positive** is a table entry with an ``input`` and a non-empty ``want``, both built
+  from the file's string literals, the names bound to them, ``+`` and ``fmt.Sprintf`` (read
+  by the Go reader of TruffleHog's corpus, :class:`secret_corpora.GoFile`); an entry whose
+  input or secrets are built otherwise is left out and counted;
+* its **secrets** are the string fields of the structs ``want`` lists that occur in the
+  input (a field that does not, a project id or a URL the detector derives, is no secret
+  written there), those of 8 characters or more; an entry with none is left out and
+  counted;
+* its **family** is the detector's folder (``github`` for ``github/pat_classic``); every
+  folder holds a credential kind, so the credential flag is read from nothing else.
+  Validator tests (``*_validator_test.go``) check a detector's answer against a service and
+  hold no table of inputs; they are not read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from secret_corpora import GoFile, Unresolved
+from secret_corpora_annotated import AnnotatedCase, material
+
+__all__ = ["veles_cases"]
+
+
+def _want_strings(go: GoFile, i: int) -> tuple[list[str], int]:
+    """The string fields (``Name: expr``) inside the composite literal that starts at token
+    ``i`` (``[]veles.Secret{...}``), and the token after it; ``nil`` is no secret."""
+    tokens = go.tokens
+    if tokens[i][1] == "nil":
+        return [], i + 1
+    while i < len(tokens) and tokens[i][1] != "{":
+        i += 1
+    depth, out = 0, []
+    while i < len(tokens):
+        kind, text = tokens[i]
+        if text == "{":
+            depth += 1
+        elif text == "}":
+            depth -= 1
+            if depth == 0:
+                return out, i + 1
+        elif kind == "name" and tokens[i + 1][1] == ":" and depth >= 2:
+            try:
+                value, after = go.expr(i + 2)
+            except (Unresolved, IndexError, ValueError, SyntaxError):
+                pass  # a number, a struct or a call: no string to compare
+            else:
+                out.append(value)
+                i = after
+                continue
+        i += 1
+    raise Unresolved
+
+
+def veles_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
+    """The positive entries of Veles' detector tests under ``folder`` (a checkout of
+    osv-scalibr or its ``veles/secrets`` folder), and how many entries with a ``want`` were
+    left out (not built from literals, or no secret of theirs written in the input)."""
+    folder = Path(folder)
+    nested = folder / "veles" / "secrets"
+    root = nested if nested.is_dir() else folder
+    cases: list[AnnotatedCase] = []
+    left_out = 0
+    for path in sorted(root.rglob("*_test.go")):
+        if path.name.endswith("_validator_test.go") or path.parent == root:
+            continue
+        family = path.relative_to(root).parts[0]
+        if family == "common":
+            continue  # helpers shared by the detectors, no kind of its own
+        go = GoFile(path.read_text("utf-8", errors="replace"))
+        entries: dict[int, dict[str, object]] = {}
+        stack: list[int] = []
+        i = 0
+        while i < len(go.tokens) - 1:
+            kind, text = go.tokens[i]
+            if text == "{":
+                stack.append(i)
+            elif text == "}" and stack:
+                stack.pop()
+            elif kind == "name" and text in ("input", "want") and go.tokens[i + 1][1] == ":":
+                entry = entries.setdefault(stack[-1] if stack else -1, {})
+                try:
+                    value: object = (
+                        _want_strings(go, i + 2)[0] if text == "want" else go.expr(i + 2)[0]
+                    )
+                except (Unresolved, IndexError, ValueError, SyntaxError):
+                    value = Unresolved
+                entry[text] = value
+            i += 1
+        for entry in entries.values():
+            if "input" not in entry or "want" not in entry or entry["want"] == []:
+                continue
+            text, want = entry["input"], entry["want"]
+            if not isinstance(text, str) or not isinstance(want, list):
+                left_out += 1
+                continue
+            secrets = material([s for s in want if isinstance(s, str) and s in text])
+            if not secrets:
+                left_out += 1
+                continue
+            cases.append(
+                AnnotatedCase(
+                    source="veles",
+                    family=family,
+                    rule=path.stem.removesuffix("_test"),
+                    path=path.relative_to(root).as_posix(),
+                    text=text,
+                    secrets=secrets,
+                    credential=True,
+                )
+            )
+    return cases, left_out
