@@ -13,10 +13,14 @@ a checkout from the path it is given; nothing is copied here.
   from the file's string literals, the names bound to them, ``+`` and ``fmt.Sprintf`` (read
   by the Go reader of TruffleHog's corpus, :class:`secret_corpora.GoFile`); an entry whose
   input or secrets are built otherwise is left out and counted;
-* its **secrets** are the string fields of the structs ``want`` lists that occur in the
-  input (a field that does not, a project id or a URL the detector derives, is no secret
-  written there), those of 8 characters or more; an entry with none is left out and
-  counted;
+* its **secrets** are the string fields of the structs ``want`` lists that hold a
+  credential and occur in the input, those of 8 characters or more. A field holds a
+  credential by its name: ``Key``, ``Token``, ``Secret``, ``Pat``, ``Value``, ``Refresh``,
+  ``PrivateKey``, ``ClientSecret``, ``Signature``, ``Content`` (a key set) do; ids, user
+  names, URLs, hosts, project references and public keys (``AccessID``, ``ClientID``,
+  ``Username``, ``FullURL``, ``ProjectRef``, ``PublicB64``) are what a credential comes
+  with, not the credential. A field the input does not hold (a value the detector derives)
+  is no secret written there. An entry with no secret is left out and counted;
 * its **family** is the detector's folder (``github`` for ``github/pat_classic``); every
   folder holds a credential kind, so the credential flag is read from nothing else.
   Validator tests (``*_validator_test.go``) check a detector's answer against a service and
@@ -25,17 +29,27 @@ a checkout from the path it is given; nothing is copied here.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from secret_corpora import GoFile, Unresolved
 from secret_corpora_annotated import AnnotatedCase, material
 
-__all__ = ["veles_cases"]
+__all__ = ["secret_field", "veles_cases"]
+
+_SECRET_FIELD = re.compile(r"key|token|secret|pat|value|refresh|private|signature|content", re.I)
+_OTHER_FIELD = re.compile(r"id$|url$|uri$|ref$|^public|user|name|domain|account", re.I)
+
+
+def secret_field(name: str) -> bool:
+    """Whether a field of a Veles secret holds the credential (not its id, user or host)."""
+    return bool(_SECRET_FIELD.search(name)) and not _OTHER_FIELD.search(name)
 
 
 def _want_strings(go: GoFile, i: int) -> tuple[list[str], int]:
-    """The string fields (``Name: expr``) inside the composite literal that starts at token
-    ``i`` (``[]veles.Secret{...}``), and the token after it; ``nil`` is no secret."""
+    """The string fields (``Name: expr``) that hold a credential (:func:`secret_field`)
+    inside the composite literal that starts at token ``i`` (``[]veles.Secret{...}``), and
+    the token after it; ``nil`` is no secret."""
     tokens = go.tokens
     if tokens[i][1] == "nil":
         return [], i + 1
@@ -56,7 +70,8 @@ def _want_strings(go: GoFile, i: int) -> tuple[list[str], int]:
             except (Unresolved, IndexError, ValueError, SyntaxError):
                 pass  # a number, a struct or a call: no string to compare
             else:
-                out.append(value)
+                if secret_field(text):
+                    out.append(value)
                 i = after
                 continue
         i += 1

@@ -30,12 +30,13 @@ func TestDetector_truePositives(t *testing.T) {{
 		}},
 	}}, {{
 		name:  "in an env file",
-		input: "ACME_TOKEN=" + testToken + "\\n",
+		input: "ACME_CLIENT=client-0042-abcd\\nACME_TOKEN=" + testToken + "\\n",
 		want: []veles.Secret{{
 			acmetoken.Token{{
-				Token:   testToken,
-				Project: "derived-from-the-token", // not in the input: no secret written there
-				Count:   2,
+				ClientID: "client-0042-abcd", // written there, but an id, not the credential
+				Token:    testToken,
+				Secret:   "derived-from-the-token", // not in the input: no secret written there
+				Count:    2,
 			}},
 		}},
 	}}, {{
@@ -95,10 +96,14 @@ def _checkout(root: Path) -> Path:
 def test_positive_entries_their_secrets_and_what_is_left_out(tmp_path: Path) -> None:
     cases, left_out = veles_cases(_checkout(tmp_path))
     by_text = {c.text: c for c in cases if c.path == "acmetoken/detector_test.go"}
-    assert list(by_text) == [TOKEN, f"ACME_TOKEN={TOKEN}\n", f"token: {TOKEN}"]
+    assert list(by_text) == [
+        TOKEN,
+        f"ACME_CLIENT=client-0042-abcd\nACME_TOKEN={TOKEN}\n",
+        f"token: {TOKEN}",
+    ]
     for case in by_text.values():
         assert case.family == "acmetoken"
-        assert case.secrets == (TOKEN,)  # the derived project and the count are not secrets
+        assert case.secrets == (TOKEN,)  # not the client id, the derived value or the count
         assert case.source == "veles" and case.credential and case.rule == "detector"
     # validator tests and the shared helpers' folder are not read
     assert {c.path for c in cases} == {"acmetoken/detector_test.go"}
@@ -109,3 +114,12 @@ def test_positive_entries_their_secrets_and_what_is_left_out(tmp_path: Path) -> 
 def test_the_secrets_folder_itself_may_be_given(tmp_path: Path) -> None:
     root = _checkout(tmp_path)
     assert veles_cases(root / "veles" / "secrets") == veles_cases(root)
+
+
+def test_a_field_holds_a_credential_by_its_name() -> None:
+    from secret_corpora_veles import secret_field
+
+    for name in ("Key", "Token", "Secret", "Pat", "ClientSecret", "PrivateKey", "Refresh"):
+        assert secret_field(name), name
+    for name in ("ID", "AccessID", "ClientID", "Username", "FullURL", "TokenURI", "PublicB64"):
+        assert not secret_field(name), name
