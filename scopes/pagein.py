@@ -44,7 +44,7 @@ from contextfs.errors import ContextFSError
 from contextfs.text import analysis as contextfs_text
 from contextfs.text import scoring
 from contextfs.text.analysis import EXACT_WEIGHT, query_forms
-from contextfs.text.periods import Period, periods
+from contextfs.text.periods import Period, periods, within
 from contextfs.text.scoring import BM25, TermIndex
 from contextfs.text.turns import is_log
 
@@ -367,7 +367,9 @@ class _TreeIndex:
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
     ) -> list[Passage]:
         """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
-        from contextfs.search.dense import dense_order, fuse  # numpy: only with embeddings in use
+        import numpy as np
+
+        from contextfs.search.dense import dated, dense_order, fuse  # numpy: with embeddings only
 
         lexical = [(rel, i) for _s, rel, i in self.score_all(query, exclude, allow)]
         keys = [
@@ -382,6 +384,10 @@ class _TreeIndex:
         similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(
             " ".join(query.split())
         )
+        when = periods(query)
+        if when:
+            inside = [within(self.files[rel].days[i], when) for rel, i in keys]
+            similarities = dated(similarities, np.array(inside, dtype=bool))
         scores = fuse(lexical, dense_order(keys, similarities))
         files = self.files
         ranked = sorted(

@@ -30,9 +30,9 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 
 from ..errors import ConfigError
-from ..text.scoring import SCORE_DIGITS
+from ..text.scoring import PRIOR, SCORE_DIGITS
 
-__all__ = ["DENSE_K", "DENSE_WEIGHT", "Embeddings", "Vectors", "fuse"]
+__all__ = ["DENSE_K", "DENSE_WEIGHT", "Embeddings", "Vectors", "dated", "fuse"]
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +162,15 @@ def dense_order(keys: Sequence[K], similarities: np.ndarray) -> list[K]:
     """``keys`` by similarity, highest first (ties keep the order given)."""
     order = np.argsort(-np.round(similarities, SCORE_DIGITS), kind="stable")
     return [keys[i] for i in order.tolist()]
+
+
+def dated(similarities: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """``similarities`` with the period rule applied, as the words have it: a text dated within
+    a period the question names (``inside``) counts :data:`~contextfs.text.scoring.PRIOR`
+    times as much. A message's text never holds the day it was sent, so its vector cannot
+    match "in May 2023"; who spoke it is part of the embedded text (``speaker: message``), so
+    the speaker rule is left to the words."""
+    return np.where(inside & (similarities > 0), similarities * PRIOR, similarities)
 
 
 def fuse(lexical: Sequence[K], dense: Sequence[K]) -> dict[K, float]:

@@ -165,7 +165,9 @@ class Queries:
         cache: dict[Any, Any],
     ) -> list[SearchHit]:
         """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
-        from .dense import dense_order, fuse  # numpy: only with embeddings in use
+        import numpy as np
+
+        from .dense import dated, dense_order, fuse  # numpy: only with embeddings in use
         from .rank import SPACE, top_docs
 
         cache.setdefault(SPACE, str(self.index.dir))
@@ -202,6 +204,9 @@ class Queries:
                 f"the embeddings failed ({type(exc).__name__}: {exc}); fix the model, or "
                 "turn dense ranking off with ctx.index.use_embeddings(None)"
             ) from exc
+        inside = self._dated(searcher, parsed, cache)
+        if inside:
+            similarities = dated(similarities, np.array([d in inside for d in docs], dtype=bool))
         fused = fuse([d for _, d in lexical], dense_order(docs, similarities))
         return self._hits(
             searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want
@@ -426,31 +431,37 @@ class Queries:
             wanted.append(
                 (("speaker", tuple(named)), wq.Or([wq.Term("speaker", n) for n in named]))
             )
-        if parsed.periods:
-            spans = tuple((p.start, p.until) for p in parsed.periods)
-            wanted.append(
-                (
-                    ("dated", spans),
-                    wq.Or(
-                        [
-                            wq.DateRange(
-                                "updated",
-                                datetime(a.year, a.month, a.day),
-                                datetime(b.year, b.month, b.day),
-                                endexcl=True,
-                            )
-                            for a, b in spans
-                        ]
-                    ),
-                )
-            )
         for key, q in wanted:
             docs = cache.get(key)
             if docs is None:
                 docs = cache[key] = frozenset(searcher.docs_for_query(q))
             if docs:
                 out.append((docs, scoring.PRIOR))
+        dated = self._dated(searcher, parsed, cache)
+        if dated:
+            out.append((dated, scoring.PRIOR))
         return tuple(out)
+
+    def _dated(self, searcher: Any, parsed: Any, cache: dict[Any, Any]) -> frozenset[int]:
+        """The documents dated within a period the question names (none when it names none)."""
+        if not parsed.periods:
+            return frozenset()
+        spans = tuple((p.start, p.until) for p in parsed.periods)
+        docs = cache.get(("dated", spans))
+        if docs is None:
+            q = wq.Or(
+                [
+                    wq.DateRange(
+                        "updated",
+                        datetime(a.year, a.month, a.day),
+                        datetime(b.year, b.month, b.day),
+                        endexcl=True,
+                    )
+                    for a, b in spans
+                ]
+            )
+            docs = cache[("dated", spans)] = frozenset(searcher.docs_for_query(q))
+        return docs
 
     def _trash_docs(self, searcher: Any) -> set[int]:
         """Document numbers of trashed files, computed once per searcher (a mask query costs more)."""

@@ -96,6 +96,39 @@ def test_vectors_lift_what_the_words_miss_in_every_ranker(chat: ContextManager) 
     assert [h.ref for h in chat.search(question, path="sessions", limit=4)] == big[:4]
 
 
+def test_a_named_period_counts_for_the_vectors_as_for_the_words(tmp_path: Path) -> None:
+    """A message's text never holds the day it was sent, so its vector cannot match "in June
+    2024": the period rule lifts what is dated inside it in the dense order too. No word of
+    the question is in either outing, so only the vectors rank them; the March one is the
+    closer by vector (camping words only), the June one is the one the question dates."""
+    ctx = ContextManager(tmp_path / "ctx", actor="agent:test", session="s1")
+    turns = [
+        ("Ben", f"Did you enjoy the weekend {i}?", f"2024-01-{10 + i}T10:00:00Z") for i in range(8)
+    ]
+    turns += [
+        ("Ana", "We pitched the tent by the forest.", "2024-03-05T10:00:00Z"),
+        ("Ana", "A hike through the forest, humming a song.", "2024-06-10T10:00:00Z"),
+    ]
+    Memory(ctx).import_transcript(turns, session="s1")
+    march, june = 9, 10
+    question = "Which outdoors outing happened in June 2024?"
+    rankers = {
+        "ctx.search": lambda q: [h.line for h in ctx.search(q, path="sessions", limit=2)],
+        "conversation_search": lambda q: [
+            int(h.path.split("#L")[1]) for h in Memory(ctx).conversation_search(q, limit=2)
+        ],
+        "passages": lambda q: [p.first for p in ScopedContext(ctx).passages(q, limit=2)],
+    }
+    ctx.index.use_embeddings(TopicEmbeddings())
+    try:
+        for name, run in rankers.items():
+            assert run("Which outdoors outing happened?")[0] == march, name  # no period named
+            assert run(question)[0] == june, name
+    finally:
+        ctx.index.use_embeddings(None)
+        ctx.close()
+
+
 def test_damaged_vectors_are_rebuilt_and_a_failing_model_is_named(chat: ContextManager) -> None:
     chat.index.use_embeddings(TopicEmbeddings())
     chat.search("violin", path="sessions")
