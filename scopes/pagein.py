@@ -367,7 +367,7 @@ class _TreeIndex:
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
     ) -> list[Passage]:
         """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
-        import numpy as np
+        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
 
         from contextfs.search.dense import dated, dense_order, fuse  # numpy: with embeddings only
 

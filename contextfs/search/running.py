@@ -165,7 +165,7 @@ class Queries:
         cache: dict[Any, Any],
     ) -> list[SearchHit]:
         """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
-        import numpy as np
+        import numpy as np  # with embeddings only: the vectors are numpy arrays
 
         from .dense import dated, dense_order, fuse  # numpy: only with embeddings in use
         from .rank import SPACE, top_docs
