@@ -41,6 +41,7 @@ import ast
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +57,7 @@ __all__ = [
     "assigned_notes",
     "compile_rule_pattern",
     "detector_cases",
+    "expr_at",
     "entropy",
     "evident_placeholder",
     "go_string",
@@ -323,6 +325,38 @@ class GoFile:
         value, i = self.expr(i)
         return [value], i
 
+    def table_entries(
+        self, read: dict[str, Callable[[GoFile, int], object]]
+    ) -> list[dict[str, object]]:
+        """The fields ``read`` names in each composite literal (``{...}``) of the file that has
+        any, one dict per literal: a field's value is what its function reads at the token
+        after ``name:``, or :class:`Unresolved` when it cannot be read."""
+        entries: dict[int, dict[str, object]] = {}
+        stack: list[int] = []
+        for i in range(len(self.tokens) - 1):
+            kind, text = self.tokens[i]
+            if text == "{":
+                stack.append(i)
+            elif text == "}" and stack:
+                stack.pop()
+            elif kind == "name" and text in read and self.tokens[i + 1][1] == ":" and stack:
+                try:
+                    value = read[text](self, i + 2)
+                except (Unresolved, IndexError, ValueError, SyntaxError):
+                    value = Unresolved
+                entries.setdefault(stack[-1], {})[text] = value
+        return list(entries.values())
+
+
+def expr_at(go: GoFile, i: int) -> str:
+    """The string expression at token ``i``."""
+    return go.expr(i)[0]
+
+
+def strings_at(go: GoFile, i: int) -> list[str]:
+    """The ``[]string{...}`` literal (or one string, or ``nil``) at token ``i``."""
+    return go.strings(i)[0]
+
 
 def _sprintf(args: list[str]) -> str:
     if not args:
@@ -366,33 +400,8 @@ def detector_cases(folder: Path) -> tuple[list[DetectorCase], int]:
             continue
         go = GoFile(path.read_text("utf-8", errors="replace"))
         family = path.relative_to(root).parts[0]
-        fields: dict[int, dict[str, object]] = {}
-        stack: list[int] = []
-        i = 0
-        while i < len(go.tokens) - 1:
-            kind, text = go.tokens[i]
-            if text == "{":
-                stack.append(i)
-            elif text == "}" and stack:
-                stack.pop()
-            elif (
-                kind == "name"
-                and text in ("name", "input", "want")
-                and go.tokens[i + 1][1] == ":"
-                and stack
-            ):
-                entry = fields.setdefault(stack[-1], {})
-                try:
-                    if text == "want":
-                        value: object
-                        value, _ = go.strings(i + 2)
-                    else:
-                        value, _ = go.expr(i + 2)
-                except (Unresolved, IndexError, ValueError, SyntaxError):
-                    value = Unresolved
-                entry[text] = value
-            i += 1
-        for entry in fields.values():
+        fields = go.table_entries({"name": expr_at, "input": expr_at, "want": strings_at})
+        for entry in fields:
             text, want = entry.get("input"), entry.get("want")
             if "want" not in entry or "input" not in entry:
                 continue

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from secret_corpora import GoFile, Unresolved
+from secret_corpora import GoFile, Unresolved, expr_at
 from secret_corpora_annotated import AnnotatedCase, material
 
 __all__ = ["secret_field", "veles_cases"]
@@ -78,6 +78,10 @@ def _want_strings(go: GoFile, i: int) -> tuple[list[str], int]:
     raise Unresolved
 
 
+def _wanted(go: GoFile, i: int) -> list[str]:
+    return _want_strings(go, i)[0]
+
+
 def veles_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
     """The positive entries of Veles' detector tests under ``folder`` (a checkout of
     osv-scalibr or its ``veles/secrets`` folder), and how many entries with a ``want`` were
@@ -94,26 +98,8 @@ def veles_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
         if family == "common":
             continue  # helpers shared by the detectors, no kind of its own
         go = GoFile(path.read_text("utf-8", errors="replace"))
-        entries: dict[int, dict[str, object]] = {}
-        stack: list[int] = []
-        i = 0
-        while i < len(go.tokens) - 1:
-            kind, text = go.tokens[i]
-            if text == "{":
-                stack.append(i)
-            elif text == "}" and stack:
-                stack.pop()
-            elif kind == "name" and text in ("input", "want") and go.tokens[i + 1][1] == ":":
-                entry = entries.setdefault(stack[-1] if stack else -1, {})
-                try:
-                    value: object = (
-                        _want_strings(go, i + 2)[0] if text == "want" else go.expr(i + 2)[0]
-                    )
-                except (Unresolved, IndexError, ValueError, SyntaxError):
-                    value = Unresolved
-                entry[text] = value
-            i += 1
-        for entry in entries.values():
+        entries = go.table_entries({"input": expr_at, "want": _wanted})
+        for entry in entries:
             if "input" not in entry or "want" not in entry or entry["want"] == []:
                 continue
             text, want = entry["input"], entry["want"]
