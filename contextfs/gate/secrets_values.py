@@ -10,7 +10,8 @@ assignment rule below) proposes values; the judgments here apply to all of them 
 * :func:`private_key_has_body`: a private key is the block, not its header; a block
   whose body is ``...`` or ``anything`` holds nothing;
 * :func:`assigned_values`: a value assigned to a credential-like name (``api_token =``,
-  ``"client_secret":``, ``export X_TOKEN=``, ``Authorization: Bearer``) in any syntax, or
+  ``"client_secret":``, ``export X_TOKEN=``, ``Authorization: <any scheme>``,
+  ``<password>...</password>``, ``?token=...&``, a ``.netrc`` line) in any syntax, or
   paired with such a name in one entry (``- name: DB_PASSWORD`` / ``value: ...``). The
   shape is that of Betterleaks' ``generic-api-key`` rule, with its two filters: Shannon
   entropy above 3.5 bits per character, and *token efficiency* (random strings take many
