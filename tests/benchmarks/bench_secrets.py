@@ -40,7 +40,8 @@ ref imports the old package from ``git archive``), one column per ref.
    (``tests/secret_corpora_ripsecrets.py``), both measured as the fifth. The eighth,
    ``--veles`` / ``CONTEXTFS_VELES`` (a checkout of google/osv-scalibr), is the positive
    entries of the detector tests of Veles, its secret scanner
-   (``tests/secret_corpora_veles.py``), measured as the fifth.
+   (``tests/secret_corpora_veles.py``), measured as the fifth; its covered families are
+   also reported split by whether the catalogue's rule for them is taken from Veles.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -331,6 +332,54 @@ def scanner_tests(
     assigned(values, baselines, vendor, quick)
 
 
+def veles_apart(folder: Path, baselines: Baselines) -> None:
+    """Veles' covered families split by where the catalogue's rule for them comes from: the
+    catalogue bundles rules taken from Veles' own detectors, whose tests these are."""
+    from contextfs.gate.secrets_rules import load
+
+    sourced = [
+        re.sub(r"[^a-z0-9]", "", m["id"].split("/", 1)[1].lower())
+        for m in load().rules.metadata()
+        if m["id"].startswith("veles.")
+    ]
+    root = folder / "veles" / "secrets" if (folder / "veles" / "secrets").is_dir() else folder
+
+    def from_veles(family: str) -> bool:
+        # a rule belongs to the detector folder it is named after, or to one of its parts
+        # (`slackappleveltoken` to `slacktoken`, `bitbucketcredentials` to `gitbasicauth/bitbucket`)
+        stems = {re.sub(r"[^a-z0-9]", "", family.lower())[:5]} | {
+            re.sub(r"[^a-z0-9]", "", p.stem.lower())
+            for p in (root / family).iterdir()
+            if p.is_dir()
+        }
+        return any(rule.startswith(stem) for rule in sourced for stem in stems if len(stem) >= 3)
+
+    vendor = _vendor_families()
+    cases, _ = veles_cases(folder)
+    items = list(
+        dict.fromkeys(
+            (c.family, c.text)
+            for c in cases
+            if vendor(c.family) and any(not evident_placeholder(s) for s in c.secrets)
+        )
+    )
+    texts = [(text, "notes/n.md") for _, text in items]
+    new, olds = flags(texts), baselines.flags(texts)
+    print(f"| covered families, as written | examples | this scanner | {baselines.header()} |")
+    print(f"|---|---:|---:|{baselines.rule()}|")
+    for label, keep in (
+        ("rule not taken from Veles", lambda f: not from_veles(f)),
+        ("rule taken from Veles", from_veles),
+    ):
+        families = {f for f, _ in items if keep(f)}
+        idx = [i for i, (f, _) in enumerate(items) if f in families]
+        print(
+            f"| {label} ({len(families)} families) | {len(idx)} | "
+            f"{pct(*rate(new[i] for i in idx))} | {baselines.cells(olds, idx)} |"
+        )
+    print()
+
+
 # -- 2. generated secrets ------------------------------------------------------------------
 
 
@@ -599,6 +648,8 @@ def main() -> None:
                     scanner_tests(title, read, Path(folder), baselines, quick)
                 else:
                     print(f"({title} skipped: pass {skipped})\n")
+            if args.veles:
+                veles_apart(Path(args.veles), baselines)
             print("## 2. Generated secrets\n")
             print(f"| corpus | texts | this scanner | {baselines.header()} |")
             print(f"|---|---:|---:|{baselines.rule()}|")
