@@ -367,8 +367,6 @@ class _TreeIndex:
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
     ) -> list[Passage]:
         """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
-        import numpy as np  # only rankers need numpy (contextfs.text.scoring.TermIndex)
-
         from contextfs.search.dense import dated, dense_order, fuse  # numpy: with embeddings only
 
         lexical = [(rel, i) for _s, rel, i in self.score_all(query, exclude, allow)]
@@ -387,7 +385,7 @@ class _TreeIndex:
         when = periods(query)
         if when:
             inside = [within(self.files[rel].days[i], when) for rel, i in keys]
-            similarities = dated(similarities, np.array(inside, dtype=bool))
+            similarities = dated(similarities, inside)
         scores = fuse(lexical, dense_order(keys, similarities))
         files = self.files
         ranked = sorted(

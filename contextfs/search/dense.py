@@ -164,13 +164,14 @@ def dense_order(keys: Sequence[K], similarities: np.ndarray) -> list[K]:
     return [keys[i] for i in order.tolist()]
 
 
-def dated(similarities: np.ndarray, inside: np.ndarray) -> np.ndarray:
+def dated(similarities: np.ndarray, inside: Sequence[bool]) -> np.ndarray:
     """``similarities`` with the period rule applied, as the words have it: a text dated within
     a period the question names (``inside``) counts :data:`~contextfs.text.scoring.PRIOR`
     times as much. A message's text never holds the day it was sent, so its vector cannot
     match "in May 2023"; who spoke it is part of the embedded text (``speaker: message``), so
     the speaker rule is left to the words."""
-    return np.where(inside & (similarities > 0), similarities * PRIOR, similarities)
+    lifted = np.asarray(inside, dtype=bool) & (similarities > 0)
+    return np.where(lifted, similarities * PRIOR, similarities)
 
 
 def fuse(lexical: Sequence[K], dense: Sequence[K]) -> dict[K, float]:

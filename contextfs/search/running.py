@@ -165,8 +165,6 @@ class Queries:
         cache: dict[Any, Any],
     ) -> list[SearchHit]:
         """A question ranked by words and by vectors over every document, fused (contextfs.search.dense)."""
-        import numpy as np  # with embeddings only: the vectors are numpy arrays
-
         from .dense import dated, dense_order, fuse  # numpy: only with embeddings in use
         from .rank import SPACE, top_docs
 
@@ -206,7 +204,7 @@ class Queries:
             ) from exc
         inside = self._dated(searcher, parsed, cache)
         if inside:
-            similarities = dated(similarities, np.array([d in inside for d in docs], dtype=bool))
+            similarities = dated(similarities, [d in inside for d in docs])
         fused = fuse([d for _, d in lexical], dense_order(docs, similarities))
         return self._hits(
             searcher, self._settle(searcher, [(s, d) for d, s in fused.items()]), parsed.words, want
