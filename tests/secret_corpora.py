@@ -41,7 +41,7 @@ import ast
 import json
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -198,6 +198,23 @@ ASSIGNED: tuple[tuple[str, str], ...] = (
     ("python", '```python\n{i}_api_key = "{s}"\n```\n'),
     ("go", '```go\n{i}Token := "{s}"\n```\n'),
 )
+
+
+def glued(cases: Iterable[tuple[str, str, Iterable[str]]]) -> set[tuple[str, str]]:
+    """The (family, text) of cases whose realistic secrets are all written glued to other
+    text: a letter or digit right before or after each, wherever it occurs (three copies
+    back to back, `extra` appended), which a scanner's own tests use to try its boundaries
+    but no configuration file holds. A secret not written literally (parts joined) counts
+    as standing apart, so its case is kept."""
+    out = set()
+    for family, text, secrets in cases:
+        realistic = [s for s in secrets if not evident_placeholder(s)]
+        if realistic and not any(
+            s not in text or re.search(rf"(?<![A-Za-z0-9]){re.escape(s)}(?![A-Za-z0-9])", text)
+            for s in realistic
+        ):
+            out.add((family, text))
+    return out
 
 
 def assigned_notes(family: str, value: str) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from secret_corpora import detector_cases
+from secret_corpora import detector_cases, glued
 
 GO = r"""package acme
 
@@ -114,3 +114,26 @@ def test_positive_entries_are_read_as_the_test_writes_them(tmp_path: Path) -> No
 def test_the_folder_may_be_the_repository_or_its_detectors(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     assert detector_cases(root) == detector_cases(root / "pkg" / "detectors")
+
+
+def test_a_secret_glued_to_other_text_is_told_from_one_standing_apart() -> None:
+    token = "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"
+    cases = [
+        ("hf", f"HF_TOKEN={token}", [token]),  # apart: `=` before, the end after
+        ("hf", f"{token}extra", [token]),  # glued after
+        ("hf", token * 3, [token]),  # copies back to back: no occurrence stands apart
+        ("hf", f"{token}{token} {token}", [token]),  # the third copy stands apart
+        ("hf", f"{token}_extra", [token]),  # an underscore is a separator
+        (
+            "hf",
+            f"key: {token}x and id: 9{'a' * 8}",
+            [token, "a" * 8],
+        ),  # a placeholder is not judged
+        ("acme", "acme id1 secret2", ["id1:secret2"]),  # parts joined: not written literally
+        ("acme", "xxxxxxxxxx1", ["xxxxxxxxxx"]),  # only placeholders: nothing to judge
+    ]
+    assert glued(cases) == {
+        ("hf", f"{token}extra"),
+        ("hf", token * 3),
+        ("hf", f"key: {token}x and id: 9{'a' * 8}"),
+    }
