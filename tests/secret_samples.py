@@ -21,6 +21,7 @@ import string
 import uuid
 from collections.abc import Callable
 from typing import NamedTuple
+from urllib.parse import quote
 
 LOWER = string.ascii_lowercase
 UPPER = string.ascii_uppercase
@@ -333,19 +334,37 @@ def in_env(secret: Secret, rng: random.Random) -> str:
     return f"Put this in `.env`:\n\n{fence}\nAPP_ENV=staging\n{line}\nLOG_LEVEL=info\n```\n"
 
 
+def in_request_log(secret: Secret, rng: random.Random) -> str:
+    """A logged request whose redirect parameter carries the credential percent-encoded."""
+    name, value = (secret.name, secret.payload) if secret.name else ("token", secret.text)
+    page = rng.choice(["home", "settings", "dashboard"])
+    target = quote(f"/{page}?{name}={value}&tab=1", safe="")
+    return (
+        "The proxy logged the failing call:\n\n"
+        f"    GET /oauth/callback?next={target} HTTP/1.1\n\nIt returns 502.\n"
+    )
+
+
 CONTEXTS: dict[str, Callable[[Secret, random.Random], str]] = {
     "prose": in_prose,
     "frontmatter": in_frontmatter,
     "code fence": in_code_fence,
     "JSON": in_json,
     ".env line": in_env,
+    "request log": in_request_log,
 }
 
 #: Contexts where a kind is not expected to be found, and why (documented limits).
 NOT_EXPECTED: dict[str, set[str]] = {
     # A bare `password: value` in prose reads like ordinary prose; only assignments are
-    # flagged (code, config, frontmatter, .env, JSON).
-    "password assignment": {"prose"},
+    # flagged (code, config, frontmatter, .env, JSON). In a query string a value is judged
+    # by the value rule alone, which needs 8 characters or more (the generator makes some
+    # of 7, which are not found written plainly there either).
+    "password assignment": {"prose", "request log"},
+    # A private key is a block of lines: encoded into one line of a URL it is none.
+    "RSA private key (PEM)": {"request log"},
+    "OpenSSH private key": {"request log"},
+    "PKCS#8 / EC private key": {"request log"},
 }
 
 

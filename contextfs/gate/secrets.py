@@ -39,6 +39,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
+from .secrets_text import percent_decoded
 
 __all__ = [
     "ALLOWLIST_MARKER",
@@ -305,7 +306,10 @@ def _candidates(text: str, path: str | None, inline_allowlist: bool) -> list[tup
     key = (find, text, path, inline_allowlist)  # another scanner's verdict is its own
     if key in _CLEAN:
         return []
-    merged = _merge(find(text, path, inline_allowlist=inline_allowlist))
+    candidates = find(text, path, inline_allowlist=inline_allowlist)
+    for decoded in percent_decoded(text):  # a credential percent-encoded, on its own line
+        candidates += find(decoded, path, inline_allowlist=inline_allowlist)
+    merged = _merge(candidates)
     if not merged and len(text) <= _SHORT:
         if len(_CLEAN) >= 256:
             _CLEAN.clear()

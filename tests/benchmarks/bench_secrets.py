@@ -407,7 +407,7 @@ def generated(baselines: Baselines, examples: int) -> None:
                 rng = random.Random(f"bench/{kind}/{context_name}/{seed}")
                 texts.append((context(make(rng), rng), "notes/n.md"))
     print(
-        f"| generated secrets ({len(SECRET_KINDS)} kinds x 5 contexts) | {len(texts)} | "
+        f"| generated secrets ({len(SECRET_KINDS)} kinds x {len(CONTEXTS)} contexts) | {len(texts)} | "
         f"{pct(*rate(flags(texts)))} | {baselines.cells(baselines.flags(texts), list(range(len(texts))))} |\n"
     )
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from helpers import REPO, SAMPLE
@@ -53,8 +54,10 @@ def _make(kind: str, seed: int = 0) -> tuple[Secret, random.Random]:
 
 
 def _line_of(text: str, payload: str) -> int:
-    """1-based line where the payload starts."""
-    return next(n for n, line in enumerate(text.split("\n"), start=1) if payload[:16] in line)
+    """1-based line where the payload starts (as written, or percent-encoded)."""
+    return next(
+        n for n, line in enumerate(text.split("\n"), start=1) if payload[:16] in unquote(line)
+    )
 
 
 def _substrings(secret: str, size: int = 8) -> set[str]:

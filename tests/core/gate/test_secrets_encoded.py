@@ -1,0 +1,100 @@
+"""A credential written percent-encoded: in a form body, a redirect's query string, a logged
+request line. ``%3D`` before a token glues it to text (``token%3Dghp_...``), so no format
+finds it where it is written; the scanner also reads each line decoded, as a server would.
+
+Every token here is made up for the test (``secret_samples``).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+from urllib.parse import quote
+
+import pytest
+from secret_samples import SECRET_KINDS
+
+from contextfs import ContentError, ContextManager
+from contextfs.gate.secrets import scan
+from contextfs.gate.secrets_text import percent_decoded
+
+KINDS = ["GitHub classic token", "Slack token", "OpenAI key (project)", "Stripe live key"]
+
+
+def _token(kind: str) -> str:
+    return SECRET_KINDS[kind](random.Random(kind)).payload
+
+
+CONTEXTS = {
+    "a form body": "POST /login body: user=ana&token%3D{t}%26remember%3D1",
+    "json in a form field": "data=%7B%22token%22%3A%22{t}%22%7D",
+    "a redirect's query string": "GET /callback?next=%2Fhome%3Ftoken%3D{t}%26x%3D1 HTTP/1.1",
+    "encoded twice": "next=%2Fcb%3Ftoken%253D{t}%2526x%253D1",
+    "a whole value encoded": "Location: https://app.example.org/cb?state={q}",
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("context", CONTEXTS.values(), ids=CONTEXTS.keys())
+def test_a_percent_encoded_credential_is_found(kind: str, context: str) -> None:
+    token = _token(kind)
+    text = "# Request log\n\n" + context.format(t=token, q=quote(f"token={token}", safe="")) + "\n"
+    plain = [f.fingerprint for f in scan(f"token = {token}")]
+    findings = scan(text, path="notes/log.md")
+    # Found on its own line, fingerprinted as the token written plainly, so one allow-list
+    # entry covers both spellings.
+    assert [(f.line, f.fingerprint) for f in findings] == [(3, plain[0])]
+    assert scan(text, path="notes/log.md", allow=plain) == []
+
+
+def test_line_numbers_hold_when_a_line_encodes_a_line_break() -> None:
+    token = _token("GitHub classic token")
+    text = f"body=first%0Asecond%0D%0Athird\nnext=%2Fcb%3Ftoken%3D{token}\n"
+    assert [f.line for f in scan(text)] == [2]
+
+
+PASSED = {
+    "an encoded search": "https://example.org/search?q=caf%C3%A9%20au%20lait&page=2",
+    "a percentage in prose": "Latency rose 40%AB testing showed, then fell 3%FF overall.",
+    "an encoded path": "GET /files/My%20Report%202024.pdf HTTP/1.1",
+    "an encoded placeholder": "token%3D%3Cyour-token%3E",
+    "invalid escapes": "%E2%28%A1 %G1 %",
+}
+
+
+@pytest.mark.parametrize("text", PASSED.values(), ids=PASSED.keys())
+def test_encoded_text_without_a_credential_passes(text: str) -> None:
+    assert scan(text) == []
+
+
+def test_each_depth_of_escaping_is_a_reading_that_keeps_the_lines() -> None:
+    assert percent_decoded("no escapes here\nnor here") == []
+    assert percent_decoded("a=%41%0A%42\nplain\nb=%2541") == [
+        "a=A B\nplain\nb=%41",
+        "a=A B\nplain\nb=A",
+    ]
+    # a stray `%` or an invalid sequence is kept as written, never raises
+    assert percent_decoded("50% of %E2%28 and %zz") == ["50% of \ufffd( and %zz"]
+    assert len(percent_decoded("%252525252541")) == 3  # bounded depth
+
+
+def test_a_literal_escape_inside_a_password_is_read_as_written() -> None:
+    # `%12` is part of the password; encoded once it is `%2512`. Decoded twice it would be
+    # a control character, and the value no longer the one written plainly.
+    password = "Qv7%12tR9!kLm"
+    plain = [f.fingerprint for f in scan(f"password = {password}")]
+    text = f"GET /cb?next={quote(f'/home?password={password}&tab=1', safe='')} HTTP/1.1"
+    assert plain and set(plain) <= {f.fingerprint for f in scan(text)}
+
+
+def test_the_write_gate_refuses_it_and_history_never_holds_it(ctx: ContextManager) -> None:
+    token = _token("GitHub classic token")
+    before = [h.commit for h in ctx.history()]
+    with pytest.raises(ContentError):
+        ctx.write("notes/request.md", f"Failing call: GET /cb?next=%2Fh%3Ftoken%3D{token}\n")
+    assert not ctx.exists("notes/request.md")
+    assert [h.commit for h in ctx.history()] == before
+    log = subprocess.run(
+        ["git", "log", "--all", "-p"], cwd=ctx.root, capture_output=True, text=True, check=True
+    ).stdout
+    assert token[:20] not in log
