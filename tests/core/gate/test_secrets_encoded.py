@@ -12,6 +12,8 @@ import subprocess
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager
@@ -98,3 +100,16 @@ def test_the_write_gate_refuses_it_and_history_never_holds_it(ctx: ContextManage
         ["git", "log", "--all", "-p"], cwd=ctx.root, capture_output=True, text=True, check=True
     ).stdout
     assert token[:20] not in log
+
+
+_PIECES = st.sampled_from(
+    ["%", "0", "a", "F", "2", "5", "D", "\n", "\r", "é", "\ud800", "%0A", "%25", "%E2"]
+)
+
+
+@given(st.lists(_PIECES, max_size=60).map("".join))
+def test_any_text_decodes_without_error_and_keeps_its_lines(text: str) -> None:
+    readings = percent_decoded(text)
+    assert len(readings) <= 3
+    assert all(r.count("\n") == text.count("\n") for r in readings)
+    scan(text)  # success or a typed error, never another exception
