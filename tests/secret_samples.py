@@ -345,6 +345,15 @@ def in_request_log(secret: Secret, rng: random.Random) -> str:
     )
 
 
+def in_json_string(secret: Secret, rng: random.Random) -> str:
+    """A captured request body whose JSON string holds a file, its line breaks escaped: the
+    credential starts a line of that file, right after a ``\\n``."""
+    content = f"# {rng.choice(['deploy', 'ci', 'local'])} credentials\n{secret.text}\nREGION=eu\n"
+    return (
+        "Captured request body:\n\n" + json.dumps({"path": "creds.txt", "content": content}) + "\n"
+    )
+
+
 CONTEXTS: dict[str, Callable[[Secret, random.Random], str]] = {
     "prose": in_prose,
     "frontmatter": in_frontmatter,
@@ -352,6 +361,7 @@ CONTEXTS: dict[str, Callable[[Secret, random.Random], str]] = {
     "JSON": in_json,
     ".env line": in_env,
     "request log": in_request_log,
+    "JSON string": in_json_string,
 }
 
 #: Contexts where a kind is not expected to be found, and why (documented limits).

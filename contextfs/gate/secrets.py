@@ -27,6 +27,7 @@ private key blocks without a body are not secrets.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib
 import logging
@@ -39,7 +40,7 @@ from types import ModuleType
 from typing import Any
 
 from ..errors import ConfigError, ContentError, ContextFSError, InvalidArgumentError
-from .secrets_text import percent_decoded
+from .secrets_escapes import decoded_readings
 
 __all__ = [
     "ALLOWLIST_MARKER",
@@ -307,8 +308,22 @@ def _candidates(text: str, path: str | None, inline_allowlist: bool) -> list[tup
     if key in _CLEAN:
         return []
     candidates = find(text, path, inline_allowlist=inline_allowlist)
-    for decoded in percent_decoded(text):  # a credential percent-encoded, on its own line
-        candidates += find(decoded, path, inline_allowlist=inline_allowlist)
+    # A credential inside escaped text is found in a decoded reading, on its own line. One
+    # the text as written shows too (a key block in a JSON string) is the same secret: it
+    # takes the value as written, so the merge keeps one finding of the kind it prefers.
+    written = list(candidates)
+    for reading, decode in decoded_readings(text):
+        seen = [(c, decode(c.value)) for c in written]
+        for found in find(reading, path, inline_allowlist=inline_allowlist):
+            same = next(
+                (
+                    c.value
+                    for c, value in seen
+                    if c.line == found.line and (found.value in value or value in found.value)
+                ),
+                None,
+            )
+            candidates.append(found if same is None else dataclasses.replace(found, value=same))
     merged = _merge(candidates)
     if not merged and len(text) <= _SHORT:
         if len(_CLEAN) >= 256:

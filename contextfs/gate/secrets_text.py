@@ -10,14 +10,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from urllib.parse import unquote
 
-__all__ = ["ScannedText", "fold", "percent_decoded"]
-
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-#: Escapes inside escapes (``%253D``, a redirect URL inside a redirect URL) are decoded up to
-#: this depth; each pass is one ``unquote``.
-_DEPTH = 3
+__all__ = ["ScannedText", "fold"]
 
 
 def fold(text: str) -> str:
@@ -28,31 +22,6 @@ def fold(text: str) -> str:
     if len(folded) != len(text):
         folded = text.encode("ascii", "replace").decode("ascii").lower()
     return folded
-
-
-def percent_decoded(text: str) -> list[str]:
-    """The readings of ``text`` with its URL escapes decoded, as a server reads a form body
-    or a query string: one per depth of escaping (``%253D`` is ``%3D`` once decoded and
-    ``=`` twice, a redirect URL inside a redirect URL), up to ``_DEPTH``; none when it holds
-    no escape. Each depth is its own reading, so a value holding a literal ``%41`` (written
-    ``%2541``) is read as written at depth 1 and not only mangled at depth 2. Where a
-    credential is percent-encoded (``token%3D`` + the token) the escape before it glues it
-    to other text, so no format finds it as written. Lines keep their number: a decoded
-    line break is a space; an escape that is not UTF-8 reads as U+FFFD; a ``%`` not followed
-    by two hex digits stays as written."""
-    readings: list[str] = []
-    current = text
-    for _ in range(_DEPTH):
-        if not _ESCAPE.search(current):
-            break
-        lines = current.split("\n")
-        for n, line in enumerate(lines):
-            if "%" in line:
-                decoded = unquote(line, errors="replace")
-                lines[n] = decoded.replace("\r", " ").replace("\n", " ")
-        current = "\n".join(lines)
-        readings.append(current)
-    return readings
 
 
 class ScannedText:

@@ -1,6 +1,7 @@
-"""A credential written percent-encoded: in a form body, a redirect's query string, a logged
-request line. ``%3D`` before a token glues it to text (``token%3Dghp_...``), so no format
-finds it where it is written; the scanner also reads each line decoded, as a server would.
+"""A credential inside escaped text: percent-encoded in a form body, a redirect's query string
+or a logged request line; after a string escape in JSON (``"...\\nAKIA..."``,
+``token\\u003dghp_...``). The escape before a token glues it to text, so no format finds it
+where it is written; the scanner also reads the text decoded, as its reader would.
 
 Every token here is made up for the test (``secret_samples``).
 """
@@ -18,7 +19,7 @@ from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager
 from contextfs.gate.secrets import scan
-from contextfs.gate.secrets_text import percent_decoded
+from contextfs.gate.secrets_escapes import percent_decoded, string_unescaped
 
 KINDS = ["GitHub classic token", "Slack token", "OpenAI key (project)", "Stripe live key"]
 
@@ -47,6 +48,33 @@ def test_a_percent_encoded_credential_is_found(kind: str, context: str) -> None:
     # entry covers both spellings.
     assert [(f.line, f.fingerprint) for f in findings] == [(3, plain[0])]
     assert scan(text, path="notes/log.md", allow=plain) == []
+
+
+STRING_CONTEXTS = {
+    "a file's content in a JSON string": '{{"path": ".env", "content": "# deploy\\n{t}\\nREGION=eu\\n"}}',
+    "a tab-separated row in a JSON string": '{{"row": "prod\\t{t}\\tactive"}}',
+    "Gson's escaped equals sign": '{{"query": "token\\u003d{t}\\u0026page\\u003d2"}}',
+    "a quoted value inside a JSON string": '{{"body": "{{\\"token\\":\\"{t}\\"}}"}}',
+}
+STRING_KINDS = ["AWS access key id", "OpenAI key (project)", "Google API key", "Hugging Face token"]
+
+
+@pytest.mark.parametrize("kind", STRING_KINDS)
+@pytest.mark.parametrize("context", STRING_CONTEXTS.values(), ids=STRING_CONTEXTS.keys())
+def test_a_credential_after_a_string_escape_is_found(kind: str, context: str) -> None:
+    token = _token(kind)
+    plain = [f.fingerprint for f in scan(f"token = {token}")]
+    text = "# Captured payload\n\n" + context.format(t=token) + "\n"
+    assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
+
+
+def test_string_escapes_decode_in_one_pass_and_keep_lines() -> None:
+    assert string_unescaped("plain text") is None
+    assert string_unescaped(r"a pattern \d+ and C:\data") is None  # nothing to decode
+    assert string_unescaped(r"one\ntwo\tthree \"q\" a\/b") == 'one two\tthree "q" a/b'
+    assert string_unescaped(r"a\\nb") == "a\\nb"  # an escaped backslash, then an n
+    assert string_unescaped(r"\N \T \U0041") is None  # only the lower-case letters escape
+    assert string_unescaped(r"\ud83d\ude00 \ud800 \u000a") == "\U0001f600 \ufffd  "
 
 
 def test_line_numbers_hold_when_a_line_encodes_a_line_break() -> None:
@@ -104,6 +132,7 @@ def test_the_write_gate_refuses_it_and_history_never_holds_it(ctx: ContextManage
 
 _PIECES = st.sampled_from(
     ["%", "0", "a", "F", "2", "5", "D", "\n", "\r", "é", "\ud800", "%0A", "%25", "%E2"]
+    + ["\\", "u", "U", "n", "N", "T", "d83d", "D83D", "\\ude00", "\\UDE00", "\\u000d", '"']
 )
 
 
@@ -111,5 +140,7 @@ _PIECES = st.sampled_from(
 def test_any_text_decodes_without_error_and_keeps_its_lines(text: str) -> None:
     readings = percent_decoded(text)
     assert len(readings) <= 3
+    unescaped = string_unescaped(text)
+    readings += [unescaped] if unescaped is not None else []
     assert all(r.count("\n") == text.count("\n") for r in readings)
     scan(text)  # success or a typed error, never another exception
