@@ -41,7 +41,8 @@ def _one_line(text: str) -> str:
 def _percent_once(text: str) -> str:
     if "%" not in text:
         return text
-    return "\n".join(_one_line(unquote(line, errors="replace")) for line in text.split("\n"))
+    # unquote reads an escape that is not UTF-8 as U+FFFD (its default, errors="replace")
+    return "\n".join(_one_line(unquote(line)) for line in text.split("\n"))
 
 
 def percent_decoded(text: str) -> list[str]:

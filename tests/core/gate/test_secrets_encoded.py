@@ -144,3 +144,40 @@ def test_any_text_decodes_without_error_and_keeps_its_lines(text: str) -> None:
     readings += [unescaped] if unescaped is not None else []
     assert all(r.count("\n") == text.count("\n") for r in readings)
     scan(text)  # success or a typed error, never another exception
+
+
+def test_a_reading_keeps_the_files_comment_syntax_and_its_allowlist_marker() -> None:
+    token = _token("GitHub classic token")
+    line = f"callback: /cb?next=%2Fh%3Ftoken%3D{token}"
+    # the marker in YAML's own comment syntax allows the value, encoded as it is
+    assert scan(f"{line}  # pragma: allowlist secret\n", path="config.yaml") == []
+    # a marker in a comment syntax YAML has not is no marker there
+    assert len(scan(f"{line}  // pragma: allowlist secret\n", path="config.yaml")) == 1
+    # and a marker counts only when the policy honours markers
+    marked = f"{line}  # pragma: allowlist secret\n"
+    assert len(scan(marked, path="config.yaml", inline_allowlist=False)) == 1
+
+
+def test_two_secrets_on_one_line_stay_two_when_one_is_encoded() -> None:
+    plain, encoded = _token("Slack token"), _token("GitHub classic token")
+    text = f"SLACK={plain} next=%2Fcb%3Ftoken%3D{encoded}\n"
+    expected = {f.fingerprint for t in (plain, encoded) for f in scan(f"token = {t}")}
+    assert {f.fingerprint for f in scan(text)} == expected
+
+
+@pytest.mark.parametrize("value", ["Xk9f%2Fq2Lm8Qz7Wp", "Xk9f%252Fq2Lm8Qz7Wp"])
+def test_a_value_holding_escapes_is_one_secret_at_every_depth(value: str) -> None:
+    # The value as written is found; each reading finds it decoded again, and is told to
+    # be the same secret by decoding the written value as deep as the reading goes.
+    text = f'api_key = "{value}"\n'
+    assert len(scan(text)) == 1
+
+
+def test_a_decoded_carriage_return_separates_like_a_line_break() -> None:
+    token = _token("GitHub classic token")
+    assert [f.line for f in scan(f"body=note%0D{token}\n")] == [1]
+
+
+def test_escapes_of_surrogates_and_of_other_characters() -> None:
+    assert string_unescaped(r"\udfff") == "\ufffd"  # the last lone surrogate
+    assert string_unescaped(r"\ue000") == "\ue000"  # the first character after them
