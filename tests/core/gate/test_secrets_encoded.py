@@ -174,10 +174,18 @@ def test_a_value_holding_escapes_is_one_secret_at_every_depth(value: str) -> Non
 
 
 def test_a_decoded_carriage_return_separates_like_a_line_break() -> None:
-    token = _token("GitHub classic token")
+    token = _token("AWS access key id")  # a format that must start a word
     assert [f.line for f in scan(f"body=note%0D{token}\n")] == [1]
 
 
 def test_escapes_of_surrogates_and_of_other_characters() -> None:
     assert string_unescaped(r"\udfff") == "\ufffd"  # the last lone surrogate
     assert string_unescaped(r"\ue000") == "\ue000"  # the first character after them
+
+
+def test_a_password_with_an_encoded_at_sign_is_one_secret() -> None:
+    # URLs percent-encode a password's `@`; decoded, the URL reads as a shorter password
+    # before that `@`, a piece of the same secret, which is not reported apart.
+    text = "DATABASE_URL=postgres://app:Xk9%40f2Lm8Qz7W@db.internal:5432/prod\n"
+    assert len(scan(text)) == 1
+    assert scan(text) == scan("DATABASE_URL=postgres://app:Xk9%40f2Lm8Qz7W@db.internal:5432/prod")

@@ -78,3 +78,56 @@ def test_many_name_fields_cost_one_pass() -> None:
     ]
     found = scan("".join(entries), path="notes/deploy.md")
     assert [f.line for f in found] == [2 + 2 * i for i in range(0, 5000, 1000)]
+
+
+UUID = "3b2f6c1e-9a4d-4f7b-8c2e-5d1a0b9e7f64"
+
+
+def _values(text: str) -> list[str]:
+    return [value for _, value in assigned_values(text)]
+
+
+def test_the_name_judges_the_value_as_an_assignment_would() -> None:
+    # A UUID is a credential under a token's name (Heroku, Postmark) and not under others.
+    assert _values(f"- name: POSTMARK_API_TOKEN\n  value: {UUID}\n") == [UUID]
+    assert _values(f"- name: TENANT_ID_TOKENLESS\n  value: {UUID}\n") == []
+
+
+def test_an_entry_without_a_close_value_does_not_end_the_search() -> None:
+    text = (
+        "- name: API_TOKEN\n  valueFrom: {secretKeyRef: {name: api, key: token}}\n"
+        f"- name: DB_PASSWORD\n  value: {VALUE}\n"
+    )
+    assert _values(text) == [VALUE]
+
+
+def test_the_value_field_may_follow_its_name_by_the_reach_and_no_further() -> None:
+    # the reach runs from the end of the name to the start of the value field's word
+    for gap, found in ((160, [VALUE]), (161, [])):
+        between = '", "note": "' + "x" * (gap - len('", "note": "') - len('", "')) + '", "'
+        text = f'{{"name": "API_TOKEN{between}value": "{VALUE}"}}'
+        assert text.index("value") - text.index("API_TOKEN") - len("API_TOKEN") == gap
+        assert _values(text) == found, gap
+
+
+@pytest.mark.parametrize(
+    "field", ["XParameterValue", "DefaultValue", "oldvalue", "ParametersValue"]
+)
+def test_a_field_that_only_ends_in_value_is_not_the_value_field(field: str) -> None:
+    assert _values(f'{{"ParameterKey": "DbPassword", "{field}": "{VALUE}"}}') == []
+
+
+def test_a_value_field_glued_to_a_word_by_an_underscore_is_another_field() -> None:
+    assert _values(f"- name: API_TOKEN\n  default_value: {VALUE}\n") == []
+
+
+def test_a_quoted_value_keeps_its_last_character_and_a_bare_one_drops_a_full_stop() -> None:
+    assert _values('password = "Xk9f2Lm8Qz7W!p."') == ["Xk9f2Lm8Qz7W!p."]
+    assert _values("password: Xk9f2Lm8Qz7W!p.") == ["Xk9f2Lm8Qz7W!p"]
+
+
+def test_a_uuid_is_judged_under_the_name_it_is_given() -> None:
+    # a UUID is a credential under a token, secret or auth name: Heroku's and Postmark's keys
+    assert _values(f"api_token = {UUID}") == [UUID]
+    assert _values(f"Authorization: Bearer {UUID}") == [UUID]
+    assert _values(f"session_id = {UUID}") == []
