@@ -365,3 +365,23 @@ def test_a_name_is_read_up_to_40_characters_before_its_keyword() -> None:
     # `id` makes a name hold something else; 41 characters back it is not read
     assert list(assigned_values("id" + "_" * 39 + f"token = {_V}")) != []
     assert list(assigned_values("id" + "_" * 38 + f"token = {_V}")) == []
+
+
+_UUID = "3b2f6c1e-9a4d-4f7b-8c2e-5d1a0b9e7f64"
+_TOKEN = "x8Fq2pLm9ZtR4vYwK3s7"
+
+
+def test_a_proxy_authorization_header_is_read_and_a_longer_name_is_not() -> None:
+    assert [v for _, v in assigned_values(f"Proxy-Authorization: Bot {_TOKEN}")] == [_TOKEN]
+    assert list(assigned_values(f"XProxy-Authorization: Bot {_TOKEN}")) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [f"Authorization: Bot {_UUID}", f"curl -u deploy:{_UUID}", f"password {_UUID}"],
+    ids=["authorization header", "curl user", "directive"],
+)
+def test_each_syntax_judges_a_uuid_under_its_credential_name(text: str) -> None:
+    # A UUID is a credential only under a token, secret, password or auth name (Heroku's
+    # and Postmark's keys), so each syntax must hand the value its name.
+    assert [v for _, v in assigned_values(text)] == [_UUID]
