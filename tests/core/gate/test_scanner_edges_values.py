@@ -385,3 +385,18 @@ def test_each_syntax_judges_a_uuid_under_its_credential_name(text: str) -> None:
     # A UUID is a credential only under a token, secret, password or auth name (Heroku's
     # and Postmark's keys), so each syntax must hand the value its name.
     assert [v for _, v in assigned_values(text)] == [_UUID]
+
+
+def test_a_flag_at_the_very_start_of_a_text_is_read() -> None:
+    assert [v for _, v in assigned_values(f"--api-key {_TOKEN}")] == [_TOKEN]
+
+
+def test_a_skipped_match_does_not_end_the_search_for_later_ones() -> None:
+    # `-u` glued to a word is no curl flag, and a quoted value after a space belongs to the
+    # assignment rule; the search goes on past each to the next of its syntax.
+    later = _TOKEN[::-1]
+    assert [v for _, v in assigned_values(f"foo-u user:{_TOKEN} ; curl -u deploy:{later}")] == [
+        later
+    ]
+    text = f'password "Xk9f2Lm8Qz7W!p"\nrequirepass {_TOKEN}'
+    assert [v for _, v in assigned_values(text)] == ["Xk9f2Lm8Qz7W!p", _TOKEN]
