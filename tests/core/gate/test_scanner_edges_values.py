@@ -400,3 +400,9 @@ def test_a_skipped_match_does_not_end_the_search_for_later_ones() -> None:
     ]
     text = f'password "Xk9f2Lm8Qz7W!p"\nrequirepass {_TOKEN}'
     assert [v for _, v in assigned_values(text)] == ["Xk9f2Lm8Qz7W!p", _TOKEN]
+
+
+def test_a_header_passed_over_does_not_end_the_search_for_later_headers() -> None:
+    later = _TOKEN[::-1]
+    text = f"XProxy-Authorization: Bot {_TOKEN}\nAuthorization: Bot {later}\n"
+    assert [v for _, v in assigned_values(text)] == [later]
