@@ -2,8 +2,7 @@
 
 The detectors of :mod:`contextfs.gate.secrets_detectors` look for the same needles and
 keyword gates in the same text many times; :class:`ScannedText` computes each search once
-and answers by line index and offset within the line. :func:`percent_decoded` is the second
-reading of a text that holds URL escapes.
+and answers by line index and offset within the line.
 """
 
 from __future__ import annotations
