@@ -334,6 +334,7 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("curl --user=admin:{v}", ["{v}"]),
         ("x-u admin:{v} curl -u admin:{v}", ["{v}"]),  # only a flag after a space counts
         ("--api-key {v}", ["{v}"]),  # a flag at the very start of the text
+        ("--api-token {v} --verbose", ["{v}"]),  # found only as a flag there
         ("the api-key rotation: run --api-key {v}", ["{v}"]),  # a mention, then a flag
         # a UUID is a credential under a flag or as curl's password, as under a name
         (

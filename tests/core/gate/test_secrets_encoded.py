@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager
-from contextfs.gate.secrets import scan
+from contextfs.gate.secrets import fingerprint, scan
 from contextfs.gate.secrets_escapes import percent_decoded, string_unescaped
 
 KINDS = ["GitHub classic token", "Slack token", "OpenAI key (project)", "Stripe live key"]
@@ -189,3 +189,20 @@ def test_a_password_with_an_encoded_at_sign_is_one_secret() -> None:
     text = "DATABASE_URL=postgres://app:Xk9%40f2Lm8Qz7W@db.internal:5432/prod\n"
     [finding] = scan(text)
     assert finding.kind == "password in URL" and finding.line == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("password=Zq8vN2kLp4Xw7Rt9Bm3Y%21%21\n", "Zq8vN2kLp4Xw7Rt9Bm3Y%21%21"),
+        ("url: https://x/?token=Zq8vN2kLp4Xw7Rt9Bm3Y%20more\n", "Zq8vN2kLp4Xw7Rt9Bm3Y%20more"),
+    ],
+)
+def test_a_reading_that_finds_part_of_a_written_value_reports_the_written_one(
+    text: str, written: str
+) -> None:
+    # The reading decodes the tail and ends the value earlier; it is still the secret the
+    # text shows as written, so the one finding is fingerprinted as written and the entry
+    # that allows the written value clears the whole text.
+    assert [f.fingerprint for f in scan(text)] == [fingerprint(written)]
+    assert scan(text, allow=[fingerprint(written)]) == []
