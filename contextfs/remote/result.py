@@ -17,6 +17,7 @@ class SyncResult:
 
     remote: str
     branch: str
+    #: The remote's URL without user name and password (:func:`transport.without_credentials`).
     url: str
     state: str = (
         "up-to-date"  # up-to-date | fast-forward | merged | resolved (a person's git merge)

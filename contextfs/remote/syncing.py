@@ -212,7 +212,7 @@ def sync(
 
     git = parts.git
     target = resolve_target(git, remote, branch)
-    result = SyncResult(target.remote, target.branch, target.url)
+    result = SyncResult(target.remote, target.branch, target.shown)
     with parts.state.lock("sync.lock", timeout=SYNC_LOCK_TIMEOUT).held():
         busy = operation_in_progress(git.git_dir)
         if busy is not None:

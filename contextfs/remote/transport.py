@@ -25,7 +25,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,7 +34,7 @@ from ..errors import InvalidArgumentError, VersioningError
 if TYPE_CHECKING:
     from ..versioning import GitStore
 
-__all__ = ["Pushed", "Target", "fetch", "push", "resolve_target"]
+__all__ = ["Pushed", "Target", "fetch", "push", "resolve_target", "without_credentials"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,16 @@ _RETRYABLE = (
 )
 #: A fetch's lock file older than this, found while the sync lock is held, was left by a kill.
 _STALE_LOCK_SECONDS = 5.0
+# The user information of a URL (`https://user:token@host/...`): up to the last `@` before
+# the path, as RFC 3986 and git itself read the authority.
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s'\"]*@")
+
+
+def without_credentials(text: str) -> str:
+    """``text`` with the user name and password of every URL in it left out, as git's own
+    messages show a remote: a token people put in a remote's URL (`https://x:ghp_...@host`)
+    never reaches a message, a result or a terminal's scrollback through contextfs."""
+    return _USERINFO.sub(r"\1", text)
 
 
 @dataclass(frozen=True)
@@ -60,10 +70,16 @@ class Target:
     """Where a root syncs: the remote's name and URL, and the branch on it."""
 
     remote: str
-    url: str
+    #: What git is given; it may hold credentials, so messages use :attr:`shown`.
+    url: str = field(repr=False)
     branch: str
     #: The ``-c`` options of every transport call (:func:`transport_config`).
-    config: tuple[str, ...] = ()
+    config: tuple[str, ...] = field(default=(), repr=False)
+
+    @property
+    def shown(self) -> str:
+        """The URL as messages and results show it, without user name and password."""
+        return without_credentials(self.url)
 
     @property
     def tracking(self) -> str:
@@ -106,7 +122,8 @@ def check_url(url: str, remote: str) -> str:
     """Refuse remote helpers (``ext::``, ``fd::``, ``x::y``) and anything that reads as an option."""
     if not url or url.startswith("-") or "::" in url or any(ord(c) < 32 for c in url):
         raise VersioningError(
-            f"remote {remote!r} has a URL contextfs does not use ({url[:60]!r}); "
+            f"remote {remote!r} has a URL contextfs does not use "
+            f"({without_credentials(url)[:60]!r}); "
             "point it at file://, git://, ssh://, http(s):// or user@host:path"
         )
     return url
@@ -300,7 +317,8 @@ def fetch(git: GitStore, target: Target) -> str | None:
         if "couldn't find remote ref" in err:
             return None
         raise VersioningError(
-            f"git fetch from {target.remote} ({target.url}) failed: {err[:300]}; "
+            f"git fetch from {target.remote} ({target.shown}) failed: "
+            f"{without_credentials(err[:300])}; "
             "check that the remote is reachable and the branch name is right"
         )
     try:
@@ -329,8 +347,9 @@ def push(git: GitStore, target: Target, sha: str) -> Pushed:
     if proc.returncode == 0:
         return Pushed(True, False, "")
     if any(reason in out for reason in _RETRYABLE):
-        return Pushed(False, True, out.strip()[:300])
+        return Pushed(False, True, without_credentials(out.strip()[:300]))
     raise VersioningError(
-        f"git push to {target.remote} ({target.url}) failed: {out.strip()[:300]}; "
+        f"git push to {target.remote} ({target.shown}) failed: "
+        f"{without_credentials(out.strip()[:300])}; "
         "check that the remote is reachable and writable"
     )
