@@ -133,9 +133,11 @@ class WriteGuard:
         """
         self.check_names(names)
         self._refuse(
-            "the commit message (its subject, transaction message, session, turn or trailers)",
+            "the commit message (its subject, transaction message, session, turn, machine name "
+            "or trailers)",
             message,
-            "use a message, session id and turn that do not hold it",
+            "use a message, session id, turn and machine name (git config contextfs.machine) "
+            "that do not hold it",
         )
         self._refuse("the author name", author, "use an actor name that does not hold it")
 

@@ -438,8 +438,10 @@ def test_a_history_refusal_says_which_part_holds_the_secret_and_what_to_do() -> 
     parts = {
         "names": ("a file or folder name", "pick a name that does not hold it"),
         "message": (
-            "the commit message (its subject, transaction message, session, turn or trailers)",
-            "use a message, session id and turn that do not hold it",
+            "the commit message (its subject, transaction message, session, turn, machine name "
+            "or trailers)",
+            "use a message, session id, turn and machine name (git config contextfs.machine) "
+            "that do not hold it",
         ),
         "author": ("the author name", "use an actor name that does not hold it"),
     }

@@ -226,6 +226,11 @@ def _manager_session(ctx: ContextManager) -> None:
     other.move("notes/base.md", "notes/moved.md")
 
 
+def _machine_name(ctx: ContextManager) -> None:
+    subprocess.run(["git", "-C", str(ctx.root), "config", "contextfs.machine", GH], check=True)
+    ContextManager(ctx.root, index=False).move("notes/base.md", "notes/moved.md")
+
+
 def _turn(ctx: ContextManager) -> None:
     with ctx.provenance(turn=SLACK):
         ctx.move("notes/base.md", "notes/moved.md")
@@ -344,6 +349,7 @@ INTO_HISTORY: dict[str, Callable[[ContextManager], None]] = {
     "session": _session,
     "session-on-delete": _session_on_delete,
     "manager-session": _manager_session,
+    "machine-name": _machine_name,
     "turn": _turn,
     "transaction-message": _transaction_message,
     "trailers": _trailers,
