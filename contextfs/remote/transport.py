@@ -54,8 +54,9 @@ _RETRYABLE = (
 #: A fetch's lock file older than this, found while the sync lock is held, was left by a kill.
 _STALE_LOCK_SECONDS = 5.0
 # The user information of a URL (`https://user:token@host/...`): up to the last `@` before
-# the path, as RFC 3986 and git itself read the authority.
-_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/?#\s'\"]*@")
+# the path, as RFC 3986 and git itself read the authority. A scheme is short; bounding it
+# keeps the search linear on any text (`a.a.a.a...` would otherwise cost its length squared).
+_USERINFO = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]{0,31}://)[^/?#\s'\"]*@")
 
 
 def without_credentials(text: str) -> str:
