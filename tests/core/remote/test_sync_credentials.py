@@ -46,7 +46,7 @@ def served(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     run_git("-C", str(remote), "update-server-info")  # what git's dumb protocol reads
     handler = functools.partial(_Quiet, directory=str(tmp_path / "site"))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     thread.start()
     try:
         yield remote, server.server_address[1]
