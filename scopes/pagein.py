@@ -367,7 +367,7 @@ class _TreeIndex:
         self, query: str, vectors: Any, exclude: set[str], allow: Callable[[str], bool] | None
     ) -> list[Passage]:
         """Every passage by the words and by vectors, fused (:mod:`contextfs.search.dense`)."""
-        from contextfs.search.dense import dated, dense_order, fuse  # numpy: with embeddings only
+        from contextfs.search import dense  # numpy: with embeddings only
 
         lexical = [(rel, i) for _s, rel, i in self.score_all(query, exclude, allow)]
         keys = [
@@ -376,18 +376,17 @@ class _TreeIndex:
             for i in sorted(ok)
             if rel not in exclude and (allow is None or allow(rel))
         ]
-        texts = {f"{rel}#{i}": self.files[rel].texts[i] for rel, i in keys}
-        hashed = [blob_version(texts[f"{rel}#{i}"].encode("utf-8")) for rel, i in keys]
-        by_hash = dict(zip(hashed, (f"{rel}#{i}" for rel, i in keys)))  # noqa: B905 - same length
-        similarities = vectors.of(hashed, lambda h: texts[by_hash[h]]) @ vectors.query(
-            " ".join(query.split())
+        question = vectors.query(" ".join(query.split()))
+        files = self.files
+        own = dense.similar(vectors, [files[rel].texts[i] for rel, i in keys], question)
+        read = dense.similar(
+            vectors, [dense.in_context(files[rel].texts, i) for rel, i in keys], question
         )
         when = periods(query)
         if when:
-            inside = [within(self.files[rel].days[i], when) for rel, i in keys]
-            similarities = dated(similarities, inside)
-        scores = fuse(lexical, dense_order(keys, similarities))
-        files = self.files
+            inside = [within(files[rel].days[i], when) for rel, i in keys]
+            own, read = dense.dated(own, inside), dense.dated(read, inside)
+        scores = dense.fuse(lexical, dense.dense_order(keys, own), dense.dense_order(keys, read))
         ranked = sorted(
             (scoring.tie_order(v, files[rel].moments[i], rel, i), v)
             for (rel, i), v in scores.items()

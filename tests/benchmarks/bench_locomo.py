@@ -537,8 +537,9 @@ def run(
     )
     if model is not None:
         out += (
-            f"\n\n{model.label} ({model.model_name}) cost: {_mean(embed_ms):.1f} ms of model time per text embedded (a new turn, "
-            "once per root), on top of each question's own embedding (in the query times above)."
+            f"\n\n{model.label} ({model.model_name}) cost: {_mean(embed_ms):.1f} ms of model time per text embedded (each turn, "
+            "and for page-in each turn read with its neighbours: two texts per turn, once per root), on top of each "
+            "question's own embedding (in the query times above)."
         )
     return out
 

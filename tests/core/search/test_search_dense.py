@@ -164,3 +164,77 @@ def test_without_embeddings_nothing_heavy_is_loaded(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+class RecordingEmbeddings(TopicEmbeddings):
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts += texts
+        return super().embed_documents(texts)
+
+
+def _reply_after_question(tmp_path: Path) -> ContextManager:
+    """A reply that names nothing of what it answers, after the question that does."""
+    ctx = ContextManager(tmp_path / "ctx", actor="agent:test", session="s1")
+    turns = [("Ben", f"Did you enjoy the weekend {i}?") for i in range(6)]
+    turns += [
+        ("Ben", "Was the violin concert good?"),
+        ("Ana", "Yes! They played for hours and I stayed until the end."),
+        ("Ben", "Lucky you."),
+    ]
+    turns += [("Ben", f"A song on the hike {i}, maybe?") for i in range(4)]
+    Memory(ctx).import_transcript(
+        [(w, t, f"2024-01-0{1 + i % 9}T10:00:00Z") for i, (w, t) in enumerate(turns)],
+        session="s1",
+    )
+    return ctx
+
+
+def test_page_in_also_reads_each_passage_with_its_neighbours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from contextfs.search import dense
+
+    ctx = _reply_after_question(tmp_path)
+    model = RecordingEmbeddings()
+    ctx.index.use_embeddings(model)
+    question = "How long did the Vivaldi evening last?"  # no word of the reply, nor its speaker
+    try:
+        ranked = [p.first for p in ScopedContext(ctx).passages(question, limit=13)]
+        # The reply was embedded alone and between the question it answers and the next turn.
+        alone = [t for t in model.texts if "stayed until the end" in t and "\n" not in t]
+        around = [t.split("\n") for t in model.texts if t.count("\n") == 2]
+        read = [lines for lines in around if lines[1] == alone[0]]
+        assert len(alone) == 1 and len(read) == 1
+        before, _, after = read[0]
+        assert "violin concert" in before and "Lucky you" in after
+        # The first k passages stay the first k of a larger page-in.
+        assert [p.first for p in ScopedContext(ctx).passages(question, limit=4)] == ranked[:4]
+        # Read with the question it answers, the reply ranks higher than on its own vector.
+        log = ScopedContext(ctx).passages(question, limit=1)[0].path
+        reply_line = next(
+            n for n, line in enumerate(ctx.read(log).splitlines(), 1) if "until the end" in line
+        )
+        monkeypatch.setattr(dense, "CONTEXT_WEIGHT", 0.0)
+        alone_ranked = [p.first for p in ScopedContext(ctx).passages(question, limit=13)]
+        assert ranked.index(reply_line) < alone_ranked.index(reply_line)
+    finally:
+        ctx.index.use_embeddings(None)
+        ctx.close()
+
+
+def test_three_orders_fuse_each_with_its_weight() -> None:
+    from contextfs.search.dense import CONTEXT_WEIGHT, DENSE_K, DENSE_WEIGHT, fuse
+
+    def rrf(rank: int) -> float:
+        return 1.0 / (DENSE_K + rank + 1)
+
+    two = fuse(["a", "b", "c"], ["c", "b", "a"])
+    assert two["a"] == rrf(0) + DENSE_WEIGHT * rrf(2)
+    three = fuse(["a", "b", "c"], ["c", "b", "a"], ["b", "c", "a"])
+    assert three["b"] == rrf(1) + DENSE_WEIGHT * rrf(1) + CONTEXT_WEIGHT * rrf(0)
+    assert three["a"] == two["a"] + CONTEXT_WEIGHT * rrf(2)
+    assert max(three, key=three.__getitem__) == "b"
