@@ -34,7 +34,7 @@ from ..errors import InvalidArgumentError, VersioningError
 if TYPE_CHECKING:
     from ..versioning import GitStore
 
-__all__ = ["Pushed", "Target", "fetch", "push", "resolve_target", "without_credentials"]
+__all__ = ["Pushed", "Target", "fetch", "push", "quoted", "resolve_target", "without_credentials"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,12 @@ def without_credentials(text: str) -> str:
     messages show a remote: a token people put in a remote's URL (`https://x:ghp_...@host`)
     never reaches a message, a result or a terminal's scrollback through contextfs."""
     return _USERINFO.sub(r"\1", text)
+
+
+def quoted(output: str) -> str:
+    """git's output as an error quotes it: credentials left out first, then cut to 300
+    characters (cut first, a URL could lose its ``@`` and keep its password)."""
+    return without_credentials(output.strip())[:300]
 
 
 @dataclass(frozen=True)
@@ -318,8 +324,7 @@ def fetch(git: GitStore, target: Target) -> str | None:
         if "couldn't find remote ref" in err:
             return None
         raise VersioningError(
-            f"git fetch from {target.remote} ({target.shown}) failed: "
-            f"{without_credentials(err[:300])}; "
+            f"git fetch from {target.remote} ({target.shown}) failed: {quoted(err)}; "
             "check that the remote is reachable and the branch name is right"
         )
     try:
@@ -348,9 +353,8 @@ def push(git: GitStore, target: Target, sha: str) -> Pushed:
     if proc.returncode == 0:
         return Pushed(True, False, "")
     if any(reason in out for reason in _RETRYABLE):
-        return Pushed(False, True, without_credentials(out.strip()[:300]))
+        return Pushed(False, True, quoted(out))
     raise VersioningError(
-        f"git push to {target.remote} ({target.shown}) failed: "
-        f"{without_credentials(out.strip()[:300])}; "
+        f"git push to {target.remote} ({target.shown}) failed: {quoted(out)}; "
         "check that the remote is reachable and writable"
     )

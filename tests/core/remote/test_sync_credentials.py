@@ -25,7 +25,7 @@ from sync_support import bare_remote, first_machine, run_git
 
 from contextfs import ContextManager, VersioningError
 from contextfs.cli import cli
-from contextfs.remote.transport import Target, without_credentials
+from contextfs.remote.transport import Target, quoted, without_credentials
 
 TOKEN = "ghp_R2x8Kq4LmZ7pN3vT9wY6sB1cF5hJ0dGaEuXi"
 USER = "deploy-bot"
@@ -142,3 +142,10 @@ def test_urls_without_user_information_are_shown_as_written() -> None:
         "https://host/people/ann@example.com/context.git",
     ):
         assert without_credentials(url) == url
+
+
+def test_quoted_git_output_loses_credentials_before_it_is_cut() -> None:
+    # Cut first, the URL would lose its `@` at the 300th character and keep the password.
+    output = "x" * 240 + f" fatal: unable to access 'https://{USER}:{TOKEN}@host/r.git/'"
+    assert TOKEN[:8] not in quoted(output) and len(quoted(output)) <= 300
+    assert quoted(output).startswith("x" * 240)
