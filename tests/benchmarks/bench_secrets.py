@@ -4,7 +4,8 @@
                                              [--trufflehog DIR] [--semgrep DIR]
                                              [--secretlint DIR] [--trivy DIR]
                                              [--whispers DIR] [--sonar DIR] [--kics DIR]
-                                             [--ripsecrets DIR] [--veles DIR] [--locomo DIR]
+                                             [--ripsecrets DIR] [--veles DIR]
+                                             [--credsweeper DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -41,7 +42,10 @@ ref imports the old package from ``git archive``), one column per ref.
    ``--veles`` / ``CONTEXTFS_VELES`` (a checkout of google/osv-scalibr), is the positive
    entries of the detector tests of Veles, its secret scanner
    (``tests/secret_corpora_veles.py``), measured as the fifth; its covered families are
-   also reported split by whether the catalogue's rule for them is taken from Veles.
+   also reported split by whether the catalogue's rule for them is taken from Veles. The
+   ninth, ``--credsweeper`` / ``CONTEXTFS_CREDSWEEPER`` (a checkout of Samsung/CredSweeper), is
+   the credentials CredSweeper's default run must report in its test samples
+   (``tests/secret_corpora_credsweeper.py``), measured as the fifth.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -86,6 +90,7 @@ from secret_corpora_annotated import (  # noqa: E402
     secretlint_cases,
     semgrep_cases,
 )
+from secret_corpora_credsweeper import credsweeper_cases  # noqa: E402
 from secret_corpora_kics import kics_cases  # noqa: E402
 from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
@@ -568,6 +573,11 @@ def main() -> None:
             "CONTEXTFS_VELES",
             "a checkout of google/osv-scalibr, for Veles' detector tests (skipped without it)",
         ),
+        (
+            "credsweeper",
+            "CONTEXTFS_CREDSWEEPER",
+            "a checkout of Samsung/CredSweeper, for its test samples (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -656,6 +666,12 @@ def main() -> None:
                     args.veles,
                     veles_cases,
                     "--veles DIR, a checkout of google/osv-scalibr",
+                ),
+                (
+                    "CredSweeper's test samples",
+                    args.credsweeper,
+                    credsweeper_cases,
+                    "--credsweeper DIR, a checkout of Samsung/CredSweeper",
                 ),
             ):
                 if folder:
