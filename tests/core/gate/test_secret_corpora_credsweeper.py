@@ -69,7 +69,9 @@ def _checkout(root: Path) -> Path:
             (2, f"secret: {SECRET}", SECRET),
         ),
         _finding(
-            "Password", "tests/samples/config.py", (1, 'password = "Tr0ub4dor-x9Q"', "Tr0ub4dor-x9Q")
+            "Password",
+            "tests/samples/config.py",
+            (1, 'password = "Tr0ub4dor-x9Q"', "Tr0ub4dor-x9Q"),
         ),
         _finding("Salt", "tests/samples/config.py", (2, 'salt = "f00dbabe12345"', "f00dbabe12345")),
         _finding("UUID", "tests/samples/ids", (1, "", "3f0c9a1e-5b7d-4c44-8a1e-0c9a1e5b7d2c")),
