@@ -6,6 +6,12 @@ format needs the token to start where a word starts, so none finds it as written
 scanner therefore also reads such a text decoded, as the program that wrote it will, and
 runs the same detectors and judgments on each reading (:func:`decoded_readings`).
 
+Terminal output glues a token to its colour: ``ESC[93msk-...ESC[0m`` is what a coloured
+log holds, captured from a command an agent ran. A terminal shows the token standing apart,
+so the scanner also reads such a text with each escape sequence read as a space
+(:func:`terminal_cleared`), in the text as written and in its string-unescaped reading
+(``\u001b[93m`` in a JSON log).
+
 Every reading keeps the text's lines: a decoded line break is a space, so a finding has the
 line it has in the text as written. Escapes that end in ``;`` (HTML entities) need no
 reading of their own: the ``;`` already ends the word before a token.
@@ -18,7 +24,7 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote
 
-__all__ = ["decoded_readings", "percent_decoded", "string_unescaped"]
+__all__ = ["decoded_readings", "percent_decoded", "string_unescaped", "terminal_cleared"]
 
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 #: Escapes inside escapes (``%253D``, a redirect URL inside a redirect URL) are decoded up to
@@ -32,6 +38,11 @@ _BACKSLASH = re.compile(
     r"|u([0-9a-fA-F]{4})|([nrt\"\\/]))"
 )
 _SIMPLE = {"n": " ", "r": " ", "t": "\t", '"': '"', "\\": "\\", "/": "/"}
+#: ECMA-48's escape sequences as terminals read them: a control sequence (``ESC[`` with its
+#: parameters, ``ESC[1;93m``), an operating-system command up to its terminator (a window
+#: title, a hyperlink; ended by BEL or ``ESC\``, never past the line), and any other escape
+#: (``ESC7``, ``ESC(B``: intermediates, then one final character).
+_TERMINAL = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-~])")
 
 
 def _one_line(text: str) -> str:
@@ -85,18 +96,40 @@ def _string_once(text: str) -> str:
     return string_unescaped(text) or text
 
 
+def terminal_cleared(text: str) -> str | None:
+    """``text`` with each terminal escape sequence read as a space, or None when it holds
+    none. A sequence never spans a line, so the lines stay."""
+    if "\x1b" not in text:
+        return None
+    cleared = _TERMINAL.sub(" ", text)
+    return cleared if cleared != text else None
+
+
+def _terminal_once(text: str) -> str:
+    return terminal_cleared(text) or text
+
+
 def decoded_readings(text: str) -> list[tuple[str, Callable[[str], str]]]:
     """Every further reading of ``text`` the scanner runs, each with the function that reads
     a piece of the text as written the same way (to tell a value found again in a reading
     from a new one): its URL escapes decoded, one reading per depth, and its string escapes
-    decoded; none for a text with neither."""
+    decoded, and its terminal escapes cleared, as written and once its string escapes are
+    decoded; none for a text with none of these."""
     readings: list[tuple[str, Callable[[str], str]]] = []
     for depth, reading in enumerate(percent_decoded(text), 1):
         readings.append((reading, functools.partial(_repeat, _percent_once, depth)))
     unescaped = string_unescaped(text)
     if unescaped is not None:
         readings.append((unescaped, _string_once))
+    for source, before in ((text, None), (unescaped, _string_once)):
+        cleared = terminal_cleared(source) if source is not None else None
+        if cleared is not None:
+            readings.append((cleared, _terminal_once if before is None else _unescaped_cleared))
     return readings
+
+
+def _unescaped_cleared(text: str) -> str:
+    return _terminal_once(_string_once(text))
 
 
 def _repeat(decode: Callable[[str], str], times: int, text: str) -> str:

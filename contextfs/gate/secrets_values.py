@@ -238,6 +238,8 @@ _OTHER_WORDS = frozenset(
     ]
 )
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_PUBLIC_WORDS = frozenset({"public", "pub"})
+_KEYWORD = re.compile(_NAMES)
 # A UUID is a credential under these names (Heroku and Postmark keys are UUIDs), an id elsewhere.
 _UUID_NAMES = re.compile(r"token|secret|passw|api|auth|cred|private", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -292,8 +294,18 @@ def credential_like(value: str, name: str = "") -> bool:
 
 def other_name(name: str) -> bool:
     """True when a name holds something beside a credential (``token_ttl``, ``publicKey``,
-    ``api_url``, ``max_tokens``)."""
-    return any(word.lower() in _OTHER_WORDS for word in _NAME_WORDS.findall(name))
+    ``api_url``, ``max_tokens``). The last word that says what is held decides, as in any
+    compound noun: ``token_prefix`` is a prefix, ``prefix_token`` and ``id_token`` are
+    tokens. Only a public key or token is public wherever the word stands."""
+    words = [word.lower() for word in _NAME_WORDS.findall(name)]
+    if any(word in _PUBLIC_WORDS for word in words):
+        return True
+    for word in reversed(words):
+        if word in _OTHER_WORDS or word.endswith("less"):  # `tokenless`: none is held
+            return True
+        if _KEYWORD.search(word):
+            return False
+    return False
 
 
 # Command-line flags (`--api-key VALUE`, `-Password VALUE`, `--token=VALUE`): found from the

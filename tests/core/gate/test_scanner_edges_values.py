@@ -96,6 +96,39 @@ def test_a_name_holding_something_else_than_the_credential() -> None:
     assert not other_name("api_token") and not other_name("clientSecret")
 
 
+@pytest.mark.parametrize(
+    ("name", "other"),
+    [
+        # the last word names what is held: a prefix, a length, an id, an address
+        ("token_prefix", True),
+        ("api_key_id", True),
+        ("secretName", True),
+        ("TOKEN_URL", True),
+        ("max_tokens", True),
+        ("author", True),  # a word that merely contains `auth`
+        ("public_api_token", True),  # public wherever it stands
+        ("pubKey", True),
+        ("passwordless_login", True),
+        ("TENANT_ID_TOKENLESS", True),
+        # a word before the credential only says which one it is
+        ("prefix_token", False),
+        ("GITLAB_PREFIX_TOKEN", False),
+        ("id_token", False),  # an OpenID Connect ID token is a bearer credential
+        ("file_key", False),
+        ("endpointKey", False),  # Azure's endpoint keys authenticate calls
+        ("author_token", False),
+    ],
+)
+def test_the_last_word_of_a_name_decides_what_it_holds(name: str, other: bool) -> None:
+    assert other_name(name) is other
+
+
+def test_a_token_under_a_name_whose_first_word_is_no_credential_is_found() -> None:
+    text = "GITLAB_PREFIX_TOKEN=glrtr-KZX7Mizo7RYFKh2JScz6aeqZ3WG8nxujE21QpZVIr\n"
+    assert scan(text)
+    assert not scan("TOKEN_PREFIX=glrtr-\n") and not scan("token_prefix: glpat-\n")
+
+
 # -- private key blocks ------------------------------------------------------------------
 
 _HEADER = "-----BEGIN RSA PRIVATE KEY-----"
@@ -363,9 +396,9 @@ def test_values_assigned_to_credential_names(template: str, values: list[str]) -
 
 
 def test_a_name_is_read_up_to_40_characters_before_its_keyword() -> None:
-    # `id` makes a name hold something else; 41 characters back it is not read
-    assert list(assigned_values("id" + "_" * 39 + f"token = {_V}")) != []
-    assert list(assigned_values("id" + "_" * 38 + f"token = {_V}")) == []
+    # `public` makes a name hold something else; 41 characters back it is not read
+    assert list(assigned_values("public" + "_" * 35 + f"token = {_V}")) != []
+    assert list(assigned_values("public" + "_" * 34 + f"token = {_V}")) == []
 
 
 _UUID = "3b2f6c1e-9a4d-4f7b-8c2e-5d1a0b9e7f64"

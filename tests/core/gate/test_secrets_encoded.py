@@ -19,7 +19,7 @@ from secret_samples import SECRET_KINDS
 
 from contextfs import ContentError, ContextManager
 from contextfs.gate.secrets import fingerprint, scan
-from contextfs.gate.secrets_escapes import percent_decoded, string_unescaped
+from contextfs.gate.secrets_escapes import percent_decoded, string_unescaped, terminal_cleared
 
 KINDS = ["GitHub classic token", "Slack token", "OpenAI key (project)", "Stripe live key"]
 
@@ -66,6 +66,38 @@ def test_a_credential_after_a_string_escape_is_found(kind: str, context: str) ->
     plain = [f.fingerprint for f in scan(f"token = {token}")]
     text = "# Captured payload\n\n" + context.format(t=token) + "\n"
     assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
+
+
+TERMINAL_CONTEXTS = {
+    "a coloured line": "key: \x1b[1;93m{t}\x1b[0m<<< copied",
+    "between markers": ">>>\x1b[93m{t}\x1b[0m<<<",
+    "a hyperlink's text": "\x1b]8;;https://ci.example.org/run/7\x1b\\{t}\x1b]8;;\x1b\\ (run 7)",
+    "a JSON log of coloured output": '{{"stdout": "created \\u001b[32m{t}\\u001b[0m\\n"}}',
+}
+
+
+@pytest.mark.parametrize("kind", STRING_KINDS)
+@pytest.mark.parametrize("context", TERMINAL_CONTEXTS.values(), ids=TERMINAL_CONTEXTS.keys())
+def test_a_credential_coloured_by_terminal_escapes_is_found(kind: str, context: str) -> None:
+    # Captured terminal output glues a token to its colour codes; a terminal shows it apart.
+    token = _token(kind)
+    plain = [f.fingerprint for f in scan(f"token = {token}")]
+    text = "# Session output\n\n" + context.format(t=token) + "\n"
+    assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
+
+
+def test_terminal_escapes_read_as_spaces_and_keep_lines() -> None:
+    assert terminal_cleared("no escapes") is None
+    assert terminal_cleared("a lone escape at the end \x1b") is None
+    assert terminal_cleared("x\x1b[1;93mY\x1b[0m\nz\x1b(B.") == "x Y \nz ."
+    assert terminal_cleared("\x1b]0;title\x07done") == " done"
+    # an unterminated command ends at the line's end, never past it
+    assert terminal_cleared("\x1b]0;title\nnext") == " \nnext"
+
+
+def test_coloured_text_without_a_credential_passes() -> None:
+    log = "\x1b[32mPASSED\x1b[0m tests/test_api.py::test_token_refresh \x1b[1m[ 42%]\x1b[0m\n"
+    assert scan(log * 3, path="sessions/run.md") == []
 
 
 def test_string_escapes_decode_in_one_pass_and_keep_lines() -> None:
