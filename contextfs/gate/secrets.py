@@ -84,6 +84,7 @@ KINDS = (
     "GitHub token",
     "GitLab token",
     "Google API key",
+    "Google OAuth client secret",
     "Google OAuth token",
     "Hugging Face token",
     "IBM COS HMAC credential",

@@ -30,8 +30,10 @@ __all__ = [
     "EXTRA_PRIVATE_KEY",
     "Format",
     "GITHUB_PAT",
+    "GITLAB_RUNNER",
     "GOOGLE",
     "GOOGLE_OAUTH",
+    "GOOGLE_OAUTH_SECRET",
     "HUGGING_FACE",
     "NEW_RELIC",
     "NPM",
@@ -294,6 +296,20 @@ GOOGLE_OAUTH = Format(
     compile_patterns(TOKEN_START + r"ya29\.[A-Za-z0-9_-]{30,}" + TOKEN_END),
     ("ya29.",),
 )
+# Google OAuth client secrets as issued since 2021 (Google Cloud's "OAuth client secrets"
+# notice: secrets begin with `GOCSPX-`): the prefix, then 28 base64url characters.
+GOOGLE_OAUTH_SECRET = Format(
+    "Google OAuth client secret",
+    compile_patterns(TOKEN_START + r"GOCSPX-[A-Za-z0-9_-]{28}" + TOKEN_END),
+    ("GOCSPX-",),
+)
+# GitLab runner authentication tokens created by registering a runner (GitLab 18.0,
+# gitlab-runner's "Handle the new glrtr- prefix"); detect-secrets knows `glrt-` only.
+GITLAB_RUNNER = Format(
+    "GitLab token",
+    compile_patterns(TOKEN_START + r"glrtr-[A-Za-z0-9_-]{20,50}" + TOKEN_END),
+    ("glrtr-",),
+)
 
 #: The formats above, each a detector of :mod:`contextfs.gate.secrets_detectors`.
 TOKENS = (
@@ -312,4 +328,6 @@ TOKENS = (
     SALESFORCE,
     AZURE_DEVOPS,
     GOOGLE_OAUTH,
+    GOOGLE_OAUTH_SECRET,
+    GITLAB_RUNNER,
 )

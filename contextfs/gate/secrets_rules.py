@@ -15,7 +15,14 @@ What is used, and why only that:
   Invisible findings are helpers of multi-part rules (an id that only matters next to its
   secret) and are not credentials on their own;
 * the compiled database is cached by the SDK in the user's cache folder (best effort; a
-  process that cannot use it compiles the rules again, about 3 s, once).
+  process that cannot use it compiles the rules again, about 3 s, once);
+* ``Rules.detail(rule_id)`` (a rule's own definition, offline) and custom rules loaded from
+  a file: Kingfisher reports some credentials only next to a companion it needs to *validate*
+  them (an Azure AD client secret beside its tenant and client ids, a PlanetScale token
+  beside its id, a Supabase secret key beside its project URL). A secret alone is still a
+  secret to keep out of history, so every visible rule that waits for a companion also runs
+  alone, from its own pattern, as a custom rule of a second, small scanner
+  (:func:`standalone_rules`; about 0.05 s to read, compiled once and cached like the rest).
 
 ``tests/core/gate/test_secrets_rules.py`` pins this surface. The rules decide *formats*; whether a
 matched value is a placeholder or a documented example is decided by
@@ -24,20 +31,27 @@ matched value is a placeholder or a documented example is decided by
 
 from __future__ import annotations
 
+import random
+import string
+import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-__all__ = ["GUESSING_RULES", "is_guess", "kind_of", "load", "matches"]
+from .secrets_values import credential_like
+
+__all__ = ["GUESSING_RULES", "is_guess", "kind_of", "load", "matches", "standalone_rules"]
 
 #: Rules that infer a credential from its surroundings (a generic name, a URI's userinfo, a
 #: curl flag) rather than from a vendor's format: they get the same context filters as the
 #: scanner's own guessing detectors.
 GUESSING_RULES = ("generic", "curl-auth", "credential-uri", "password", "basic-auth")
-_PREFIXES = ("betterleaks.", "veles.secrets/", "kingfisher.")
+_PREFIXES = ("betterleaks.", "veles.secrets/", "kingfisher.", "custom.")
 
 _lock = threading.Lock()
 _scanner: Any = None
+_standalone: Any = None
 
 
 def load() -> Any:
@@ -49,8 +63,86 @@ def load() -> Any:
             if _scanner is None:
                 import kingfisher_sdk  # deferred: paid by the first scan, never by an import
 
-                _scanner = kingfisher_sdk.Scanner(kingfisher_sdk.Rules())
+                scanner = kingfisher_sdk.Scanner(kingfisher_sdk.Rules())
+                _standalone_scanner(scanner.rules)
+                _scanner = scanner
     return _scanner
+
+
+#: Rules whose credential a named kind finds alone already, in a stricter shape: Tableau's
+#: rule takes any 32 letters and digits after `==:` (a salt and a hex digest too), the
+#: "Tableau token" kind wants the secret half in both cases, as Tableau issues it.
+NAMED_ELSEWHERE = {"betterleaks.tableau-personal-access-token.1": "Tableau token"}
+
+
+def standalone_rules(rules: Any) -> list[dict[str, Any]]:
+    """Custom rules, one per visible rule of ``rules`` that reports a credential only next
+    to a companion match: its own pattern and name, no companion, an id ``custom.<rule>``
+    (so its findings name the same kind as the rule's would). Rules of
+    :data:`NAMED_ELSEWHERE` are left to their named kind."""
+    out = []
+    for meta in rules.metadata():
+        if not meta["visible"] or meta["id"] in NAMED_ELSEWHERE:
+            continue
+        detail = rules.detail(meta["id"])
+        if all(dep.get("optional") for dep in detail.get("depends_on_rule") or ()):
+            continue
+        out.append(
+            {
+                "name": detail["name"],
+                "id": "custom." + kind_of(meta["id"]).removeprefix("rule "),
+                "pattern": detail["pattern"],
+                "min_entropy": float(detail.get("min_entropy") or 0.0),
+                "confidence": "medium",
+            }
+        )
+    return out
+
+
+def _generic_probe() -> bytes:
+    """Assignments of random values to names of no vendor (``secret = "..."``, ``key: ...``)
+    in the alphabets and lengths credentials come in, the same text in every process."""
+    rng = random.Random(0)
+    alphabets = (
+        string.ascii_letters + string.digits,
+        string.ascii_lowercase + string.digits,
+        "0123456789abcdef",
+        string.ascii_letters + string.digits + "+/",
+    )
+    lines = []
+    for name in ("secret", "key", "token", "password", "app_secret", "api_key", "access_key"):
+        for alphabet in alphabets:
+            for n in (16, 20, 24, 30, 32, 40, 42, 48, 64, 75, 86, 100):
+                value = "".join(rng.choice(alphabet) for _ in range(n))
+                lines += [f'{name} = "{value}"', f"{name}: {value}", f'{name} = "{value}=="']
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _compiled(entries: list[dict[str, Any]]) -> Any:
+    import kingfisher_sdk
+    import yaml
+
+    with tempfile.TemporaryDirectory(prefix="contextfs-rules-") as folder:
+        path = Path(folder) / "standalone.yml"
+        path.write_text(yaml.safe_dump({"rules": entries}, sort_keys=False), "utf-8")
+        return kingfisher_sdk.Scanner(kingfisher_sdk.Rules([path], builtins=False))
+
+
+def _standalone_scanner(rules: Any) -> None:
+    """The second scanner, of :func:`standalone_rules`. A rule that, alone, finds a value
+    under a name of no vendor (Alibaba's `(alibaba|secret|key) = 30 letters`) is a generic
+    rule whose companion was its only vendor evidence; the value rule does its work and
+    judges the name too (`key_sha256: <hex>` holds a hash), so it is left out."""
+    global _standalone
+    entries = standalone_rules(rules)
+    if not entries:
+        return
+    scanner = _compiled(entries)
+    generic = {f.rule_id for f in scanner.scan(_generic_probe()) if f.visible}
+    if generic:
+        entries = [e for e in entries if e["id"] not in generic]
+        scanner = _compiled(entries) if entries else None
+    _standalone = scanner
 
 
 def kind_of(rule_id: str) -> str:
@@ -70,6 +162,15 @@ def matches(text: str) -> Iterator[tuple[str, int, str, bool]]:
     order of their lines (the rule set reports them in an order of its own)."""
     data = text.encode("utf-8", "surrogatepass")
     found = [f for f in load().scan(data) if f.visible and f.secret]
+    if _standalone is not None:
+        # Without the companion its rule validates with, a value must read as a credential
+        # by itself: the loosest of these rules (a `secret` name and 30 letters) otherwise
+        # take a class name such as `RuleAwsSandboxConfigSecretAccessKey` for one.
+        found += [
+            f
+            for f in _standalone.scan(data)
+            if f.visible and f.secret and credential_like(f.secret)
+        ]
     for finding in sorted(found, key=lambda f: int(f.location["line"])):
         rule_id = finding.rule_id
         yield kind_of(rule_id), int(finding.location["line"]), finding.secret, is_guess(rule_id)

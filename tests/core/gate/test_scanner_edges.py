@@ -270,7 +270,8 @@ def test_a_rule_finding_is_named_after_its_rule() -> None:
     assert kind_of("betterleaks.stripe-access-token") == "rule stripe-access-token"
     assert kind_of("veles.secrets/gcp-key") == "rule gcp-key"
     assert kind_of("kingfisher.heroku.1") == "rule heroku.1"
-    assert kind_of("custom.thing") == "rule custom.thing"
+    assert kind_of("custom.thing") == "rule thing"  # a rule run alone names the same kind
+    assert kind_of("acme.thing") == "rule acme.thing"
     assert is_guess("kingfisher.generic.3") and is_guess("betterleaks.curl-auth-header")
     assert not is_guess("kingfisher.github.1")
 

@@ -186,6 +186,17 @@ USUAL: dict[str, tuple[str, Maker]] = {
             + "',\n};\n```\n"
         ),
     ),
+    "Google OAuth client secret in a client JSON": (
+        "Google OAuth client secret",
+        lambda r: (
+            '{"installed": {"client_id": "1234-abc.apps.googleusercontent.com", '
+            '"client_secret": "GOCSPX-' + _pick(r, B64URL, 28) + '"}}\n'
+        ),
+    ),
+    "GitLab runner token from registration": (
+        "GitLab token",
+        lambda r: "gitlab-runner register --token glrtr-" + _pick(r, B64URL, 29) + "\n",
+    ),
 }
 
 
@@ -275,6 +286,8 @@ NEAR_MISSES = {
     "Azure name, letters only": 'ado_pat = "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz"',
     "Azure name, one short": 'ado_pat = "iyfmob6xjrfmit67anxbot64umfx2clwx7dz5ynxi4q2z3uqegv"',
     "Google prefix alone": "Tokens from Google start with ya29. and expire in an hour.",
+    "Google client secret one short": "GOCSPX-FAsZauZ28P3STmkBhqQi1Y-EsEa",
+    "GitLab runner prefix alone": "Runner tokens now start with glrtr- after registration.",
 }
 
 
@@ -314,6 +327,7 @@ SELF_EVIDENT: dict[str, tuple[str, str, int, int]] = {
     "Sourcegraph token": ("sgp_local_", HEX, 40, 40),
     "Square access token": ("EAAA", B64URL, 60, 60),
     "Google OAuth token": ("ya29.", B64URL, 160, 30),
+    "Google OAuth client secret": ("GOCSPX-", B64URL, 28, 28),
 }
 
 

@@ -241,3 +241,71 @@ def test_the_rule_set_findings_come_in_the_order_of_their_lines() -> None:
         ("rule sendgrid", 1),
         ("rule shopify-access-token", 2),
     ]
+
+
+# -- credentials the rule set reports only next to a companion ---------------------------
+
+
+def _alone(rng: random.Random) -> dict[str, str]:
+    """Credentials whose catalogue rule waits for an id, a URL or a name to validate them."""
+    azure = _pick(rng, ALNUM, 3) + "8Q~" + _pick(rng, ALNUM + "_~.-", 34)
+    return {
+        "rule azure-ad-client-secret": f'client_secret = "{azure}"',
+        "rule planetscale-api-token": "pscale_tkn_" + _pick(rng, ALNUM, 43),
+        "rule supabase-project-api-key": "SUPABASE_KEY=sb_secret_" + _pick(rng, ALNUM, 31),
+        "rule mongodb-atlas-service-account-secret": "mdb_sa_sk_" + _pick(rng, ALNUM, 40),
+        "rule ramp-client-secret": "ramp_sec_" + _pick(rng, ALNUM, 48),
+        "rule packagistsecret": "packagist_acs_" + _pick(rng, HEX, 64),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(_alone(random.Random(0))))
+def test_a_credential_is_refused_without_the_companion_its_rule_validates_with(
+    kind: str,
+) -> None:
+    # Kingfisher reports these only beside an id or URL it needs to call the vendor; a
+    # secret alone is still a secret to keep out of history.
+    for seed in range(3):
+        text = _alone(random.Random(seed))[kind]
+        assert [f.kind for f in scan(f"Notes from setup:\n{text}\n")] == [kind], text
+
+
+def test_with_its_companion_it_is_reported_once() -> None:
+    secret = _alone(random.Random(4))["rule azure-ad-client-secret"].split('"')[1]
+    text = (
+        "AZURE_TENANT_ID=3f0c9a1e-5b7d-4c44-8a1e-0c9a1e5b7d2c\n"
+        "AZURE_CLIENT_ID=9a0c9a1e-5b7d-4c44-8a1e-0c9a1e5b7d2c\n"
+        f"AZURE_CLIENT_SECRET={secret}\n"
+    )
+    assert [(f.kind, f.line) for f in scan(text)] == [("rule azure-ad-client-secret", 3)]
+
+
+def test_every_rule_waiting_for_a_companion_also_runs_alone() -> None:
+    import kingfisher_sdk
+
+    rules = kingfisher_sdk.Rules()
+    waiting = {
+        m["id"]
+        for m in rules.metadata()
+        if m["visible"]
+        and any(not d.get("optional") for d in rules.detail(m["id"])["depends_on_rule"] or ())
+    }
+    standalone = secrets_rules.standalone_rules(rules)
+    assert len(waiting) >= 30  # the catalogue's validating rules (40 in 1.5.0)
+    assert {r["id"] for r in standalone} == {
+        "custom." + secrets_rules.kind_of(i).removeprefix("rule ")
+        for i in waiting - set(secrets_rules.NAMED_ELSEWHERE)
+    }
+    from contextfs.gate.secrets import KINDS
+
+    assert set(secrets_rules.NAMED_ELSEWHERE.values()) <= set(KINDS)
+
+
+def test_a_generic_rule_is_not_run_alone() -> None:
+    # Alibaba's secret rules take `secret`/`key` and 30 letters: alone, any hash under a name
+    # (`key_sha256: <hex>`) would read as one. The value rule judges such names itself.
+    kinds = {secrets_rules.kind_of(m["id"]) for m in secrets_rules._standalone.rules.metadata()}
+    assert "rule alibaba-secret-key" not in kinds and "rule planetscale-api-token" in kinds
+    digest = "bb1636883c2707b51c5b7fc26c6927af4430f2e0785a8c7bc886337f919f9edf"
+    assert scan(f'"initial": {{"key_sha256": "{digest}", "pos": 9}},\n') == []
+    assert scan("class RuleAwsSandboxConfigSecretAccessKey(BaseModel):\n") == []
