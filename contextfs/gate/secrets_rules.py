@@ -22,7 +22,7 @@ What is used, and why only that:
   beside its id, a Supabase secret key beside its project URL). A secret alone is still a
   secret to keep out of history, so every visible rule that waits for a companion also runs
   alone, from its own pattern, as a custom rule of a second, small scanner
-  (:func:`standalone_rules`; about 0.05 s to read, compiled once and cached like the rest).
+  (:func:`standalone_scanner`; about 0.05 s to read, compiled once and cached like the rest).
 
 ``tests/core/gate/test_secrets_rules.py`` pins this surface. The rules decide *formats*; whether a
 matched value is a placeholder or a documented example is decided by
@@ -41,7 +41,16 @@ from typing import Any
 
 from .secrets_values import credential_like
 
-__all__ = ["GUESSING_RULES", "is_guess", "kind_of", "load", "matches", "standalone_rules"]
+__all__ = [
+    "GUESSING_RULES",
+    "NAMED_ELSEWHERE",
+    "is_guess",
+    "kind_of",
+    "load",
+    "matches",
+    "standalone_rules",
+    "standalone_scanner",
+]
 
 #: Rules that infer a credential from its surroundings (a generic name, a URI's userinfo, a
 #: curl flag) rather than from a vendor's format: they get the same context filters as the
@@ -57,14 +66,14 @@ _standalone: Any = None
 def load() -> Any:
     """The compiled scanner, built once per process (the import is ~30 ms, the rules
     ~0.3 s from the SDK's cache)."""
-    global _scanner
+    global _scanner, _standalone
     if _scanner is None:
         with _lock:
             if _scanner is None:
                 import kingfisher_sdk  # deferred: paid by the first scan, never by an import
 
                 scanner = kingfisher_sdk.Scanner(kingfisher_sdk.Rules())
-                _standalone_scanner(scanner.rules)
+                _standalone = standalone_scanner(scanner.rules)
                 _scanner = scanner
     return _scanner
 
@@ -77,72 +86,64 @@ NAMED_ELSEWHERE = {"betterleaks.tableau-personal-access-token.1": "Tableau token
 
 def standalone_rules(rules: Any) -> list[dict[str, Any]]:
     """Custom rules, one per visible rule of ``rules`` that reports a credential only next
-    to a companion match: its own pattern and name, no companion, an id ``custom.<rule>``
-    (so its findings name the same kind as the rule's would). Rules of
-    :data:`NAMED_ELSEWHERE` are left to their named kind."""
+    to a companion match: its own name, pattern and entropy floor, no companion, an id
+    ``custom.<rule>`` (so its findings name the same kind as the rule's would), the
+    default confidence. Rules of :data:`NAMED_ELSEWHERE` are left to their named kind."""
     out = []
     for meta in rules.metadata():
         if not meta["visible"] or meta["id"] in NAMED_ELSEWHERE:
             continue
         detail = rules.detail(meta["id"])
-        if all(dep.get("optional") for dep in detail.get("depends_on_rule") or ()):
+        if all(dep.get("optional") for dep in detail["depends_on_rule"] or ()):
             continue
         out.append(
             {
                 "name": detail["name"],
                 "id": "custom." + kind_of(meta["id"]).removeprefix("rule "),
                 "pattern": detail["pattern"],
-                "min_entropy": float(detail.get("min_entropy") or 0.0),
-                "confidence": "medium",
+                "min_entropy": detail["min_entropy"],
             }
         )
     return out
 
 
+#: The names vendor rules anchor on when they anchor on no vendor's name.
+_GENERIC_NAMES = ("secret", "key", "app_secret")
+
+
 def _generic_probe() -> bytes:
-    """Assignments of random values to names of no vendor (``secret = "..."``, ``key: ...``)
-    in the alphabets and lengths credentials come in, the same text in every process."""
+    """Random values of 16 to 100 letters and digits, bare and base64-padded, assigned to
+    :data:`_GENERIC_NAMES`: the same text in every process."""
     rng = random.Random(0)
-    alphabets = (
-        string.ascii_letters + string.digits,
-        string.ascii_lowercase + string.digits,
-        "0123456789abcdef",
-        string.ascii_letters + string.digits + "+/",
-    )
     lines = []
-    for name in ("secret", "key", "token", "password", "app_secret", "api_key", "access_key"):
-        for alphabet in alphabets:
-            for n in (16, 20, 24, 30, 32, 40, 42, 48, 64, 75, 86, 100):
-                value = "".join(rng.choice(alphabet) for _ in range(n))
-                lines += [f'{name} = "{value}"', f"{name}: {value}", f'{name} = "{value}=="']
-    return ("\n".join(lines) + "\n").encode()
+    for name in _GENERIC_NAMES:
+        for n in range(16, 101):
+            value = "".join(rng.choices(string.ascii_letters + string.digits, k=n))
+            lines += [f'{name} = "{value}"\n', f'{name} = "{value}=="\n']
+    return "".join(lines).encode()
 
 
 def _compiled(entries: list[dict[str, Any]]) -> Any:
     import kingfisher_sdk
     import yaml
 
-    with tempfile.TemporaryDirectory(prefix="contextfs-rules-") as folder:
+    with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "standalone.yml"
-        path.write_text(yaml.safe_dump({"rules": entries}, sort_keys=False), "utf-8")
+        path.write_text(yaml.safe_dump({"rules": entries}))  # ASCII: PyYAML escapes the rest
         return kingfisher_sdk.Scanner(kingfisher_sdk.Rules([path], builtins=False))
 
 
-def _standalone_scanner(rules: Any) -> None:
-    """The second scanner, of :func:`standalone_rules`. A rule that, alone, finds a value
-    under a name of no vendor (Alibaba's `(alibaba|secret|key) = 30 letters`) is a generic
-    rule whose companion was its only vendor evidence; the value rule does its work and
-    judges the name too (`key_sha256: <hex>` holds a hash), so it is left out."""
-    global _standalone
+def standalone_scanner(rules: Any) -> Any:
+    """The second scanner, of :func:`standalone_rules` (None when there is none). A rule
+    that, alone, finds a random value under a name of no vendor (Alibaba's
+    `(alibaba|secret|key) = 30 letters`) is a generic rule whose companion was its only
+    vendor evidence; the value rule does its work and judges the name too (`key_sha256:
+    <hex>` holds a hash), so it is left out."""
     entries = standalone_rules(rules)
-    if not entries:
-        return
-    scanner = _compiled(entries)
-    generic = {f.rule_id for f in scanner.scan(_generic_probe()) if f.visible}
-    if generic:
+    if entries:
+        generic = {f.rule_id for f in _compiled(entries).scan(_generic_probe())}
         entries = [e for e in entries if e["id"] not in generic]
-        scanner = _compiled(entries) if entries else None
-    _standalone = scanner
+    return _compiled(entries) if entries else None
 
 
 def kind_of(rule_id: str) -> str:

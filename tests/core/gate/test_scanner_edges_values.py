@@ -117,6 +117,7 @@ def test_a_name_holding_something_else_than_the_credential() -> None:
         ("file_key", False),
         ("endpointKey", False),  # Azure's endpoint keys authenticate calls
         ("author_token", False),
+        ("tOKEN", False),  # no word says what is held: the keyword matched across the split
     ],
 )
 def test_the_last_word_of_a_name_decides_what_it_holds(name: str, other: bool) -> None:

@@ -86,6 +86,14 @@ def test_a_credential_coloured_by_terminal_escapes_is_found(kind: str, context: 
     assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
 
 
+def test_a_coloured_json_log_holding_a_token_as_written_reports_it_once() -> None:
+    # The token is found as written and again in the reading with colours cleared: one
+    # finding, fingerprinted as written.
+    token = _token("GitHub classic token")
+    text = f'{{"stdout": "token {token} \\u001b[32mcreated\\u001b[0m"}}\n'
+    assert [(f.line, f.fingerprint) for f in scan(text)] == [(1, fingerprint(token))]
+
+
 def test_terminal_escapes_read_as_spaces_and_keep_lines() -> None:
     assert terminal_cleared("no escapes") is None
     assert terminal_cleared("a lone escape at the end \x1b") is None

@@ -304,8 +304,46 @@ def test_every_rule_waiting_for_a_companion_also_runs_alone() -> None:
 def test_a_generic_rule_is_not_run_alone() -> None:
     # Alibaba's secret rules take `secret`/`key` and 30 letters: alone, any hash under a name
     # (`key_sha256: <hex>`) would read as one. The value rule judges such names itself.
-    kinds = {secrets_rules.kind_of(m["id"]) for m in secrets_rules._standalone.rules.metadata()}
-    assert "rule alibaba-secret-key" not in kinds and "rule planetscale-api-token" in kinds
+    import kingfisher_sdk
+
+    rules = kingfisher_sdk.Rules()
+    scanner = secrets_rules.standalone_scanner(rules)
+    kept = {m["id"] for m in scanner.rules.metadata()}
+    left_out = {r["id"] for r in secrets_rules.standalone_rules(rules)} - kept
+    assert left_out == {
+        "custom.alibaba-secret-key",
+        "custom.alibaba-sts-access-key-secret",
+        "custom.azure-storage-account-key",
+        "custom.ovh-application-secret",
+    }
+    token = "pscale_tkn_" + _pick(random.Random(6), ALNUM, 43)
+    assert [f.rule_id for f in scanner.scan(f"{token}\n".encode())] == [
+        "custom.planetscale-api-token"
+    ]
     digest = "bb1636883c2707b51c5b7fc26c6927af4430f2e0785a8c7bc886337f919f9edf"
     assert scan(f'"initial": {{"key_sha256": "{digest}", "pos": 9}},\n') == []
     assert scan("class RuleAwsSandboxConfigSecretAccessKey(BaseModel):\n") == []
+
+
+def test_a_rule_run_alone_is_the_catalogues_own() -> None:
+    import kingfisher_sdk
+
+    rules = kingfisher_sdk.Rules()
+    compiled = secrets_rules.standalone_scanner(rules).rules
+    by_kind = {secrets_rules.kind_of(m["id"]): m["id"] for m in rules.metadata()}
+    for meta in compiled.metadata():
+        own, alone = (
+            rules.detail(by_kind[secrets_rules.kind_of(meta["id"])]),
+            compiled.detail(meta["id"]),
+        )
+        assert (alone["name"], alone["pattern"]) == (own["name"], own["pattern"])
+        assert alone["min_entropy"] == own["min_entropy"] and alone["confidence"] == "medium"
+        assert not alone["depends_on_rule"] and meta["visible"]
+
+
+def test_a_value_found_by_a_rule_alone_must_read_as_a_credential() -> None:
+    # The session-token rule alone takes any 16 or more characters after its name; a
+    # variable passed on is not a token.
+    assert scan("AWS_SESSION_TOKEN=aws_session_token_from_the_environment\n") == []
+    token = "FwoGZXIvYXdzE" + _pick(random.Random(7), ALNUM, 120)
+    assert [f.kind for f in scan(f"AWS_SESSION_TOKEN={token}\n")] == ["rule aws-session-token"]
