@@ -51,6 +51,7 @@ __all__ = [
     "TOKEN_END",
     "TOKEN_START",
     "compile_patterns",
+    "token",
     "TWITCH",
     "URL_PASSWORD",
     "VAULT",
@@ -87,6 +88,15 @@ class Format:
     folded: bool = False
     uuid: bool = False
     check: Callable[[str], bool] | None = None
+
+
+def token(kind: str, needles: tuple[str, ...], *shapes: str) -> Format:
+    """A format whose shape alone tells it from prose, code, hashes and UUIDs: each shape
+    matched wherever it stands as a token of its own (between :data:`TOKEN_START` and
+    :data:`TOKEN_END`)."""
+    return Format(
+        kind, compile_patterns(*(TOKEN_START + shape + TOKEN_END for shape in shapes)), needles
+    )
 
 
 # -- formats that newer keys of detect-secrets' vendors use ---------------------------------
@@ -136,14 +146,10 @@ EXTRA_PRIVATE_KEY = compile_patterns(r"BEGIN ENCRYPTED PRIVATE KEY|PuTTY-User-Ke
 # `.`, then the body, letters and digits (43 in tokens issued now, 40 in older ones); a
 # service token carries its config's name between type and body (`dp.st.prd.`; config names
 # are lower-case letters, digits, `_` and `-`).
-DOPPLER = Format(
+DOPPLER = token(
     "Doppler token",
-    compile_patterns(
-        TOKEN_START
-        + r"dp\.(?:ct|pt|sa|scim|audit|st(?:\.[a-z0-9_-]{1,64})?)\.[A-Za-z0-9]{40,44}"
-        + TOKEN_END
-    ),
     ("dp.",),
+    r"dp\.(?:ct|pt|sa|scim|audit|st(?:\.[a-z0-9_-]{1,64})?)\.[A-Za-z0-9]{40,44}",
 )
 # Microsoft Teams incoming webhooks (Office 365 connectors, learn.microsoft.com "Create an
 # Incoming Webhook"): `https://<tenant>.webhook.office.com/webhookb2/<group>@<tenant>/
@@ -166,27 +172,15 @@ TEAMS_WEBHOOK = Format(
 )
 # Twitch stream keys, as the creator dashboard's stream settings issue them (Twitch publishes
 # no grammar): `live_`, the channel's numeric user id, `_`, then 30 letters and digits.
-TWITCH = Format(
-    "Twitch stream key",
-    compile_patterns(TOKEN_START + r"live_\d{5,12}_[A-Za-z0-9]{30}" + TOKEN_END),
-    ("live_",),
-)
+TWITCH = token("Twitch stream key", ("live_",), r"live_\d{5,12}_[A-Za-z0-9]{30}")
 # NuGet.org API keys (NuGetGallery's `ApiKeyV4`): 46 lower-case characters, the base32 of an
 # id part that starts with the bytes `v4` (so the key always starts `oy2`) and of a 16-byte
 # password part.
-NUGET = Format(
-    "NuGet API key",
-    compile_patterns(TOKEN_START + r"oy2[a-z0-9]{43}" + TOKEN_END),
-    ("oy2",),
-)
+NUGET = token("NuGet API key", ("oy2",), r"oy2[a-z0-9]{43}")
 # HashiCorp Vault tokens (developer.hashicorp.com/vault/docs/concepts/tokens, "Token
 # prefixes"): `hvs.` service, `hvb.` batch and `hvr.` recovery tokens since 1.10, base64url
 # bodies (service tokens 95 characters or more).
-VAULT = Format(
-    "Vault token",
-    compile_patterns(TOKEN_START + r"hv[sbr]\.[A-Za-z0-9_-]{24,}" + TOKEN_END),
-    ("hvs.", "hvb.", "hvr."),
-)
+VAULT = token("Vault token", ("hvs.", "hvb.", "hvr."), r"hv[sbr]\.[A-Za-z0-9_-]{24,}")
 # Before 1.10 (and on servers that keep them): `s.`, `b.`, `r.` with 24 base62 characters
 # (`.` and a 5-character namespace id when namespaced), or a long base64url body. A one-letter
 # prefix is no evidence in prose, so these need "vault" on the line (the detector's gate).
@@ -213,13 +207,11 @@ VAULT_UNSEAL = Format(
 # letters and digits; license (ingest) keys of 40 characters, which in the current format end
 # in `NRAL`, hex after an optional region prefix (`eu01xx`). Older license keys are 40 hex,
 # which is any SHA-1: those are left to names (the rule set's and the value rule).
-NEW_RELIC = Format(
+NEW_RELIC = token(
     "New Relic key",
-    compile_patterns(
-        TOKEN_START + r"NRAK-[A-Z0-9]{27}" + TOKEN_END,
-        TOKEN_START + r"(?:[a-z]{2}\d{2}xx[0-9a-f]{30}|[0-9a-f]{36})NRAL" + TOKEN_END,
-    ),
     ("NRAK-", "NRAL"),
+    r"NRAK-[A-Z0-9]{27}",
+    r"(?:[a-z]{2}\d{2}xx[0-9a-f]{30}|[0-9a-f]{36})NRAL",
 )
 # Postmark server and account tokens (postmarkapp.com/developer, "API overview:
 # authentication"): sent as `X-Postmark-Server-Token` / `X-Postmark-Account-Token`, each a
@@ -251,29 +243,19 @@ TELEGRAM = Format(
 # Sourcegraph access tokens (sourcegraph.com/docs, "Revoking an access token": they start
 # `sgp_`): then the instance's 16-hex identifier (or `local`) and `_`, then 40 hex; older
 # ones `sgp_` and 40 hex.
-SOURCEGRAPH = Format(
-    "Sourcegraph token",
-    compile_patterns(TOKEN_START + r"sgp_(?:(?:[0-9a-f]{16}|local)_)?[0-9a-f]{40}" + TOKEN_END),
-    ("sgp_",),
-)
+SOURCEGRAPH = token("Sourcegraph token", ("sgp_",), r"sgp_(?:(?:[0-9a-f]{16}|local)_)?[0-9a-f]{40}")
 # Square access tokens (developer.squareup.com, "Access tokens" and the ObtainToken
 # reference: 64 characters): issued with the prefix `EAAA`, base64url after it; legacy
 # personal access tokens `sq0atp-` and 22 characters.
-SQUARE = Format(
+SQUARE = token(
     "Square access token",
-    compile_patterns(
-        TOKEN_START + r"EAAA[A-Za-z0-9_-]{60}" + TOKEN_END,
-        TOKEN_START + r"sq0atp-[A-Za-z0-9_-]{22}" + TOKEN_END,
-    ),
     ("EAAA", "sq0atp-"),
+    r"EAAA[A-Za-z0-9_-]{60}",
+    r"sq0atp-[A-Za-z0-9_-]{22}",
 )
 # Salesforce session ids and OAuth access tokens: the org's 15-character id (key prefix `00D`,
 # Salesforce's prefix for Organization records), `!`, then letters, digits, `.` and `_`.
-SALESFORCE = Format(
-    "Salesforce access token",
-    compile_patterns(TOKEN_START + r"00D[A-Za-z0-9]{12}![A-Za-z0-9._]{80,}" + TOKEN_END),
-    ("00D",),
-)
+SALESFORCE = token("Salesforce access token", ("00D",), r"00D[A-Za-z0-9]{12}![A-Za-z0-9._]{80,}")
 # Azure DevOps personal access tokens (learn.microsoft.com, "Use personal access tokens"), as
 # issued before the 84-character format: 52 lower-case base32 characters (a-z, 2-7) with no
 # prefix of their own, so only under a name that says Azure DevOps (`ado_pat =`,
@@ -291,25 +273,13 @@ AZURE_DEVOPS = Format(
 )
 # Google OAuth 2.0 access tokens (developers.google.com/identity/protocols/oauth2, whose
 # requests show `Authorization: Bearer ya29...`): `ya29.` then base64url.
-GOOGLE_OAUTH = Format(
-    "Google OAuth token",
-    compile_patterns(TOKEN_START + r"ya29\.[A-Za-z0-9_-]{30,}" + TOKEN_END),
-    ("ya29.",),
-)
+GOOGLE_OAUTH = token("Google OAuth token", ("ya29.",), r"ya29\.[A-Za-z0-9_-]{30,}")
 # Google OAuth client secrets as issued since 2021 (Google Cloud's "OAuth client secrets"
 # notice: secrets begin with `GOCSPX-`): the prefix, then 28 base64url characters.
-GOOGLE_OAUTH_SECRET = Format(
-    "Google OAuth client secret",
-    compile_patterns(TOKEN_START + r"GOCSPX-[A-Za-z0-9_-]{28}" + TOKEN_END),
-    ("GOCSPX-",),
-)
+GOOGLE_OAUTH_SECRET = token("Google OAuth client secret", ("GOCSPX-",), r"GOCSPX-[A-Za-z0-9_-]{28}")
 # GitLab runner authentication tokens created by registering a runner (GitLab 18.0,
 # gitlab-runner's "Handle the new glrtr- prefix"); detect-secrets knows `glrt-` only.
-GITLAB_RUNNER = Format(
-    "GitLab token",
-    compile_patterns(TOKEN_START + r"glrtr-[A-Za-z0-9_-]{20,50}" + TOKEN_END),
-    ("glrtr-",),
-)
+GITLAB_RUNNER = token("GitLab token", ("glrtr-",), r"glrtr-[A-Za-z0-9_-]{20,50}")
 
 #: The formats above, each a detector of :mod:`contextfs.gate.secrets_detectors`.
 TOKENS = (

@@ -14,7 +14,7 @@ import base64
 import binascii
 import re
 
-from .secrets_formats import ASSIGNMENT, TOKEN_END, TOKEN_START, Format, compile_patterns
+from .secrets_formats import ASSIGNMENT, TOKEN_END, TOKEN_START, Format, compile_patterns, token
 from .secrets_values import entropy, is_placeholder
 
 __all__ = [
@@ -195,10 +195,8 @@ LAUNCHDARKLY_API = Format(
 # "Access Tokens (Workspace, Project, Repo): ATCT"). Atlassian documents variable lengths and
 # no grammar; the tokens it issues are `ATCTT3xFfG`, base64url, `=` and 8 upper-case hex
 # digits (a checksum), the structure of its `ATATT` API tokens.
-ATLASSIAN_ACCESS = Format(
-    "Atlassian access token",
-    compile_patterns(TOKEN_START + r"ATCTT3xFfG[A-Za-z0-9_-]{80,800}=[0-9A-F]{8}" + TOKEN_END),
-    ("ATCTT3xFfG",),
+ATLASSIAN_ACCESS = token(
+    "Atlassian access token", ("ATCTT3xFfG",), r"ATCTT3xFfG[A-Za-z0-9_-]{80,800}=[0-9A-F]{8}"
 )
 
 
@@ -228,36 +226,20 @@ ATLASSIAN_DATA_CENTER = Format(
 # MaxMind License Keys", 2023-03-16): 40 characters of [a-zA-Z0-9_] ending in `_mmk`, with a
 # six-character prefix; "the length may be increased in the future". Older keys (16 letters
 # and digits) have no mark of their own and are left to names.
-MAXMIND = Format(
-    "MaxMind license key",
-    compile_patterns(TOKEN_START + r"[A-Za-z0-9]{6}_[A-Za-z0-9_]{29,60}_mmk" + TOKEN_END),
-    ("_mmk",),
-)
+MAXMIND = token("MaxMind license key", ("_mmk",), r"[A-Za-z0-9]{6}_[A-Za-z0-9_]{29,60}_mmk")
 
 # SonarQube tokens since 9.5 (docs.sonarsource.com, "Managing your tokens"): `squ_` user,
 # `sqa_` global analysis and `sqp_` project analysis tokens, each 40 hexadecimal digits.
-SONARQUBE = Format(
-    "SonarQube token",
-    compile_patterns(TOKEN_START + r"sq[apu]_[0-9a-f]{40}" + TOKEN_END),
-    ("sqa_", "sqp_", "squ_"),
-)
+SONARQUBE = token("SonarQube token", ("sqa_", "sqp_", "squ_"), r"sq[apu]_[0-9a-f]{40}")
 # Stripe webhook signing secrets (docs.stripe.com, "Receive Stripe events in your webhook
 # endpoint": the endpoint's secret "starts with whsec_"); with it anyone can sign events the
 # endpoint will trust. The secrets Stripe issues carry 32 or more base64 characters.
-STRIPE_WEBHOOK = Format(
-    "Stripe webhook secret",
-    compile_patterns(TOKEN_START + r"whsec_[A-Za-z0-9+/]{32,128}={0,2}" + TOKEN_END),
-    ("whsec_",),
-)
+STRIPE_WEBHOOK = token("Stripe webhook secret", ("whsec_",), r"whsec_[A-Za-z0-9+/]{32,128}={0,2}")
 # RapidAPI application keys: RapidAPI publishes no grammar; the keys it issues (sent as
 # `X-RapidAPI-Key`) are 50 hexadecimal digits and markers in fixed places: 10 digits, `msh`,
 # 15, `p`, 6, `jsn`, 12.
-RAPIDAPI = Format(
-    "RapidAPI key",
-    compile_patterns(
-        TOKEN_START + r"[0-9a-f]{10}msh[0-9a-f]{15}p[0-9a-f]{6}jsn[0-9a-f]{12}" + TOKEN_END
-    ),
-    ("jsn",),
+RAPIDAPI = token(
+    "RapidAPI key", ("jsn",), r"[0-9a-f]{10}msh[0-9a-f]{15}p[0-9a-f]{6}jsn[0-9a-f]{12}"
 )
 
 
@@ -283,11 +265,7 @@ ARTIFACTORY_REFERENCE = Format(
 )
 # Mailgun's private API keys in their older form (documentation.mailgun.com, "API keys":
 # keys issued before 2021 are `key-` and 32 hexadecimal digits; they still work).
-MAILGUN = Format(
-    "Mailgun key",
-    compile_patterns(TOKEN_START + r"key-[0-9a-f]{32}" + TOKEN_END),
-    ("key-",),
-)
+MAILGUN = token("Mailgun key", ("key-",), r"key-[0-9a-f]{32}")
 # Braintree access tokens (developer.paypal.com/braintree, "Access tokens", used by the SDKs
 # in place of API keys): `access_token$<environment>$<merchant id>$<32 hex digits>`.
 BRAINTREE = Format(

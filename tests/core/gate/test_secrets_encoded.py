@@ -59,15 +59,6 @@ STRING_CONTEXTS = {
 STRING_KINDS = ["AWS access key id", "OpenAI key (project)", "Google API key", "Hugging Face token"]
 
 
-@pytest.mark.parametrize("kind", STRING_KINDS)
-@pytest.mark.parametrize("context", STRING_CONTEXTS.values(), ids=STRING_CONTEXTS.keys())
-def test_a_credential_after_a_string_escape_is_found(kind: str, context: str) -> None:
-    token = _token(kind)
-    plain = [f.fingerprint for f in scan(f"token = {token}")]
-    text = "# Captured payload\n\n" + context.format(t=token) + "\n"
-    assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
-
-
 TERMINAL_CONTEXTS = {
     "a coloured line": "key: \x1b[1;93m{t}\x1b[0m<<< copied",
     "between markers": ">>>\x1b[93m{t}\x1b[0m<<<",
@@ -76,13 +67,17 @@ TERMINAL_CONTEXTS = {
 }
 
 
+GLUED_CONTEXTS = {**STRING_CONTEXTS, **TERMINAL_CONTEXTS}
+
+
 @pytest.mark.parametrize("kind", STRING_KINDS)
-@pytest.mark.parametrize("context", TERMINAL_CONTEXTS.values(), ids=TERMINAL_CONTEXTS.keys())
-def test_a_credential_coloured_by_terminal_escapes_is_found(kind: str, context: str) -> None:
-    # Captured terminal output glues a token to its colour codes; a terminal shows it apart.
+@pytest.mark.parametrize("context", GLUED_CONTEXTS.values(), ids=GLUED_CONTEXTS.keys())
+def test_a_credential_after_a_string_or_terminal_escape_is_found(kind: str, context: str) -> None:
+    # An escape glues the token to other text (captured terminal output keeps its colour
+    # codes); the reader of the text, or a terminal, shows it standing apart.
     token = _token(kind)
     plain = [f.fingerprint for f in scan(f"token = {token}")]
-    text = "# Session output\n\n" + context.format(t=token) + "\n"
+    text = "# Captured output\n\n" + context.format(t=token) + "\n"
     assert [(f.line, f.fingerprint) for f in scan(text)] == [(3, plain[0])]
 
 
