@@ -23,6 +23,11 @@ given; nothing is copied here.
   documentation rules ``DOC_*`` and ``*_PAIR``; command lines ``CMD *`` and ``CURL *``;
   ``SQL Password``, ``URL Credentials``, ``Basic``/``Bearer Authorization``) are of no vendor
   and are counted as ``generic``;
+* its **negatives** (:func:`credsweeper_negatives`) are the samples of text in which the
+  default run reports nothing: files written to hold no credential (``*_n``,
+  ``password_FALSE``, encrypted values, keys in prose) and files of other formats. They are
+  negatives by CredSweeper's judgment, machine-learning filter included, not by their
+  authors' word alone;
 * **credential** is false for what CredSweeper itself rates ``info`` (UUIDs, S3 bucket
   names, Firebase domains, one-time-password seeds, a Dropbox app secret), for the
   ``Nonce`` and ``Salt`` rules, and for rules that find ids (:func:`credential_name`:
@@ -38,7 +43,7 @@ from pathlib import Path
 import yaml
 from secret_corpora_annotated import AnnotatedCase, credential_name, material
 
-__all__ = ["credsweeper_cases", "rule_family"]
+__all__ = ["credsweeper_cases", "credsweeper_negatives", "rule_family"]
 
 #: Rules of CredSweeper's that find no vendor's format.
 _GENERIC = re.compile(
@@ -117,3 +122,21 @@ def credsweeper_cases(folder: Path) -> tuple[list[AnnotatedCase], int]:
             )
         )
     return cases, left_out
+
+
+def credsweeper_negatives(folder: Path) -> list[tuple[str, str]]:
+    """(text, name) of every sample of text under ``folder`` (a checkout of
+    Samsung/CredSweeper) in which its default run reports no credential."""
+    root = Path(folder)
+    findings = json.loads((root / "tests" / "data" / "output.json").read_text("utf-8"))
+    reported = {
+        str(ld.get("path", "")).removeprefix("./")
+        for finding in findings
+        for ld in finding.get("line_data_list") or []
+    }
+    out = []
+    for path in sorted((root / "tests" / "samples").iterdir()):
+        lines = _sample_lines(path)
+        if lines is not None and path.relative_to(root).as_posix() not in reported:
+            out.append(("\n".join(lines), path.name))
+    return out

@@ -72,7 +72,7 @@ from . import secrets_formats as formats
 from . import secrets_formats_services as services
 from . import secrets_rules
 from .secrets_syntax import Syntax, SyntaxMap
-from .secrets_text import ScannedText, fold
+from .secrets_text import ScannedText, fold, in_data_uri
 from .secrets_values import assigned_values, is_placeholder, private_key_block, private_key_has_body
 
 __all__ = ["ASSIGNED_KIND", "Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
@@ -322,7 +322,7 @@ def _filtered(value: str, line: str, guess: bool, *, uuid: bool = False, ids: bo
     id-like name (``user_id = ...``) is taken for an id. detect-secrets makes that last guess
     only for findings of no vendor pattern (keywords, generic rules), never for a regex
     plugin's: a password in a URL after ``session_id:`` is still a password."""
-    if not guess and _glued(value, line):
+    if (not guess and _glued(value, line)) or in_data_uri(value, line):
         return True
     if (
         heuristic.is_sequential_string(value)

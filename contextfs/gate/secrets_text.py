@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-__all__ = ["ScannedText", "fold"]
+__all__ = ["ScannedText", "fold", "in_data_uri"]
 
 
 def fold(text: str) -> str:
@@ -88,3 +88,23 @@ class ScannedText:
             index = bisect_right(starts, at) - 1
             out.setdefault(index, []).append(at - starts[index])
         return out
+
+
+# A data URI's base64 payload (an image inlined in HTML, CSS or markdown): `data:`, a media
+# type and parameters (bounded, so the search stays linear), `;base64,`, the payload.
+_DATA_URI = re.compile(r"data:[^,\s]{0,200}?;base64,([A-Za-z0-9+/=]*)")
+
+
+def in_data_uri(value: str, line: str) -> bool:
+    """Every occurrence of ``value`` on ``line`` lies inside a data URI's base64 payload:
+    encoded bytes that happen to spell a token (`.../EAACRvAWiwz...` in an inlined JPEG),
+    not one written there. A value not on the line lies in none."""
+    if "base64," not in line or value not in line:
+        return False
+    payloads = [m.span(1) for m in _DATA_URI.finditer(line)]
+    start = line.find(value)
+    while start != -1:
+        if not any(a <= start and start + len(value) <= b for a, b in payloads):
+            return False
+        start = line.find(value, start + 1)
+    return True

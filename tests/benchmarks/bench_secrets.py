@@ -45,7 +45,8 @@ ref imports the old package from ``git archive``), one column per ref.
    also reported split by whether the catalogue's rule for them is taken from Veles. The
    ninth, ``--credsweeper`` / ``CONTEXTFS_CREDSWEEPER`` (a checkout of Samsung/CredSweeper), is
    the credentials CredSweeper's default run must report in its test samples
-   (``tests/secret_corpora_credsweeper.py``), measured as the fifth.
+   (``tests/secret_corpora_credsweeper.py``), measured as the fifth; its samples in which
+   CredSweeper reports nothing join the false positives.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -90,7 +91,7 @@ from secret_corpora_annotated import (  # noqa: E402
     secretlint_cases,
     semgrep_cases,
 )
-from secret_corpora_credsweeper import credsweeper_cases  # noqa: E402
+from secret_corpora_credsweeper import credsweeper_cases, credsweeper_negatives  # noqa: E402
 from secret_corpora_kics import kics_cases  # noqa: E402
 from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
@@ -430,7 +431,9 @@ def locomo_turns(folder: Path) -> list[str]:
     return turns
 
 
-def false_positives(baselines: Baselines, notes: int, locomo: Path, sonar: str | None) -> None:
+def false_positives(
+    baselines: Baselines, notes: int, locomo: Path, sonar: str | None, credsweeper: str | None
+) -> None:
     corpora: dict[str, Texts] = {
         "sample-context": [
             (p.read_text("utf-8"), p.relative_to(REPO).as_posix())
@@ -448,6 +451,10 @@ def false_positives(baselines: Baselines, notes: int, locomo: Path, sonar: str |
     if sonar:
         corpora["Sonar's negative examples (no secret of their rule)"] = [
             (n.text, "notes/n.md") for n in sonar_cases(Path(sonar))[2]
+        ]
+    if credsweeper:
+        corpora["CredSweeper's samples it reports nothing in"] = [
+            (text, f"notes/{name}") for text, name in credsweeper_negatives(Path(credsweeper))
         ]
     turns = locomo_turns(locomo)
     if turns:
@@ -685,7 +692,9 @@ def main() -> None:
             print(f"|---|---:|---:|{baselines.rule()}|")
             generated(baselines, 1 if quick else 4)
             print("## 3. False positives (texts flagged; none holds a secret)\n")
-            false_positives(baselines, 200 if quick else 1000, Path(args.locomo), args.sonar)
+            false_positives(
+                baselines, 200 if quick else 1000, Path(args.locomo), args.sonar, args.credsweeper
+            )
             print("## 4. Cost per scan\n")
             cost(baselines, 3 if quick else 10)
         finally:

@@ -49,7 +49,7 @@ from contextfs.gate.secrets_detectors import (
 )
 from contextfs.gate.secrets_rules import is_guess, kind_of
 from contextfs.gate.secrets_syntax import SyntaxMap
-from contextfs.gate.secrets_text import ScannedText
+from contextfs.gate.secrets_text import ScannedText, in_data_uri
 from contextfs.gate.secrets_values import assigned_values, credential_like
 
 # -- what a refusal of the config shows ----------------------------------------------
@@ -814,3 +814,28 @@ def test_findings_come_in_the_same_order_in_every_process() -> None:
     (output,) = outputs
     found, in_text = output.splitlines()
     assert found == in_text
+
+
+# -- bytes inlined as a data URI --------------------------------------------------------------
+
+
+def _payload(rng: random.Random, middle: str) -> str:
+    b64 = string.ascii_letters + string.digits + "+/"
+    head = "/9j/4AAQSkZJRgABAQIAHAAcAAD/2wBD" + "".join(rng.choice(b64) for _ in range(300))
+    return head + "/" + middle + "".join(rng.choice(b64) for _ in range(300)) + "=="
+
+
+def test_a_token_spelled_by_an_inlined_images_bytes_is_not_a_secret() -> None:
+    # A base64 JPEG in HTML holds `/EAA` and 90 letters somewhere: a Meta token's shape.
+    rng = random.Random(8)
+    meta = "EAA" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(120))
+    image = _payload(rng, meta)
+    html = f'<td><img src="data:image/jpg;base64,{image}" alt="logo"></td>\n'
+    css = f".logo {{ background: url(data:image/png;charset=utf-8;base64,{image}); }}\n"
+    assert scan(html, path="notes/page.md") == [] and scan(css, path="notes/s.md") == []
+    # the same token written beside the image on the line is still one
+    assert [f.kind for f in scan(f"token {meta} " + html, path="notes/page.md")] == [
+        "Meta access token"
+    ]
+    assert in_data_uri(meta, html) and not in_data_uri(meta, f"{meta} {html}")
+    assert not in_data_uri(meta, f"base64, {meta}") and not in_data_uri("absent", html)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from secret_corpora_credsweeper import credsweeper_cases, rule_family
+from secret_corpora_credsweeper import credsweeper_cases, credsweeper_negatives, rule_family
 
 TOKEN = "acme_Zk29fLq8Xv03NmW7pRt5Yh2a"
 KEY_ID = "AKIAZK29FLQ8XV03NMW7"
@@ -113,3 +113,9 @@ def test_rules_of_no_vendor_count_as_generic() -> None:
         assert rule_family(rule) == "generic", rule
     for rule in ("Slack Token", "Gitlab Prefix Token", "AWS Multi", "PEM Private Key"):
         assert rule_family(rule) == rule
+
+
+def test_negatives_are_the_text_samples_nothing_is_reported_in(tmp_path: Path) -> None:
+    root = _checkout(tmp_path / "CredSweeper")
+    (root / "tests" / "samples" / "prose_n").write_text("No credential here.\n", "utf-8")
+    assert credsweeper_negatives(root) == [("No credential here.\n", "prose_n")]

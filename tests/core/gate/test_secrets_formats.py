@@ -24,6 +24,7 @@ from contextfs import ContextManager
 from contextfs.gate import secrets_formats
 from contextfs.gate import secrets_formats_services as services
 from contextfs.gate.secrets import KINDS, fingerprint, scan
+from contextfs.gate.secrets_formats import token
 from contextfs.gate.secrets_values import is_placeholder
 from contextfs.integrations import make_tools
 
@@ -364,3 +365,19 @@ def test_hashes_uuids_base64_and_prose_are_none_of_the_new_kinds(text: str) -> N
     new = {token.kind for token in secrets_formats.TOKENS}
     note = f"The digest recorded was {text} (see the build log).\n"
     assert not new & set(_kinds(note)), note
+
+
+def test_a_token_format_is_its_shapes_as_tokens_of_their_own() -> None:
+    acme = token("Acme token", ("acme_", "acm2_"), r"acme_[a-z0-9]{8}", r"acm2_[0-9]{4}")
+    assert (acme.kind, acme.needles, acme.folded, acme.uuid) == (
+        "Acme token",
+        ("acme_", "acm2_"),
+        False,
+        False,
+    )
+
+    def found(text: str) -> list[str]:
+        return [m.group(0) for pattern in acme.patterns for m in pattern.finditer(text)]
+
+    assert found("use acme_k3y9a8b7 and acm2_2026 here") == ["acme_k3y9a8b7", "acm2_2026"]
+    assert found("xacme_k3y9a8b7 acme_k3y9a8b7x acm2_20261 my-acm2_2026") == []
