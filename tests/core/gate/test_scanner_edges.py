@@ -839,3 +839,14 @@ def test_a_token_spelled_by_an_inlined_images_bytes_is_not_a_secret() -> None:
     ]
     assert in_data_uri(meta, html) and not in_data_uri(meta, f"{meta} {html}")
     assert not in_data_uri(meta, f"base64, {meta}") and not in_data_uri("absent", html)
+
+
+def test_a_value_at_the_edges_of_a_payload_lies_in_it() -> None:
+    value = "EAAQx7Zk29fLq8Xv03NmW7pRt5Yh2aQe41Lm0o9Uv"
+    assert in_data_uri(value, f"data:image/png;base64,{value}")  # at its start
+    assert in_data_uri(value, f'src="data:image/png;base64,QUJD{value}" />')  # at its end
+    # a value running past the payload's last base64 character is not inside it
+    assert not in_data_uri("QUJD.tail-of-it", "data:image/png;base64,QUJD.tail-of-it")
+    # every occurrence counts: inside, outside, then inside another payload
+    line = f"data:a/b;base64,{value} and {value} data:a/b;base64,{value}"
+    assert not in_data_uri(value, line)
