@@ -121,10 +121,10 @@ def decoded_readings(text: str) -> list[tuple[str, Callable[[str], str]]]:
     unescaped = string_unescaped(text)
     if unescaped is not None:
         readings.append((unescaped, _string_once))
-    for source, before in ((text, None), (unescaped, _string_once)):
+    for source, decode in ((text, _terminal_once), (unescaped, _unescaped_cleared)):
         cleared = terminal_cleared(source) if source is not None else None
         if cleared is not None:
-            readings.append((cleared, _terminal_once if before is None else _unescaped_cleared))
+            readings.append((cleared, decode))
     return readings
 
 
