@@ -5,7 +5,8 @@
                                              [--secretlint DIR] [--trivy DIR]
                                              [--whispers DIR] [--sonar DIR] [--kics DIR]
                                              [--ripsecrets DIR] [--veles DIR]
-                                             [--credsweeper DIR] [--locomo DIR]
+                                             [--credsweeper DIR] [--leaky-repo DIR]
+                                             [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -46,7 +47,10 @@ ref imports the old package from ``git archive``), one column per ref.
    ninth, ``--credsweeper`` / ``CONTEXTFS_CREDSWEEPER`` (a checkout of Samsung/CredSweeper), is
    the credentials CredSweeper's default run must report in its test samples
    (``tests/secret_corpora_credsweeper.py``), measured as the fifth; its samples in which
-   CredSweeper reports nothing join the false positives.
+   CredSweeper reports nothing join the false positives. The tenth, ``--leaky-repo`` /
+   ``CONTEXTFS_LEAKY_REPO`` (a checkout of Plazmaz/leaky-repo), is whole files as they leak
+   (``tests/secret_corpora_leaky.py``): a file is found when writing it is refused
+   (:func:`leaky_repo`).
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -93,6 +97,9 @@ from secret_corpora_annotated import (  # noqa: E402
 )
 from secret_corpora_credsweeper import credsweeper_cases, credsweeper_negatives  # noqa: E402
 from secret_corpora_kics import kics_cases  # noqa: E402
+from secret_corpora_leaky import CREDENTIALS as LEAKY_CREDENTIALS  # noqa: E402
+from secret_corpora_leaky import HASHES as LEAKY_HASHES  # noqa: E402
+from secret_corpora_leaky import leaky_files  # noqa: E402
 from secret_corpora_ripsecrets import ripsecrets_cases  # noqa: E402
 from secret_corpora_scanners import trivy_cases, whispers_cases  # noqa: E402
 from secret_corpora_sonar import sonar_cases  # noqa: E402
@@ -352,6 +359,35 @@ def scanner_tests(
     assigned(values, baselines, vendor, quick)
 
 
+def leaky_repo(folder: Path, baselines: Baselines) -> None:
+    """Leaky Repo's files (:mod:`secret_corpora_leaky`): a file is found when writing it is
+    refused, under its own name and pasted into a note; the missed files are listed."""
+    files, unreadable = leaky_files(folder)
+    print(
+        f"### Leaky Repo: {len(files)} files with a risk line"
+        f" ({unreadable} not UTF-8 text, left out)\n"
+    )
+    print(f"| files refused | files | this scanner | {baselines.header()} |")
+    print(f"|---|---:|---:|{baselines.rule()}|")
+    missed: dict[str, list[str]] = {}
+    for reading, where in (
+        ("under its own name", "notes/{}"),
+        ("pasted into a note", "notes/n.md"),
+    ):
+        texts = [(f.text, where.format(f.path)) for f in files]
+        new, olds = flags(texts), baselines.flags(texts)
+        for kind in (LEAKY_CREDENTIALS, LEAKY_HASHES):
+            idx = [i for i, f in enumerate(files) if f.kind == kind]
+            print(
+                f"| {kind}, {reading} | {len(idx)} | {pct(*rate(new[i] for i in idx))} | "
+                f"{baselines.cells(olds, idx)} |"
+            )
+            missed[f"{kind}, {reading}"] = [files[i].path for i in idx if not new[i]]
+    for label, paths in missed.items():
+        print(f"\nMissed ({label}): {', '.join(paths) or '-'}")
+    print()
+
+
 def veles_apart(folder: Path, baselines: Baselines) -> None:
     """Veles' covered families split by where the catalogue's rule for them comes from: the
     catalogue bundles rules taken from Veles' own detectors, whose tests these are."""
@@ -585,6 +621,11 @@ def main() -> None:
             "CONTEXTFS_CREDSWEEPER",
             "a checkout of Samsung/CredSweeper, for its test samples (skipped without it)",
         ),
+        (
+            "leaky-repo",
+            "CONTEXTFS_LEAKY_REPO",
+            "a checkout of Plazmaz/leaky-repo, for its leaked files (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -687,6 +728,12 @@ def main() -> None:
                     print(f"({title} skipped: pass {skipped})\n")
             if args.veles:
                 veles_apart(Path(args.veles), baselines)
+            if args.leaky_repo:
+                leaky_repo(Path(args.leaky_repo), baselines)
+            else:
+                print(
+                    "(Leaky Repo skipped: pass --leaky-repo DIR, a checkout of Plazmaz/leaky-repo)\n"
+                )
             print("## 2. Generated secrets\n")
             print(f"| corpus | texts | this scanner | {baselines.header()} |")
             print(f"|---|---:|---:|{baselines.rule()}|")
