@@ -20,7 +20,8 @@ the first scan only): a maintained vendor rule set (Kingfisher's bundled catalog
 :mod:`contextfs.gate.secrets_rules`), detect-secrets' plugins and keyword detector (read with the
 document's structure, :mod:`contextfs.gate.secrets_syntax`) with the token formats they lack
 (:mod:`contextfs.gate.secrets_formats`), and values assigned to
-credential-like names judged by their shape (:mod:`contextfs.gate.secrets_values`). Every
+credential-like names (:mod:`contextfs.gate.secrets_assigned`) judged by their shape
+(:mod:`contextfs.gate.secrets_values`). Every
 candidate passes the same judgments: placeholders and documented example keys, filler, and
 private key blocks without a body are not secrets.
 """

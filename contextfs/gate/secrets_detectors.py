@@ -3,7 +3,7 @@
 Three sources feed one list of candidates: detect-secrets' plugins (below, with the formats
 they lack from :mod:`contextfs.gate.secrets_formats`), the vendor rule set
 (:mod:`contextfs.gate.secrets_rules`) and values assigned to credential-like names
-(:mod:`contextfs.gate.secrets_values`); every candidate then passes the same judgments
+(:mod:`contextfs.gate.secrets_assigned`); every candidate then passes the same judgments
 (placeholders, filler, keyless private key blocks, detect-secrets' heuristic filters).
 
 Imported lazily, on the first scan: detect-secrets (and the ``requests`` it imports) costs
@@ -71,9 +71,10 @@ from detect_secrets.util.code_snippet import get_code_snippet
 from . import secrets_formats as formats
 from . import secrets_formats_services as services
 from . import secrets_rules
+from .secrets_assigned import assigned_values
 from .secrets_syntax import Syntax, SyntaxMap
 from .secrets_text import ScannedText, fold, in_data_uri
-from .secrets_values import assigned_values, is_placeholder, private_key_block, private_key_has_body
+from .secrets_values import is_placeholder, private_key_block, private_key_has_body
 
 __all__ = ["ASSIGNED_KIND", "Candidate", "DETECTORS", "KEYWORD_KIND", "find"]
 
@@ -144,7 +145,7 @@ class Detector:
 
 _PRIVATE_KEY = "private key"
 KEYWORD_KIND = "password or secret assignment"
-ASSIGNED_KIND = KEYWORD_KIND  # the same finding, from the value-shape rule of secrets_values
+ASSIGNED_KIND = KEYWORD_KIND  # the same finding, from the value rule of secrets_assigned
 # The vendor patterns built on detect-secrets' `build_assignment_regex`: a key, password or
 # token word, an assignment, then a value of 24+ word characters; or a vendor URL.
 _ASSIGNED_VALUE = re.compile(

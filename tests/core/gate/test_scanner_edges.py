@@ -38,6 +38,7 @@ from contextfs.gate.secrets import (
     fingerprint,
     scan,
 )
+from contextfs.gate.secrets_assigned import assigned_values
 from contextfs.gate.secrets_detectors import (
     _AWS_SECRET,
     Candidate,
@@ -50,7 +51,7 @@ from contextfs.gate.secrets_detectors import (
 from contextfs.gate.secrets_rules import is_guess, kind_of
 from contextfs.gate.secrets_syntax import SyntaxMap
 from contextfs.gate.secrets_text import ScannedText, in_data_uri
-from contextfs.gate.secrets_values import assigned_values, credential_like
+from contextfs.gate.secrets_values import credential_like
 
 # -- what a refusal of the config shows ----------------------------------------------
 

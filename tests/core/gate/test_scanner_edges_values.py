@@ -7,16 +7,16 @@ Every value here is made up for the test; none is a real credential.
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
 from contextfs.gate.secrets import fingerprint, scan
+from contextfs.gate.secrets_assigned import assigned_values, other_name
 from contextfs.gate.secrets_values import (
-    assigned_values,
     credential_like,
     entropy,
     is_placeholder,
-    other_name,
     private_key_block,
     private_key_has_body,
     reads_as_words,
@@ -236,9 +236,24 @@ def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
         # references, patterns and files
         ("$Tok3nX9abc", False),
         ("%Tok3n_X9%", False),
+        ("#Tok3n_X9#", False),
+        ("__f2py_cb_#name#", False),  # a template's fields, where they name something
+        ("f2py_rout_#modulename#_#name#", False),
+        ("x9Kq2_%username%_Lm7", False),
+        ("j3=bzh6%ju@xk@pi7v2a0rq%f9w%ptzbj9qi71q0t70s0bgb2i", True),  # `%f9w%` inside
+        ("p7@xq2#w9k#z4m!r8t1v", True),
         ("{{ deploy_token }}", False),
         ("./data/k9Qx2Lm7.csv", False),
         ("[0-9a-fA-F]{32}", False),
+        ("[A-Za-z0-9!@#$%^&*]{8,}", False),
+        ("%(password)s", False),
+        ("{scheme}://{user}:{password}@{host}", False),
+        ("(none)", False),
+        # brackets that do not pair are characters of a random value, not a structure: a
+        # Django secret key draws `(` and `)` from its alphabet
+        ("zh!=!gq(w^_t[sBR29954x)HI+$ehwss*xYNQeu([xcWMhdzzr", True),
+        ("k9)q2x(7mzt4w1r8", True),
+        ("q7x2k9z4{m8)", True),
         # no letters
         ("3815", False),
         ("38159264871032", False),
@@ -251,6 +266,20 @@ def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
 def test_a_value_reads_as_a_credential_by_its_shape(value: str, credential: bool) -> None:
     assert credential_like(value, "api_key") is credential
     assert credential_like(value) is credential
+
+
+def test_django_secret_keys_read_as_credentials_unless_their_parentheses_pair() -> None:
+    # Django's get_random_secret_key(): 50 characters of this alphabet. One key in twelve
+    # pairs its parentheses by chance and reads as a pattern, about one in forty starts like a
+    # reference (`$`, `%i%`) or a crypt hash; the others hold brackets that pair with
+    # nothing, which no pattern or template does, and `%` or `#` around random characters
+    # (`%f9w%`), which name no template field.
+    rng = random.Random(20261204)
+    alphabet = "abcdefghijklmnopqrstuvwxyz0123456789!@#$%^&*(-_=+)"
+    keys = ["".join(rng.choice(alphabet) for _ in range(50)) for _ in range(600)]
+    passed = [k for k in keys if not credential_like(k, "SECRET_KEY")]
+    assert all(k[0] in "$%#" or k.count("(") == k.count(")") > 0 for k in passed), passed
+    assert len(passed) < len(keys) * 0.12
 
 
 def test_a_uuid_is_a_credential_only_under_a_credential_name() -> None:
@@ -319,12 +348,26 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("<server><id>x</id><adminToken>{v}</adminToken></server>", ["{v}"]),
         ("<apiKeyId>{v}</apiKeyId>", []),
         ("<password>${env.PASS}</password>", []),
+        # ... whatever attributes its start tag holds (FileZilla's `<Pass encoding=...>`)
+        ('<Pass encoding="base64">{v}</Pass>', ["{v}"]),
+        ("<password type='plain' \n  scope=\"all\">{v}</password>", ["{v}"]),
+        ('<tokenType lang="en">{v}</tokenType>', []),
+        ('<mypass x="1">{v}</mypass>', ["{v}"]),
+        ('<compass x="1">{v}</compass>', []),
+        # a value aligned in a column after its separator (WordPress's `define` calls)
+        ("define('DB_PASSWORD',       '{v}');", ["{v}"]),
+        ("API_TOKEN:" + " " * 32 + "{v}", ["{v}"]),
         # a configuration directive: a line of a name, spaces and a value (.netrc, redis.conf)
         ("machine api.example.org\n  login deploy\n  password {v}\n", ["{v}"]),
         ("requirepass {v}", ["{v}"]),
         ("\tmasterauth   {v}  \nport 6379", ["{v}"]),
         ('password "{v}"', ["{v}"]),  # quoted: read once, as an assignment
-        ("machine x login deploy password {v}", []),  # not the line's first word
+        # ... or a .netrc entry on one line, whose words are keyword and value pairs
+        ("machine x login deploy password {v}", ["{v}"]),
+        ("machine x.org login a@b.c account ops port 21 password {v}\n", ["{v}"]),
+        ("default login anonymous password {v}", ["{v}"]),
+        ("defaultmachine x password {v}", []),  # not the keyword
+        ("set password {v} here", []),  # not the line's first word, no entry
         ("kubectl logs api web-{v}", []),
         ("password {v} # rotated", []),  # the value does not end the line
         ("token_ttl {v}", []),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from contextfs.gate.secrets import scan
-from contextfs.gate.secrets_values import assigned_values
+from contextfs.gate.secrets_assigned import assigned_values
 
 VALUE = "x8Fq2pLm9ZtR4vYwK3s7"
 ASSIGNED = "password or secret assignment"
