@@ -249,6 +249,9 @@ def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
         ("%(password)s", False),
         ("{scheme}://{user}:{password}@{host}", False),
         ("(none)", False),
+        ("[A-Za-z0-9X]{8,}", False),  # a letter is no bracket
+        ("Qm9x7Rt2(LpZ8vW4k)", False),  # one pair is enough
+        ("Qm9x7Rt2)LpZ8vW4k(", True),  # a closer before its opener pairs with nothing
         # brackets that do not pair are characters of a random value, not a structure: a
         # Django secret key draws `(` and `)` from its alphabet
         ("zh!=!gq(w^_t[sBR29954x)HI+$ehwss*xYNQeu([xcWMhdzzr", True),
@@ -456,8 +459,14 @@ def test_a_proxy_authorization_header_is_read_and_a_longer_name_is_not() -> None
 
 @pytest.mark.parametrize(
     "text",
-    [f"Authorization: Bot {_UUID}", f"curl -u deploy:{_UUID}", f"password {_UUID}"],
-    ids=["authorization header", "curl user", "directive"],
+    [
+        f"Authorization: Bot {_UUID}",
+        f"curl -u deploy:{_UUID}",
+        f"password {_UUID}",
+        f"machine x login deploy password {_UUID}",
+        f'<Password encoding="plain">{_UUID}</Password>',
+    ],
+    ids=["authorization header", "curl user", "directive", "netrc entry", "xml attributes"],
 )
 def test_each_syntax_judges_a_uuid_under_its_credential_name(text: str) -> None:
     # A UUID is a credential only under a token, secret, password or auth name (Heroku's
