@@ -121,6 +121,7 @@ KINDS = (
     "Twitch stream key",
     "Vault token",
     "Vault unseal key",
+    "WordPress key or salt",
     "npm token",
     "password in URL",
     "password or secret assignment",

@@ -61,8 +61,6 @@ _MARKERS = (
     "yourkey",
     "your_",
     "your-",
-    "<",
-    ">",
     "xxxx",
     "****",
     "....",
@@ -70,6 +68,9 @@ _MARKERS = (
     "fake",
 )
 _RUN = re.compile(r"(.)\1{5,}")  # six of one character in a row
+# A stand-in in angle brackets (`<token>`, `<your-api-key>`, `<...>`): a name between them.
+# A lone `<` or `>` is a character of a random value (WordPress's salts draw both).
+_ANGLED = re.compile(r"<[\w .:/@-]{1,60}>")
 
 
 def entropy(value: str) -> float:
@@ -89,7 +90,7 @@ def is_placeholder(value: str) -> bool:
     if len(value) >= 40 and any(example.startswith(value) for example in DOCUMENTED_EXAMPLES):
         return True
     folded = value.lower()
-    if any(marker in folded for marker in _MARKERS):
+    if any(marker in folded for marker in _MARKERS) or _ANGLED.search(value):
         return True
     if _RUN.search(value):
         return True
@@ -138,6 +139,9 @@ def private_key_has_body(block: str) -> bool:
 _UUID_NAMES = re.compile(r"token|secret|passw|api|auth|cred|private", re.IGNORECASE)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _HEX = re.compile(r"[0-9a-fA-F]+")
+# A number as code writes it, up to 64 bits (`0x1F0003`, a flag mask under `TIMER_ALL_ACCESS`):
+# a constant, not a credential. Longer hex after `0x` (an Ethereum private key) is judged.
+_NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
 # A reference to a value kept elsewhere (`$TOKEN`, `%API_KEY%`, `#TOKEN#`, `{{ x }}`, `${x}`)
 # or a crypt-style hash (`$2b$12$...`).
 _REFERENCE = re.compile(r"^\$|^%\w+%|^#\w+#|\{\{|\$\{|^<.*>\Z")
@@ -194,6 +198,8 @@ def credential_like(value: str, name: str = "") -> bool:
     if is_placeholder(value) or _reference(value) or _FILE.search(value):
         return False
     if _structure(value):
+        return False
+    if _NUMBER.fullmatch(value):
         return False
     if _UUID.fullmatch(value):
         return bool(_UUID_NAMES.search(name))

@@ -85,6 +85,13 @@ def test_documented_examples_and_their_heads_are_placeholders() -> None:
         ("abcdefabcdef", False),  # six kinds is not filler
         ("ababababcdc", False),  # eleven characters is too short to call
         ("abc", False),
+        ("<token>", True),  # a name in angle brackets stands for the value
+        ("sk-<your-key>", True),
+        ("ghp_<...>", True),
+        ("x9<Kq2>", True),
+        ("MW1pxMcto<yA(>M%0Vl", False),  # lone angles among random characters
+        ("Q$:B]zZjN-AdT<>h7V1.vm+k^", False),
+        ("k9Qz>2Lm<7Xw", False),
     ],
 )
 def test_filler_and_self_describing_values_are_placeholders(value: str, placeholder: bool) -> None:
@@ -257,6 +264,11 @@ def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
         ("zh!=!gq(w^_t[sBR29954x)HI+$ehwss*xYNQeu([xcWMhdzzr", True),
         ("k9)q2x(7mzt4w1r8", True),
         ("q7x2k9z4{m8)", True),
+        # numbers as code writes them, up to 64 bits; a longer hex key after `0x` is judged
+        ("0x1F0003", False),
+        ("0xAb19D82E7f546cC3", False),
+        ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", True),
+        ("0x1f0003b7e9a4c2d5f", True),  # 17 hex digits: more than a machine word
         # no letters
         ("3815", False),
         ("38159264871032", False),
@@ -402,6 +414,7 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("token `{v}`", []),
         ("see a-token {v} here", []),  # a name and a word in prose
         ("key: 1234567890ab", []),
+        ("TIMER_ALL_ACCESS = 0x1F0003", []),  # a flag mask
         # flags and curl
         ("run --api-key {v}", ["{v}"]),
         ("run -Password {v}", ["{v}"]),

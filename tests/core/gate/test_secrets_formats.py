@@ -34,6 +34,8 @@ B64URL = ALNUM + "-_"
 B64 = ALNUM + "+/"
 HEX = "0123456789abcdef"
 BASE32 = LOWER + "234567"
+# wp_generate_password(64, true, true): letters, digits and its two sets of special characters
+WORDPRESS = ALNUM + "!@#$%^&*()" + "-_ []{}<>~`+=,.;:/?|"
 
 
 def _pick(rng: random.Random, alphabet: str, n: int) -> str:
@@ -198,6 +200,18 @@ USUAL: dict[str, tuple[str, Maker]] = {
         "GitLab token",
         lambda r: "gitlab-runner register --token glrtr-" + _pick(r, B64URL, 29) + "\n",
     ),
+    "WordPress salt in wp-config.php": (
+        "WordPress key or salt",
+        lambda r: (
+            "```php\ndefine( 'DB_HOST', 'localhost' );\ndefine('SECURE_AUTH_SALT',  '"
+            + _pick(r, WORDPRESS, 64)
+            + "');\n```\n"
+        ),
+    ),
+    "WordPress key in a Bedrock .env": (
+        "WordPress key or salt",
+        lambda r: 'WP_ENV=production\nNONCE_KEY="' + _pick(r, WORDPRESS, 64) + '"\n',
+    ),
 }
 
 
@@ -289,6 +303,13 @@ NEAR_MISSES = {
     "Google prefix alone": "Tokens from Google start with ya29. and expire in an hour.",
     "Google client secret one short": "GOCSPX-FAsZauZ28P3STmkBhqQi1Y-EsEa",
     "GitLab runner prefix alone": "Runner tokens now start with glrtr- after registration.",
+    "WordPress sample placeholder": "define( 'AUTH_KEY',         'put your unique phrase here' );",
+    "WordPress salt one short": "define('NONCE_SALT', '"
+    + "j@cGIZJfObpPU);AZgYH5,ubbSlUp|ZnLZNlq|;tkFe5xc(=_0[LKbF71T.EE ~"
+    + "');",
+    "WordPress name inside another": "define('MY_AUTH_KEY', '"
+    + "j@cGIZJfObpPU);AZgYH5,ubbSlUp|ZnLZNlq|;tkFe5xc(=_0[LKbF71T.EE ~9"
+    + "');",
 }
 
 
