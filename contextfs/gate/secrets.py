@@ -126,6 +126,7 @@ KINDS = (
     "password in URL",
     "password or secret assignment",
     "private key",
+    "token with a vendor prefix",
 )
 
 _CONFIG_KEYS = ("policy", "allow", "inline_allowlist")

@@ -229,6 +229,7 @@ DETECTORS: tuple[Detector, ...] = (
             folded=token.folded,
             uuid=token.uuid,
             check=token.check,
+            guess=token.guess,
         )
         for token in (*formats.TOKENS, *services.TOKENS)
     ),

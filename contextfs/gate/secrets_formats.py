@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .secrets_values import credential_like
+
 __all__ = [
     "ANTHROPIC",
     "ASSIGNMENT",
@@ -39,6 +41,7 @@ __all__ = [
     "NPM",
     "NUGET",
     "OPENAI",
+    "PREFIXED",
     "POSTMARK",
     "SALESFORCE",
     "SLACK_APP",
@@ -81,7 +84,9 @@ class Format:
     the whole text, for a shape with no literal part); ``uuid``: the format holds a UUID,
     so detect-secrets' UUID filter (which keeps ids from being taken for secrets) does not
     judge it; ``check``: what the shape's decoding must confirm of a matched value (base64
-    of ``user:password``), for shapes a pattern alone cannot tell from other base64."""
+    of ``user:password``), for shapes a pattern alone cannot tell from other base64;
+    ``guess``: the format infers a credential from a shape many vendors share, so any named
+    kind that finds the same value names it instead."""
 
     kind: str
     patterns: Formats
@@ -89,6 +94,7 @@ class Format:
     folded: bool = False
     uuid: bool = False
     check: Callable[[str], bool] | None = None
+    guess: bool = False
 
 
 def token(kind: str, needles: tuple[str, ...], *shapes: str) -> Format:
@@ -295,6 +301,41 @@ WORDPRESS = Format(
     ),
     ("_KEY", "_SALT"),
 )
+# Tokens with an identifiable prefix (the convention GitHub set out in 2021 in "Behind
+# GitHub's new authentication token formats", which vendors issuing new tokens follow: a
+# short lower-case prefix naming the vendor and kind, `_` or `-`, then a random base62
+# body, often with a checksum): `phs_`, `cfk_`, `nfp_`, `pscale_tkn_`, `dop_v1_`. New
+# vendors appear faster than any list of formats, so a prefix of one to three short
+# lower-case words and a body of 32 or more random letters and digits of all three classes
+# is a credential whatever the vendor (ids that vendors prefix the same way, `cus_`, `msg_`,
+# `asst_`, are 14 to 29 characters). A key its prefix calls public (`pk_live_`, `pub-`) is
+# not; nor a digest or a value inside base64, a path or a domain, or glued to an escape
+# (`\nhf_...` is read in the unescaped text). A named kind finding the same value names it.
+_PUBLIC_WORDS = frozenset({"pk", "pub", "public", "publishable"})
+_DIGEST_WORDS = re.compile(r"sha\d*|md5|blake2[bs]?|crc\d*|xxh\d*")
+_BODY_CLASSES = (str.islower, str.isupper, str.isdigit)
+
+
+def _prefixed_random(value: str) -> bool:
+    """The body after the prefix is random base62 (letters of both cases and digits, and
+    :func:`.secrets_values.credential_like`), and no word of the prefix says public or digest."""
+    words = re.split(r"[_-]", value)
+    body = words.pop()
+    if any(word in _PUBLIC_WORDS or _DIGEST_WORDS.fullmatch(word) for word in words):
+        return False
+    return all(any(test(c) for c in body) for test in _BODY_CLASSES) and credential_like(body)
+
+
+PREFIXED = Format(
+    "token with a vendor prefix",
+    compile_patterns(
+        r"(?<![A-Za-z0-9_+/=.@:\\-])[a-z][a-z0-9]{0,9}(?:[_-][a-z0-9]{1,10}){0,2}[_-]"
+        r"[A-Za-z0-9]{32,200}(?![A-Za-z0-9_+/=@-])(?!\.[A-Za-z0-9])"
+    ),
+    None,
+    check=_prefixed_random,
+    guess=True,
+)
 
 #: The formats above, each a detector of :mod:`contextfs.gate.secrets_detectors`.
 TOKENS = (
@@ -316,4 +357,5 @@ TOKENS = (
     GOOGLE_OAUTH_SECRET,
     GITLAB_RUNNER,
     WORDPRESS,
+    PREFIXED,
 )

@@ -25,7 +25,7 @@ from contextfs.gate import secrets_formats
 from contextfs.gate import secrets_formats_services as services
 from contextfs.gate.secrets import KINDS, fingerprint, scan
 from contextfs.gate.secrets_formats import token
-from contextfs.gate.secrets_values import is_placeholder
+from contextfs.gate.secrets_values import credential_like, is_placeholder
 from contextfs.integrations import make_tools
 
 LOWER = string.ascii_lowercase
@@ -208,6 +208,14 @@ USUAL: dict[str, tuple[str, Maker]] = {
             + "');\n```\n"
         ),
     ),
+    "a prefixed token of a vendor no format lists, in a YAML list": (
+        "token with a vendor prefix",
+        lambda r: "acme:\n  staging:\n    - acme_live_" + _pick(r, ALNUM, 40) + "\n",
+    ),
+    "a prefixed token of a vendor no format lists, in prose": (
+        "token with a vendor prefix",
+        lambda r: "The staging box used zq-" + _pick(r, ALNUM, 48) + ", rotated since.\n",
+    ),
     "WordPress key in a Bedrock .env": (
         "WordPress key or salt",
         lambda r: 'WP_ENV=production\nNONCE_KEY="' + _pick(r, WORDPRESS, 64) + '"\n',
@@ -303,6 +311,17 @@ NEAR_MISSES = {
     "Google prefix alone": "Tokens from Google start with ya29. and expire in an hour.",
     "Google client secret one short": "GOCSPX-FAsZauZ28P3STmkBhqQi1Y-EsEa",
     "GitLab runner prefix alone": "Runner tokens now start with glrtr- after registration.",
+    "prefixed publishable key": "stripe.js loads with pk_live_8fnvGNx6jvr7SIftRutlZfOjUStEkUdf",
+    "prefixed public key": "The widget embeds pub-8fnvGNx6jvr7SIftRutlZfOjUStEkUdfMI7z in pages.",
+    "subresource digest": 'integrity="sha384-oqVuAfXRKap7fdgcCY5uykM6R9GqQ8KuxyR9rx7HNQlGYl1kP"',
+    "prefixed id": "Customer cus_NffrFeUfNV2Hib and message msg_013Zva2CMHLNnXjNJJKqJ2EF.",
+    "prefixed body of one case": "cache_k7jqevt0mlamrtvetw0tesuleetldq8b8vw2x9",
+    "prefixed body without digits": "cache_KjqevtMLaMRTvetwtESulEETldqbVwxQzRtY",
+    "prefixed body one short": "Use cfk_ZeiNNCiia3anXn9k3ksu9mI4ROnl89S for the API.",
+    "prefixed words": "see test_shouldReturnTrueWhenTheUserIsAnAdministrator2 in the suite",
+    "prefixed in a path": "https://cdn.example.com/img_SUuErsEz5jhy0I9lO7F3vlfFrGYJ3GxeYYXw",
+    "prefixed in a domain": "https://app_k7jqevt0MLaMRTvetw0tESulEETldq8b8Vw2.example.com/",
+    "prefixed inside base64": "data=QUJD+abc_k7jqevt0MLaMRTvetw0tESulEETldq8b8Vw2",
     "WordPress sample placeholder": "define( 'AUTH_KEY',         'put your unique phrase here' );",
     "WordPress salt one short": "define('NONCE_SALT', '"
     + "j@cGIZJfObpPU);AZgYH5,ubbSlUp|ZnLZNlq|;tkFe5xc(=_0[LKbF71T.EE ~"
@@ -316,6 +335,27 @@ NEAR_MISSES = {
 @pytest.mark.parametrize("name", sorted(NEAR_MISSES))
 def test_near_misses_do_not_fire(name: str) -> None:
     assert scan(NEAR_MISSES[name], path="notes/n.md") == [], NEAR_MISSES[name]
+
+
+@given(
+    words=st.lists(st.from_regex(r"[a-z][a-z0-9]{0,5}", fullmatch=True), min_size=1, max_size=3),
+    separator=st.sampled_from("_-"),
+    body=st.text(alphabet=ALNUM, min_size=32, max_size=60),
+)
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_any_prefix_and_random_body_of_three_classes_is_a_token(
+    words: list[str], separator: str, body: str
+) -> None:
+    assume(all(any(test(c) for c in body) for test in (str.islower, str.isupper, str.isdigit)))
+    assume(credential_like(body) and not is_placeholder(body))
+    assume(not {"pk", "pub", "public"} & set(words) and not words[0].startswith("sha"))
+    value = separator.join(words) + separator + body
+    assert scan(f"We used {value} on the staging box.\n", path="notes/n.md"), value
+
+
+def test_a_named_kind_names_a_prefixed_token_it_knows() -> None:
+    token = "ghp_" + _pick(random.Random("gh"), ALNUM, 36)
+    assert _kinds(f"GITHUB_TOKEN={token}\n") == ["GitHub token"]
 
 
 def test_a_one_letter_vault_prefix_needs_vault_on_the_line() -> None:
