@@ -222,11 +222,5 @@ def credential_like(value: str, name: str = "") -> bool:
         and count_tokens(value) * 2 > len(value)
     ):
         return True  # letters of one case, but random ones (an app password: < 2 per token)
-    # A password built to a policy: three classes of lower, upper, digit and symbol, not one
-    # character repeated around a few others (base64 of zeros, `AP0AAAAABAAAAAB...`).
-    return (
-        len(value) >= 8
-        and _classes(value) >= 3
-        and bits >= min(3.0, math.log2(len(value)) - 1)
-        and not reads_as_words(value)
-    )
+    # A password built to a policy: three classes of lower, upper, digit and symbol.
+    return len(value) >= 8 and _classes(value) >= 3 and not reads_as_words(value)
