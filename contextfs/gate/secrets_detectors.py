@@ -230,6 +230,7 @@ DETECTORS: tuple[Detector, ...] = (
             uuid=token.uuid,
             check=token.check,
             guess=token.guess,
+            gate=token.gate,
         )
         for token in (*formats.TOKENS, *services.TOKENS)
     ),

@@ -86,7 +86,8 @@ class Format:
     judge it; ``check``: what the shape's decoding must confirm of a matched value (base64
     of ``user:password``), for shapes a pattern alone cannot tell from other base64;
     ``guess``: the format infers a credential from a shape many vendors share, so any named
-    kind that finds the same value names it instead."""
+    kind that finds the same value names it instead; ``gate``: for a shape with no literal
+    part, a cheaper pattern that finds the lines worth running it on."""
 
     kind: str
     patterns: Formats
@@ -95,6 +96,7 @@ class Format:
     uuid: bool = False
     check: Callable[[str], bool] | None = None
     guess: bool = False
+    gate: re.Pattern[str] | None = None
 
 
 def token(kind: str, needles: tuple[str, ...], *shapes: str) -> Format:
@@ -335,6 +337,9 @@ PREFIXED = Format(
     None,
     check=_prefixed_random,
     guess=True,
+    # the body's run: a search for `_` or `-` skips ahead, where the prefix's pattern would be
+    # tried at every word of the text
+    gate=re.compile(r"[_-][A-Za-z0-9]{32}"),
 )
 
 #: The formats above, each a detector of :mod:`contextfs.gate.secrets_detectors`.
