@@ -16,7 +16,7 @@ from bisect import bisect_left
 from collections.abc import Iterator
 
 from .secrets_text import fold
-from .secrets_values import credential_like
+from .secrets_values import PUBLIC_WORDS, credential_like
 
 __all__ = ["assigned_values", "other_name"]
 
@@ -118,7 +118,6 @@ _OTHER_WORDS = frozenset(
     ]
 )
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_PUBLIC_WORDS = frozenset({"public", "pub"})
 _KEYWORD = re.compile(_NAMES)
 
 
@@ -128,7 +127,7 @@ def other_name(name: str) -> bool:
     compound noun: ``token_prefix`` is a prefix, ``prefix_token`` and ``id_token`` are
     tokens. Only a public key or token is public wherever the word stands."""
     words = [word.lower() for word in _NAME_WORDS.findall(name)]
-    if any(word in _PUBLIC_WORDS for word in words):
+    if any(word in PUBLIC_WORDS for word in words):
         return True
     for word in reversed(words):
         if word in _OTHER_WORDS or word.endswith("less"):  # `tokenless`: none is held

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .secrets_values import credential_like
+from .secrets_values import PUBLIC_WORDS, credential_like
 
 __all__ = [
     "ANTHROPIC",
@@ -313,7 +313,9 @@ WORDPRESS = Format(
 # `asst_`, are 14 to 29 characters). A key its prefix calls public (`pk_live_`, `pub-`) is
 # not; nor a digest or a value inside base64, a path or a domain, or glued to an escape
 # (`\nhf_...` is read in the unescaped text). A named kind finding the same value names it.
-_PUBLIC_WORDS = frozenset({"pk", "pub", "public", "publishable"})
+# `pk` as a token prefix is the publishable half of a key pair (Stripe's `pk_live_`,
+# Clerk's `pk_test_`); in a name it is as often a primary key.
+_PUBLIC_PREFIXES = PUBLIC_WORDS | {"pk"}
 _DIGEST_WORDS = re.compile(r"sha\d*|md5|blake2[bs]?|crc\d*|xxh\d*")
 _BODY_CLASSES = (str.islower, str.isupper, str.isdigit)
 
@@ -323,7 +325,7 @@ def _prefixed_random(value: str) -> bool:
     :func:`.secrets_values.credential_like`), and no word of the prefix says public or digest."""
     words = re.split(r"[_-]", value)
     body = words.pop()
-    if any(word in _PUBLIC_WORDS or _DIGEST_WORDS.fullmatch(word) for word in words):
+    if any(word in _PUBLIC_PREFIXES or _DIGEST_WORDS.fullmatch(word) for word in words):
         return False
     return all(any(test(c) for c in body) for test in _BODY_CLASSES) and credential_like(body)
 

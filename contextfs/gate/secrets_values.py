@@ -28,6 +28,7 @@ from ..text.tokens import count_tokens
 
 __all__ = [
     "DOCUMENTED_EXAMPLES",
+    "PUBLIC_WORDS",
     "credential_like",
     "entropy",
     "is_placeholder",
@@ -36,6 +37,9 @@ __all__ = [
     "reads_as_words",
 ]
 
+#: Words that say a key is meant to be seen (the public half of a pair, a publishable key
+#: served in web pages): a name or a token prefix holding one holds no secret.
+PUBLIC_WORDS = frozenset({"public", "pub", "publishable"})
 #: Keys vendors publish in their documentation, for readers to copy into examples.
 DOCUMENTED_EXAMPLES = frozenset(
     {

@@ -108,6 +108,7 @@ def test_a_name_holding_something_else_than_the_credential() -> None:
     [
         # the last word names what is held: a prefix, a length, an id, an address
         ("token_prefix", True),
+        ("STRIPE_PUBLISHABLE_KEY", True),  # a key its vendor publishes, like a public one
         ("api_key_id", True),
         ("secretName", True),
         ("TOKEN_URL", True),
