@@ -88,7 +88,9 @@ def entropy(value: str) -> float:
 
 def is_placeholder(value: str) -> bool:
     """True for documented example keys, self-describing stand-ins and filler."""
-    if value in DOCUMENTED_EXAMPLES:
+    # the example itself, or a value holding it whole (`user:<example>` of a credential pair,
+    # `bot<token>` of a URL): the examples are long and unique, so none holds one by chance
+    if any(example in value for example in DOCUMENTED_EXAMPLES):
         return True
     # a detector may match the head of a documented token (a JWT without its signature)
     if len(value) >= 40 and any(example.startswith(value) for example in DOCUMENTED_EXAMPLES):

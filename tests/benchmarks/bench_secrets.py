@@ -6,7 +6,7 @@
                                              [--whispers DIR] [--sonar DIR] [--kics DIR]
                                              [--ripsecrets DIR] [--veles DIR]
                                              [--credsweeper DIR] [--leaky-repo DIR]
-                                             [--locomo DIR]
+                                             [--github-patterns DIR] [--locomo DIR]
                                              [--baseline-ref REF [--baseline-ref REF ...]]
 
 Every table compares the scanner of this tree with **previous scanners** (contextfs as of each
@@ -50,7 +50,10 @@ ref imports the old package from ``git archive``), one column per ref.
    CredSweeper reports nothing join the false positives. The tenth, ``--leaky-repo`` /
    ``CONTEXTFS_LEAKY_REPO`` (a checkout of Plazmaz/leaky-repo), is whole files as they leak
    (``tests/secret_corpora_leaky.py``): a file is found when writing it is refused
-   (:func:`leaky_repo`).
+   (:func:`leaky_repo`). The eleventh, ``--github-patterns`` / ``CONTEXTFS_GITHUB_PATTERNS``
+   (a checkout of advanced-security/secret-scanning-custom-patterns), is the positives of
+   GitHub's custom secret patterns, their test inputs and expected findings
+   (``tests/secret_corpora_github.py``), measured as the fifth.
    "Covered" vendor families are those a rule of the vendor rule set or a named kind of the
    scanner names; the "generic" family (passwords and keys of no vendor's format) has a row
    of its own. ``CONTEXTFS_BENCH_MISSES=1`` lists the missed inputs of covered families.
@@ -96,6 +99,7 @@ from secret_corpora_annotated import (  # noqa: E402
     semgrep_cases,
 )
 from secret_corpora_credsweeper import credsweeper_cases, credsweeper_negatives  # noqa: E402
+from secret_corpora_github import github_pattern_cases  # noqa: E402
 from secret_corpora_kics import kics_cases  # noqa: E402
 from secret_corpora_leaky import CREDENTIALS as LEAKY_CREDENTIALS  # noqa: E402
 from secret_corpora_leaky import HASHES as LEAKY_HASHES  # noqa: E402
@@ -626,6 +630,11 @@ def main() -> None:
             "CONTEXTFS_LEAKY_REPO",
             "a checkout of Plazmaz/leaky-repo, for its leaked files (skipped without it)",
         ),
+        (
+            "github-patterns",
+            "CONTEXTFS_GITHUB_PATTERNS",
+            "a checkout of advanced-security/secret-scanning-custom-patterns (skipped without it)",
+        ),
     ):
         parser.add_argument(f"--{option}", default=os.environ.get(variable), help=help_text)
     parser.add_argument(
@@ -720,6 +729,13 @@ def main() -> None:
                     args.credsweeper,
                     credsweeper_cases,
                     "--credsweeper DIR, a checkout of Samsung/CredSweeper",
+                ),
+                (
+                    "GitHub's custom secret patterns",
+                    args.github_patterns,
+                    github_pattern_cases,
+                    "--github-patterns DIR, a checkout of "
+                    "advanced-security/secret-scanning-custom-patterns",
                 ),
             ):
                 if folder:

@@ -70,6 +70,8 @@ def test_documented_examples_and_their_heads_are_placeholders() -> None:
     assert is_placeholder(_JWT_IO[:40]) and is_placeholder(_JWT_IO[:41])
     assert not is_placeholder(_JWT_IO[:39])
     assert not is_placeholder(_TELEGRAM_DOCS[:13])
+    # a value holding a documented example whole is that example (`user:<example>`)
+    assert is_placeholder(f"deploy:{_JWT_IO}") and is_placeholder(f"bot{_TELEGRAM_DOCS}")
     assert not is_placeholder("q7X2k9Z4mwPb8Lx3")
 
 

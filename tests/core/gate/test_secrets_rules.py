@@ -103,6 +103,10 @@ PLACEHOLDERS = {
     "template": 'token: "{{ secrets.deploy_token }}"',
     "jwt.io sample": "Authorization: Bearer eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6Ikpv"
     "aG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    # a documented example as the password of a pair (`curl -u user:...`) is still the example
+    "jwt.io sample in a pair": "curl -u deploy:eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3"
+    "ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+    " https://api.example.com/v1/me",
     "stripe filler": "STRIPE_KEY=sk_live_0000000000000000000000000000",
     "slack filler": "SLACK_BOT_TOKEN=xoxb-000000000000-0000000000000-xxxxxxxxxxxxxxxxxxxxxxxx",
     "redacted": "password: [REDACTED]",
