@@ -160,6 +160,20 @@ _SPACED = re.compile(
 )
 
 
+# A configuration line that is a credential-like name, `=` or `:`, and one run of printable
+# characters but quotes to the line's end (`.env`, YAML, ini, a shell `export`): the whole run
+# is the value, whatever symbols it holds (a run holding a quote is code: `r'...'`). A bare value elsewhere ends at a parenthesis or `=`, as
+# code around it does; here nothing follows it, so a generated password drawn from
+# `!@#$%^&*(-_=+)` (Django's secret keys) is read whole, from a first character that may be
+# a symbol too.
+_NEXT_PARAMETER = re.compile(r"&[\w.-]{1,64}=")
+_LINE = re.compile(
+    r"^[ \t]*(?:export[ \t]+)?(?P<name>[\w.-]{0,40}?(?:" + _NAMES + r")[\w.-]{0,20}?)"
+    r"[ \t]*[:=][ \t]*(?P<value>[^\s'\"\x60]{8,1000})[ \t]*$",
+    re.MULTILINE,
+)
+
+
 # A `.netrc` entry written on one line, as curl, git and ftp read it (`machine HOST login USER
 # password VALUE`, `default` for any host): its words are pairs of a keyword and a value, so
 # the password need not start the line as a directive's name must.
@@ -314,6 +328,16 @@ def _assignments(text: str, folded: str) -> Iterator[tuple[int, str]]:
             offset, value = _value_of(text, match)
             if credential_like(value, "password"):
                 yield offset, value
+    for match in _LINE.finditer(folded):
+        name = text[match.start("name") : match.end("name")]
+        # a query string's next parameter ends the value, as it ends a bare one; a value that
+        # is a query string itself (`r=...&e=...&s=...`) is its parameters, each judged by
+        # its own name
+        value, *rest = _NEXT_PARAMETER.split(text[match.start("value") : match.end("value")], 1)
+        if rest and "=" in value:
+            continue
+        if not other_name(name) and credential_like(value, name):
+            yield match.start("value"), value
     for match in _SPACED.finditer(folded):
         if match.group("quoted") is not None:
             continue  # a quoted value after a space is the assignment pattern's

@@ -342,6 +342,17 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("token = {v}===", ["{v}==="]),
         ("credential: {v}/x+y~z", ["{v}/x+y~z"]),
         ("token = ~{v}", ["~{v}"]),
+        # a configuration line's value runs to the line's end, whatever symbols it holds:
+        # Django's alphabet (`!@#$%^&*(-_=+)`) unquoted in `.env`, YAML or a shell export
+        ("SECRET_KEY=!k4(w=z@{v}", ["!k4(w=z@{v}"]),
+        ("config:\n  secret_key: *q8=m{v}(x\nnext: 1", ["*q8=m{v}(x"]),
+        ("export DJANGO_SECRET_KEY=@{v}&z(", ["@{v}&z("]),
+        # a query string as the value is its parameters, each judged by its own name
+        ("sas_token: r=https%3a%2f%2fq7.example.net%2fapi{v}&e=6%2f15&s=XXXX", []),
+        # where code or prose goes on after it, a bare value ends at `(` or `=` as before
+        ("token = k(9{v} in prose", []),
+        ("_token_end = r'(?=\\s|#|[)\\]]|$)'", []),  # a string literal of code, prefixed
+        ("connect(password={v})", ["{v}"]),
         # where a bare value ends
         ("token = {v}\\n", ["{v}"]),
         ("token = {v}; next", ["{v}"]),
