@@ -347,7 +347,10 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("SECRET_KEY=!k4(w=z@{v}", ["!k4(w=z@{v}"]),
         ("config:\n  secret_key: *q8=m{v}(x\nnext: 1", ["*q8=m{v}(x"]),
         ("export DJANGO_SECRET_KEY=@{v}&z(", ["@{v}&z("]),
-        # a query string as the value is its parameters, each judged by its own name
+        # a query string's next parameter ends the value; a query string as the value is
+        # its parameters, each judged by its own name, and the lines after it are read
+        ("password=!{v}&page=2", ["!{v}"]),
+        ("sas_token: r={v}&e=6%2f15\napi_key: !{v}", ["!{v}"]),
         ("sas_token: r=https%3a%2f%2fq7.example.net%2fapi{v}&e=6%2f15&s=XXXX", []),
         # where code or prose goes on after it, a bare value ends at `(` or `=` as before
         ("token = k(9{v} in prose", []),
