@@ -148,6 +148,13 @@ _HEX = re.compile(r"[0-9a-fA-F]+")
 # A number as code writes it, up to 64 bits (`0x1F0003`, a flag mask under `TIMER_ALL_ACCESS`):
 # a constant, not a credential. Longer hex after `0x` (an Ethereum private key) is judged.
 _NUMBER = re.compile(r"0[xX][0-9a-fA-F]{1,16}")
+# A keyboard shortcut, modifier names joined by `+` and a key's name (`Ctrl+Shift+P`, a
+# keybinding under `key:`): three classes of characters that are no password.
+_SHORTCUT = re.compile(
+    r"(?:(?:ctrl|control|alt|altgr|shift|cmd|command|meta|super|win|option|opt|fn|hyper)\+)+"
+    r"(?:[a-z0-9]|f\d{1,2}|[a-z]{2,12})",
+    re.IGNORECASE,
+)
 # A reference to a value kept elsewhere (`$TOKEN`, `%API_KEY%`, `#TOKEN#`, `{{ x }}`, `${x}`)
 # or a crypt-style hash (`$2b$12$...`).
 _REFERENCE = re.compile(r"^\$|^%\w+%|^#\w+#|\{\{|\$\{|^<.*>\Z")
@@ -205,7 +212,7 @@ def credential_like(value: str, name: str = "") -> bool:
         return False
     if _structure(value):
         return False
-    if _NUMBER.fullmatch(value):
+    if _NUMBER.fullmatch(value) or _SHORTCUT.fullmatch(value):
         return False
     if _UUID.fullmatch(value):
         return bool(_UUID_NAMES.search(name))

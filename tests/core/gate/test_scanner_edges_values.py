@@ -272,6 +272,12 @@ def test_a_key_body_may_be_on_the_header_line_or_in_json() -> None:
         ("0xAb19D82E7f546cC3", False),
         ("0x4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318", True),
         ("0x1f0003b7e9a4c2d5f", True),  # 17 hex digits: more than a machine word
+        # a keyboard shortcut, modifier names joined by `+` (a keybinding under `key:`)
+        ("Ctrl+Shift+P", False),
+        ("Cmd+Option+Esc", False),
+        ("Ctrl+Alt+F12", False),
+        ("Ctrl+Xk9mP2qR5vLw8", True),  # a long random part is no key's name
+        ("Shift+k9Qz2Lm7Xw", True),
         # no letters
         ("3815", False),
         ("38159264871032", False),
