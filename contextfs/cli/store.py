@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ..document import parse
+from ..document import decode, parse
 from ..errors import ContextFSError, NotFoundError
 from ..fixes import Fix
 from .common import echo_data, open_manager, pass_manager, pass_reader, translate_errors
@@ -91,11 +91,40 @@ _STDIN_HINT = (
 )
 
 
-def _content(source: Any, verb: str, allow_empty: bool) -> str:
-    """The text to write: from --file, else stdin (saying so when stdin is a terminal)."""
+def _file_bytes(name: str) -> bytes:
+    """The bytes of the file given with ``--file`` (``-`` is stdin). Its name comes from the
+    command line as it is: one that no file system can hold (a lone surrogate, a NUL) or a
+    file that cannot be opened is a usage error naming it, never a traceback."""
+    if name == "-":
+        return _stdin_bytes()
+    shown = repr(name) if len(repr(name)) <= 120 else repr(name)[:117] + "..."
+    try:
+        with open(name, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+    except (UnicodeError, ValueError):
+        reason = "not a name a file can have"
+    raise click.BadParameter(f"cannot read {shown}: {reason}", param_hint="'--file'")
+
+
+def _stdin_bytes() -> bytes:
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        return bytes(buffer.read())
+    return str(sys.stdin.read()).encode("utf-8", "surrogatepass")
+
+
+def _content(source: str | None, verb: str, allow_empty: bool) -> str:
+    """The text to write: from --file, else stdin (saying so when stdin is a terminal). Both
+    are read as bytes and decoded as a stored file is, so text that is not UTF-8 is refused
+    with the same message."""
     if source is None and sys.stdin.isatty():
         click.echo(_STDIN_HINT.format(verb=verb), err=True)
-    content = str((source or sys.stdin).read())
+    data = _stdin_bytes() if source is None else _file_bytes(source)
+    content = decode(
+        data, "stdin" if source is None else f"the file given with --file ({source!r})"
+    )
     if not content and not allow_empty:
         where = "the file given with --file" if source is not None else "stdin"
         raise click.UsageError(
@@ -141,9 +170,9 @@ _META_HELP = (
 @click.option(
     "--file",
     "source",
-    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
     default=None,
-    help="Read the content from this file instead of stdin.",
+    help="Read the content from this file instead of stdin ('-' is stdin).",
 )
 @click.option("--meta", multiple=True, metavar="KEY=VALUE", help=_META_HELP)
 @click.option(
@@ -159,7 +188,7 @@ _META_HELP = (
 def write(
     ctx: Any,
     path: str,
-    source: Any,
+    source: str | None,
     meta: tuple[str, ...],
     expected_version: str | None,
     allow_empty: bool,
@@ -183,13 +212,13 @@ def write(
 @click.option(
     "--file",
     "source",
-    type=click.File("r", encoding="utf-8"),
+    metavar="FILE",
     default=None,
-    help="Read the text from this file instead of stdin.",
+    help="Read the text from this file instead of stdin ('-' is stdin).",
 )
 @translate_errors
 @pass_manager
-def append(ctx: Any, path: str, source: Any) -> None:
+def append(ctx: Any, path: str, source: str | None) -> None:
     """Add text from stdin (or --file) at the end of a file; one commit.
 
     The file is created when missing; its frontmatter and what it holds stay as they are.

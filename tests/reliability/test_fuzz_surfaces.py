@@ -192,9 +192,14 @@ def _commands() -> list[tuple[tuple[str, ...], Any]]:
 
 
 _CLI = _commands()
+_WRITE = next(i for i, (path, _) in enumerate(_CLI) if path == ("write",))
 
 
 @SETTINGS
+# `write --file NAME` with a name no file system can hold (found by a stress run)
+@example(
+    planted=None, which=_WRITE, args=["notes/a.md"], flags=[0], values=["\ud800", "", ""], stdin=""
+)
 @given(
     planted=planting,
     which=st.integers(0, len(_CLI) - 1),

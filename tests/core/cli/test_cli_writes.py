@@ -138,3 +138,19 @@ def test_a_terminal_is_told_what_to_type(tmp_path: Path) -> None:
     assert (
         ContextManager(tmp_path / "ctx", read_only=True).read("notes/typed.md") == "typed by hand\n"
     )
+
+
+def test_a_file_given_with_file_is_read_as_a_stored_file_is(run, tmp_path: Path) -> None:
+    """--file takes any name the command line holds and any bytes the file holds: what cannot
+    be read is a one-line error naming it, never a traceback, and nothing is written."""
+    binary = tmp_path / "bad.bin"
+    binary.write_bytes(b"\xff\xfe not UTF-8")
+    out = run("write", "notes/a.md", "--file", str(binary), code=1).output
+    assert "is not valid UTF-8 text (byte 0)" in out and "Traceback" not in out
+    for name in ("\ud800", "a\x00b", str(tmp_path / "missing.md"), str(tmp_path)):
+        out = run("append", "notes/a.md", "--file", name, code=2).output
+        assert "cannot read" in out and "--file" in out and "Traceback" not in out
+    assert run("read", "notes/a.md", code=1).exit_code == 1  # nothing was written
+    # '-' is stdin, as before
+    run("write", "notes/a.md", "--file", "-", input="from stdin\n")
+    assert run("read", "notes/a.md").output == "from stdin\n"
