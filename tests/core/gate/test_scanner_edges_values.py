@@ -353,6 +353,13 @@ _V = "Qm9x7Rt2LpZ8vW4kYc3N"  # 20 random letters and digits
         ("SECRET_KEY=!k4(w=z@{v}", ["!k4(w=z@{v}"]),
         ("config:\n  secret_key: *q8=m{v}(x\nnext: 1", ["*q8=m{v}(x"]),
         ("export DJANGO_SECRET_KEY=@{v}&z(", ["@{v}&z("]),
+        # a column aligned before the separator, wider than the assignment pattern reads; a
+        # UUID is a credential by its name
+        (
+            "api_token" + " " * 30 + ": 3fa85f64-5717-4562-b3fc-2c963f66afa6",
+            ["3fa85f64-5717-4562-b3fc-2c963f66afa6"],
+        ),
+        ("build_id" + " " * 30 + ": 3fa85f64-5717-4562-b3fc-2c963f66afa6", []),
         # a query string's next parameter ends the value; a query string as the value is
         # its parameters, each judged by its own name, and the lines after it are read
         ("password=!{v}&page=2", ["!{v}"]),
