@@ -15,6 +15,7 @@ import click
 
 from ..document import decode, parse
 from ..errors import ContextFSError, NotFoundError
+from ..files.paths import shown
 from ..fixes import Fix
 from .common import echo_data, open_manager, pass_manager, pass_reader, translate_errors
 
@@ -97,7 +98,6 @@ def _file_bytes(name: str) -> bytes:
     file that cannot be opened is a usage error naming it, never a traceback."""
     if name == "-":
         return _stdin_bytes()
-    shown = repr(name) if len(repr(name)) <= 120 else repr(name)[:117] + "..."
     try:
         with open(name, "rb") as handle:
             return handle.read()
@@ -105,7 +105,7 @@ def _file_bytes(name: str) -> bytes:
         reason = exc.strerror or str(exc)
     except (UnicodeError, ValueError):
         reason = "not a name a file can have"
-    raise click.BadParameter(f"cannot read {shown}: {reason}", param_hint="'--file'")
+    raise click.BadParameter(f"cannot read {shown(name)}: {reason}", param_hint="'--file'")
 
 
 def _stdin_bytes() -> bytes:
@@ -123,7 +123,7 @@ def _content(source: str | None, verb: str, allow_empty: bool) -> str:
         click.echo(_STDIN_HINT.format(verb=verb), err=True)
     data = _stdin_bytes() if source is None else _file_bytes(source)
     content = decode(
-        data, "stdin" if source is None else f"the file given with --file ({source!r})"
+        data, "stdin" if source is None else f"the file given with --file ({shown(source)})"
     )
     if not content and not allow_empty:
         where = "the file given with --file" if source is not None else "stdin"

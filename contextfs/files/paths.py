@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..errors import InvalidPathError
 
-__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "slugify"]
+__all__ = ["INTERNAL_DIRS", "MANAGED_FILES", "check", "full_path", "shown", "slugify"]
 
 #: Folders that belong to contextfs itself; reachable only through their own operations.
 INTERNAL_DIRS = frozenset({".trash", ".contextfs"})
@@ -33,9 +33,15 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _EXAMPLE = "use a relative POSIX path inside the context root, e.g. 'project/README.md'"
 
 
+def shown(raw: object) -> str:
+    """``raw`` quoted for a message: its repr, which escapes what is not printable (a lone
+    surrogate, a NUL), cut to 120 characters."""
+    text = repr(raw)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def _refuse(raw: object, why: str) -> InvalidPathError:
-    shown = repr(raw) if len(repr(raw)) <= 120 else repr(raw)[:117] + "..."
-    return InvalidPathError(f"invalid path {shown}: {why}; {_EXAMPLE}")
+    return InvalidPathError(f"invalid path {shown(raw)}: {why}; {_EXAMPLE}")
 
 
 def _looks_like_git(name: str) -> bool:

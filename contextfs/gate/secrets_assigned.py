@@ -22,6 +22,8 @@ __all__ = ["assigned_values", "other_name"]
 
 _NAMES = r"access|auth|api|credential|creds|key|passw(?:or)?d|pwd|pass|secret|token|bearer"
 _SCHEMES = r"bearer|token|basic|ssws|apikey|key"
+# The next parameter of a query string (`&grant_type=`), which ends a value before it.
+_PARAMETER = r"&[\w.-]{1,64}="
 # A value, quoted or bare. Each is taken whole, without backtracking into it (a lookahead
 # captures the longest run, then the match consumes exactly that), and `=` only ends a bare
 # value (base64 padding), so a line of `token=token=...` costs a few steps per keyword. A
@@ -29,7 +31,7 @@ _SCHEMES = r"bearer|token|basic|ssws|apikey|key"
 # string follows it (`?client_secret=...&grant_type=...`): there `&` ends it.
 _VALUE = (
     r"(?:(?P<quote>['\"\x60])(?=(?P<quoted>[^'\"\x60\s\\]{8,1000}))(?P=quoted)(?P=quote)"
-    r"|(?=(?P<param>[\w.+/~-][\w.+/~:!@#$%^*?-]{7,1000}={0,3}))(?P=param)(?=&[\w.-]{1,64}=)"
+    r"|(?=(?P<param>[\w.+/~-][\w.+/~:!@#$%^*?-]{7,1000}={0,3}))(?P=param)(?=" + _PARAMETER + r")"
     r"|(?=(?P<bare>[\w.+/~-][\w.+/~:!@#$%^&*?-]{7,1000}={0,3}))(?P=bare)"
     r"(?=\\?['\"\x60]|[\s;,)\]}<>]|\\[nr]|$))"  # `<`: an XML element's end tag
 )
@@ -161,12 +163,12 @@ _SPACED = re.compile(
 
 
 # A configuration line that is a credential-like name, `=` or `:`, and one run of printable
-# characters but quotes to the line's end (`.env`, YAML, ini, a shell `export`): the whole run
-# is the value, whatever symbols it holds (a run holding a quote is code: `r'...'`). A bare value elsewhere ends at a parenthesis or `=`, as
-# code around it does; here nothing follows it, so a generated password drawn from
-# `!@#$%^&*(-_=+)` (Django's secret keys) is read whole, from a first character that may be
-# a symbol too.
-_NEXT_PARAMETER = re.compile(r"&[\w.-]{1,64}=")
+# characters but quotes to the line's end (`.env`, YAML, ini, a shell `export`): the whole
+# run is the value, whatever symbols it holds. A bare value elsewhere ends at a parenthesis
+# or `=`, as code around it does; here nothing follows it, so a generated password drawn
+# from `!@#$%^&*(-_=+)` (Django's secret keys) is read whole, from a first character that
+# may be a symbol too. A run holding a quote is code (`r'...'`).
+_NEXT_PARAMETER = re.compile(_PARAMETER)
 _LINE = re.compile(
     r"^[ \t]*(?:export[ \t]+)?(?P<name>[\w.-]{0,40}?(?:" + _NAMES + r")[\w.-]{0,20}?)"
     r"[ \t]*[:=][ \t]*(?P<value>[^\s'\"\x60]{8,1000})[ \t]*$",
